@@ -1,0 +1,3 @@
+from fiskai_cli._root import main
+
+main()

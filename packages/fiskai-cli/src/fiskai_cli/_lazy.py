@@ -1,0 +1,79 @@
+"""A click group whose subcommands are imported only when they are used.
+
+Each entry names the module that defines the command and the extra that provides its dependencies.
+When that extra is missing, the group returns a stub whose help and invocation say what to install,
+so `fiskai --help` works in a slim install (an MCP-only image, say) and never crashes.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+
+import click
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LazyCommand:
+    """Where a subcommand lives and what it needs."""
+
+    import_path: str
+    """`package.module:attribute` of the click command."""
+    summary: str
+    """One line for `fiskai --help`, shown without importing the module."""
+    extra: str | None = None
+    """The fiskai-cli extra that provides the command's dependencies, if any."""
+
+
+class LazyGroup(click.Group):
+    """A click group that resolves its subcommands from a static map of import paths."""
+
+    def __init__(self, *args: object, lazy_commands: dict[str, LazyCommand], **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # pyright: ignore[reportArgumentType]
+        self._lazy = lazy_commands
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *self._lazy})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        entry = self._lazy.get(cmd_name)
+        if entry is None:
+            return super().get_command(ctx, cmd_name)
+        return _load(cmd_name, entry)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        # Listing uses the static summaries, so `fiskai --help` imports no subcommand module.
+        rows = [(name, self._lazy[name].summary) for name in sorted(self._lazy)]
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+
+def _load(cmd_name: str, entry: LazyCommand) -> click.Command:
+    module_name, _, attribute = entry.import_path.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as err:
+        missing = err.name or ""
+        if entry.extra is None or missing.startswith("fiskai_cli"):
+            raise
+        return _missing_extra_stub(cmd_name, entry, missing)
+    command = getattr(module, attribute)
+    if not isinstance(command, click.Command):
+        raise TypeError(f"{entry.import_path} is not a click command")
+    return command
+
+
+def _missing_extra_stub(cmd_name: str, entry: LazyCommand, missing: str) -> click.Command:
+    hint = f"`fiskai {cmd_name}` needs the `{entry.extra}` extra: pip install 'fiskai-cli[{entry.extra}]'"
+
+    def _fail() -> None:
+        raise click.ClickException(f"{hint} (missing module {missing!r})")
+
+    return click.Command(
+        cmd_name,
+        callback=_fail,
+        help=f"{entry.summary}\n\nNot installed: {hint}.",
+        short_help=entry.summary,
+        context_settings={"ignore_unknown_options": True, "allow_extra_args": True},
+    )

@@ -1,0 +1,78 @@
+"""The root `fiskai` group: global options, version, and the lazy subcommand map."""
+
+from __future__ import annotations
+
+import sys
+from importlib.metadata import PackageNotFoundError, version
+
+import click
+
+from ._lazy import LazyCommand, LazyGroup
+
+# Every subcommand, by name. Modules load only when their command runs.
+COMMANDS: dict[str, LazyCommand] = {
+    "info": LazyCommand(
+        import_path="fiskai_cli.commands.info:info",
+        summary="Show the tools, prompt and settings loaded from a configuration.",
+    ),
+}
+
+
+def _version() -> str:
+    try:
+        return version("fiskai-cli")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    if not value or ctx.resilient_parsing:
+        return
+    click.echo(f"fiskai {_version()}")
+    ctx.exit()
+
+
+@click.group(
+    cls=LazyGroup,
+    lazy_commands=COMMANDS,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+)
+@click.option(
+    "-c",
+    "--config",
+    "config_path",
+    type=click.Path(dir_okay=False),
+    default="agent.yaml",
+    show_default=True,
+    envvar="FISKAI_CONFIG",
+    help="The agent.yaml to load (env FISKAI_CONFIG).",
+)
+@click.option(
+    "--version",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=_print_version,
+    help="Show the fiskai version and exit.",
+)
+@click.pass_context
+def cli(ctx: click.Context, config_path: str) -> None:
+    r"""Turn a fisk command-line application into a safe LLM agent.
+
+    fiskai reads a fisk application's command tree (`APP --fisk-introspect`), turns its commands
+    into tools, and lets a model call only those, as an argv with no shell and no credentials.
+
+    \b
+    Start here:
+      fiskai -c agent.yaml info     show the tools a model would get
+    """
+    ctx.obj = {"config_path": config_path}
+
+
+def main() -> None:
+    """Run the `fiskai` command."""
+    try:
+        cli.main(prog_name="fiskai")
+    except KeyboardInterrupt:
+        click.echo("interrupted", err=True)
+        sys.exit(130)

@@ -1,0 +1,1 @@
+"""One module per `fiskai` subcommand, each loaded only when its subcommand runs."""
