@@ -1,0 +1,59 @@
+"""What a driver needs of a tool, and of a selection rule.
+
+Structural: a tool kind satisfies `Tool` without importing it. The agent loop, the MCP server and the
+A2A server all consume tools through this shape, so a fisk command, a built-in and a remote tool look
+the same to them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Protocol
+
+from pydantic import JsonValue
+
+from ._result import ToolResult
+
+__all__ = ["FilterRule", "Tool"]
+
+
+class Tool(Protocol):
+    """A named, described, schema-bound action a model may call."""
+
+    @property
+    def name(self) -> str:
+        """The model-facing name (for a fisk command, its path joined with `_`)."""
+        ...
+
+    @property
+    def tags(self) -> Sequence[str]:
+        """Tags in declaration order; see `fiskai_core.tools` for the reserved ones."""
+        ...
+
+    @property
+    def description(self) -> str:
+        """The description a model reads, ending with a `Tags: ...` line when the tool has tags."""
+        ...
+
+    @property
+    def input_schema(self) -> Mapping[str, JsonValue]:
+        """The JSON Schema of the tool's arguments (an object schema). Never mutate it."""
+        ...
+
+    async def execute(self, arguments: str | bytes | None) -> ToolResult:
+        """Run the tool with the model's raw JSON arguments.
+
+        Never raises for anything a model could cause: bad arguments, a non-zero exit or a failure to
+        start become a `ToolResult`; only cancellation propagates.
+        """
+        ...
+
+
+class FilterRule(Protocol):
+    """An include or exclude rule: name regexes and exact tags (`""` matches untagged tools)."""
+
+    @property
+    def tools(self) -> Sequence[str]: ...
+
+    @property
+    def tags(self) -> Sequence[str]: ...
