@@ -8,11 +8,23 @@ fit a command) are `ToolResult` values, never raised past the tool.
     +-- IntrospectionError     a fisk binary did not produce a usable command model
     +-- ArgumentsError         tool arguments cannot become an argv (turned into an in-band result)
     +-- ToolSelectionError     an include/exclude rule is invalid
+    +-- CommandError           a command could not run to completion (turned into an in-band result)
+        +-- CommandStartError      the binary is missing, not executable, or the work dir is unusable
+        +-- CommandTimeoutError    the time limit ran out; the process group was killed
 """
 
 from __future__ import annotations
 
-__all__ = ["ArgumentsError", "ConfigError", "FiskaiError", "IntrospectionError", "ToolSelectionError"]
+__all__ = [
+    "ArgumentsError",
+    "CommandError",
+    "CommandStartError",
+    "CommandTimeoutError",
+    "ConfigError",
+    "FiskaiError",
+    "IntrospectionError",
+    "ToolSelectionError",
+]
 
 
 class FiskaiError(Exception):
@@ -37,3 +49,26 @@ class ArgumentsError(FiskaiError):
 
 class ToolSelectionError(FiskaiError):
     """An include or exclude rule cannot be applied (for example an invalid regular expression)."""
+
+
+class CommandError(FiskaiError):
+    """A command could not run to completion; a non-zero exit is never one of these.
+
+    `str(error)` is fisk-ai's in-band error text, `running command "<path>": <reason>`, ready to be a tool
+    result with `is_error` set.
+    """
+
+    def __init__(self, path: str, reason: str) -> None:
+        self.path = path
+        """The binary as it was to be executed (the argv's first element)."""
+        self.reason = reason
+        """What went wrong, without the binary's name."""
+        super().__init__(f'running command "{path}": {reason}')
+
+
+class CommandStartError(CommandError):
+    """The binary could not be started: missing, not executable, a directory, or a bad working directory."""
+
+
+class CommandTimeoutError(CommandError):
+    """The command outlived its time limit; its whole process group was killed and its output dropped."""

@@ -1,0 +1,110 @@
+"""The scrubbed tool environment, as a mapping and as a real child process sees it."""
+
+from __future__ import annotations
+
+import json
+import stat
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+
+from fiskai_core.fisk import CREDENTIAL_ENV_NAMES, run_argv, tool_env
+
+pytestmark = pytest.mark.anyio
+
+FISK_AI_NAMES = (
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_AUTH_TOKEN",
+    "ANTHROPIC_IDENTITY_TOKEN",
+    "ANTHROPIC_WEBHOOK_SIGNING_KEY",
+    "ANTHROPIC_CUSTOM_HEADERS",
+)
+SDK_2X_NAMES = (
+    "ANTHROPIC_PROFILE",
+    "ANTHROPIC_CONFIG_DIR",
+    "ANTHROPIC_IDENTITY_TOKEN_FILE",
+    "ANTHROPIC_FEDERATION_RULE_ID",
+    "ANTHROPIC_ORGANIZATION_ID",
+    "ANTHROPIC_BASE_URL",
+)
+
+
+def test_credential_list_is_fisk_ai_five_plus_the_2x_sdk_variables() -> None:
+    assert set(CREDENTIAL_ENV_NAMES) == {*FISK_AI_NAMES, *SDK_2X_NAMES}
+    assert len(CREDENTIAL_ENV_NAMES) == len(set(CREDENTIAL_ENV_NAMES))
+
+
+def test_every_credential_is_removed_and_everything_else_kept() -> None:
+    base = dict.fromkeys(CREDENTIAL_ENV_NAMES, "secret") | {"PATH": "/bin", "HOME": "/home/x", "XDG_CONFIG_HOME": "/c"}
+    env = tool_env(base)
+    assert env == {"PATH": "/bin", "HOME": "/home/x", "XDG_CONFIG_HOME": "/c", "LLMFORMAT": "1"}
+
+
+def test_names_are_compared_exactly() -> None:
+    base = {"anthropic_api_key": "lower", "ANTHROPIC_API_KEY_OLD": "longer", " ANTHROPIC_API_KEY": "spaced"}
+    assert tool_env(base) == base | {"LLMFORMAT": "1"}
+
+
+def test_operator_named_variables_are_removed_too() -> None:
+    base = {"EMBED_KEY": "secret", "embed_key": "kept", "OTHER": "kept"}
+    env = tool_env(base, strip=["EMBED_KEY", ""])
+    assert env == {"embed_key": "kept", "OTHER": "kept", "LLMFORMAT": "1"}
+
+
+def test_llmformat_is_forced_to_1_and_comes_last() -> None:
+    env = tool_env({"LLMFORMAT": "0", "A": "1"})
+    assert list(env.items()) == [("A", "1"), ("LLMFORMAT", "1")]
+
+
+def test_work_dir_replaces_pwd_and_leaves_home_and_tmpdir() -> None:
+    base = {"PWD": "/old", "HOME": "/home/x", "TMPDIR": "/t"}
+    env = tool_env(base, work_dir="/work/run")
+    assert list(env.items()) == [("HOME", "/home/x"), ("TMPDIR", "/t"), ("PWD", "/work/run"), ("LLMFORMAT", "1")]
+
+
+def test_without_work_dir_the_inherited_pwd_stays() -> None:
+    assert tool_env({"PWD": "/here"})["PWD"] == "/here"
+
+
+def test_the_base_mapping_is_not_changed() -> None:
+    base = {"ANTHROPIC_API_KEY": "secret"}
+    tool_env(base, work_dir="/w")
+    assert base == {"ANTHROPIC_API_KEY": "secret"}
+
+
+def test_default_base_is_the_process_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_AUTH_TOKEN", "secret")
+    monkeypatch.setenv("FISKAI_TEST_KEEP", "kept")
+    env = tool_env()
+    assert "ANTHROPIC_AUTH_TOKEN" not in env
+    assert env["FISKAI_TEST_KEEP"] == "kept"
+    assert env["LLMFORMAT"] == "1"
+
+
+async def test_a_child_sees_the_scrubbed_environment_and_its_work_dir(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in CREDENTIAL_ENV_NAMES:
+        monkeypatch.setenv(name, "secret")
+    monkeypatch.setenv("EMBED_KEY", "secret")
+    monkeypatch.setenv("FISKAI_TEST_KEEP", "kept")
+    script = tmp_path / "printenv"
+    script.write_text(
+        f"#!{sys.executable}\nimport json, os\nprint(json.dumps({{**os.environ, 'cwd': os.getcwd()}}))\n",
+        encoding="utf-8",
+    )
+    script.chmod(script.stat().st_mode | stat.S_IXUSR)
+    work = tmp_path / "work"
+    work.mkdir()
+
+    with anyio.fail_after(10):
+        outcome = await run_argv([str(script)], env=tool_env(strip=["EMBED_KEY"], work_dir=str(work)), cwd=str(work))
+
+    seen = json.loads(outcome.output)
+    assert not {*CREDENTIAL_ENV_NAMES, "EMBED_KEY"} & seen.keys()
+    assert seen["LLMFORMAT"] == "1"
+    assert seen["FISKAI_TEST_KEEP"] == "kept"
+    assert seen["PWD"] == str(work)
+    assert seen["cwd"] == str(work)
