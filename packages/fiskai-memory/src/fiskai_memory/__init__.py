@@ -1,4 +1,61 @@
 """Durable key/value notes for fiskai agents.
 
-A leaf library: imports no fiskai package.
+A leaf library: imports no fiskai package. The NATS KV backend lives in `fiskai_memory.kv` (extra `nats`)
+and is imported from there, so this package never needs nats-py.
 """
+
+from .errors import (
+    MemoryConfigError,
+    MemoryExistsError,
+    MemoryFullError,
+    MemoryIOError,
+    MemoryKeyError,
+    MemoryNotFoundError,
+    MemoryStaleError,
+    MemoryStoreError,
+    MemoryValueError,
+)
+from .file import FileMemoryStore, default_memory_directory, open_file_store
+from .index import MEMORY_SYSTEM_NOTE, build_memory_index, format_memory_index
+from .keys import MAX_KEY_LENGTH, is_valid_key, validate_key
+from .store import (
+    MAX_CONTENT_BYTES,
+    MAX_DESCRIPTION_LENGTH,
+    MAX_ENTRIES,
+    MAX_ENTRY_BYTES,
+    Entry,
+    Item,
+    Store,
+    normalize_description,
+    validate_write,
+)
+
+__all__ = [
+    "MAX_CONTENT_BYTES",
+    "MAX_DESCRIPTION_LENGTH",
+    "MAX_ENTRIES",
+    "MAX_ENTRY_BYTES",
+    "MAX_KEY_LENGTH",
+    "MEMORY_SYSTEM_NOTE",
+    "Entry",
+    "FileMemoryStore",
+    "Item",
+    "MemoryConfigError",
+    "MemoryExistsError",
+    "MemoryFullError",
+    "MemoryIOError",
+    "MemoryKeyError",
+    "MemoryNotFoundError",
+    "MemoryStaleError",
+    "MemoryStoreError",
+    "MemoryValueError",
+    "Store",
+    "build_memory_index",
+    "default_memory_directory",
+    "format_memory_index",
+    "is_valid_key",
+    "normalize_description",
+    "open_file_store",
+    "validate_key",
+    "validate_write",
+]
