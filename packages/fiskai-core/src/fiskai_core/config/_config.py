@@ -1,0 +1,169 @@
+"""`Config`: the whole agent.yaml, resolved.
+
+The root model derives what depends on more than one key (the identity from `application_path`, the
+knowledge directory from the identity) and remembers where it was read from, so later errors about a
+setting (an unknown backend option, a `--state-dir` conflict) can still name the file and line.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import cast
+
+from pydantic import Field, PrivateAttr, model_validator
+
+from fiskai_core.errors import ConfigError
+
+from ._duration import go_quote
+from ._origin import Origin
+from ._schema import (
+    Block,
+    ExposeSettings,
+    FlagNames,
+    HarnessSettings,
+    KnowledgeSettings,
+    LLMSettings,
+    RemoteAgent,
+    RemoteToolHost,
+    SessionsSettings,
+    Text,
+    ToolFilter,
+    as_written,
+)
+
+__all__ = ["DEFAULT_IDENTITY", "Config", "attach_origin", "go_base"]
+
+DEFAULT_IDENTITY = "fiskai"
+"""The identity of an agent that names neither an identity nor an application."""
+
+
+def go_base(path: str) -> str:
+    """Go's `filepath.Base`: the last element, trailing slashes ignored; `/` for all slashes."""
+    if not path:
+        return "."
+    stripped = path.rstrip("/")
+    if not stripped:
+        return "/"
+    return stripped.rsplit("/", 1)[-1]
+
+
+class Config(Block):
+    """A whole agent.yaml after defaults and normalization; build it with `load_config` or `parse_config`."""
+
+    identity: Text = DEFAULT_IDENTITY
+    """Explicit, else the basename of `application_path`, else `fiskai`; doubles as the NATS queue group."""
+    application_path: Text = ""
+    """The wrapped fisk application; optional except for the a2a server."""
+    nats_context: Text = ""
+    system_prompt: Text = ""
+    include: ToolFilter = Field(default_factory=ToolFilter)
+    exclude: ToolFilter = Field(default_factory=ToolFilter)
+    global_flags: FlagNames = Field(default_factory=list[str])
+    """Application global flags the model may set: trimmed, leading dashes dropped, deduplicated."""
+    remote_agents: list[RemoteAgent] = Field(default_factory=list[RemoteAgent])
+    remote_tools: list[RemoteToolHost] = Field(default_factory=list[RemoteToolHost])
+    expose: ExposeSettings = Field(default_factory=ExposeSettings)
+    harness: HarnessSettings = Field(default_factory=HarnessSettings)
+    llm: LLMSettings = Field(default_factory=LLMSettings)
+
+    _origin: Origin | None = PrivateAttr(default=None)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _derive(cls, data: object) -> object:
+        if not isinstance(data, dict):
+            return data
+        fields = dict(cast("dict[str, object]", data))
+        identity = as_written(fields.get("identity"))
+        if identity is None or identity == "":
+            application = fields.get("application_path")
+            derived = go_base(application) if isinstance(application, str) and application else ""
+            identity = fields["identity"] = derived or DEFAULT_IDENTITY
+        if isinstance(identity, str):
+            harness = fields.get("harness")
+            fields["harness"] = _with_knowledge_directory(harness, f"knowledge/{identity}")
+        return fields
+
+    @property
+    def source_path(self) -> Path | None:
+        """The file this configuration was read from; None when it came from a string."""
+        return self._origin.path if self._origin is not None else None
+
+    def error_at(self, path: Sequence[str | int], message: str) -> ConfigError:
+        """A `ConfigError` for the setting at `path`, naming this configuration's file and line.
+
+        For callers that validate a setting later (a backend checking its `options`), so their errors
+        read like the loader's.
+
+        Args:
+            path: the key path, e.g. `("harness", "memory", "options", "directory")`.
+            message: what is wrong and how to fix it.
+        """
+        origin = self._origin or Origin(label="agent.yaml")
+        return origin.error(tuple(path), message, exact=True)
+
+    def credential_env_names(self) -> list[str]:
+        """Names of environment variables holding operator secrets, to strip from tool environments.
+
+        Only `harness.knowledge.embeddings.api_key_env`, and only when the vector tier is on.
+        """
+        knowledge = self.harness.knowledge
+        if not knowledge.enabled or knowledge.embeddings is None:
+            return []
+        name = knowledge.embeddings.api_key_env.strip()
+        return [name] if name else []
+
+    def with_state_dir(self, state_dir: str | os.PathLike[str] | None) -> Config:
+        """Apply `--state-dir`: journal sessions in `state_dir` with the file backend.
+
+        The flag wins over a configured directory. No-op when `state_dir` is None or empty.
+
+        Raises:
+            ConfigError: `harness.sessions.backend` is not `file`.
+        """
+        if state_dir is None or not os.fspath(state_dir):
+            return self
+        backend = self.harness.sessions.backend
+        if backend != "file":
+            raise self.error_at(
+                ("harness", "sessions", "backend"),
+                "--state-dir applies only to the file session backend, but harness.sessions.backend is "
+                f'{go_quote(backend)}: remove --state-dir, or set harness.sessions.backend to "file"',
+            )
+        sessions = SessionsSettings(backend="file", options={"directory": os.fspath(state_dir)})
+        return self.model_copy(update={"harness": self.harness.model_copy(update={"sessions": sessions})})
+
+
+def attach_origin(config: Config, origin: Origin) -> Config:
+    """Record where `config` was read from (it is otherwise immutable)."""
+    # The loader is the only writer; a public setter would let callers relabel a config's errors.
+    config._origin = origin  # pyright: ignore[reportPrivateUsage]
+    return config
+
+
+def _with_knowledge_directory(harness: object, directory: str) -> object:
+    """Fill `harness.knowledge.directory` with `directory` when it is unset, whatever shape harness has."""
+    if harness is None:
+        harness = {}
+    if isinstance(harness, HarnessSettings):
+        if harness.knowledge.directory:
+            return harness
+        knowledge = harness.knowledge.model_copy(update={"directory": directory})
+        return harness.model_copy(update={"knowledge": knowledge})
+    if not isinstance(harness, dict):
+        return harness  # the type check reports it
+    block = dict(cast("dict[str, object]", harness))
+    knowledge = block.get("knowledge")
+    if knowledge is None:
+        knowledge = {}
+    if isinstance(knowledge, KnowledgeSettings):
+        if not knowledge.directory:
+            block["knowledge"] = knowledge.model_copy(update={"directory": directory})
+    elif isinstance(knowledge, dict):
+        entries = dict(cast("dict[str, object]", knowledge))
+        if entries.get("directory") in (None, ""):
+            entries["directory"] = directory
+        block["knowledge"] = entries
+    return block

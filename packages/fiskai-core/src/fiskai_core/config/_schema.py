@@ -1,0 +1,387 @@
+"""The agent.yaml models: one frozen pydantic model per block, unknown keys forbidden.
+
+Field names are the YAML keys. Validators here do what the original's `prepare()` does to one block at
+a time (defaults for zero values, normalization, duration parsing, range checks) and raise the
+original's exact messages as `SettingError`. Checks that span blocks or depend on the mode live in
+`_modes.py`; turning pydantic errors into one-line `ConfigError`s lives in `_diagnostics.py`.
+
+Validation is strict (a quoted `"5"` is not an integer, `1` is not a boolean) except that a string
+key accepts an unquoted number as written, as Go's YAML decoder does. A key set to null (`mcp:` with
+nothing after it) counts as absent, also as in Go.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Annotated, ClassVar, Literal, cast
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    JsonValue,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
+
+from ._duration import DurationError, go_quote, parse_go_duration
+from ._yaml import YamlFloat, YamlInt
+
+__all__ = [
+    "KNOWLEDGE_SEARCH_TOOL",
+    "A2ASettings",
+    "Block",
+    "BudgetSettings",
+    "EmbeddingsSettings",
+    "ExposeAgentSettings",
+    "ExposeSettings",
+    "ExposeToolsSettings",
+    "FlagNames",
+    "HarnessSettings",
+    "HumanInTheLoopSettings",
+    "Int",
+    "KnowledgeSettings",
+    "LLMSettings",
+    "MCPSettings",
+    "MemorySettings",
+    "RemoteAgent",
+    "RemoteToolHost",
+    "SessionsSettings",
+    "SettingError",
+    "Text",
+    "ThinkingSettings",
+    "ToolFilter",
+    "as_written",
+]
+
+KNOWLEDGE_SEARCH_TOOL = "knowledge_search"
+MAX_CONCURRENT_TOOLS_CEILING = 1024
+_INT64_MAX = (1 << 63) - 1
+
+
+class SettingError(ValueError):
+    """A value is the right type but not allowed; the message is the original's exact wording."""
+
+
+def as_written(value: object) -> object:
+    # Go decodes any scalar into a string field, so `model: 1.10` means "1.10", not 1.1.
+    if isinstance(value, YamlInt | YamlFloat):
+        return value.text
+    return value
+
+
+def _names(values: list[str]) -> list[str]:
+    """Trim, drop empties, dedupe keeping the first (confirm_tags, builtins)."""
+    return list(dict.fromkeys(name for value in values if (name := value.strip())))
+
+
+def _flag_names(values: list[str]) -> list[str]:
+    """As `_names`, also dropping leading dashes so `--trace` and `trace` are one flag."""
+    return list(dict.fromkeys(name for value in values if (name := value.strip().lstrip("-").strip())))
+
+
+def _in_int64(value: int) -> int:
+    if not -_INT64_MAX - 1 <= value <= _INT64_MAX:
+        raise ValueError("must fit in a signed 64-bit integer")
+    return value
+
+
+Text = Annotated[str, BeforeValidator(as_written)]
+Int = Annotated[int, AfterValidator(_in_int64)]
+FlagNames = Annotated[list[Text], AfterValidator(_flag_names)]
+
+
+def _duration(value: object, *, key: str, default: timedelta | None) -> object:
+    value = as_written(value)
+    if value == "":
+        return default
+    if not isinstance(value, str):
+        return value  # not text: the strict timedelta check names the expected type
+    try:
+        return parse_go_duration(value)
+    except DurationError as err:
+        raise SettingError(f"invalid {key} {go_quote(value)}: {err}") from None
+
+
+class Block(BaseModel):
+    """Shared settings of every block."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, defer_build=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _null_is_unset(cls, data: object) -> object:
+        if not isinstance(data, dict):
+            return data
+        items = cast("dict[object, object]", data).items()
+        # Unknown keys stay even when null, so they are still reported.
+        return {key: value for key, value in items if value is not None or key not in cls.model_fields}
+
+
+class ToolFilter(Block):
+    """An include or exclude rule: `tools` are unanchored regexes on tool names, `tags` exact tags."""
+
+    tools: list[Text] = Field(default_factory=list[str])
+    tags: list[Text] = Field(default_factory=list[str])
+    """`""` matches a tool with no tags."""
+
+
+class RemoteAgent(Block):
+    """A `remote_agents` entry (parsed and kept; nothing reads it yet, as in the original)."""
+
+    name: Text = ""
+    alias: Text = ""
+
+
+class RemoteToolHost(Block):
+    """A `remote_tools` entry: a peer agent whose tools are imported over NATS."""
+
+    name: Text = ""
+    alias: Text = ""
+    """Prefix for imported names that collide; defaults to `name` where used."""
+    include: ToolFilter = Field(default_factory=ToolFilter)
+    exclude: ToolFilter = Field(default_factory=ToolFilter)
+
+
+class BudgetSettings(Block):
+    """`llm.budget`: zero means the default; negative is an error."""
+
+    max_tokens: Int = 200_000
+    max_output_tokens: Int = 0
+    """0 = the built-in per-call default (8192, or 16384 with thinking)."""
+    max_iterations: Int = 50
+    call_timeout: timedelta = timedelta(seconds=120)
+    """Zero or negative is kept as given, as in the original."""
+
+    @field_validator("max_tokens", "max_output_tokens", "max_iterations")
+    @classmethod
+    def _not_negative(cls, value: int, info: ValidationInfo) -> int:
+        name = info.field_name or ""
+        if value < 0:
+            raise SettingError(f"invalid llm {name} {value}: must not be negative")
+        if value == 0:
+            return cast(int, cls.model_fields[name].default)
+        return value
+
+    @field_validator("call_timeout", mode="before")
+    @classmethod
+    def _call_timeout(cls, value: object) -> object:
+        return _duration(value, key="llm call_timeout", default=timedelta(seconds=120))
+
+
+class ThinkingSettings(Block):
+    """`llm.thinking`."""
+
+    enabled: bool = False
+
+
+class LLMSettings(Block):
+    """`llm`: the model and how the loop may spend on it."""
+
+    model: Text = ""
+    """Required in agent mode; any string is accepted."""
+    provider: Text = "anthropic"
+    budget: BudgetSettings = Field(default_factory=BudgetSettings)
+    thinking: ThinkingSettings = Field(default_factory=ThinkingSettings)
+    no_prompt_cache: bool = False
+    no_tool_search: bool = False
+
+    @field_validator("provider")
+    @classmethod
+    def _default_provider(cls, value: str) -> str:
+        return value or "anthropic"
+
+
+class HumanInTheLoopSettings(Block):
+    """`harness.human_in_the_loop`."""
+
+    enabled: bool = False
+
+
+class MemorySettings(Block):
+    """`harness.memory`: `options` is checked by the chosen backend when the store is built."""
+
+    enabled: bool = False
+    backend: Text = "file"
+    no_index: bool = False
+    options: dict[str, JsonValue] = Field(default_factory=dict[str, JsonValue])
+
+    @field_validator("backend")
+    @classmethod
+    def _default_backend(cls, value: str) -> str:
+        return value or "file"
+
+
+class EmbeddingsSettings(Block):
+    """`harness.knowledge.embeddings`: an OpenAI-compatible server (base_url and model checked at store open)."""
+
+    base_url: Text = ""
+    model: Text = ""
+    api_key_env: Text = ""
+    """The NAME of the environment variable holding the bearer token, never the token."""
+    timeout: timedelta = timedelta(seconds=30)
+    query_prefix: Text = ""
+    document_prefix: Text = ""
+    """May contain the `{title}` placeholder."""
+
+    @field_validator("timeout", mode="before")
+    @classmethod
+    def _timeout(cls, value: object) -> object:
+        parsed = _duration(value, key="knowledge.embeddings.timeout", default=timedelta(seconds=30))
+        if isinstance(parsed, timedelta) and parsed <= timedelta(0):
+            written = as_written(value)
+            raise SettingError(f"invalid knowledge.embeddings.timeout {go_quote(str(written))}: must be positive")
+        return parsed
+
+
+class KnowledgeSettings(Block):
+    """`harness.knowledge`: the local index searched by `knowledge_search`."""
+
+    enabled: bool = False
+    paths: list[Text] = Field(default_factory=list[str])
+    directory: Text = ""
+    """`knowledge/<identity>` unless set (filled in by `Config`)."""
+    top_k: Int = 5
+    max_injected_tokens: Int = 6000
+    embeddings: EmbeddingsSettings | None = None
+    """None = lexical-only."""
+
+    @field_validator("top_k")
+    @classmethod
+    def _top_k(cls, value: int) -> int:
+        return 5 if value <= 0 else min(value, 20)
+
+    @field_validator("max_injected_tokens")
+    @classmethod
+    def _max_injected_tokens(cls, value: int) -> int:
+        return 6000 if value <= 0 else value
+
+
+class SessionsSettings(Block):
+    """`harness.sessions`: where checkpointed runs are journaled; `options` is checked by the backend."""
+
+    backend: Text = "file"
+    options: dict[str, JsonValue] = Field(default_factory=dict[str, JsonValue])
+
+    @field_validator("backend")
+    @classmethod
+    def _default_backend(cls, value: str) -> str:
+        return value or "file"
+
+
+class HarnessSettings(Block):
+    """`harness`: what the agent loop adds around the tools."""
+
+    human_in_the_loop: HumanInTheLoopSettings = Field(default_factory=HumanInTheLoopSettings)
+    confirm_tags: Annotated[list[Text], AfterValidator(_names)] = Field(default_factory=list[str])
+    """Extra tags that gate a tool behind confirmation, on top of `ai:confirm`."""
+    no_tui: bool = False
+    no_bell: bool = False
+    memory: MemorySettings = Field(default_factory=MemorySettings)
+    knowledge: KnowledgeSettings = Field(default_factory=KnowledgeSettings)
+    sessions: SessionsSettings = Field(default_factory=SessionsSettings)
+
+
+class _ServerLimits(Block):
+    """Per-server concurrency and timeout; 0 or empty means the server's default."""
+
+    _where: ClassVar[str] = ""
+
+    max_concurrent_tools: Int = 0
+    """0 = the server default (2)."""
+    tool_timeout: timedelta | None = None
+    """None = the server default (30s)."""
+
+    @field_validator("max_concurrent_tools")
+    @classmethod
+    def _limit(cls, value: int) -> int:
+        if value < 0:
+            raise SettingError(f"invalid {cls._where}.max_concurrent_tools {value}: must not be negative")
+        if value > MAX_CONCURRENT_TOOLS_CEILING:
+            raise SettingError(
+                f"invalid {cls._where}.max_concurrent_tools {value}: must not exceed {MAX_CONCURRENT_TOOLS_CEILING}"
+            )
+        return value
+
+    @field_validator("tool_timeout", mode="before")
+    @classmethod
+    def _tool_timeout(cls, value: object) -> object:
+        parsed = _duration(value, key=f"{cls._where}.tool_timeout", default=None)
+        if isinstance(parsed, timedelta):
+            if parsed < timedelta(0):
+                written = str(as_written(value))
+                raise SettingError(f"invalid {cls._where}.tool_timeout {go_quote(written)}: must not be negative")
+            return parsed or None
+        return parsed
+
+
+class MCPSettings(_ServerLimits):
+    """`expose.agent.mcp`: its presence (even `{}`) enables `fiskai mcp`."""
+
+    _where: ClassVar[str] = "expose.agent.mcp"
+
+    port: Int = 0
+    """0 = the caller's default (8080)."""
+    address: Text = ""
+    """"" = 127.0.0.1."""
+    instructions: Text = ""
+    confirm_over_mcp: Literal["auto", "always", "never"] = "auto"
+    builtins: list[Text] = Field(default_factory=list[str])
+    """Built-in tools to serve too; only `knowledge_search` may be listed."""
+
+    @field_validator("confirm_over_mcp", mode="before")
+    @classmethod
+    def _confirm_over_mcp(cls, value: object) -> object:
+        value = as_written(value)
+        if not isinstance(value, str):
+            return value
+        mode = value.strip().lower() or "auto"
+        if mode not in ("auto", "always", "never"):
+            raise SettingError(f"invalid confirm_over_mcp {go_quote(value)}: must be auto, always or never")
+        return mode
+
+    @field_validator("builtins")
+    @classmethod
+    def _builtins(cls, values: list[str]) -> list[str]:
+        names = _names(values)
+        for name in names:
+            if name != KNOWLEDGE_SEARCH_TOOL:
+                raise SettingError(
+                    f"expose.agent.mcp.builtins: {go_quote(name)} cannot be exposed over MCP; the only exposable "
+                    "built-in is the read-only knowledge_search (the memory and human_in_the_loop built-ins are "
+                    "never exposable because they need operator state or interaction)"
+                )
+        return names
+
+
+class A2ASettings(_ServerLimits):
+    """`expose.agent.a2a`: limits for `fiskai a2a`."""
+
+    _where: ClassVar[str] = "expose.agent.a2a"
+
+
+class ExposeToolsSettings(Block):
+    """`expose.agent.tools`: narrows what MCP and a2a serve (a rule applies only when non-empty)."""
+
+    include: ToolFilter = Field(default_factory=ToolFilter)
+    exclude: ToolFilter = Field(default_factory=ToolFilter)
+
+
+class ExposeAgentSettings(Block):
+    """`expose.agent`."""
+
+    agent_to_agent: bool = False
+    """The switch for `fiskai a2a`."""
+    mcp: MCPSettings | None = None
+    """None when absent; present (even empty) enables `fiskai mcp`."""
+    a2a: A2ASettings = Field(default_factory=A2ASettings)
+    tools: ExposeToolsSettings = Field(default_factory=ExposeToolsSettings)
+
+
+class ExposeSettings(Block):
+    """`expose`."""
+
+    agent: ExposeAgentSettings = Field(default_factory=ExposeAgentSettings)
