@@ -169,8 +169,8 @@ def _decode(name: str, output: bytes) -> ApplicationModel:
         if any(detail["type"] == "json_invalid" for detail in details):
             reason = "; ".join(detail["msg"] for detail in details)
             raise IntrospectionError(
-                f"{prefix}: the output is not JSON ({reason}); the binary must print only the JSON document, "
-                f"with nothing else on stdout or stderr{_first_lines(output)}"
+                f"{prefix}: the output is not JSON ({reason}); the binary must print exactly one JSON document "
+                f"and nothing else, on stdout or stderr{_first_lines(output)}"
             ) from None
         raise IntrospectionError(
             f"{prefix}: the JSON is not a fisk application model ({_summarize(details)}); "
