@@ -1,0 +1,343 @@
+"""Record <-> JSON line. The bytes are identical for every backend.
+
+Encoding appends a `crc32` envelope field computed over the text before it, so a reader can tell a flipped
+bit from an honest record. Decoding is strict (unknown keys, wrong types and a second payload are errors)
+because every schema version only adds optional fields or record kinds: a record that does not fit this
+version's shape and is not from a newer version is damage, not a future feature.
+"""
+
+from __future__ import annotations
+
+import json
+import zlib
+from typing import Any, Final
+
+from .errors import JournalCorruptError, JournalVersionError
+from .fingerprint import Fingerprint
+from .records import (
+    LEGACY_VERSION,
+    PROTOCOL_PREFIX,
+    SCHEMA_VERSION,
+    TERMINAL_REASONS,
+    AssistantRecord,
+    JsonObject,
+    MetaRecord,
+    Payload,
+    Record,
+    TerminalRecord,
+    ToolIntentRecord,
+    ToolResultRecord,
+    UserRecord,
+)
+
+__all__ = ["decode_record", "encode_record"]
+
+_CRC_OPEN: Final = b',"crc32":"'
+_CRC_TAIL: Final = len(_CRC_OPEN) + 8 + 2  # ,"crc32":"  8 hex digits  "}
+_ENVELOPE_KEYS: Final = frozenset({"seq", "protocol", "version", "crc32"})
+_FINGERPRINT_STR: Final = ("provider", "model", "system_hash", "tools_hash", "thinking_mode")
+_FINGERPRINT_INT: Final = ("max_tokens", "max_iterations")
+
+
+def encode_record(record: Record) -> bytes:
+    """The record as one JSON line (no trailing newline), checksum included."""
+    kind = record.kind
+    body: dict[str, Any] = {
+        "seq": record.seq,
+        "protocol": PROTOCOL_PREFIX + kind,
+        "version": record.version,
+        kind: _payload_json(record.payload),
+    }
+    text = json.dumps(body, separators=(",", ":")).encode()
+    head = text[:-1]
+    return b'%s%s%08x"}' % (head, _CRC_OPEN, zlib.crc32(head))
+
+
+def _payload_json(payload: Payload) -> dict[str, Any]:
+    match payload:
+        case MetaRecord():
+            out: dict[str, Any] = {
+                "version": payload.version,
+                "run_id": payload.run_id,
+                "created": payload.created,
+                "fingerprint": _fingerprint_json(payload.fingerprint),
+                "prompt": payload.prompt,
+            }
+            if payload.interactive:
+                out["interactive"] = True
+            return out
+        case AssistantRecord():
+            out = {"iteration": payload.iteration, "message": payload.message}
+            if payload.stop_reason:
+                out["stop_reason"] = payload.stop_reason
+            out["in_tokens"] = payload.in_tokens
+            out["out_tokens"] = payload.out_tokens
+            if payload.cache_read_tokens:
+                out["cache_read_tokens"] = payload.cache_read_tokens
+            if payload.cache_create_tokens:
+                out["cache_create_tokens"] = payload.cache_create_tokens
+            return out
+        case UserRecord():
+            return {"message": payload.message}
+        case ToolIntentRecord():
+            out = {
+                "tool_use_id": payload.tool_use_id,
+                "tool_name": payload.tool_name,
+                "args_digest": payload.args_digest,
+                "effect_id": payload.effect_id,
+            }
+            if payload.argv is not None:
+                out["argv"] = list(payload.argv)
+            if payload.remote_target is not None:
+                out["remote_target"] = payload.remote_target
+            return out
+        case ToolResultRecord():
+            out = {"tool_use_id": payload.tool_use_id, "result": payload.result}
+            if payload.remote:
+                out["remote"] = True
+            return out
+        case TerminalRecord():
+            out = {"reason": payload.reason}
+            if payload.message:
+                out["message"] = payload.message
+            return out
+
+
+def _fingerprint_json(fingerprint: Fingerprint) -> dict[str, Any]:
+    # Empty and zero fields are omitted, as the original's `omitempty` does, so hashes of equal
+    # fingerprints agree across implementations.
+    out: dict[str, Any] = {}
+    for name in (*_FINGERPRINT_STR, *_FINGERPRINT_INT):
+        value = getattr(fingerprint, name)
+        if value:
+            out[name] = value
+    return out
+
+
+class _Bad(Exception):
+    """A decoding failure, turned into a JournalCorruptError with the caller's location."""
+
+
+def decode_record(line: bytes, *, run_id: str, line_no: int | None = None, where: str = "") -> Record:
+    """Parse and check one JSON line.
+
+    Args:
+        line: The encoded record, without its newline.
+        run_id: The run, for error messages.
+        line_no: The 1-based line number in a file journal, for error messages.
+        where: Another location description (a JetStream subject) when there is no line number.
+
+    Returns:
+        The record.
+
+    Raises:
+        JournalVersionError: The record was written by a newer schema version.
+        JournalCorruptError: Anything else wrong with it; nothing is repaired.
+    """
+    try:
+        obj = _parse(line)
+        version = obj.get("version", LEGACY_VERSION)
+        if type(version) is int and version > SCHEMA_VERSION:
+            raise JournalVersionError(run_id, found=version, supported=SCHEMA_VERSION, line=line_no, where=where)
+        return _record(obj)
+    except _NewerMeta as err:
+        raise JournalVersionError(
+            run_id, found=err.version, supported=SCHEMA_VERSION, line=line_no, where=where
+        ) from None
+    except _Bad as err:
+        raise JournalCorruptError(run_id, str(err), line=line_no, where=where) from None
+
+
+def _parse(line: bytes) -> dict[str, Any]:
+    checked = False
+    if len(line) >= _CRC_TAIL and line[-_CRC_TAIL : -_CRC_TAIL + len(_CRC_OPEN)] == _CRC_OPEN and line[-2:] == b'"}':
+        head = line[:-_CRC_TAIL]
+        try:
+            expected = int(line[-10:-2], 16)
+        except ValueError:
+            raise _Bad("checksum field is not 8 hex digits") from None
+        if zlib.crc32(head) != expected:
+            raise _Bad("checksum mismatch: the record changed after it was written (a flipped bit or an edit)")
+        checked = True
+    try:
+        obj = json.loads(line)
+    except (ValueError, UnicodeDecodeError) as err:
+        raise _Bad(f"not valid JSON: {err}") from None
+    if not isinstance(obj, dict):
+        raise _Bad("a record must be a JSON object")
+    if "crc32" in obj and not checked:
+        raise _Bad("checksum field is malformed or not last")
+    checked_obj: dict[str, Any] = obj  # pyright: ignore[reportUnknownVariableType]
+    checked_obj.pop("crc32", None)
+    return checked_obj
+
+
+def _record(obj: dict[str, Any]) -> Record:
+    seq = obj.get("seq")
+    if type(seq) is not int or seq < 1:
+        raise _Bad(f"seq must be an integer >= 1, got {seq!r}")
+    version = obj.get("version", LEGACY_VERSION)
+    if type(version) is not int or version < 1:
+        raise _Bad(f"version must be a positive integer, got {version!r}")
+    protocol = obj.get("protocol")
+    if not isinstance(protocol, str) or not protocol.startswith(PROTOCOL_PREFIX):
+        raise _Bad(f"unknown protocol {protocol!r}")
+    kind = protocol[len(PROTOCOL_PREFIX) :]
+    decoder = _DECODERS.get(kind)
+    if decoder is None:
+        raise _Bad(f"unknown protocol {protocol!r}")
+    extra = set(obj) - _ENVELOPE_KEYS - {kind}
+    if extra:
+        raise _Bad(f"unexpected keys {sorted(extra)} beside the {kind!r} payload")
+    body = obj.get(kind)
+    if not isinstance(body, dict):
+        raise _Bad(f"missing {kind!r} payload object")
+    fields = _Fields(kind, body)  # pyright: ignore[reportUnknownArgumentType]
+    payload = decoder(fields)
+    fields.done()
+    if kind == "meta" and seq != 1:
+        raise _Bad(f"meta record at seq {seq}; it must be seq 1")
+    return Record(seq=seq, payload=payload, version=version)
+
+
+class _Fields:
+    """Typed, strict access to one payload object; `done()` rejects keys nobody asked for."""
+
+    def __init__(self, kind: str, body: dict[str, Any]) -> None:
+        self._kind = kind
+        self._body = body
+        self._seen: set[str] = set()
+
+    def raw(self, key: str, required: bool = False) -> Any:
+        self._seen.add(key)
+        if key not in self._body:
+            if required:
+                raise _Bad(f"{self._kind}.{key} is missing")
+            return None
+        return self._body[key]
+
+    def str_(self, key: str, *, required: bool = True, default: str = "") -> str:
+        value = self.raw(key, required)
+        if value is None and not required:
+            return default
+        if not isinstance(value, str):
+            raise _Bad(f"{self._kind}.{key} must be a string")
+        return value
+
+    def int_(self, key: str, *, required: bool = True) -> int:
+        value = self.raw(key, required)
+        if value is None and not required:
+            return 0
+        if type(value) is not int:
+            raise _Bad(f"{self._kind}.{key} must be an integer")
+        return value
+
+    def bool_(self, key: str) -> bool:
+        value = self.raw(key, False)
+        if value is None:
+            return False
+        if type(value) is not bool:
+            raise _Bad(f"{self._kind}.{key} must be a boolean")
+        return value
+
+    def obj(self, key: str) -> JsonObject:
+        value = self.raw(key, True)
+        if not isinstance(value, dict):
+            raise _Bad(f"{self._kind}.{key} must be an object")
+        return value  # pyright: ignore[reportUnknownVariableType]
+
+    def done(self) -> None:
+        extra = set(self._body) - self._seen
+        if extra:
+            raise _Bad(f"{self._kind} has unexpected fields {sorted(extra)}")
+
+
+def _meta(f: _Fields) -> MetaRecord:
+    version = f.int_("version")
+    if version > SCHEMA_VERSION:
+        # The payload version is checked here as well as on the envelope: the original writes it only here.
+        raise _NewerMeta(version)
+    fp = _Fields("meta.fingerprint", f.obj("fingerprint"))
+    fingerprint = Fingerprint(
+        provider=fp.str_("provider", required=False),
+        model=fp.str_("model", required=False),
+        system_hash=fp.str_("system_hash", required=False),
+        tools_hash=fp.str_("tools_hash", required=False),
+        thinking_mode=fp.str_("thinking_mode", required=False),
+        max_tokens=fp.int_("max_tokens", required=False),
+        max_iterations=fp.int_("max_iterations", required=False),
+    )
+    fp.done()
+    return MetaRecord(
+        version=version,
+        run_id=f.str_("run_id"),
+        created=f.str_("created"),
+        fingerprint=fingerprint,
+        prompt=f.str_("prompt", required=False),
+        interactive=f.bool_("interactive"),
+    )
+
+
+class _NewerMeta(Exception):
+    def __init__(self, version: int) -> None:
+        super().__init__(version)
+        self.version = version
+
+
+def _assistant(f: _Fields) -> AssistantRecord:
+    return AssistantRecord(
+        iteration=f.int_("iteration"),
+        message=f.obj("message"),
+        stop_reason=f.str_("stop_reason", required=False),
+        in_tokens=f.int_("in_tokens"),
+        out_tokens=f.int_("out_tokens"),
+        cache_read_tokens=f.int_("cache_read_tokens", required=False),
+        cache_create_tokens=f.int_("cache_create_tokens", required=False),
+    )
+
+
+def _user(f: _Fields) -> UserRecord:
+    return UserRecord(message=f.obj("message"))
+
+
+def _tool_intent(f: _Fields) -> ToolIntentRecord:
+    argv_raw: object = f.raw("argv")
+    argv: tuple[str, ...] | None = None
+    if argv_raw is not None:
+        items: list[object] = argv_raw if isinstance(argv_raw, list) else [None]  # pyright: ignore[reportUnknownVariableType]
+        argv = tuple(a for a in items if isinstance(a, str))
+        if len(argv) != len(items):
+            raise _Bad("tool_intent.argv must be a list of strings")
+    remote = f.raw("remote_target")
+    if remote is not None and not isinstance(remote, str):
+        raise _Bad("tool_intent.remote_target must be a string")
+    return ToolIntentRecord(
+        tool_use_id=f.str_("tool_use_id"),
+        tool_name=f.str_("tool_name"),
+        args_digest=f.str_("args_digest"),
+        effect_id=f.str_("effect_id"),
+        argv=argv,
+        remote_target=remote,
+    )
+
+
+def _tool_result(f: _Fields) -> ToolResultRecord:
+    return ToolResultRecord(tool_use_id=f.str_("tool_use_id"), result=f.obj("result"), remote=f.bool_("remote"))
+
+
+def _terminal(f: _Fields) -> TerminalRecord:
+    reason = f.str_("reason")
+    for known in TERMINAL_REASONS:
+        if reason == known:
+            return TerminalRecord(reason=known, message=f.str_("message", required=False))
+    raise _Bad(f"terminal.reason {reason!r} is not one of {list(TERMINAL_REASONS)}")
+
+
+_DECODERS: Final = {
+    "meta": _meta,
+    "assistant": _assistant,
+    "user": _user,
+    "tool_intent": _tool_intent,
+    "tool_result": _tool_result,
+    "terminal": _terminal,
+}
