@@ -1,0 +1,386 @@
+"""The NATS JetStream KV backend (extra `nats`): the only module that imports nats-py.
+
+Values use the same frontmatter format as the file backend, so entries migrate unchanged. Creates use the
+KV's create-if-absent (race-safe across processes). Overwrites are read-before-update by default: they
+carry the revision this store last saw for the key (from a read, or from its own write) and the server
+refuses them if the entry changed since, which becomes `MemoryStaleError` telling the model to read again.
+A listing or the start-of-run index grants no such authority.
+"""
+
+from __future__ import annotations
+
+try:
+    import nats
+    import nats.errors
+    import nats.js.errors
+    from nats.js import JetStreamContext
+    from nats.js.kv import KeyValue
+except ImportError as import_error:  # pragma: no cover - the base install has no nats-py
+    raise ImportError("The NATS KV memory backend needs nats-py: install `fiskai-memory[nats]`.") from import_error
+
+import re
+from collections.abc import AsyncGenerator
+from contextlib import asynccontextmanager
+from datetime import UTC, datetime
+
+import anyio
+
+from .errors import (
+    MemoryConfigError,
+    MemoryExistsError,
+    MemoryIOError,
+    MemoryKeyError,
+    MemoryNotFoundError,
+    MemoryStaleError,
+)
+from .frontmatter import decode, encode
+from .keys import is_valid_key, validate_key
+from .store import MAX_ENTRY_BYTES, Entry, Item, check_capacity, validate_write
+
+__all__ = ["KvMemoryStore", "connect_kv_store", "default_bucket_name", "open_kv_store"]
+
+_BUCKET_PREFIX = "fiskai-memory-"
+_NOT_BUCKET_CHARS = re.compile(r"[^A-Za-z0-9_-]")
+
+
+def default_bucket_name(identity: str) -> str:
+    """The per-identity bucket used when no bucket is configured: `fiskai-memory-<identity>`.
+
+    Bucket names cannot hold `.` or `=`, so those become `_` (`app.v2` and `app_v2` share a bucket).
+
+    Raises:
+        MemoryConfigError: The identity is not a valid key.
+    """
+    _identity_key(identity)
+    return _BUCKET_PREFIX + _NOT_BUCKET_CHARS.sub("_", identity)
+
+
+async def open_kv_store(
+    js: JetStreamContext,
+    *,
+    identity: str,
+    bucket: str | None = None,
+    prefix: str | None = None,
+    require_read_before_update: bool = True,
+    timeout_seconds: float = 10.0,
+) -> KvMemoryStore:
+    """Bind a memory store to a JetStream KV bucket.
+
+    Args:
+        js: A JetStream context on a connection the caller owns (and closes).
+        identity: The agent identity.
+        bucket: A bucket that must already exist (fiskai-reference 9.3). When `None`, the per-identity
+            bucket `default_bucket_name(identity)` is used and created if missing (history 1, no TTL,
+            values up to `MAX_ENTRY_BYTES`).
+        prefix: The key prefix inside the bucket: `None` means the identity for a configured bucket and no
+            prefix for the per-identity one; `""` is a flat keyspace; otherwise it must be a valid key.
+        require_read_before_update: The read-before-update guard; off means overwrites are blind puts.
+        timeout_seconds: Seconds allowed for binding and for each listing.
+
+    Returns:
+        The bound store.
+
+    Raises:
+        MemoryConfigError: The bucket is missing, expires values, takes values too small for an entry,
+            or the prefix is invalid.
+        MemoryIOError: The server could not be reached or refused the request.
+    """
+    resolved_prefix = _resolve_prefix(identity, bucket, prefix)
+    name = bucket if bucket is not None else default_bucket_name(identity)
+    try:
+        with anyio.fail_after(timeout_seconds):
+            kv = await _bind(js, name, create=bucket is None)
+            await _check_bucket(kv, name)
+    except TimeoutError as err:
+        raise MemoryIOError(
+            f'jetstream memory: binding KV bucket "{name}" timed out after {timeout_seconds:g}s'
+        ) from err
+    except nats.errors.Error as err:
+        raise MemoryIOError(f'jetstream memory: binding KV bucket "{name}": {_describe(err)}') from err
+    return KvMemoryStore(
+        kv,
+        bucket=name,
+        prefix=resolved_prefix,
+        require_read_before_update=require_read_before_update,
+        timeout_seconds=timeout_seconds,
+    )
+
+
+@asynccontextmanager
+async def connect_kv_store(
+    servers: str | list[str],
+    *,
+    identity: str,
+    bucket: str | None = None,
+    prefix: str | None = None,
+    require_read_before_update: bool = True,
+    timeout_seconds: float = 10.0,
+) -> AsyncGenerator[KvMemoryStore]:
+    """Connect to NATS, bind a store as `open_kv_store` does, and close the connection on exit.
+
+    Raises:
+        MemoryConfigError: As `open_kv_store`.
+        MemoryIOError: The servers could not be reached, or as `open_kv_store`.
+    """
+    try:
+        connection = await nats.connect(  # pyright: ignore[reportUnknownMemberType]
+            servers, connect_timeout=timeout_seconds, allow_reconnect=False
+        )
+    except (nats.errors.Error, OSError) as err:
+        raise MemoryIOError(f"jetstream memory: connecting to {servers}: {_describe(err)}") from err
+    try:
+        yield await open_kv_store(
+            connection.jetstream(),  # pyright: ignore[reportUnknownMemberType]
+            identity=identity,
+            bucket=bucket,
+            prefix=prefix,
+            require_read_before_update=require_read_before_update,
+            timeout_seconds=timeout_seconds,
+        )
+    finally:
+        await connection.close()
+
+
+class KvMemoryStore:
+    """A memory `Store` in a JetStream KV bucket, one KV key per entry (`<prefix>.<key>`).
+
+    The store remembers, for this run only, the revision it last read or wrote for each key, and an entry
+    count after its first scan (adjusted by its own creates and deletes, so the limit is best effort across
+    processes). Build it with `open_kv_store` or `connect_kv_store`.
+    """
+
+    def __init__(
+        self,
+        kv: KeyValue,
+        *,
+        bucket: str,
+        prefix: str,
+        require_read_before_update: bool = True,
+        timeout_seconds: float = 10.0,
+    ) -> None:
+        """Wrap a bound bucket; `open_kv_store` checks the bucket first, prefer it."""
+        self._kv = kv
+        self._bucket = bucket
+        self._prefix = prefix
+        self._require_read = require_read_before_update
+        self._timeout = timeout_seconds
+        self._revisions: dict[str, int] = {}
+        self._created: dict[str, datetime] = {}
+        self._count: int | None = None
+
+    @property
+    def bucket(self) -> str:
+        """The KV bucket name."""
+        return self._bucket
+
+    @property
+    def prefix(self) -> str:
+        """The key prefix inside the bucket (`""` for a flat keyspace)."""
+        return self._prefix
+
+    async def list(self) -> list[Item]:
+        items: list[Item] = []
+        for key, value in sorted((await self._scan(values=True)).items()):
+            parsed = decode(value.decode("utf-8", errors="replace"))
+            items.append(Item(key=key, description=parsed.description, created=parsed.created, updated=parsed.updated))
+        return items
+
+    async def read(self, key: str) -> Entry:
+        validate_key(key)
+        try:
+            entry = await self._kv.get(self._storage_key(key))
+        except nats.js.errors.KeyNotFoundError:
+            raise MemoryNotFoundError(key) from None
+        except nats.errors.Error as err:
+            raise MemoryIOError(f'reading memory "{key}": {_describe(err)}') from err
+        parsed = decode((entry.value or b"").decode("utf-8", errors="replace"))
+        if entry.revision is not None:
+            self._revisions[key] = entry.revision
+        if parsed.created is not None:
+            self._created[key] = parsed.created
+        return Entry(
+            key=key, description=parsed.description, content=parsed.body, created=parsed.created, updated=parsed.updated
+        )
+
+    async def write(self, key: str, description: str, content: str, *, overwrite: bool = False) -> None:
+        description = validate_write(key, description, content)
+        now = datetime.now(UTC)
+        try:
+            if not overwrite:
+                await self._create(key, encode(description, content, created=now, updated=now))
+            elif not self._require_read:
+                await self._put(key, description, content, now)
+            elif (revision := self._revisions.get(key)) is None:
+                await self._create_unseen(key, encode(description, content, created=now, updated=now))
+            else:
+                created = self._created.get(key, now)
+                value = encode(description, content, created=created, updated=now)
+                try:
+                    self._revisions[key] = await self._kv.update(
+                        self._storage_key(key), value.encode("utf-8"), last=revision
+                    )
+                except nats.js.errors.KeyWrongLastSequenceError:
+                    self._forget(key)
+                    raise MemoryStaleError(key) from None
+                self._created[key] = created
+        except nats.errors.Error as err:
+            raise MemoryIOError(f'writing memory "{key}": {_describe(err)}') from err
+
+    async def delete(self, key: str) -> bool:
+        validate_key(key)
+        storage_key = self._storage_key(key)
+        self._forget(key)
+        try:
+            # Get then delete: whether it existed is best effort, as a concurrent writer may act in between.
+            try:
+                await self._kv.get(storage_key)
+            except nats.js.errors.KeyNotFoundError:
+                return False
+            await self._kv.delete(storage_key)
+        except nats.errors.Error as err:
+            raise MemoryIOError(f'deleting memory "{key}": {_describe(err)}') from err
+        if self._count is not None:
+            self._count = max(self._count - 1, 0)
+        return True
+
+    async def _create(self, key: str, value: str) -> None:
+        check_capacity(await self._entry_count())
+        try:
+            # Create succeeds only when the key is absent (or a tombstone): the race-safe create guard.
+            revision = await self._kv.create(self._storage_key(key), value.encode("utf-8"))
+        except nats.js.errors.KeyWrongLastSequenceError:
+            raise MemoryExistsError(key) from None
+        self._revisions[key] = revision
+        self._created[key] = decode(value).created or datetime.now(UTC)
+        if self._count is not None:
+            self._count += 1
+
+    async def _create_unseen(self, key: str, value: str) -> None:
+        # An overwrite with no revision from this run: replacing an unseen value is refused, but a key that
+        # holds nothing may be created, so "overwrite" of a new key does not trap the model in a loop.
+        try:
+            await self._kv.get(self._storage_key(key))
+        except nats.js.errors.KeyNotFoundError:
+            try:
+                await self._create(key, value)
+            except MemoryExistsError:
+                raise MemoryStaleError(key) from None
+            return
+        raise MemoryStaleError(key)
+
+    async def _put(self, key: str, description: str, content: str, now: datetime) -> None:
+        storage_key = self._storage_key(key)
+        created = self._created.get(key)
+        if created is None:
+            try:
+                existing = await self._kv.get(storage_key)
+            except nats.js.errors.KeyNotFoundError:
+                check_capacity(await self._entry_count())
+                if self._count is not None:
+                    self._count += 1
+            else:
+                created = decode((existing.value or b"").decode("utf-8", errors="replace")).created
+        created = created or now
+        value = encode(description, content, created=created, updated=now)
+        self._revisions[key] = await self._kv.put(storage_key, value.encode("utf-8"))
+        self._created[key] = created
+
+    async def _entry_count(self) -> int:
+        if self._count is None:
+            self._count = len(await self._scan(values=False))
+        return self._count
+
+    async def _scan(self, *, values: bool) -> dict[str, bytes]:
+        # A watch delivers the last value of every live key, then a None marker once the snapshot is done.
+        pattern = f"{self._prefix}.>" if self._prefix else ">"
+        found: dict[str, bytes] = {}
+        try:
+            with anyio.fail_after(self._timeout):
+                watcher = await self._kv.watch(  # pyright: ignore[reportUnknownMemberType]
+                    pattern, ignore_deletes=True, meta_only=not values
+                )
+                try:
+                    while True:
+                        update = await watcher.updates(timeout=self._timeout)
+                        if update is None:
+                            break
+                        if isinstance(update, KeyValue.Entry):
+                            key = update.key[len(self._prefix) + 1 :] if self._prefix else update.key
+                            if is_valid_key(key):  # foreign names in a shared bucket are skipped
+                                found[key] = update.value or b""
+                        else:
+                            raise MemoryIOError("listing memory: watch closed before the snapshot completed")
+                finally:
+                    await watcher.stop()
+        except TimeoutError as err:
+            raise MemoryIOError(f"listing memory: no snapshot within {self._timeout:g}s") from err
+        except nats.errors.Error as err:
+            raise MemoryIOError(f"listing memory: {_describe(err)}") from err
+        self._count = len(found)
+        return found
+
+    def _storage_key(self, key: str) -> str:
+        return f"{self._prefix}.{key}" if self._prefix else key
+
+    def _forget(self, key: str) -> None:
+        self._revisions.pop(key, None)
+        self._created.pop(key, None)
+
+
+async def _bind(js: JetStreamContext, name: str, *, create: bool) -> KeyValue:
+    try:
+        return await js.key_value(name)
+    except nats.js.errors.BucketNotFoundError:
+        if not create:
+            raise MemoryConfigError(
+                f'jetstream memory: KV bucket "{name}" does not exist; create it first, e.g. '
+                f"`nats kv add {name} --history=1 --max-value-size={MAX_ENTRY_BYTES}`"
+            ) from None
+    try:
+        return await js.create_key_value(  # pyright: ignore[reportUnknownMemberType]
+            bucket=name, history=1, max_value_size=MAX_ENTRY_BYTES, description="fiskai agent memory"
+        )
+    except nats.js.errors.BadRequestError:
+        # Another process created it first (with a config that differs in some detail): use theirs.
+        return await js.key_value(name)
+
+
+async def _check_bucket(kv: KeyValue, name: str) -> None:
+    config = (await kv.status()).stream_info.config
+    if config.max_age:
+        raise MemoryConfigError(
+            f'jetstream memory: KV bucket "{name}" has a TTL ({config.max_age:g}s); memory must not expire, '
+            "use a bucket without one"
+        )
+    if config.max_msg_size is not None and 0 < config.max_msg_size < MAX_ENTRY_BYTES:
+        raise MemoryConfigError(
+            f'jetstream memory: KV bucket "{name}" takes values up to {config.max_msg_size} bytes; memory needs '
+            f"{MAX_ENTRY_BYTES} (recreate it with --max-value-size={MAX_ENTRY_BYTES})"
+        )
+
+
+def _resolve_prefix(identity: str, bucket: str | None, prefix: str | None) -> str:
+    if prefix is not None:
+        if prefix:
+            try:
+                validate_key(prefix)
+            except MemoryKeyError as err:
+                raise MemoryConfigError(f'jetstream memory: options.prefix "{prefix}" is invalid: {err}') from err
+        return prefix
+    if bucket is None:
+        return ""  # the per-identity bucket already separates identities
+    return _identity_key(identity)
+
+
+def _identity_key(identity: str) -> str:
+    try:
+        return validate_key(identity)
+    except MemoryKeyError as err:
+        raise MemoryConfigError(
+            f'jetstream memory: the agent identity "{identity}" cannot be used as a key prefix ({err}); '
+            'set options.prefix to a legal value, or "" for a flat keyspace'
+        ) from err
+
+
+def _describe(err: BaseException) -> str:
+    return str(err) or type(err).__name__
