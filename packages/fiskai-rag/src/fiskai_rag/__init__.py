@@ -1,4 +1,89 @@
 """The fiskai knowledge index: Markdown in, cited search hits out.
 
-A leaf library: imports no fiskai package.
+A leaf library (imports no fiskai package, no click or rich) and a sync one: async callers wrap calls
+in `anyio.to_thread.run_sync`. Lexical search (SQLite FTS5, BM25) is always on; passing an `Embedder`
+adds a vector tier (sqlite-vec, the `vector` extra) fused with Reciprocal Rank Fusion.
+
+    from fiskai_rag import open_store
+
+    with open_store("/var/lib/app/knowledge", read_only=False) as store:  # the single writer
+        stats = store.index(["docs"], reconcile=True)
+    with open_store("/var/lib/app/knowledge", read_only=True) as store:  # any number of readers
+        result = store.search("how does backpressure work", top_k=5)
+        for hit in result.hits:
+            print(hit.citation, hit.heading_path)  # docs/design.md#3  Design > Backpressure
+        print(store.show("docs/design.md#3").content)
+
+Public API (stable; the bench and eval tooling build on it):
+
+- `open_store(store_dir, *, read_only, embedder=None) -> Store`
+- `Store.index(paths, *, reconcile=False, reindex=False, dry_run=False, progress=None) -> IndexStats`
+  (`progress(done, total, key)` is called after each file)
+- `Store.search(query, *, top_k=None) -> SearchResult(hits=[Hit], status, tier, degraded)`; `status` is
+  `"ok"`, `"index_not_built"` or `"index_empty"`; `SearchResult.note` explains a non-ok status
+- `Store.show(citation) -> Hit`, `Store.sources() -> [Source]`, `Store.stats() -> StoreStats`,
+  `Store.remove(path) -> bool`, `Store.reset() -> (documents, chunks)`, `Store.manifest()`, `Store.tier()`
+- `Hit(citation, path, ordinal, heading_path, content, score, chunk_id)`
+- `chunk_markdown(text)` / `chunk_text(text) -> ChunkedDocument(title, chunks=[Chunk(heading_path, content)])`
+- `fts_query(text)`: the safe FTS5 query built from free text; `rrf(*rankings)`: the fusion
+- `Embedder` (Protocol), `OpenAICompatibleEmbedder`; fakes in `fiskai_rag.testing`
+- errors: `RagError` and its subclasses in `fiskai_rag.errors`
+
+Files in a store directory: `knowledge.db` (+ `-wal`, `-shm`), `knowledge.lock`.
 """
+
+from ._chunk import Chunk, ChunkedDocument, chunk_markdown, chunk_text
+from ._db import DB_NAME, LOCK_NAME, Manifest
+from ._index import IndexStats, Progress
+from ._search import MAX_TOP_K, RRF_K, SEARCH_FANOUT, Hit, fts_query, rrf
+from ._store import DEFAULT_TOP_K, SearchResult, Source, Store, StoreStats, open_store
+from ._walk import EXTENSIONS, MAX_FILE_BYTES
+from .embed import Embedder, OpenAICompatibleEmbedder
+from .errors import (
+    CitationError,
+    EmbedderError,
+    EmbeddingDimensionError,
+    IndexLockedError,
+    IndexNotBuiltError,
+    ManifestMismatchError,
+    RagError,
+    StoreCorruptError,
+    VectorExtensionError,
+)
+
+__all__ = [
+    "DB_NAME",
+    "DEFAULT_TOP_K",
+    "EXTENSIONS",
+    "LOCK_NAME",
+    "MAX_FILE_BYTES",
+    "MAX_TOP_K",
+    "RRF_K",
+    "SEARCH_FANOUT",
+    "Chunk",
+    "ChunkedDocument",
+    "CitationError",
+    "Embedder",
+    "EmbedderError",
+    "EmbeddingDimensionError",
+    "Hit",
+    "IndexLockedError",
+    "IndexNotBuiltError",
+    "IndexStats",
+    "Manifest",
+    "ManifestMismatchError",
+    "OpenAICompatibleEmbedder",
+    "Progress",
+    "RagError",
+    "SearchResult",
+    "Source",
+    "Store",
+    "StoreCorruptError",
+    "StoreStats",
+    "VectorExtensionError",
+    "chunk_markdown",
+    "chunk_text",
+    "fts_query",
+    "open_store",
+    "rrf",
+]

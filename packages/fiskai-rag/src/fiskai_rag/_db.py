@@ -1,0 +1,264 @@
+"""The SQLite file: opening it as the writer or a reader, its schema, and its manifest.
+
+The writer opens read-write in WAL mode so readers (agents, the MCP server) keep searching the last
+committed state while an index is rebuilt; readers open the file read-only with `query_only` on.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+from collections.abc import Generator, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Protocol, cast
+
+import apsw
+
+from .errors import ManifestMismatchError, RagError, StoreCorruptError
+
+__all__ = [
+    "DB_NAME",
+    "FIX_INDEX",
+    "FIX_REINDEX",
+    "FIX_RESET",
+    "FORMAT_VERSION",
+    "LOCK_NAME",
+    "Conn",
+    "Cursor",
+    "Manifest",
+    "clear_index",
+    "corruption_guard",
+    "create_vec_table",
+    "drop_vec_table",
+    "has_table",
+    "open_reader",
+    "open_writer",
+    "read_manifest",
+    "write_manifest",
+]
+
+DB_NAME = "knowledge.db"
+LOCK_NAME = "knowledge.lock"
+FORMAT_VERSION = 1
+FIX_INDEX = "run: fiskai knowledge index"
+FIX_REINDEX = "run 'fiskai knowledge index --reindex'"
+FIX_RESET = "run 'fiskai knowledge reset --force' and index again"
+
+_BUSY_MS = 5000
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS documents(
+    id INTEGER PRIMARY KEY,
+    path TEXT NOT NULL UNIQUE,
+    title TEXT NOT NULL DEFAULT '',
+    size INTEGER NOT NULL,
+    mtime_ns INTEGER NOT NULL,
+    hash TEXT NOT NULL,
+    chunk_count INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS chunks(
+    id INTEGER PRIMARY KEY,
+    document_id INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+    ordinal INTEGER NOT NULL,
+    heading_path TEXT NOT NULL,
+    content TEXT NOT NULL
+);
+CREATE UNIQUE INDEX IF NOT EXISTS chunks_by_document ON chunks(document_id, ordinal);
+CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
+    content, heading_path, content='chunks', content_rowid='id', tokenize='porter unicode61'
+);
+CREATE TRIGGER IF NOT EXISTS chunks_ai AFTER INSERT ON chunks BEGIN
+    INSERT INTO chunks_fts(rowid, content, heading_path) VALUES (new.id, new.content, new.heading_path);
+END;
+CREATE TRIGGER IF NOT EXISTS chunks_ad AFTER DELETE ON chunks BEGIN
+    INSERT INTO chunks_fts(chunks_fts, rowid, content, heading_path)
+        VALUES ('delete', old.id, old.content, old.heading_path);
+END;
+CREATE TRIGGER IF NOT EXISTS chunks_au AFTER UPDATE ON chunks BEGIN
+    INSERT INTO chunks_fts(chunks_fts, rowid, content, heading_path)
+        VALUES ('delete', old.id, old.content, old.heading_path);
+    INSERT INTO chunks_fts(rowid, content, heading_path) VALUES (new.id, new.content, new.heading_path);
+END;
+CREATE TABLE IF NOT EXISTS rag_meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+"""
+
+
+class Cursor(Protocol):
+    """The part of `apsw.Cursor` fiskai_rag uses, typed (apsw's stubs leave values partly unknown on 3.11)."""
+
+    def fetchall(self) -> list[tuple[Any, ...]]: ...
+
+    def __iter__(self) -> Iterator[tuple[Any, ...]]: ...
+
+
+class Conn(Protocol):
+    """The part of `apsw.Connection` fiskai_rag uses; `with conn:` is one transaction (a savepoint)."""
+
+    def execute(self, statements: str, bindings: Sequence[Any] | None = None) -> Cursor: ...
+
+    def executemany(self, statements: str, sequenceofbindings: Iterable[Sequence[Any]]) -> Cursor: ...
+
+    def enable_load_extension(self, enable: bool, /) -> None: ...
+
+    def load_extension(self, filename: str, entrypoint: str | None = None, /) -> None: ...
+
+    def set_busy_timeout(self, milliseconds: int, /) -> None: ...
+
+    def close(self, force: bool = False) -> None: ...
+
+    def __enter__(self) -> Any: ...
+
+    def __exit__(
+        self, etype: type[BaseException] | None, evalue: BaseException | None, etraceback: TracebackType | None, /
+    ) -> bool | None: ...
+
+
+def _connect(db_path: Path, flags: int) -> Conn:
+    return cast(Conn, apsw.Connection(str(db_path), flags=flags))
+
+
+@dataclass(frozen=True, slots=True)
+class Manifest:
+    """What an index was built with; a store refuses to mix embedding configurations."""
+
+    format_version: int = FORMAT_VERSION
+    model: str = ""
+    """Empty for a lexical-only index."""
+    dimension: int = 0
+    normalized: bool = False
+    query_prefix: str = ""
+    document_prefix: str = ""
+
+    @property
+    def has_vectors(self) -> bool:
+        """Whether the index carries a vector table."""
+        return bool(self.model) and self.dimension > 0
+
+
+@contextlib.contextmanager
+def corruption_guard(db_path: Path) -> Generator[None]:
+    """Turn SQLite's "this is not a usable database" errors into a `StoreCorruptError` naming the fix."""
+    try:
+        yield
+    except (apsw.NotADBError, apsw.CorruptError) as err:
+        raise StoreCorruptError(f"knowledge index {db_path} is damaged ({err}); {FIX_RESET}") from err
+
+
+def _check_fts5(db: Conn) -> None:
+    if not db.execute("SELECT sqlite_compileoption_used('ENABLE_FTS5')").fetchall()[0][0]:
+        raise RagError("this SQLite build was compiled without FTS5")
+
+
+def _refuse_symlink(path: Path) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        if stat.S_ISLNK(path.lstat().st_mode):
+            raise RagError(f'knowledge index path "{path}" is a symlink; refusing to follow it')
+
+
+def open_writer(db_path: Path) -> Conn:
+    """Open (creating if needed) the index for writing: WAL, foreign keys, the base schema.
+
+    The caller holds the writer lock. The file and its WAL sidecars are owner-only (0600).
+    """
+    _refuse_symlink(db_path)
+    fd = os.open(db_path, os.O_RDWR | os.O_CREAT | _NOFOLLOW, 0o600)
+    os.close(fd)
+    db = _connect(db_path, apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE)
+    db.set_busy_timeout(_BUSY_MS)
+    with corruption_guard(db_path):
+        _check_fts5(db)
+        db.execute("PRAGMA journal_mode=WAL")
+        # NORMAL is durable across application crashes in WAL mode; only an OS crash can lose the
+        # last transactions, which a re-run of `knowledge index` repairs.
+        db.execute("PRAGMA synchronous=NORMAL")
+        db.execute("PRAGMA foreign_keys=ON")
+        db.execute("PRAGMA cache_size=-16000")
+        with db:
+            db.execute(_SCHEMA)
+    for sidecar in (db_path, db_path.with_name(db_path.name + "-wal"), db_path.with_name(db_path.name + "-shm")):
+        _refuse_symlink(sidecar)
+        with contextlib.suppress(FileNotFoundError):
+            sidecar.chmod(0o600)
+    return db
+
+
+def open_reader(db_path: Path) -> Conn:
+    """Open an existing index read-only."""
+    db = _connect(db_path, apsw.SQLITE_OPEN_READONLY)
+    db.set_busy_timeout(_BUSY_MS)
+    with corruption_guard(db_path):
+        db.execute("PRAGMA query_only=1")
+        _check_fts5(db)
+    return db
+
+
+def has_table(db: Conn, name: str) -> bool:
+    """Whether a table (or virtual table) exists."""
+    return bool(db.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (name,)).fetchall())
+
+
+def read_manifest(db: Conn) -> Manifest | None:
+    """The pinned manifest, or None when nothing has been indexed yet."""
+    if not has_table(db, "rag_meta"):
+        return None
+    rows = dict(db.execute("SELECT key, value FROM rag_meta").fetchall())
+    if not rows:
+        return None
+    try:
+        return Manifest(
+            format_version=int(rows.get("format_version", "1")),
+            model=str(rows.get("model", "")),
+            dimension=int(rows.get("dimension", "0")),
+            normalized=rows.get("normalized") == "true",
+            query_prefix=str(rows.get("query_prefix", "")),
+            document_prefix=str(rows.get("document_prefix", "")),
+        )
+    except ValueError as err:
+        raise ManifestMismatchError(f"knowledge index manifest is unreadable ({err}); {FIX_RESET}") from err
+
+
+def write_manifest(db: Conn, manifest: Manifest) -> None:
+    """Pin the manifest (all six keys), inside the caller's transaction."""
+    rows = {
+        "format_version": str(manifest.format_version),
+        "model": manifest.model,
+        "dimension": str(manifest.dimension),
+        "normalized": "true" if manifest.normalized else "false",
+        "query_prefix": manifest.query_prefix,
+        "document_prefix": manifest.document_prefix,
+    }
+    db.executemany("INSERT OR REPLACE INTO rag_meta(key, value) VALUES (?, ?)", list(rows.items()))
+
+
+def create_vec_table(db: Conn, dimension: int) -> None:
+    """Create the vector table at a dimension and the trigger that drops a chunk's vector with it."""
+    db.execute(
+        f"CREATE VIRTUAL TABLE IF NOT EXISTS chunks_vec USING vec0(chunk_id INTEGER PRIMARY KEY, embedding FLOAT[{int(dimension)}])"
+    )
+    db.execute(
+        "CREATE TRIGGER IF NOT EXISTS chunks_ad_vec AFTER DELETE ON chunks BEGIN "
+        "DELETE FROM chunks_vec WHERE chunk_id = old.id; END"
+    )
+
+
+def drop_vec_table(db: Conn) -> None:
+    """Remove the vector table and its trigger."""
+    db.execute("DROP TRIGGER IF EXISTS chunks_ad_vec")
+    db.execute("DROP TABLE IF EXISTS chunks_vec")
+
+
+def clear_index(db: Conn) -> None:
+    """Empty the index: every document, chunk, vector and the manifest (one transaction).
+
+    Dropping and recreating the tables is much faster than deleting row by row through the triggers.
+    """
+    with db:
+        db.execute(
+            "DROP TRIGGER IF EXISTS chunks_ad_vec; DROP TABLE IF EXISTS chunks_vec; DROP TABLE IF EXISTS chunks_fts;"
+            "DROP TABLE IF EXISTS chunks; DROP TABLE IF EXISTS documents; DROP TABLE IF EXISTS rag_meta;"
+        )
+        db.execute(_SCHEMA)

@@ -1,0 +1,315 @@
+"""Incremental indexing: walk, stat, hash only what changed, chunk, embed outside the transaction, upsert.
+
+Unchanged files cost one `stat` (size and mtime match the stored row); a file whose stat changed is
+read and hashed, and re-chunked only when its SHA-256 differs. Changed files are written in batches,
+one short transaction per batch, so readers see whole files appear and the corpus is never held in
+memory. Embedding happens before a batch's transaction opens, so a slow embeddings server never keeps
+the write transaction (and SQLite's write lock) open.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import apsw
+
+from ._chunk import ChunkedDocument, chunk_markdown, chunk_text
+from ._db import FIX_REINDEX, Conn, Manifest, clear_index, create_vec_table, read_manifest, write_manifest
+from ._vec import load_vec, normalise, pack
+from ._walk import MAX_FILE_BYTES, Candidate, walk
+from .embed import Embedder
+from .errors import EmbedderError, EmbeddingDimensionError, ManifestMismatchError, RagError
+
+__all__ = ["IndexStats", "Progress", "run_index"]
+
+Progress = Callable[[int, int, str], None]
+"""Called after each file with (files done, files total, document key)."""
+
+_BATCH_FILES = 500
+_BATCH_BYTES = 4 * 1024 * 1024
+_BATCH_CHUNKS_EMBEDDED = 256
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_PROBE = "dimension probe"
+_MISMATCH = "knowledge index was built with a different embedding configuration"
+
+
+@dataclass(slots=True)
+class IndexStats:
+    """What an indexing run did."""
+
+    files: int = 0
+    added: int = 0
+    updated: int = 0
+    skipped: int = 0
+    removed: int = 0
+    chunks: int = 0
+    """Chunks of every file seen, skipped ones included."""
+    embeddings: int = 0
+    first_build: bool = False
+    dry_run: bool = False
+    notes: list[str] = field(default_factory=lambda: [])
+    """Skipped files and missing roots, one line each."""
+
+
+@dataclass(slots=True)
+class _Pending:
+    candidate: Candidate
+    digest: str
+    document: ChunkedDocument
+    existing_id: int | None
+
+
+def _read(candidate: Candidate) -> bytes:
+    # O_NOFOLLOW: a file swapped for a symlink after the walk is refused, not followed out of the root.
+    fd = os.open(candidate.path, os.O_RDONLY | _NOFOLLOW)
+    with os.fdopen(fd, "rb") as handle:
+        return handle.read(MAX_FILE_BYTES + 1)
+
+
+def _chunk(key: str, text: str) -> ChunkedDocument:
+    if key.lower().endswith((".txt", ".text")):
+        return chunk_text(text)
+    return chunk_markdown(text)
+
+
+def _under(path: str, root_key: str) -> bool:
+    if root_key == ".":
+        return not os.path.isabs(path) and not path.startswith("../")
+    return path == root_key or path.startswith(root_key.rstrip("/") + "/")
+
+
+def document_input(embedder: Embedder, heading_path: str, content: str) -> str:
+    """The text embedded for a chunk: the document prefix (with `{title}`) and the chunk."""
+    return embedder.document_prefix.replace("{title}", heading_path or "none") + content
+
+
+def prepare_vector_tier(db: Conn, embedder: Embedder | None) -> Manifest:
+    """Check the pinned manifest against the embedder, create the vector table, pin the manifest.
+
+    Raises:
+        ManifestMismatchError: The index was built with another model, dimension or prefixes.
+        EmbedderError: The embeddings server cannot be reached to probe the dimension.
+    """
+    pinned = read_manifest(db)
+    has_chunks = bool(db.execute("SELECT EXISTS(SELECT 1 FROM chunks)").fetchall()[0][0])
+    if embedder is None:
+        if pinned is not None and pinned.has_vectors and has_chunks:
+            raise ManifestMismatchError(
+                f"{_MISMATCH}: manifest built with model={pinned.model} dim={pinned.dimension}; "
+                f"no embeddings are configured now, so new chunks would have no vectors - {FIX_REINDEX}"
+            )
+        wanted = pinned if pinned is not None else Manifest()
+    else:
+        probe = embedder.embed([_PROBE])
+        if len(probe) != 1 or not probe[0]:
+            raise EmbedderError("the embeddings server returned no vector for the dimension probe")
+        wanted = Manifest(
+            model=embedder.model,
+            dimension=len(probe[0]),
+            normalized=True,
+            query_prefix=embedder.query_prefix,
+            document_prefix=embedder.document_prefix,
+        )
+        if pinned is not None and pinned.has_vectors and pinned != wanted:
+            raise ManifestMismatchError(
+                f"{_MISMATCH}: manifest built with model={pinned.model} dim={pinned.dimension}; "
+                f"config requests model={wanted.model} dim={wanted.dimension} - {FIX_REINDEX}"
+            )
+        if pinned is not None and not pinned.has_vectors and has_chunks:
+            raise ManifestMismatchError(
+                f"{_MISMATCH}: the existing index is lexical-only but config now requests embeddings "
+                f"model={wanted.model} - {FIX_REINDEX}"
+            )
+        load_vec(db)
+    with db:
+        if wanted.has_vectors:
+            create_vec_table(db, wanted.dimension)
+        write_manifest(db, wanted)
+    return wanted
+
+
+def run_index(  # noqa: C901
+    db: Conn,
+    *,
+    store_dir: str,
+    embedder: Embedder | None,
+    roots: list[str],
+    reconcile: bool,
+    reindex: bool,
+    dry_run: bool,
+    progress: Progress | None,
+) -> IndexStats:
+    """Bring the index in line with the files under `roots` (the caller holds the writer lock).
+
+    Returns:
+        Counts of what was added, updated, skipped and removed.
+    """
+    if not roots:
+        raise RagError("no paths given - pass a path to index")
+    stats = IndexStats(dry_run=dry_run)
+    found = walk(roots, exclude_dir=store_dir)
+    stats.notes.extend(found.notes)
+    if not found.root_keys:
+        raise RagError("none of the given paths exist")
+    known: dict[str, tuple[int, int, int, str, int]] = {
+        str(path): (int(doc_id), int(size), int(mtime_ns), str(digest), int(count))
+        for doc_id, path, size, mtime_ns, digest, count in db.execute(
+            "SELECT id, path, size, mtime_ns, hash, chunk_count FROM documents"
+        )
+    }
+    stats.first_build = not known or reindex
+    manifest: Manifest | None = None
+    if not dry_run:
+        if reindex:
+            clear_index(db)
+            known = {}
+        manifest = prepare_vector_tier(db, embedder)
+    vectors_on = embedder is not None and (manifest is None or manifest.has_vectors)
+
+    batch: list[_Pending] = []
+    batch_bytes = 0
+    batch_chunks = 0
+    touched: list[tuple[int, int, int]] = []
+    seen: set[str] = set()
+    total = len(found.candidates)
+    for done, candidate in enumerate(found.candidates, start=1):
+        key = candidate.key
+        seen.add(key)
+        stats.files += 1
+        row = known.get(key)
+        if row is not None and not reindex and row[1] == candidate.size and row[2] == candidate.mtime_ns:
+            stats.skipped += 1
+            stats.chunks += row[4]
+        else:
+            pending = _prepare(candidate, row, reindex, stats, touched)
+            if pending is not None:
+                count = len(pending.document.chunks)
+                stats.chunks += count
+                if vectors_on:
+                    stats.embeddings += count
+                if not dry_run:
+                    batch.append(pending)
+                    batch_bytes += candidate.size
+                    batch_chunks += count
+        if batch and (
+            len(batch) >= _BATCH_FILES
+            or batch_bytes >= _BATCH_BYTES
+            or (vectors_on and batch_chunks >= _BATCH_CHUNKS_EMBEDDED)
+        ):
+            _flush(db, batch, embedder if vectors_on else None, manifest)
+            batch, batch_bytes, batch_chunks = [], 0, 0
+        if progress is not None:
+            progress(done, total, key)
+    if not dry_run:
+        if batch:
+            _flush(db, batch, embedder if vectors_on else None, manifest)
+        if touched:
+            with db:
+                db.executemany("UPDATE documents SET size = ?, mtime_ns = ? WHERE id = ?", touched)
+        if reconcile:
+            gone = [path for path in known if path not in seen and any(_under(path, r) for r in found.root_keys)]
+            with db:
+                db.executemany("DELETE FROM documents WHERE path = ?", [(p,) for p in gone])
+            stats.removed = len(gone)
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    return stats
+
+
+def _prepare(
+    candidate: Candidate,
+    row: tuple[int, int, int, str, int] | None,
+    reindex: bool,
+    stats: IndexStats,
+    touched: list[tuple[int, int, int]],
+) -> _Pending | None:
+    try:
+        data = _read(candidate)
+    except OSError as err:
+        stats.notes.append(f'skipping unreadable file "{candidate.key}": {err.strerror}')
+        return None
+    if len(data) > MAX_FILE_BYTES:
+        stats.notes.append(f'skipping oversized file "{candidate.key}" ({len(data)} bytes)')
+        return None
+    digest = hashlib.sha256(data).hexdigest()
+    if row is not None and not reindex and row[3] == digest:
+        # Same bytes, new mtime (a checkout, a touch): remember the stat so the next run skips the read.
+        stats.skipped += 1
+        stats.chunks += row[4]
+        touched.append((candidate.size, candidate.mtime_ns, row[0]))
+        return None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        stats.notes.append(f'skipping non-UTF-8 file "{candidate.key}"')
+        return None
+    if row is None or reindex:
+        stats.added += 1
+    else:
+        stats.updated += 1
+    return _Pending(candidate, digest, _chunk(candidate.key, text), None if reindex or row is None else row[0])
+
+
+def _embed_batch(batch: list[_Pending], embedder: Embedder, manifest: Manifest | None) -> list[bytes]:
+    inputs = [document_input(embedder, c.heading_path, c.content) for p in batch for c in p.document.chunks]
+    if not inputs:
+        return []
+    vectors = embedder.embed(inputs)
+    if len(vectors) != len(inputs):
+        raise EmbedderError(f"embedder returned {len(vectors)} vectors for {len(inputs)} chunks")
+    dimension = manifest.dimension if manifest is not None else len(vectors[0])
+    for v in vectors:
+        if len(v) != dimension:
+            raise EmbeddingDimensionError(
+                f'embedding dimension does not match the index: model "{embedder.model}" now emits dimension '
+                f"{len(v)} but the index was built at {dimension}; {FIX_REINDEX}"
+            )
+    return [pack(normalise(v)) for v in vectors]
+
+
+def _flush(db: Conn, batch: list[_Pending], embedder: Embedder | None, manifest: Manifest | None) -> None:
+    blobs = _embed_batch(batch, embedder, manifest) if embedder is not None else []
+    blob_at = 0
+    with db:
+        next_id = int(db.execute("SELECT coalesce(max(id), 0) + 1 FROM chunks").fetchall()[0][0])
+        for pending in batch:
+            candidate = pending.candidate
+            try:
+                if pending.existing_id is not None:
+                    db.execute("DELETE FROM chunks WHERE document_id = ?", (pending.existing_id,))
+                doc_id = int(
+                    db.execute(
+                        "INSERT INTO documents(path, title, size, mtime_ns, hash, chunk_count) VALUES (?, ?, ?, ?, ?, ?) "
+                        "ON CONFLICT(path) DO UPDATE SET title = excluded.title, size = excluded.size, "
+                        "mtime_ns = excluded.mtime_ns, hash = excluded.hash, chunk_count = excluded.chunk_count "
+                        "RETURNING id",
+                        (
+                            candidate.key,
+                            pending.document.title,
+                            candidate.size,
+                            candidate.mtime_ns,
+                            pending.digest,
+                            len(pending.document.chunks),
+                        ),
+                    ).fetchall()[0][0]
+                )
+                chunks = pending.document.chunks
+                ids = range(next_id, next_id + len(chunks))
+                next_id += len(chunks)
+                db.executemany(
+                    "INSERT INTO chunks(id, document_id, ordinal, heading_path, content) VALUES (?, ?, ?, ?, ?)",
+                    [
+                        (cid, doc_id, n, c.heading_path, c.content)
+                        for n, (cid, c) in enumerate(zip(ids, chunks, strict=True))
+                    ],
+                )
+                if blobs:
+                    db.executemany(
+                        "INSERT INTO chunks_vec(chunk_id, embedding) VALUES (?, ?)",
+                        list(zip(ids, blobs[blob_at : blob_at + len(chunks)], strict=True)),
+                    )
+                    blob_at += len(chunks)
+            except apsw.Error as err:
+                raise RagError(f'indexing "{candidate.key}": {err}') from err

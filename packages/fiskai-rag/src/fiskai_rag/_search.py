@@ -1,0 +1,131 @@
+"""Search: FTS5 BM25 always, vec0 KNN when the vector tier is on, fused by Reciprocal Rank Fusion.
+
+RRF fuses by rank, so the incomparable scales of BM25 and vector distance never need normalising
+against each other. User text never reaches FTS5 as syntax: it is cut into letter/digit terms and each
+term is quoted, so quotes, `NEAR`, `column:` filters and operators are plain words.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ._db import Conn
+
+__all__ = [
+    "MAX_TOP_K",
+    "RRF_K",
+    "SEARCH_FANOUT",
+    "Hit",
+    "fts_query",
+    "hydrate",
+    "lexical",
+    "rrf",
+    "vector",
+]
+
+RRF_K = 60
+SEARCH_FANOUT = 50
+MAX_TOP_K = 20
+_MAX_TERMS = 40
+_TERM = re.compile(r"[^\W_]+")
+
+# Function words carry almost no BM25 weight but make FTS5 walk long posting lists; dropping them when
+# the query has other terms keeps whole-question search fast and its ranking cleaner.
+_STOPWORDS = frozenset(
+    """a about above after again all am an and any are as at be because been before being below between
+    both but by can could did do does doing down during each few for from further had has have having he her
+    here hers him his how i if in into is it its itself just me more most my no nor not of off on once only or
+    other our out over own same she should so some such than that the their theirs them then there these they
+    this those through to too under until up very was we were what when where which while who whom why will
+    with would you your yours""".split()
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """One search result, resolvable back to its full text with `Store.show(citation)`."""
+
+    citation: str
+    """`<path>#<ordinal>`: the document key and the chunk's 0-based position in it."""
+    path: str
+    ordinal: int
+    heading_path: str
+    """The heading breadcrumb, `Design > Backpressure`; empty before the first heading."""
+    content: str
+    """The chunk text (breadcrumb folded in)."""
+    score: float
+    """Higher is better: the RRF score in hybrid search, negated BM25 in lexical search."""
+    chunk_id: int
+
+
+def fts_query(text: str) -> str:
+    """Turn free text into a safe FTS5 query: quoted terms of 2+ characters joined with OR.
+
+    Returns:
+        The query, or `""` when the text has no searchable term.
+    """
+    seen: dict[str, None] = {}
+    for term in _TERM.findall(text):
+        if len(term) >= 2:
+            seen.setdefault(term.lower(), None)
+    terms = list(seen)
+    content = [t for t in terms if t not in _STOPWORDS]
+    if content:
+        terms = content
+    return " OR ".join(f'"{t}"' for t in terms[:_MAX_TERMS])
+
+
+def lexical(db: Conn, query: str, limit: int = SEARCH_FANOUT) -> list[tuple[int, float]]:
+    """Chunk ids and BM25 scores (lower is better) for an FTS5 query, best first."""
+    return [
+        (int(rowid), float(score))
+        for rowid, score in db.execute(
+            "SELECT rowid, bm25(chunks_fts) FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY bm25(chunks_fts) LIMIT ?",
+            (query, limit),
+        )
+    ]
+
+
+def vector(db: Conn, blob: bytes, limit: int = SEARCH_FANOUT) -> list[tuple[int, float]]:
+    """Chunk ids and distances (lower is better) of the nearest vectors, nearest first."""
+    return [
+        (int(chunk_id), float(distance))
+        for chunk_id, distance in db.execute(
+            "SELECT chunk_id, distance FROM chunks_vec WHERE embedding MATCH ? AND k = ? ORDER BY distance",
+            (blob, limit),
+        )
+    ]
+
+
+def rrf(*rankings: Sequence[int]) -> list[tuple[int, float]]:
+    """Reciprocal Rank Fusion: each list adds `1 / (RRF_K + rank + 1)`; ties go to the smaller id."""
+    scores: dict[int, float] = {}
+    for ranking in rankings:
+        for rank, chunk_id in enumerate(ranking):
+            scores[chunk_id] = scores.get(chunk_id, 0.0) + 1.0 / (RRF_K + rank + 1)
+    return sorted(scores.items(), key=lambda item: (-item[1], item[0]))
+
+
+def hydrate(db: Conn, ranked: Sequence[tuple[int, float]]) -> list[Hit]:
+    """Load the chunks of a ranking in one query, keeping its order and skipping vanished rows."""
+    if not ranked:
+        return []
+    marks = ",".join("?" * len(ranked))
+    rows = {
+        int(row[0]): row
+        for row in db.execute(
+            "SELECT c.id, d.path, c.ordinal, c.heading_path, c.content FROM chunks c "
+            f"JOIN documents d ON d.id = c.document_id WHERE c.id IN ({marks})",
+            [chunk_id for chunk_id, _ in ranked],
+        )
+    }
+    hits: list[Hit] = []
+    for chunk_id, score in ranked:
+        row = rows.get(chunk_id)
+        if row is None:
+            continue
+        _, path, ordinal, heading_path, content = row
+        hits.append(Hit(f"{path}#{ordinal}", str(path), int(ordinal), str(heading_path), str(content), score, chunk_id))
+    return hits

@@ -1,0 +1,473 @@
+"""The Store: one knowledge index directory, opened as the single writer or as a reader."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import Literal
+
+from ._db import (
+    DB_NAME,
+    FIX_INDEX,
+    FIX_REINDEX,
+    FORMAT_VERSION,
+    LOCK_NAME,
+    Conn,
+    Manifest,
+    clear_index,
+    corruption_guard,
+    open_reader,
+    open_writer,
+    read_manifest,
+)
+from ._index import IndexStats, Progress, run_index
+from ._lock import WriterLock
+from ._search import MAX_TOP_K, Hit, fts_query, hydrate, lexical, rrf, vector
+from ._vec import load_vec, normalise, pack, vec_available
+from .embed import Embedder
+from .errors import (
+    CitationError,
+    EmbedderError,
+    EmbeddingDimensionError,
+    IndexNotBuiltError,
+    ManifestMismatchError,
+    RagError,
+    StoreCorruptError,
+)
+
+__all__ = ["DEFAULT_TOP_K", "SearchResult", "Source", "Store", "StoreStats", "open_store"]
+
+DEFAULT_TOP_K = 5
+_MAX_QUERY_BYTES = 8192
+NOT_BUILT_NOTE = f"the knowledge index has not been built yet; {FIX_INDEX}"
+EMPTY_NOTE = "the knowledge index is empty or the query had no searchable terms"
+DEGRADED_NOTE = "the embeddings server was unreachable, so this query used the lexical tier only"
+
+Status = Literal["ok", "index_not_built", "index_empty"]
+
+
+@dataclass(frozen=True, slots=True)
+class SearchResult:
+    """Hits best first, with a soft status instead of an exception for a missing or empty index."""
+
+    hits: list[Hit]
+    status: Status
+    tier: str
+    """`tier: lexical (FTS5) - ...`, `tier: hybrid (...)`, or the degraded line."""
+    degraded: str | None = None
+    """Why the vector tier was skipped for this query (the embeddings server failed), if it was."""
+
+    @property
+    def note(self) -> str | None:
+        """One sentence for a model or an operator explaining a non-ok status or a degraded search."""
+        if self.status == "index_not_built":
+            return NOT_BUILT_NOTE
+        if self.status == "index_empty":
+            return EMPTY_NOTE
+        return DEGRADED_NOTE if self.degraded else None
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    """One indexed file."""
+
+    path: str
+    chunks: int
+    mtime_ns: int
+    """The file's mtime when it was indexed (not the time of indexing)."""
+
+
+@dataclass(frozen=True, slots=True)
+class StoreStats:
+    """Counts and sizes of an index."""
+
+    directory: Path
+    db_path: Path
+    built: bool
+    documents: int
+    chunks: int
+    vectors: int
+    manifest: Manifest | None
+    db_bytes: int
+    wal_bytes: int
+    modified_ns: int | None
+
+
+class Store:
+    """A knowledge index directory (`knowledge.db` + `knowledge.lock`).
+
+    Open with `open_store`. A writer holds the cross-process writer lock until `close`; readers never
+    lock and keep searching the last committed state while a writer rebuilds. A reader opened before
+    the index exists reports `index_not_built` and picks the index up once it appears.
+    """
+
+    def __init__(self, directory: Path, *, read_only: bool, embedder: Embedder | None) -> None:
+        self.directory = directory
+        self.db_path = directory / DB_NAME
+        self.read_only = read_only
+        self.embedder = embedder
+        self._db: Conn | None = None
+        self._lock: WriterLock | None = None
+        self._manifest: Manifest | None = None
+        self._damaged: StoreCorruptError | None = None
+        self._vec_loaded = False
+        self._dimension_checked = False
+
+    # -- lifecycle -----------------------------------------------------------------------------------
+
+    def _open(self) -> None:
+        if self.read_only:
+            if self.db_path.exists():
+                self._db = open_reader(self.db_path)
+                self._load_manifest()
+            return
+        self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+        lock = WriterLock(self.directory / LOCK_NAME)
+        lock.acquire()
+        self._lock = lock
+        try:
+            self._db = open_writer(self.db_path)
+            self._load_manifest()
+        except StoreCorruptError as err:
+            self._damaged = err  # kept so that reset() can still repair the store
+            self._db = None
+        except BaseException:
+            self.close()
+            raise
+
+    def _load_manifest(self) -> None:
+        db = self._require_db()
+        with corruption_guard(self.db_path):
+            manifest = read_manifest(db)
+        self._manifest = manifest
+        if manifest is None:
+            return
+        if manifest.format_version > FORMAT_VERSION:
+            raise ManifestMismatchError(
+                f"knowledge index format is newer than this build supports: index format_version="
+                f"{manifest.format_version}, this build supports up to {FORMAT_VERSION}; upgrade fiskai"
+            )
+        if manifest.has_vectors and (self.embedder is not None or not self.read_only) and vec_available():
+            load_vec(db)
+            self._vec_loaded = True
+        if not self.read_only or self.embedder is None:
+            return  # the writer checks the embedder against the manifest when it indexes
+        embedder = self.embedder
+        if not manifest.has_vectors:
+            raise ManifestMismatchError(
+                "knowledge index was built with a different embedding configuration: config requests "
+                f'embeddings model="{embedder.model}" but the index was built lexical-only; {FIX_REINDEX}'
+            )
+        if (manifest.model, manifest.query_prefix, manifest.document_prefix) != (
+            embedder.model,
+            embedder.query_prefix,
+            embedder.document_prefix,
+        ) or not manifest.normalized:
+            raise ManifestMismatchError(
+                "knowledge index was built with a different embedding configuration: index model="
+                f'"{manifest.model}" query_prefix="{manifest.query_prefix}" document_prefix="{manifest.document_prefix}"; '
+                f'config requests model="{embedder.model}" query_prefix="{embedder.query_prefix}" '
+                f'document_prefix="{embedder.document_prefix}"; {FIX_REINDEX}'
+            )
+
+    def close(self) -> None:
+        """Close the database and release the writer lock; safe to call twice."""
+        db, self._db = self._db, None
+        if db is not None:
+            db.close()
+        lock, self._lock = self._lock, None
+        if lock is not None:
+            lock.release()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def _require_db(self) -> Conn:
+        if self._damaged is not None:
+            raise self._damaged
+        if self._db is None and self.read_only and self.db_path.exists():
+            self._db = open_reader(self.db_path)
+            self._load_manifest()
+        if self._db is None:
+            raise IndexNotBuiltError(NOT_BUILT_NOTE)
+        return self._db
+
+    def _writer(self) -> Conn:
+        if self.read_only:
+            raise RagError("this store was opened read-only; open it with read_only=False to write")
+        return self._require_db()
+
+    # -- reading -------------------------------------------------------------------------------------
+
+    @property
+    def built(self) -> bool:
+        """Whether the index file exists."""
+        return self.db_path.exists()
+
+    def manifest(self) -> Manifest | None:
+        """The pinned embedding manifest, or None before the first index run."""
+        with contextlib.suppress(IndexNotBuiltError):
+            self._require_db()
+        return self._manifest
+
+    def tier(self) -> str:
+        """The tier line: `tier: lexical (FTS5) - ...` or `tier: hybrid (FTS5 + vectors, RRF) - ...`."""
+        if self.embedder is None:
+            return "tier: lexical (FTS5) - no embeddings configured"
+        manifest = self.manifest()
+        dimension = manifest.dimension if manifest is not None else 0
+        return f"tier: hybrid (FTS5 + vectors, RRF) - model={self.embedder.model} dim={dimension}"
+
+    def search(self, query: str, *, top_k: int | None = None) -> SearchResult:
+        """Search the index.
+
+        Args:
+            query: Free text; never interpreted as FTS5 syntax.
+            top_k: How many hits (default 5, capped at 20, at least 1).
+
+        Returns:
+            Hits best first; status `index_not_built` or `index_empty` instead of raising.
+
+        Raises:
+            EmbeddingDimensionError: The embeddings model now emits another dimension than the index.
+            StoreCorruptError: The index file is damaged.
+        """
+        k = max(1, min(MAX_TOP_K, top_k if top_k is not None and top_k > 0 else DEFAULT_TOP_K))
+        try:
+            db = self._require_db()
+        except IndexNotBuiltError:
+            return SearchResult([], "index_not_built", self.tier())
+        tier = self.tier()
+        with corruption_guard(self.db_path):
+            match = fts_query(query)
+            if not match or not db.execute("SELECT EXISTS(SELECT 1 FROM chunks)").fetchall()[0][0]:
+                return SearchResult([], "index_empty", tier)
+            # One read transaction: the lexical and vector sides see the same snapshot.
+            with db:
+                lexical_ranked = lexical(db, match)
+                degraded: str | None = None
+                vector_ranked: list[tuple[int, float]] | None = None
+                if self.embedder is not None and self._manifest is not None and self._manifest.has_vectors:
+                    try:
+                        vector_ranked = vector(db, self._query_vector(query))
+                    except EmbeddingDimensionError:
+                        raise
+                    except EmbedderError as err:
+                        degraded = str(err)
+                if vector_ranked is None:
+                    ranked = [(chunk_id, -score) for chunk_id, score in lexical_ranked[:k]]
+                else:
+                    fused = rrf([c for c, _ in lexical_ranked], [c for c, _ in vector_ranked])
+                    ranked = fused[:k]
+                hits = hydrate(db, ranked)
+        if degraded is not None:
+            tier = f"tier: hybrid -> DEGRADED to lexical (embeddings unreachable: {degraded})"
+        return SearchResult(hits, "ok", tier, degraded)
+
+    def _query_vector(self, query: str) -> bytes:
+        embedder = self.embedder
+        manifest = self._manifest
+        assert embedder is not None and manifest is not None
+        raw = query.encode()[:_MAX_QUERY_BYTES].decode(errors="ignore")
+        vectors = embedder.embed([embedder.query_prefix + raw])
+        if len(vectors) != 1 or not vectors[0]:
+            raise EmbedderError("the embeddings server returned no vector for the query")
+        if len(vectors[0]) != manifest.dimension:
+            raise EmbeddingDimensionError(
+                f'embedding dimension does not match the index: model "{embedder.model}" now emits dimension '
+                f"{len(vectors[0])} but the index was built at {manifest.dimension}; {FIX_REINDEX}"
+            )
+        return pack(normalise(vectors[0]))
+
+    def show(self, citation: str) -> Hit:
+        """Resolve a citation (`<path>#<ordinal>`) to its chunk.
+
+        Raises:
+            CitationError: The citation is malformed or matches no chunk.
+            IndexNotBuiltError: There is no index yet.
+        """
+        path, sep, ordinal_text = citation.rpartition("#")
+        if not sep:
+            raise CitationError(
+                f"citation \"{citation}\" is missing the '#<ordinal>' suffix; expected <relpath>#<ordinal>"
+            )
+        if not path or not ordinal_text.isdigit() or not ordinal_text.isascii():
+            raise CitationError(
+                f'citation "{citation}" is malformed; expected <relpath>#<ordinal>, e.g. docs/design.md#3'
+            )
+        db = self._require_db()
+        with corruption_guard(self.db_path):
+            rows = db.execute(
+                "SELECT c.id, c.heading_path, c.content FROM chunks c JOIN documents d ON d.id = c.document_id "
+                "WHERE d.path = ? AND c.ordinal = ?",
+                (path, int(ordinal_text)),
+            ).fetchall()
+        if not rows:
+            raise CitationError(
+                f'no chunk found for citation "{citation}": it may have shifted since the last reindex; '
+                "run 'fiskai knowledge sources' to list files"
+            )
+        chunk_id, heading_path, content = rows[0]
+        return Hit(citation, path, int(ordinal_text), str(heading_path), str(content), 0.0, int(chunk_id))
+
+    def sources(self) -> list[Source]:
+        """Every indexed file, sorted by path; empty when nothing is indexed."""
+        try:
+            db = self._require_db()
+        except IndexNotBuiltError:
+            return []
+        with corruption_guard(self.db_path):
+            return [
+                Source(str(path), int(count), int(mtime_ns))
+                for path, count, mtime_ns in db.execute(
+                    "SELECT path, chunk_count, mtime_ns FROM documents ORDER BY path"
+                )
+            ]
+
+    def stats(self) -> StoreStats:
+        """Counts, manifest and file sizes; zeros when the index is not built."""
+        documents = chunks = vectors = 0
+        built = self.built
+        if built:
+            db = self._require_db()
+            with corruption_guard(self.db_path):
+                documents = int(db.execute("SELECT count(*) FROM documents").fetchall()[0][0])
+                chunks = int(db.execute("SELECT count(*) FROM chunks").fetchall()[0][0])
+                if self._vec_loaded and db.execute("SELECT 1 FROM sqlite_master WHERE name='chunks_vec'").fetchall():
+                    vectors = int(db.execute("SELECT count(*) FROM chunks_vec").fetchall()[0][0])
+        wal = self.db_path.with_name(DB_NAME + "-wal")
+        return StoreStats(
+            directory=self.directory,
+            db_path=self.db_path,
+            built=built,
+            documents=documents,
+            chunks=chunks,
+            vectors=vectors,
+            manifest=self._manifest,
+            db_bytes=_size(self.db_path),
+            wal_bytes=_size(wal),
+            modified_ns=max(_mtime(self.db_path), _mtime(wal)) if built else None,
+        )
+
+    # -- writing -------------------------------------------------------------------------------------
+
+    def index(
+        self,
+        paths: Sequence[str | os.PathLike[str]],
+        *,
+        reconcile: bool = False,
+        reindex: bool = False,
+        dry_run: bool = False,
+        progress: Progress | None = None,
+    ) -> IndexStats:
+        """Index files and directories incrementally (writer only).
+
+        Args:
+            paths: Roots to walk; each document's key (and citation path) is the root as given joined
+                with the file's relative path.
+            reconcile: Remove documents under the walked roots whose files no longer exist.
+            reindex: Empty the index first and rebuild everything (also after a model change).
+            dry_run: Count what would be indexed and embedded; write nothing.
+            progress: Called after each file with (done, total, key).
+
+        Returns:
+            Counts of added, updated, skipped and removed files, chunks and embeddings.
+
+        Raises:
+            ManifestMismatchError: The embedder does not match the model the index was built with.
+            EmbedderError: The embeddings server failed while indexing.
+        """
+        db = self._writer()
+        with corruption_guard(self.db_path):
+            result = run_index(
+                db,
+                store_dir=str(self.directory),
+                embedder=self.embedder,
+                roots=[os.fspath(p) for p in paths],
+                reconcile=reconcile,
+                reindex=reindex,
+                dry_run=dry_run,
+                progress=progress,
+            )
+            self._manifest = read_manifest(db)
+        return result
+
+    def remove(self, path: str) -> bool:
+        """Remove one document by its key (as `sources` lists it); True when it was indexed."""
+        db = self._writer()
+        with corruption_guard(self.db_path), db:
+            found = db.execute("DELETE FROM documents WHERE path = ? RETURNING id", (path,)).fetchall()
+        return bool(found)
+
+    def reset(self) -> tuple[int, int]:
+        """Delete every document, chunk, vector and the manifest, and shrink the file (writer only).
+
+        A damaged index file is deleted and recreated empty.
+
+        Returns:
+            The (documents, chunks) counts that were removed.
+        """
+        if self.read_only:
+            raise RagError("this store was opened read-only; open it with read_only=False to write")
+        if self._damaged is not None:
+            for name in (DB_NAME, DB_NAME + "-wal", DB_NAME + "-shm"):
+                with contextlib.suppress(FileNotFoundError):
+                    (self.directory / name).unlink()
+            self._damaged = None
+            self._db = open_writer(self.db_path)
+            self._manifest = None
+            return 0, 0
+        db = self._writer()
+        with corruption_guard(self.db_path):
+            documents = int(db.execute("SELECT count(*) FROM documents").fetchall()[0][0])
+            chunks = int(db.execute("SELECT count(*) FROM chunks").fetchall()[0][0])
+            clear_index(db)
+            db.execute("VACUUM")
+            db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        self._manifest = None
+        return documents, chunks
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+def _mtime(path: Path) -> int:
+    try:
+        return path.stat().st_mtime_ns
+    except OSError:
+        return 0
+
+
+def open_store(store_dir: str | os.PathLike[str], *, read_only: bool, embedder: Embedder | None = None) -> Store:
+    """Open a knowledge index directory.
+
+    Args:
+        store_dir: The directory holding `knowledge.db`; a writer creates it (mode 0700).
+        read_only: True for searching (agents, MCP): never locks, never writes, tolerates a missing
+            index. False for the single writer: takes the cross-process writer lock first.
+        embedder: Turns on the vector tier; None means lexical only.
+
+    Returns:
+        The open store; close it (or use it as a context manager).
+
+    Raises:
+        IndexLockedError: A writer is requested while another process writes the index.
+        ManifestMismatchError: A reader's embedder does not match the model the index was built with.
+        StoreCorruptError: A reader found a damaged index file (a writer defers this to allow `reset`).
+    """
+    store = Store(Path(store_dir), read_only=read_only, embedder=embedder)
+    store._open()  # pyright: ignore[reportPrivateUsage]
+    return store

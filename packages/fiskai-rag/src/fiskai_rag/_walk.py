@@ -1,0 +1,138 @@
+"""Walk index roots: eligible files with the stat that lets unchanged files skip hashing.
+
+Only `.md .markdown .txt .text` files are taken. Skipped directories: the store directory, any
+dot-directory (`.git`) and any directory named `memory` (the agent's memory store, which must never be
+cited back as documentation). Symlinked directories are never followed (no loops, no escapes); a
+symlinked file is taken only when its target resolves inside the root it was found in.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+__all__ = ["EXTENSIONS", "MAX_FILE_BYTES", "Candidate", "WalkResult", "key_for_root", "walk"]
+
+EXTENSIONS = frozenset({".md", ".markdown", ".txt", ".text"})
+MAX_FILE_BYTES = 512 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A file to consider for indexing."""
+
+    key: str
+    """The document key and citation path: the root as given joined with the relative path, `/`-separated."""
+    path: str
+    """Where to read it (the resolved target for an accepted symlink)."""
+    size: int
+    mtime_ns: int
+
+
+@dataclass(slots=True)
+class WalkResult:
+    """Every candidate found, the keys of the roots that were walked, and notes for the operator."""
+
+    candidates: list[Candidate] = field(default_factory=lambda: [])
+    root_keys: list[str] = field(default_factory=lambda: [])
+    notes: list[str] = field(default_factory=lambda: [])
+
+
+def key_for_root(root: str) -> str:
+    """The document-key prefix of a root: normalised, `/`-separated, as typed (relative stays relative)."""
+    key = os.path.normpath(root)
+    if os.sep != "/":  # pragma: no cover - Windows only
+        key = key.replace(os.sep, "/")
+    return key
+
+
+def _eligible(name: str) -> bool:
+    dot = name.rfind(".")
+    return dot > 0 and name[dot:].lower() in EXTENSIONS
+
+
+def walk(roots: list[str], *, exclude_dir: str | None) -> WalkResult:
+    """Collect eligible files under each root, in lexical order.
+
+    Args:
+        roots: Files or directories, as the operator typed them.
+        exclude_dir: The store directory, never walked.
+
+    Returns:
+        The candidates; missing roots and oversized files are reported in `notes`.
+    """
+    result = WalkResult()
+    excluded: tuple[int, int] | None = None
+    if exclude_dir is not None:
+        try:
+            st = os.stat(exclude_dir)
+            excluded = (st.st_dev, st.st_ino)
+        except OSError:
+            excluded = None
+    for root in roots:
+        key = key_for_root(root)
+        try:
+            st = os.stat(root)
+        except OSError:
+            result.notes.append(f'skipping missing path "{root}"')
+            continue
+        result.root_keys.append(key)
+        if stat.S_ISDIR(st.st_mode):
+            real_root = os.path.realpath(root)
+            result.candidates.extend(_walk_dir(root, key, real_root, excluded, result.notes))
+        elif stat.S_ISREG(st.st_mode) and _eligible(os.path.basename(root)):
+            if st.st_size > MAX_FILE_BYTES:
+                result.notes.append(f'skipping oversized file "{key}" ({st.st_size} bytes)')
+            else:
+                result.candidates.append(Candidate(key, root, st.st_size, st.st_mtime_ns))
+    return result
+
+
+def _walk_dir(
+    directory: str, key: str, real_root: str, excluded: tuple[int, int] | None, notes: list[str]
+) -> Iterator[Candidate]:
+    try:
+        with os.scandir(directory) as it:
+            entries = sorted(it, key=lambda e: e.name)
+    except OSError as err:
+        notes.append(f'skipping unreadable directory "{key}": {err.strerror}')
+        return
+    for entry in entries:
+        name = entry.name
+        child_key = name if key == "." else f"{key}/{name}"
+        if entry.is_dir(follow_symlinks=False):
+            if name.startswith(".") or name == "memory":
+                continue
+            st = entry.stat(follow_symlinks=False)
+            if excluded is not None and (st.st_dev, st.st_ino) == excluded:
+                continue
+            yield from _walk_dir(entry.path, child_key, real_root, excluded, notes)
+            continue
+        if not _eligible(name):
+            continue
+        path = entry.path
+        if entry.is_symlink():
+            target = os.path.realpath(path)
+            if os.path.commonpath([target, real_root]) != real_root:
+                notes.append(f'skipping symlink "{child_key}": it points outside {real_root}')
+                continue
+            parts = os.path.relpath(target, real_root).split(os.sep)
+            if any(p.startswith(".") or p == "memory" for p in parts[:-1]):
+                continue  # a link must not smuggle in a directory the walk itself skips
+            try:
+                st = os.stat(target)
+            except OSError:
+                continue
+            if not stat.S_ISREG(st.st_mode):
+                continue
+            path = target
+        else:
+            if not entry.is_file(follow_symlinks=False):
+                continue
+            st = entry.stat(follow_symlinks=False)
+        if st.st_size > MAX_FILE_BYTES:
+            notes.append(f'skipping oversized file "{child_key}" ({st.st_size} bytes)')
+            continue
+        yield Candidate(child_key, path, st.st_size, st.st_mtime_ns)
