@@ -16,6 +16,7 @@ import pytest
 
 from fiskai_core.errors import CommandError, CommandStartError, CommandTimeoutError
 from fiskai_core.fisk import ExecOutcome, run_argv, tool_env
+from fiskai_core.fisk._exec import format_seconds
 
 pytestmark = pytest.mark.anyio
 
@@ -224,6 +225,15 @@ async def test_a_file_without_execute_permission_is_refused(tmp_path: Path) -> N
     assert "not executable" in caught.value.reason
 
 
+async def test_a_script_without_a_shebang_is_not_run_through_a_shell(tmp_path: Path) -> None:
+    planted = tmp_path / "planted"
+    script = _script(tmp_path, "no-shebang", f"touch '{planted}'\n")
+    with pytest.raises(CommandStartError) as caught:
+        await run_argv([script], env=tool_env())
+    assert "exec format error" in caught.value.reason
+    assert not planted.exists()
+
+
 async def test_a_directory_is_refused(tmp_path: Path) -> None:
     with pytest.raises(CommandStartError) as caught:
         await run_argv([str(tmp_path)], env=tool_env())
@@ -236,6 +246,11 @@ async def test_a_missing_working_directory_is_named(tmp_path: Path) -> None:
         await run_argv([script], env=tool_env(), cwd=str(tmp_path / "gone"))
     assert str(tmp_path / "gone") in caught.value.reason
     assert "working directory" in caught.value.reason
+
+
+@pytest.mark.parametrize(("seconds", "text"), [(30.0, "30s"), (0.5, "0.5s"), (2.25, "2.25s"), (86400, "86400s")])
+def test_durations_read_like_go(seconds: float, text: str) -> None:
+    assert format_seconds(seconds) == text
 
 
 def test_command_errors_are_fiskai_errors() -> None:

@@ -98,6 +98,14 @@ async def test_a_missing_path_is_named(tmp_path: Path) -> None:
     assert "used as is" in message
 
 
+async def test_a_path_through_a_regular_file_is_unreadable(tmp_path: Path) -> None:
+    regular = tmp_path / "file"
+    regular.write_text("", encoding="utf-8")
+    app = str(regular / "app")
+    message = await _fails(app)
+    assert message.startswith(f'introspecting "{app}": cannot read it: ')
+
+
 async def test_a_directory_is_refused(tmp_path: Path) -> None:
     message = await _fails(str(tmp_path))
     assert message.startswith(f'introspecting "{tmp_path}": it is a directory')
