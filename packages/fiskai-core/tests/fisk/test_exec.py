@@ -86,11 +86,22 @@ async def test_argv_reaches_the_child_verbatim_without_a_shell(tmp_path: Path) -
     assert not planted.exists()
 
 
-async def test_stdin_is_dev_null(tmp_path: Path) -> None:
+async def test_stdin_is_dev_null_even_when_ours_has_data(tmp_path: Path) -> None:
     body = "st = os.fstat(0)\nprint(json.dumps([os.read(0, 10).decode(), st.st_rdev == os.stat('/dev/null').st_rdev]))"
     script = _python(tmp_path, "read-stdin", body)
-    with anyio.fail_after(10):
-        outcome = await run_argv([script], env=tool_env())
+    # Put readable data on our own fd 0 for the duration, so inheriting it would show.
+    saved = os.dup(0)
+    read_end, write_end = os.pipe()
+    os.write(write_end, b"leaked")
+    os.close(write_end)
+    os.dup2(read_end, 0)
+    os.close(read_end)
+    try:
+        with anyio.fail_after(10):
+            outcome = await run_argv([script], env=tool_env())
+    finally:
+        os.dup2(saved, 0)
+        os.close(saved)
     assert json.loads(outcome.output) == ["", True]
 
 

@@ -135,7 +135,7 @@ async def run_to_sink(
         finished = True
     finally:
         if not finished:
-            # Cancelled from outside (or failing): the group must not outlive the caller's interest.
+            # Canceled from outside (or failing): the group must not outlive the caller's interest.
             _kill_group(process)
         await _close(process, wait_delay)
     if returncode is None:
@@ -200,12 +200,12 @@ def _kill_group(process: anyio.abc.Process) -> None:
         # The child leads its own session, so its pid is also its process group id.
         os.killpg(process.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
-        # Gone already, or (EPERM) no member may be signalled by us: nothing more can be done from here.
+        # Gone already, or (EPERM) no member may be signaled by us: nothing more can be done from here.
         pass
 
 
 async def _close(process: anyio.abc.Process, wait_delay: float) -> None:
-    """Close the pipe and reap the child; shielded so teardown completes even when cancelled."""
+    """Close the pipe and reap the child; shielded so teardown completes even when canceled."""
     with anyio.CancelScope(shield=True):
         with anyio.move_on_after(wait_delay):
             # aclose() closes our end of the pipe (an escaped grandchild then gets SIGPIPE) and reaps the child.
