@@ -1,0 +1,313 @@
+"""Speed and size of the knowledge index, each figure against a floor measured in the same run.
+
+Run: uv run python bench/knowledge.py            # generated 10k-file corpus + the two real corpora
+     uv run python bench/knowledge.py --quick    # 1k generated files only: a smoke run in about a minute
+
+Targets (issue 5, "Speed"): cold lexical index <= 1.5x a raw apsw FTS5 insert of the same chunks;
+no-change re-index of 10k files <= 0.8 s, 1% edited <= 1.5 s; `fiskai knowledge search` as a CLI p50
+<= 100 ms and p95 <= 150 ms (floor: a raw FTS5 query as a Python CLI); in-process search p50 <= 6 ms for
+keywords and <= 15 ms for a whole question, and <= 2x a raw FTS5 bm25 query at 100k chunks; hybrid
+(384 dims) <= 1.3x a raw vec0 KNN; peak RSS <= 100 MB indexing and <= 60 MB searching; store size
+<= 2.5x the corpus. Medians throughout. Every operation runs in a fresh child process
+(bench/knowledge_ops.py) after the workspace is compiled to bytecode. Pieces of fiskai_rag that do not
+exist yet are reported as "not built" rather than failing the run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import compileall
+import json
+import os
+import random
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import apsw
+from gen_corpus import DATA, corpus_bytes, generate
+
+ROOT = Path(__file__).resolve().parent.parent
+OPS = Path(__file__).resolve().parent / "knowledge_ops.py"
+SHARED = Path(os.environ.get("FISKAI_SHARED_DIR", ROOT.parent / "shared")) / "fixtures" / "corpus"
+FISKAI = Path(sys.executable).parent / "fiskai"
+_WORD = re.compile(r"[A-Za-z]{4,}")
+
+# A Python CLI that runs one raw FTS5 query: the floor for `fiskai knowledge search`.
+_RAW_CLI = """
+import re, sys, apsw
+db = apsw.Connection(sys.argv[1], flags=apsw.SQLITE_OPEN_READONLY)
+terms = dict.fromkeys(t.lower() for t in re.findall(r"[^\\W_]+", sys.argv[2]) if len(t) >= 2)
+query = " OR ".join('"' + t + '"' for t in terms)
+for citation, heading, content in db.execute(
+    "SELECT citation, heading_path, content FROM fts WHERE fts MATCH ? ORDER BY bm25(fts) LIMIT 10", (query,)
+):
+    print(citation, heading, content[:100].replace("\\n", " "))
+"""
+
+
+@dataclass(slots=True)
+class Row:
+    corpus: str
+    measure: str
+    ours: float | None
+    floor: float | None = None
+    unit: str = "s"
+    target: str = ""
+    ok: bool | None = None
+
+
+def _child(op: str, **payload: Any) -> dict[str, Any]:
+    done = subprocess.run(
+        [sys.executable, str(OPS), op, json.dumps(payload)], capture_output=True, text=True, check=False, cwd=ROOT
+    )
+    if done.returncode != 0:
+        return {"error": (done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1]}
+    return json.loads(done.stdout)
+
+
+def _dir_bytes(folder: Path) -> int:
+    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
+
+
+def _queries(raw_db: Path, count: int) -> tuple[list[str], list[str]]:
+    """Keyword pairs and whole questions built from words the corpus really contains (seeded)."""
+    db: Any = apsw.Connection(str(raw_db), flags=apsw.SQLITE_OPEN_READONLY)
+    total = int(db.execute("SELECT max(rowid) FROM fts").fetchall()[0][0])
+    rng = random.Random(11)
+    keywords: list[str] = []
+    questions: list[str] = []
+    while len(questions) < count:
+        rows = db.execute("SELECT content FROM fts WHERE rowid = ?", (rng.randint(1, total),)).fetchall()
+        words = _WORD.findall(rows[0][0]) if rows else []
+        if len(words) < 12:
+            continue
+        keywords.append(" ".join(rng.sample(words, 2)).lower())
+        start = rng.randrange(len(words) - 10)
+        questions.append("how do I " + " ".join(words[start : start + rng.randint(6, 10)]).lower() + "?")
+    db.close()
+    return keywords, questions
+
+
+def _cli_argv(store: Path, query: str) -> list[str]:
+    return [str(FISKAI), "knowledge", "search", "--store-dir", str(store), query]
+
+
+def _time_cli(argvs: list[list[str]]) -> list[float] | str:
+    samples: list[float] = []
+    for argv in argvs:
+        start = time.perf_counter()
+        done = subprocess.run(argv, capture_output=True, text=True, check=False, cwd=ROOT)
+        samples.append((time.perf_counter() - start) * 1000)
+        if done.returncode != 0:
+            return (done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1]
+    return samples
+
+
+def _p95(samples: list[float]) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+
+
+class Bench:
+    def __init__(self, rounds: int, cli_runs: int, hybrid: bool) -> None:
+        self.rows: list[Row] = []
+        self.notes: list[str] = []
+        self.rounds = rounds
+        self.cli_runs = cli_runs
+        self.hybrid = hybrid
+
+    def note(self, corpus: str, what: str, result: dict[str, Any]) -> bool:
+        """Record why a figure is absent; True when the result is usable."""
+        if "missing" in result:
+            self.notes.append(f"{corpus}: {what}: not built yet ({result['missing']})")
+            return False
+        if "error" in result:
+            self.notes.append(f"{corpus}: {what}: failed: {result['error']}")
+            return False
+        return True
+
+    def run_corpus(self, name: str, corpus: Path, *, edits: bool) -> None:
+        work = DATA / f"run-{name}"
+        shutil.rmtree(work, ignore_errors=True)
+        work.mkdir(parents=True)
+        store, raw_db = work / "store", work / "raw.db"
+        size = corpus_bytes(corpus)
+        floor = _child("raw-insert", corpus=str(corpus), db=str(raw_db))
+        if not self.note(name, "raw FTS5 insert", floor):
+            return
+        print(f"{name}: {size / 1e6:.1f} MB, {floor['chunks']} chunks; raw insert {floor['seconds']:.2f} s", flush=True)
+        cold = _child("index", corpus=str(corpus), store=str(store))
+        if self.note(name, "cold index", cold):
+            ratio = cold["seconds"] / floor["seconds"]
+            self.rows += [
+                Row(
+                    name,
+                    f"cold index ({cold['files']} files)",
+                    cold["seconds"],
+                    floor["seconds"],
+                    "s",
+                    "<= 1.5x",
+                    ratio <= 1.5,
+                ),
+                Row(name, "peak RSS indexing", cold["rss_mb"], None, "MB", "<= 100 MB", cold["rss_mb"] <= 100),
+                Row(
+                    name,
+                    "store size / corpus",
+                    _dir_bytes(store) / size,
+                    None,
+                    "x",
+                    "<= 2.5x",
+                    _dir_bytes(store) / size <= 2.5,
+                ),
+            ]
+            again = _child("index", corpus=str(corpus), store=str(store))
+            if self.note(name, "no-change re-index", again):
+                self.rows.append(
+                    Row(name, "no-change re-index", again["seconds"], None, "s", "<= 0.8 s", again["seconds"] <= 0.8)
+                )
+            if edits:
+                self._edited(name, corpus, store)
+        keywords, questions = _queries(raw_db, 20)
+        ours = _child("search", store=str(store), keywords=keywords, questions=questions, rounds=self.rounds)
+        raw = _child("raw-search", db=str(raw_db), keywords=keywords, questions=questions, rounds=self.rounds)
+        if self.note(name, "search", ours) and self.note(name, "raw search", raw):
+            for kind, limit in (("keywords", 6.0), ("questions", 15.0)):
+                p50, base = ours[kind]["p50_ms"], raw[kind]["p50_ms"]
+                self.rows.append(
+                    Row(
+                        name,
+                        f"search p50, {kind}",
+                        p50,
+                        base,
+                        "ms",
+                        f"<= {limit:g} ms, <= 2x",
+                        p50 <= limit and p50 <= 2 * base,
+                    )
+                )
+            self.rows.append(
+                Row(name, "peak RSS searching", ours["rss_mb"], None, "MB", "<= 60 MB", ours["rss_mb"] <= 60)
+            )
+        self._cli(name, store, raw_db, keywords)
+        if self.hybrid:
+            result = _child(
+                "hybrid",
+                corpus=str(corpus),
+                store=str(work / "store-vec"),
+                dims=384,
+                keywords=keywords,
+                questions=questions,
+                rounds=self.rounds,
+            )
+            if self.note(name, "hybrid search", result):
+                p50, base = result["ours"]["p50_ms"], result["floor"]["p50_ms"]
+                self.rows.append(
+                    Row(name, "hybrid p50 vs raw KNN (384d)", p50, base, "ms", "<= 1.3x", p50 <= 1.3 * base)
+                )
+                self.notes.append(
+                    f"{name}: vector index of {result['chunks']} chunks took {result['index_seconds']:.1f} s"
+                )
+
+    def _edited(self, name: str, corpus: Path, store: Path) -> None:
+        files = sorted(p for p in corpus.rglob("*.md"))
+        chosen = files[:: max(1, len(files) // max(1, len(files) // 100))][: max(1, len(files) // 100)]
+        originals = {path: path.read_bytes() for path in chosen}
+        try:
+            for n, path in enumerate(chosen):
+                with path.open("a", encoding="utf-8") as handle:
+                    handle.write(f"\nAn edited paragraph, number {n}, added by the benchmark.\n")
+            edited = _child("index", corpus=str(corpus), store=str(store))
+        finally:
+            for path, data in originals.items():
+                path.write_bytes(data)
+        if self.note(name, "1% edited re-index", edited):
+            self.rows.append(
+                Row(
+                    name,
+                    f"re-index, {len(chosen)} files edited",
+                    edited["seconds"],
+                    None,
+                    "s",
+                    "<= 1.5 s",
+                    edited["seconds"] <= 1.5,
+                )
+            )
+        _child("index", corpus=str(corpus), store=str(store))  # back in line with the restored files
+
+    def _cli(self, name: str, store: Path, raw_db: Path, keywords: list[str]) -> None:
+        queries = (keywords * (self.cli_runs // len(keywords) + 1))[: self.cli_runs]
+        raw = _time_cli([[sys.executable, "-c", _RAW_CLI, str(raw_db), q] for q in queries])
+        if not FISKAI.exists():
+            self.notes.append(f"{name}: CLI search: no fiskai script at {FISKAI}")
+            return
+        ours = _time_cli([_cli_argv(store, q) for q in queries])
+        if isinstance(ours, str) or isinstance(raw, str):
+            self.notes.append(f"{name}: CLI search: not available yet ({ours if isinstance(ours, str) else raw})")
+            return
+        p50, p95 = statistics.median(ours), _p95(ours)
+        self.rows += [
+            Row(name, "CLI search p50", p50, statistics.median(raw), "ms", "<= 100 ms", p50 <= 100),
+            Row(name, "CLI search p95", p95, _p95(raw), "ms", "<= 150 ms", p95 <= 150),
+        ]
+
+    def print_table(self) -> bool:
+        header = f"{'corpus':<16} {'measure':<34} {'ours':>9} {'floor':>9} {'ratio':>6}  {'target':<18} verdict"
+        print()
+        print(header)
+        print("-" * len(header))
+        failed = False
+        for row in self.rows:
+            ours = "-" if row.ours is None else f"{row.ours:.3g} {row.unit}" if row.unit != "x" else f"{row.ours:.2f}x"
+            floor = "-" if row.floor is None else f"{row.floor:.3g} {row.unit}"
+            ratio = f"{row.ours / row.floor:.2f}" if row.ours is not None and row.floor else "-"
+            verdict = "" if row.ok is None else "ok" if row.ok else "MISSED"
+            failed |= row.ok is False
+            print(f"{row.corpus:<16} {row.measure:<34} {ours:>9} {floor:>9} {ratio:>6}  {row.target:<18} {verdict}")
+        for note in self.notes:
+            print(f"note: {note}")
+        return failed
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="1k generated files, no real corpora, fewer rounds")
+    parser.add_argument("--files", type=int, default=None, help="generated corpus size (default 10000; quick 1000)")
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument(
+        "--real",
+        choices=["all", "none", "influxdata-docs", "tldr-pages"],
+        default=None,
+        help="real corpora to include (default all; quick none)",
+    )
+    parser.add_argument("--no-hybrid", action="store_true", help="skip the vector tier")
+    parser.add_argument("--rounds", type=int, default=None, help="passes over the 20+20 search queries")
+    args = parser.parse_args()
+    files = args.files or (1000 if args.quick else 10_000)
+    real = args.real or ("none" if args.quick else "all")
+
+    for src in sorted((ROOT / "packages").glob("*/src")):
+        compileall.compile_dir(src, quiet=1)
+    compileall.compile_dir(Path(__file__).parent, quiet=1, maxlevels=0)
+
+    start = time.perf_counter()
+    corpus = generate(files, args.seed, files * 0.007)
+    print(f"generated corpus ready in {time.perf_counter() - start:.1f} s: {corpus}", flush=True)
+    bench = Bench(
+        rounds=args.rounds or (3 if args.quick else 5), cli_runs=10 if args.quick else 21, hybrid=not args.no_hybrid
+    )
+    bench.run_corpus(f"generated-{files // 1000}k", corpus, edits=True)
+    for name in ("influxdata-docs", "tldr-pages"):
+        if real in ("all", name):
+            bench.run_corpus(name, SHARED / name, edits=False)
+    print(f"python {sys.version.split()[0]}; cores {os.cpu_count()}; load {os.getloadavg()[0]:.1f}")
+    return 1 if bench.print_table() else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
