@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TypeAlias
 
-__all__ = ["DecodedValue", "GoJSONError", "JsonNumber", "decode_first_value", "go_quote"]
+__all__ = ["DecodedValue", "GoJSONError", "JsonNumber", "decode_first_value", "decode_whole_value", "go_quote"]
 
 _SPACE = frozenset(b" \t\r\n")
 _DIGITS = frozenset(b"0123456789")
@@ -146,6 +146,29 @@ def decode_first_value(data: bytes) -> DecodedValue:
         raise GoJSONError("EOF") from None
 
 
+def decode_whole_value(data: bytes) -> DecodedValue:
+    """Decode `data` as Go's `json.Unmarshal` does: exactly one value, only whitespace after it.
+
+    Args:
+        data: The raw input.
+
+    Returns:
+        The decoded value.
+
+    Raises:
+        GoJSONError: Malformed, incomplete (`unexpected end of JSON input`) or trailing data.
+    """
+    parser = _Parser(data)
+    try:
+        value = parser.parse()
+    except _Incomplete:
+        raise GoJSONError("unexpected end of JSON input") from None
+    for byte in data[parser.end :]:
+        if byte not in _SPACE:
+            raise GoJSONError(f"invalid character {_quote_byte(byte)} after top-level value")
+    return value
+
+
 class _Parser:
     """An iterative (explicit-stack) parser whose errors are Go scanner errors at the same byte."""
 
@@ -154,6 +177,11 @@ class _Parser:
         self._pos = 0
         self._stack: list[list[DecodedValue] | dict[str, DecodedValue]] = []
         self._keys: list[str] = []
+
+    @property
+    def end(self) -> int:
+        """The offset just past the value `parse` returned."""
+        return self._pos
 
     def _error(self, byte: int, context: str) -> GoJSONError:
         return GoJSONError(f"invalid character {_quote_byte(byte)} {context}")

@@ -1,0 +1,163 @@
+"""The command tree of a fisk application as a list of tool specifications.
+
+Walk rules (fisk-ai `ApplicationTools`): commands are visited depth first in model order; a hidden
+command is skipped with its whole subtree; a command with sub-commands is a group (recursed, never a
+tool); every other command is a leaf and becomes one `CommandSpec`, named by its path joined with `_`.
+Top-level app args (apps without commands) give no tools.
+
+A `CommandSpec` is a pure value: what the tool is called, how it is described, which schema it
+advertises and which global flags it carries. Executing it (binary, environment, output capture) is
+built on top of it elsewhere.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from pydantic import JsonValue
+
+from fiskai_core.errors import ArgumentsError, IntrospectionError
+
+from ._describe import human_description, model_description, trace_line, trace_line_short
+from ._globals import applicable_globals, build_argv, merge_global_flags, resolve_global_flags
+from ._gojson import go_quote
+from ._model import ApplicationModel, CmdModel, FlagModel
+from ._schema import derived_command_schema
+
+__all__ = ["CommandSpec", "SchemaSource", "walk_commands"]
+
+SchemaSource = Literal["fisk", "derived"]
+"""`fisk`: the command's own precomputed `restricted_schema`; `derived`: built from a v0.8 model."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CommandSpec:
+    """One runnable leaf command, ready to be offered as a tool."""
+
+    name: str
+    """The tool name: the command path joined with `_` (`cluster_node_drain`)."""
+    path: tuple[str, ...]
+    """The command path words, as passed before the arguments on the command line."""
+    cmd: CmdModel
+    """The leaf's model (flags, args, schemas)."""
+    tags: tuple[str, ...]
+    """The command's tags in declaration order, reserved `ai:` tags included."""
+    description: str
+    """For people: the help, else the long help."""
+    model_description: str
+    """For models: combined help and long help, then `Tags: ...`."""
+    input_schema: dict[str, JsonValue]
+    """The advertised JSON schema. The introspected `restricted_schema` object itself when no globals
+    apply (shared: never mutate it), else a merged deep copy, else a derived schema."""
+    schema_source: SchemaSource
+    global_flags: tuple[FlagModel, ...] = ()
+    """Exposed application global flags this command carries (those its own names do not shadow)."""
+
+    @property
+    def command(self) -> str:
+        """The command path as typed, words separated by spaces (`cluster node drain`)."""
+        return " ".join(self.path)
+
+    def argv(self, raw: str | bytes | None) -> list[str]:
+        """The argv for a call: path, global flag tokens, then the command's own tokens.
+
+        Args:
+            raw: The model's JSON arguments (`None`, empty and `null` mean `{}`).
+
+        Returns:
+            The argv without the binary.
+
+        Raises:
+            ArgumentsError: The arguments cannot become an argv; the message is fisk-ai's.
+        """
+        return build_argv(self.path, self.cmd, self.global_flags, raw)
+
+    def trace_line(self, raw: str | bytes | None) -> str:
+        """The call as a sanitized command line (the command path when the arguments are unusable).
+
+        Args:
+            raw: The model's JSON arguments.
+
+        Returns:
+            The display line, capped at 2000 runes.
+        """
+        return trace_line(self.path, self._argv_or_none(raw))
+
+    def trace_line_short(self, raw: str | bytes | None) -> str:
+        """Like `trace_line` with long values elided in the middle.
+
+        Args:
+            raw: The model's JSON arguments.
+
+        Returns:
+            The display line.
+        """
+        return trace_line_short(self.path, self._argv_or_none(raw))
+
+    def _argv_or_none(self, raw: str | bytes | None) -> list[str] | None:
+        try:
+            return self.argv(raw)
+        except ArgumentsError:
+            return None
+
+
+def walk_commands(
+    app: ApplicationModel | None, *, global_flags: Sequence[str] = (), require_schema: bool = False
+) -> list[CommandSpec]:
+    """Turn every runnable leaf of an application into a `CommandSpec`, depth first in model order.
+
+    Args:
+        app: The introspected application.
+        global_flags: The `global_flags` allowlist; required app flags are exposed regardless.
+        require_schema: Refuse leaves without a precomputed `restricted_schema` (fisk-ai's behavior)
+            instead of deriving one.
+
+    Returns:
+        The specs; empty for an application without commands.
+
+    Raises:
+        IntrospectionError: `app` is None, or `require_schema` and a leaf has no schema.
+        ConfigError: A `global_flags` entry is unknown, hidden or a framework flag.
+    """
+    if app is None:
+        raise IntrospectionError("application model is nil")
+    exposed = resolve_global_flags(app, global_flags)
+    return [_spec(path, cmd, exposed, require_schema=require_schema) for path, cmd in _leaves(app.commands, ())]
+
+
+def _leaves(commands: Sequence[CmdModel], prefix: tuple[str, ...]) -> Iterator[tuple[tuple[str, ...], CmdModel]]:
+    for cmd in commands:
+        if cmd.hidden:
+            continue
+        path = (*prefix, cmd.name)
+        if cmd.commands:
+            yield from _leaves(cmd.commands, path)
+        else:
+            yield path, cmd
+
+
+def _spec(path: tuple[str, ...], cmd: CmdModel, exposed: Sequence[FlagModel], *, require_schema: bool) -> CommandSpec:
+    schema_source: SchemaSource
+    if cmd.restricted_schema is not None:
+        schema, schema_source = cmd.restricted_schema, "fisk"
+    elif require_schema:
+        raise IntrospectionError(
+            f"command {go_quote(' '.join(path))} has no precomputed schema; introspect the application with a "
+            "current fisk"
+        )
+    else:
+        schema, schema_source = derived_command_schema(cmd), "derived"
+    globals_ = applicable_globals(exposed, cmd)
+    return CommandSpec(
+        name="_".join(path),
+        path=path,
+        cmd=cmd,
+        tags=tuple(cmd.tags),
+        description=human_description(cmd),
+        model_description=model_description(cmd),
+        input_schema=merge_global_flags(schema, globals_) if globals_ else schema,
+        schema_source=schema_source,
+        global_flags=globals_,
+    )
