@@ -9,7 +9,7 @@ strings. Anchors, aliases and `<<` merge keys work; explicit keys override merge
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import cast
 
 import yaml
@@ -66,7 +66,9 @@ def read_document(text: str, origin: Origin) -> Document:
     except yaml.MarkedYAMLError as err:
         raise _syntax_error(err, origin) from None
     except yaml.YAMLError as err:
-        raise origin.error((), f"malformed YAML: {err}; fix the file's syntax") from None
+        # Reader errors (bad characters) carry a position, not a mark, and a multi-line text.
+        detail = " ".join(str(err).split())
+        raise origin.error((), f"malformed YAML: {detail}; fix the file's syntax") from None
     except RecursionError:
         raise origin.error((), "malformed YAML: nested too deeply") from None
     if root is None:
@@ -90,8 +92,9 @@ def _syntax_error(err: yaml.MarkedYAMLError, origin: Origin) -> ConfigError:
 
 class _Converter:
     def __init__(self, origin: Origin) -> None:
-        self.origin = origin
         self.lines: dict[KeyPath, int] = {}
+        # Shares the dict being filled, so errors found mid-walk can already name lines.
+        self.origin = replace(origin, lines=self.lines)
         self._constructor = SafeConstructor()
         self._visited = 0
         self._active: set[int] = set()
