@@ -1,0 +1,252 @@
+"""`fiskai knowledge eval SUITE`: score the knowledge index against judged queries.
+
+Prints recall@k, MRR@10 and nDCG@10 of the index's ranking and, when the suite names a corpus, of a plain
+FTS5 BM25 floor over the same documents measured in the same run; exits 1 when a stated threshold is
+missed, so a CI job can hold the ranking to a figure.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import tempfile
+import time
+from collections.abc import Callable, Generator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import click
+import yaml
+
+from fiskai_rag import open_store
+from fiskai_rag.eval import (
+    DEFAULT_RECALL_K,
+    Bm25Baseline,
+    EvalReport,
+    EvalSuite,
+    SuiteError,
+    evaluate,
+    load_suite,
+    suite_from_mapping,
+)
+
+__all__ = ["eval_command"]
+
+_MAX_DEPTH = 20
+"""One search returns at most 20 hits, so recall is measured at most that deep."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Run:
+    """One ranking's scores over the suite, with what it cost."""
+
+    label: str
+    report: EvalReport
+    search_ms: list[float]
+
+
+def _read_suite(path: Path) -> EvalSuite:
+    if path.suffix in {".yaml", ".yml"}:
+        try:
+            data: object = yaml.safe_load(path.read_text(encoding="utf-8"))
+        except OSError as err:
+            raise SuiteError(f"cannot read suite file {str(path)!r}: {err.strerror or err}") from err
+        except yaml.YAMLError as err:
+            raise SuiteError(f"{path}: not valid YAML: {err}") from err
+        return suite_from_mapping(data, name=path.name, base_dir=path.parent)
+    return load_suite(path)
+
+
+def _timed(search: Callable[[str], Sequence[str]], samples: list[float]) -> Callable[[str], Sequence[str]]:
+    def run(text: str) -> Sequence[str]:
+        start = time.perf_counter()
+        found = search(text)
+        samples.append((time.perf_counter() - start) * 1000)
+        return found
+
+    return run
+
+
+@contextmanager
+def _store_dir(given: Path | None) -> Generator[Path]:
+    if given is not None:
+        yield given
+        return
+    # No store named: index the suite's corpus into a throwaway store that is gone when the run ends.
+    with tempfile.TemporaryDirectory(prefix="fiskai-eval-") as scratch:
+        yield Path(scratch) / "knowledge"
+
+
+def _index_corpus(store_dir: Path, corpus: Path) -> str:
+    start = time.perf_counter()
+    with open_store(store_dir, read_only=False) as store:
+        stats = store.index([str(corpus)])
+    elapsed = time.perf_counter() - start
+    return f"indexed {stats.files} files into {stats.chunks} chunks in {elapsed:.1f} s"
+
+
+def _rank_with_store(store_dir: Path, suite: EvalSuite, k: int) -> _Run:
+    samples: list[float] = []
+    with open_store(store_dir, read_only=True) as store:
+
+        def search(text: str) -> list[str]:
+            return [hit.citation for hit in store.search(text, top_k=_MAX_DEPTH).hits]
+
+        report = evaluate(suite, _timed(search, samples), k=k)
+    return _Run(label="fiskai knowledge", report=report, search_ms=samples)
+
+
+def _rank_with_baseline(suite: EvalSuite, corpus: Path, k: int) -> _Run:
+    samples: list[float] = []
+    baseline = Bm25Baseline()
+    try:
+        baseline.add_folder(corpus, base_dir=suite.base_dir or corpus.parent)
+        report = evaluate(suite, _timed(lambda text: baseline.search(text, _MAX_DEPTH), samples), k=k)
+    finally:
+        baseline.close()
+    return _Run(label="FTS5 BM25, naive OR", report=report, search_ms=samples)
+
+
+def _misses(report: EvalReport, minimums: dict[str, float | None]) -> list[str]:
+    figures = {"nDCG@10": report.ndcg, "MRR@10": report.mrr, f"recall@{report.k}": report.recall}
+    names = {"ndcg": "nDCG@10", "mrr": "MRR@10", "recall": f"recall@{report.k}"}
+    return [
+        f"{names[key]} {figures[names[key]]:.3f} is below the required {minimum:.3f}"
+        for key, minimum in minimums.items()
+        if minimum is not None and figures[names[key]] < minimum
+    ]
+
+
+def _scores(run: _Run) -> dict[str, object]:
+    report = run.report
+    return {
+        "label": run.label,
+        "ndcg_at_10": round(report.ndcg, 4),
+        "mrr_at_10": round(report.mrr, 4),
+        f"recall_at_{report.k}": round(report.recall, 4),
+        "search_ms_median": round(statistics.median(run.search_ms), 2) if run.search_ms else None,
+    }
+
+
+def _json(suite: EvalSuite, runs: list[_Run], notes: list[str], misses: list[str]) -> str:
+    ours = runs[0].report
+    document = {
+        "suite": suite.name,
+        "queries": len(suite.queries),
+        "k": ours.k,
+        "ranking": _scores(runs[0]),
+        "baseline": _scores(runs[1]) if len(runs) > 1 else None,
+        "notes": notes,
+        "passed": not misses,
+        "misses": misses,
+        "per_query": [
+            {
+                "id": result.query_id,
+                "ndcg_at_10": round(result.ndcg, 4),
+                "reciprocal_rank": round(result.reciprocal_rank, 4),
+                f"recall_at_{ours.k}": round(result.recall, 4),
+            }
+            for result in ours.results
+        ],
+    }
+    return json.dumps(document, indent=2)
+
+
+def _table(suite: EvalSuite, runs: list[_Run], notes: list[str], per_query: bool) -> str:
+    k = runs[0].report.k
+    lines = [f"suite {suite.name}: {len(suite.queries)} judged queries", *notes, ""]
+    header = f"{'ranking':<24} {'nDCG@10':>8} {'MRR@10':>8} {f'recall@{k}':>10} {'search p50':>11}"
+    lines += [header, "-" * len(header)]
+    for run in runs:
+        p50 = f"{statistics.median(run.search_ms):.1f} ms" if run.search_ms else "-"
+        report = run.report
+        lines.append(f"{run.label:<24} {report.ndcg:>8.3f} {report.mrr:>8.3f} {report.recall:>10.3f} {p50:>11}")
+    if per_query:
+        lines += ["", f"{'query':<8} {'nDCG@10':>8} {'RR':>6} {f'recall@{k}':>10}  text"]
+        for result in runs[0].report.results:
+            text = result.text if len(result.text) <= 60 else result.text[:59] + "..."
+            lines.append(
+                f"{result.query_id:<8} {result.ndcg:>8.3f} {result.reciprocal_rank:>6.3f} {result.recall:>10.3f}  {text}"
+            )
+    return "\n".join(lines)
+
+
+@click.command("eval")
+@click.argument("suite_path", metavar="SUITE", type=click.Path(exists=True, path_type=Path))
+@click.option(
+    "--store-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="The knowledge store to search. Default: a temporary store built from the suite's corpus.",
+)
+@click.option(
+    "--index/--no-index",
+    "index_first",
+    default=True,
+    show_default=True,
+    help="Index the suite's corpus into the store before the queries run (incremental; no-op without a corpus).",
+)
+@click.option("--baseline/--no-baseline", default=True, show_default=True, help="Also score plain FTS5 BM25.")
+@click.option(
+    "-k",
+    "--recall-k",
+    "k",
+    type=click.IntRange(1, _MAX_DEPTH),
+    default=DEFAULT_RECALL_K,
+    show_default=True,
+    help="Recall depth.",
+)
+@click.option("--min-ndcg", type=click.FloatRange(0, 1), default=None, help="Fail when nDCG@10 is lower.")
+@click.option("--min-mrr", type=click.FloatRange(0, 1), default=None, help="Fail when MRR@10 is lower.")
+@click.option("--min-recall", type=click.FloatRange(0, 1), default=None, help="Fail when recall@k is lower.")
+@click.option("--per-query", is_flag=True, help="Also list each query's figures (table format).")
+@click.option("--format", "output_format", type=click.Choice(["table", "json"]), default="table", show_default=True)
+def eval_command(
+    suite_path: Path,
+    store_dir: Path | None,
+    index_first: bool,
+    baseline: bool,
+    k: int,
+    min_ndcg: float | None,
+    min_mrr: float | None,
+    min_recall: float | None,
+    per_query: bool,
+    output_format: str,
+) -> None:
+    r"""Score the knowledge index against a suite of judged queries.
+
+    SUITE is a TREC-style folder (queries.jsonl, qrels.tsv, optional corpus/), its qrels.tsv, or a
+    YAML/JSON file listing queries with the URIs (relpaths or citations) each should find:
+
+    \b
+      corpus: docs/
+      queries:
+        - query: how do I rotate the signing keys
+          expected: [docs/keys.md, docs/ops.md#3]
+
+    Prints nDCG@10, MRR@10 and recall@k for the index and, when the suite names a corpus, for plain
+    FTS5 BM25 over the same documents. Exits 1 when a --min-* threshold is missed.
+    """
+    try:
+        suite = _read_suite(suite_path)
+    except SuiteError as err:
+        raise click.ClickException(str(err)) from err
+    if store_dir is None and suite.corpus is None:
+        raise click.UsageError("the suite names no corpus, so pass --store-dir with an index to search")
+    notes: list[str] = []
+    with _store_dir(store_dir) as where:
+        if index_first and suite.corpus is not None:
+            notes.append(f"corpus {suite.corpus}: {_index_corpus(where, suite.corpus)}")
+        runs = [_rank_with_store(where, suite, k)]
+    if baseline and suite.corpus is not None:
+        runs.append(_rank_with_baseline(suite, suite.corpus, k))
+    misses = _misses(runs[0].report, {"ndcg": min_ndcg, "mrr": min_mrr, "recall": min_recall})
+    if output_format == "json":
+        click.echo(_json(suite, runs, notes, misses))
+    else:
+        click.echo(_table(suite, runs, notes, per_query))
+    for miss in misses:
+        click.echo(f"threshold missed: {miss}", err=True)
+    if misses:
+        click.get_current_context().exit(1)

@@ -1,0 +1,150 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from fiskai_cli.commands.knowledge_eval import eval_command
+
+
+@pytest.fixture
+def suite(tmp_path: Path) -> Path:
+    """Three documents with disjoint vocabularies and a YAML suite over them."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "keys.md").write_text(
+        "# Keys\n\n## Rotation\n\nRotate the signing keys every ninety days with the rotate command.\n",
+        encoding="utf-8",
+    )
+    (docs / "backup.md").write_text(
+        "# Backup\n\nSnapshots are copied to the archive bucket nightly.\n", encoding="utf-8"
+    )
+    (docs / "tls.md").write_text("# Certificates\n\nRenew expiring certificates before they lapse.\n", encoding="utf-8")
+    path = tmp_path / "suite.yaml"
+    path.write_text(
+        "corpus: docs\n"
+        "queries:\n"
+        "  - id: rotate\n"
+        "    query: how do I rotate signing keys\n"
+        "    expected: [docs/keys.md#0]\n"
+        "  - id: archive\n"
+        "    query: nightly snapshots archive\n"
+        "    expected: docs/backup.md\n"
+        "  - id: miss\n"
+        "    query: renew certificates\n"
+        "    expected: {docs/keys.md: 2}\n",
+        encoding="utf-8",
+    )
+    return path
+
+
+def _json(output: str) -> dict[str, Any]:
+    document: dict[str, Any] = json.loads(output)
+    return document
+
+
+def test_json_report_scores_each_query_and_the_baseline(suite: Path) -> None:
+    result = CliRunner().invoke(eval_command, [str(suite), "--format", "json"])
+
+    assert result.exit_code == 0, result.output
+    report = _json(result.stdout)
+    assert report["suite"] == "suite.yaml"
+    assert report["queries"] == 3
+    assert report["passed"] is True
+    per_query = {row["id"]: row for row in report["per_query"]}
+    # The first two queries find their one expected document at rank 1; the third expects a document
+    # that does not contain its words, so nothing relevant is ranked.
+    assert per_query["rotate"]["ndcg_at_10"] == 1.0
+    assert per_query["archive"]["reciprocal_rank"] == 1.0
+    assert per_query["miss"]["ndcg_at_10"] == 0.0
+    ranking = report["ranking"]
+    assert isinstance(ranking, dict)
+    assert ranking["ndcg_at_10"] == pytest.approx(2 / 3, abs=1e-4)
+    assert ranking["mrr_at_10"] == pytest.approx(2 / 3, abs=1e-4)
+    baseline = report["baseline"]
+    assert isinstance(baseline, dict)
+    assert baseline["label"] == "FTS5 BM25, naive OR"
+
+
+def test_table_lists_both_rankings(suite: Path) -> None:
+    result = CliRunner().invoke(eval_command, [str(suite), "--per-query", "-k", "5"])
+
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[0] == "suite suite.yaml: 3 judged queries"
+    assert "indexed 3 files into 3 chunks" in lines[1]
+    assert any(line.startswith("fiskai knowledge") and "0.667" in line for line in lines)
+    assert any(line.startswith("FTS5 BM25, naive OR") for line in lines)
+    assert "recall@5" in result.stdout
+    assert any(line.startswith("rotate ") and "1.000" in line for line in lines)
+
+
+def test_missed_threshold_exits_one_and_names_the_figure(suite: Path) -> None:
+    result = CliRunner().invoke(eval_command, [str(suite), "--min-ndcg", "0.9", "--min-mrr", "0.5"])
+
+    assert result.exit_code == 1
+    assert "threshold missed: nDCG@10 0.667 is below the required 0.900" in result.stderr
+    assert "MRR@10" not in result.stderr
+
+
+def test_met_thresholds_exit_zero(suite: Path) -> None:
+    result = CliRunner().invoke(eval_command, [str(suite), "--min-ndcg", "0.6", "--min-recall", "0.6"])
+    assert result.exit_code == 0, result.output
+
+
+def test_given_store_is_indexed_once_and_reused(suite: Path, tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    first = CliRunner().invoke(eval_command, [str(suite), "--store-dir", str(store), "--no-baseline"])
+    assert first.exit_code == 0, first.output
+    assert (store / "knowledge.db").is_file()
+
+    again = CliRunner().invoke(
+        eval_command, [str(suite), "--store-dir", str(store), "--no-index", "--format", "json", "--no-baseline"]
+    )
+
+    assert again.exit_code == 0, again.output
+    report = _json(again.stdout)
+    assert report["baseline"] is None
+    assert report["notes"] == []
+    ranking = report["ranking"]
+    assert isinstance(ranking, dict)
+    assert ranking["ndcg_at_10"] == pytest.approx(2 / 3, abs=1e-4)
+
+
+def test_suite_without_corpus_needs_a_store(tmp_path: Path) -> None:
+    path = tmp_path / "suite.yaml"
+    path.write_text("queries:\n  - query: anything\n    expected: a.md\n", encoding="utf-8")
+
+    result = CliRunner().invoke(eval_command, [str(path)])
+
+    assert result.exit_code == 2
+    assert "pass --store-dir" in result.output
+
+
+def test_malformed_suite_is_reported_without_a_traceback(tmp_path: Path) -> None:
+    path = tmp_path / "suite.yaml"
+    path.write_text("queries:\n  - query: [unclosed\n", encoding="utf-8")
+
+    result = CliRunner().invoke(eval_command, [str(path)])
+
+    assert result.exit_code == 1
+    assert "not valid YAML" in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+
+
+def test_cisi_scores_against_the_same_run_baseline(shared_fixtures: Path) -> None:
+    result = CliRunner().invoke(eval_command, [str(shared_fixtures / "ir" / "cisi"), "--format", "json"])
+
+    assert result.exit_code == 0, result.output
+    report = _json(result.stdout)
+    assert report["queries"] == 76
+    baseline = report["baseline"]
+    ranking = report["ranking"]
+    assert isinstance(baseline, dict) and isinstance(ranking, dict)
+    # The floor is deterministic: plain FTS5 BM25 over the 1,460 documents with a naive OR query.
+    assert baseline["ndcg_at_10"] == pytest.approx(0.3691, abs=1e-4)
+    assert baseline["mrr_at_10"] == pytest.approx(0.6025, abs=1e-4)
+    assert 0.2 < ranking["ndcg_at_10"] <= 1.0
