@@ -7,6 +7,7 @@ import pytest
 
 from fiskai_core.config import Config, Mode, load_config, parse_config
 from fiskai_core.errors import ConfigError
+from fiskai_core.tools import FilterRule
 
 
 def _mcp(text: str) -> Config:
@@ -414,3 +415,10 @@ def test_limits_at_the_ceiling_are_accepted() -> None:
 def test_the_earliest_problem_in_the_file_is_reported(tmp_path: Path) -> None:
     text = "llm:\n  budget:\n    max_tokens: -1\nidentity: [x]\nharness:\n  no_tui: 3\n"
     assert _error(text, tmp_path).startswith("agent.yaml:3: llm.budget.max_tokens")
+
+
+def test_tool_filters_satisfy_the_selection_rule_protocol() -> None:
+    config = _mcp("include: {tools: [a]}\nexpose: {agent: {tools: {exclude: {tags: [b]}}}}")
+    include: FilterRule = config.include
+    exclude: FilterRule = config.expose.agent.tools.exclude
+    assert (list(include.tools), list(exclude.tags)) == (["a"], ["b"])

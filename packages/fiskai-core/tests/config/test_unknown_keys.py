@@ -131,3 +131,10 @@ def test_unknown_option_keys_are_left_to_the_backend(tmp_path: Path) -> None:
     path = tmp_path / "agent.yaml"
     path.write_text("harness:\n  memory:\n    options: {directry: /x}\n", encoding="utf-8")
     assert load_config(path, Mode.MCP).harness.memory.options == {"directry": "/x"}
+
+
+def test_an_option_of_another_backend_block_gets_no_options_hint(tmp_path: Path) -> None:
+    message = _error("harness:\n  sessions:\n    no_require_read_before_update: true\n", tmp_path)
+    assert message == (
+        "agent.yaml:3: harness.sessions.no_require_read_before_update: unknown key; allowed keys: backend, options"
+    )

@@ -20,13 +20,17 @@ from fiskai_core.errors import ConfigError
 
 from ._duration import go_quote
 from ._origin import KeyPath, Origin, format_path
-from ._schema import SettingError
+from ._schema import MemorySettings, SessionsSettings, SettingError
 from ._yaml import YamlFloat, YamlInt
 
 __all__ = ["describe", "explain"]
 
-# Option keys the backends accept, so a key written beside `options` instead of inside it gets a hint.
-_BACKEND_OPTION_KEYS = frozenset({"directory", "bucket", "prefix", "no_require_read_before_update", "stream"})
+# Option keys the backends accept (file, then jetstream), so a key written beside `options` instead of
+# inside it gets a hint. The backends still validate `options` themselves.
+_BACKEND_OPTION_KEYS: dict[type[BaseModel], frozenset[str]] = {
+    MemorySettings: frozenset({"directory", "bucket", "prefix", "no_require_read_before_update"}),
+    SessionsSettings: frozenset({"directory", "stream"}),
+}
 
 _EXPECTED = {
     "string_type": "a string",
@@ -119,7 +123,7 @@ def _suggest(model: type[BaseModel], block: type[BaseModel], path: KeyPath, key:
     if close:
         return close[0]
     parent = tuple(part for part in path[:-1] if isinstance(part, str))
-    if "options" in block.model_fields and key in _BACKEND_OPTION_KEYS:
+    if key in _BACKEND_OPTION_KEYS.get(block, frozenset[str]()):
         return format_path((*parent, "options", key))
     # A key that exists exactly once elsewhere at the shallowest depth was probably put in the wrong
     # block (harness keys at the top level, `model` beside `llm`).
