@@ -1,0 +1,138 @@
+"""File backend specifics: location, permissions, locking, symlinks and the torn tail."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from fiskai_runstate import (
+    FileJournalStore,
+    JournalCorruptError,
+    JournalError,
+    JournalLockedError,
+    Record,
+    default_runs_dir,
+    fold,
+)
+from fiskai_runstate.testing import sample_meta, sample_turn
+
+pytestmark = pytest.mark.anyio
+
+
+async def _write(store: FileJournalStore, run_id: str, turns: int) -> list[Record]:
+    meta = sample_meta(run_id)
+    records = [Record(seq=1, payload=meta)]
+    journal = await store.create(meta)
+    try:
+        for iteration in range(turns):
+            for record in sample_turn(run_id, seq=journal.last_seq + 1, iteration=iteration):
+                await journal.append(record)
+                records.append(record)
+    finally:
+        await journal.aclose()
+    return records
+
+
+def test_default_directory_follows_xdg_state_home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    assert default_runs_dir() == tmp_path / "state" / "fiskai" / "runs"
+    monkeypatch.delenv("XDG_STATE_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert default_runs_dir() == tmp_path / "home" / ".local" / "state" / "fiskai" / "runs"
+    monkeypatch.setenv("XDG_STATE_HOME", "relative/state")
+    assert default_runs_dir() == tmp_path / "home" / ".local" / "state" / "fiskai" / "runs"
+
+
+async def test_directory_is_private_and_files_are_owner_only(tmp_path: Path) -> None:
+    old_umask = os.umask(0o022)
+    try:
+        store = FileJournalStore(tmp_path / "deep" / "runs")
+        await _write(store, "private", turns=1)
+    finally:
+        os.umask(old_umask)
+    assert stat.S_IMODE((tmp_path / "deep" / "runs").stat().st_mode) == 0o700
+    assert stat.S_IMODE((tmp_path / "deep" / "runs" / "private.json").stat().st_mode) == 0o600
+    assert stat.S_IMODE((tmp_path / "deep" / "runs" / "private.lock").stat().st_mode) == 0o600
+
+
+async def test_default_store_writes_under_xdg_state_home() -> None:
+    store = FileJournalStore()
+    await _write(store, "xdg", turns=0)
+    assert (Path(os.environ["XDG_STATE_HOME"]) / "fiskai" / "runs" / "xdg.json").is_file()
+
+
+async def test_second_writer_is_told_which_process_holds_the_run(tmp_path: Path) -> None:
+    store = FileJournalStore(tmp_path)
+    await _write(store, "held", turns=0)
+    journal = await store.open("held")
+    try:
+        assert (tmp_path / "held.lock").read_text().strip() == str(os.getpid())
+        with pytest.raises(JournalLockedError) as caught:
+            await store.open("held")
+        assert caught.value.pid == os.getpid()
+        assert str(caught.value) == f"run 'held' is open in process {os.getpid()}"
+        with pytest.raises(JournalLockedError):
+            await store.delete("held")
+    finally:
+        await journal.aclose()
+    await store.delete("held")
+    assert not (tmp_path / "held.json").exists()
+
+
+async def test_symlinked_journal_is_refused(tmp_path: Path) -> None:
+    elsewhere = FileJournalStore(tmp_path / "elsewhere")
+    await _write(elsewhere, "target", turns=1)
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    (runs / "linked.json").symlink_to(tmp_path / "elsewhere" / "target.json")
+    store = FileJournalStore(runs)
+    with pytest.raises(JournalError, match="symlink"):
+        await store.load("linked")
+    with pytest.raises(JournalError, match="symlink"):
+        await store.open("linked")
+    assert [s.run_id for s in await store.list()] == []
+
+
+async def test_torn_tail_is_ignored_then_truncated_before_the_next_append(tmp_path: Path) -> None:
+    """Steps:
+    1. Write a run, then add half a record with no newline, as a crash mid-write leaves it.
+    2. load returns the complete records only.
+    3. Reopen and append the next record: the torn bytes are gone and every line is a record.
+    """
+    store = FileJournalStore(tmp_path)
+    written = await _write(store, "torn", turns=1)
+    path = tmp_path / "torn.json"
+    with path.open("ab") as f:
+        f.write(b'{"seq":5,"protocol":"io.choria.fisk-ai.v1.session.assis')
+    assert await store.load("torn") == written
+    journal = await store.open("torn")
+    assert journal.last_seq == 4
+    more = sample_turn("torn", seq=5, iteration=1)
+    for record in more:
+        await journal.append(record)
+    await journal.aclose()
+    assert await store.load("torn") == written + more
+    assert path.read_bytes().endswith(b"}\n")
+    assert path.read_bytes().count(b"\n") == 7
+
+
+async def test_a_journal_that_is_only_a_torn_meta_cannot_be_opened(tmp_path: Path) -> None:
+    (tmp_path / "stub.json").write_bytes(b'{"seq":1,"proto')
+    store = FileJournalStore(tmp_path)
+    assert await store.load("stub") == []
+    with pytest.raises(JournalCorruptError, match="no complete record"):
+        await store.open("stub")
+    with pytest.raises(JournalCorruptError, match="no records"):
+        fold(await store.load("stub"))
+    assert (tmp_path / "stub.json").read_bytes() == b'{"seq":1,"proto'
+
+
+async def test_list_skips_unreadable_journals_and_names_nothing_else(tmp_path: Path) -> None:
+    store = FileJournalStore(tmp_path)
+    await _write(store, "good", turns=1)
+    (tmp_path / "bad.json").write_bytes(b"not json\n")
+    (tmp_path / "not a run.json").write_bytes(b"")
+    assert [s.run_id for s in await store.list()] == ["good"]
