@@ -15,6 +15,11 @@ COMMANDS: dict[str, LazyCommand] = {
         import_path="fiskai_cli.commands.info:info",
         summary="Show the tools, prompt and settings loaded from a configuration.",
     ),
+    "knowledge": LazyCommand(
+        import_path="fiskai_cli.commands.knowledge:knowledge",
+        summary="Build and search the local knowledge index for the knowledge_search tool.",
+        extra="knowledge",
+    ),
 }
 
 

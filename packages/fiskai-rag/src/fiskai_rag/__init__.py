@@ -26,6 +26,8 @@ Public API (stable; the bench and eval tooling build on it):
 - `Hit(citation, path, ordinal, heading_path, content, score, chunk_id)`
 - `chunk_markdown(text)` / `chunk_text(text) -> ChunkedDocument(title, chunks=[Chunk(heading_path, content)])`
 - `fts_query(text)`: the safe FTS5 query built from free text; `rrf(*rankings)`: the fusion
+- `snapshot(paths)`: the eligible files with (size, mtime_ns), for cheap change polling
+- `diagnose(store_dir, *, embedder=None, paths=()) -> [Check(name, ok, detail, fatal)]`
 - `Embedder` (Protocol), `OpenAICompatibleEmbedder`; fakes in `fiskai_rag.testing`
 - errors: `RagError` and its subclasses in `fiskai_rag.errors`
 
@@ -34,10 +36,11 @@ Files in a store directory: `knowledge.db` (+ `-wal`, `-shm`), `knowledge.lock`.
 
 from ._chunk import Chunk, ChunkedDocument, chunk_markdown, chunk_text
 from ._db import DB_NAME, LOCK_NAME, Manifest
+from ._doctor import Check, diagnose
 from ._index import IndexStats, Progress
 from ._search import MAX_TOP_K, RRF_K, SEARCH_FANOUT, Hit, fts_query, rrf
 from ._store import DEFAULT_TOP_K, SearchResult, Source, Store, StoreStats, open_store
-from ._walk import EXTENSIONS, MAX_FILE_BYTES
+from ._walk import EXTENSIONS, MAX_FILE_BYTES, snapshot
 from .embed import Embedder, OpenAICompatibleEmbedder
 from .errors import (
     CitationError,
@@ -60,6 +63,7 @@ __all__ = [
     "MAX_TOP_K",
     "RRF_K",
     "SEARCH_FANOUT",
+    "Check",
     "Chunk",
     "ChunkedDocument",
     "CitationError",
@@ -83,7 +87,9 @@ __all__ = [
     "VectorExtensionError",
     "chunk_markdown",
     "chunk_text",
+    "diagnose",
     "fts_query",
     "open_store",
     "rrf",
+    "snapshot",
 ]

@@ -131,6 +131,9 @@ def _front_matter_title(lines: list[str]) -> str:
 
 
 def _indent(line: str) -> int:
+    rest = line.lstrip(" ")
+    if rest[:1] != "\t":
+        return len(line) - len(rest)
     width = 0
     for ch in line:
         if ch == " ":
@@ -186,13 +189,20 @@ def _scan(lines: list[str], start: int) -> Iterator[_Block | tuple[int, str]]:  
     n = len(lines)
     while i < n:
         line = lines[i]
-        stripped = line.strip()
-        if not stripped:
+        if line[:1].isalpha():
+            # Fast path for most lines: text starting with a letter at column 0 can only be prose.
+            if not para:
+                in_list = False
+            para.append(line)
+            i += 1
+            continue
+        if not line or line.isspace():
             if para:
                 yield _Block("\n".join(para), whole=False)
                 para = []
             i += 1
             continue
+        stripped = line.strip()
         indent = _indent(line)
         if indent >= 4 and not para and not in_list:
             # Indented code: runs until a non-blank line indented less than four columns.
@@ -205,22 +215,24 @@ def _scan(lines: list[str], start: int) -> Iterator[_Block | tuple[int, str]]:  
             yield _Block("\n".join(lines[i : last + 1]), whole=True)
             i = last + 1
             continue
-        fence = _fence_opener(stripped)
+        first = stripped[0]
+        fence = _fence_opener(stripped) if first in "`~" else None
         if fence is not None:
             if para:
                 yield _Block("\n".join(para), whole=False)
                 para = []
             end = i + 1
+            fence_char = fence[0]
             while end < n:
-                closing = lines[end].strip()
-                if closing.startswith(fence) and not closing.lstrip(fence[0]).strip():
+                closing = lines[end].lstrip()
+                if closing[:1] == fence_char and closing.startswith(fence) and not closing.strip().lstrip(fence_char):
                     break
                 end += 1
             yield _Block("\n".join(lines[i : end + 1]), whole=True)
             i = end + 1
             in_list = in_list and indent > 0
             continue
-        heading = _atx(stripped) if indent < 4 else None
+        heading = _atx(stripped) if first == "#" and indent < 4 else None
         if heading is not None:
             if para:
                 yield _Block("\n".join(para), whole=False)
@@ -230,19 +242,22 @@ def _scan(lines: list[str], start: int) -> Iterator[_Block | tuple[int, str]]:  
                 yield heading
             i += 1
             continue
-        if para and indent < 4 and not in_list and stripped[0] in "=-" and stripped == stripped[0] * len(stripped):
+        if para and first in "=-" and indent < 4 and not in_list and stripped == first * len(stripped):
             # Setext underline: the open paragraph becomes the heading text.
             text = " ".join(p.strip() for p in para)
             para = []
-            yield (1 if stripped[0] == "=" else 2), text
+            yield (1 if first == "=" else 2), text
             i += 1
             continue
-        if indent < 4 and _is_thematic_break(stripped) and not para:
+        if first in "-*_" and indent < 4 and _is_thematic_break(stripped):
+            if para:
+                yield _Block("\n".join(para), whole=False)
+                para = []
             in_list = False
             i += 1
             continue
         if indent < 4:
-            if _is_list_item(stripped):
+            if first in "-*+0123456789" and _is_list_item(stripped):
                 in_list = True
             elif indent == 0 and not para:
                 in_list = False
@@ -258,7 +273,7 @@ def _pack(breadcrumb: str, blocks: list[_Block]) -> Iterator[Chunk]:
     size = 0
     for block in blocks:
         for piece in _split(block):
-            piece_size = len(piece.encode())
+            piece_size = len(piece) if piece.isascii() else len(piece.encode())
             if buffer and size + piece_size + 2 > TARGET_BYTES:
                 yield _make(breadcrumb, buffer)
                 buffer, size = [], 0

@@ -13,7 +13,7 @@ import stat
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-__all__ = ["EXTENSIONS", "MAX_FILE_BYTES", "Candidate", "WalkResult", "key_for_root", "walk"]
+__all__ = ["EXTENSIONS", "MAX_FILE_BYTES", "Candidate", "WalkResult", "key_for_root", "snapshot", "walk"]
 
 EXTENSIONS = frozenset({".md", ".markdown", ".txt", ".text"})
 MAX_FILE_BYTES = 512 * 1024
@@ -136,3 +136,11 @@ def _walk_dir(
             notes.append(f'skipping oversized file "{child_key}" ({st.st_size} bytes)')
             continue
         yield Candidate(child_key, path, st.st_size, st.st_mtime_ns)
+
+
+def snapshot(paths: list[str], *, exclude_dir: str | None = None) -> dict[str, tuple[int, int]]:
+    """The files indexing would consider, by document key, with their (size, mtime_ns).
+
+    Two snapshots that differ mean a re-index has work to do; `knowledge watch` polls this.
+    """
+    return {c.key: (c.size, c.mtime_ns) for c in walk(paths, exclude_dir=exclude_dir).candidates}

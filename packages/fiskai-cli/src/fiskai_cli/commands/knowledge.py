@@ -1,0 +1,587 @@
+"""`fiskai knowledge`: build and inspect the local knowledge index searched by `knowledge_search`.
+
+Where the index lives:
+
+- with an agent.yaml (`-c/--config`, default `agent.yaml` when that file exists): `harness.knowledge.directory`
+  (default `knowledge/<identity>`); a relative directory resolves under `--store-dir` when given, else the
+  current directory. `harness.knowledge.enabled` must be true.
+- without one: `<store-dir>/knowledge/default`, where the store dir defaults to `$XDG_STATE_HOME/fiskai`
+  (`~/.local/state/fiskai`). Paths are then passed on the command line.
+
+The search path stays fast: it imports no pydantic, rich or httpx (unless embeddings are configured). The
+validated knowledge block of an agent.yaml is cached beside the state dir, keyed by the file's size and
+mtime, so the full config loader runs once per edit rather than once per search.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import sys
+import time
+from collections.abc import Generator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
+
+import click
+
+from fiskai_rag import (
+    Embedder,
+    IndexLockedError,
+    IndexStats,
+    OpenAICompatibleEmbedder,
+    RagError,
+    SearchResult,
+    Store,
+    diagnose,
+    open_store,
+    snapshot,
+)
+
+if TYPE_CHECKING:
+    from typing_extensions import override
+else:  # typing_extensions costs import time on the search path; the decorator only matters to pyright
+
+    def override(func: Any) -> Any:
+        return func
+
+
+__all__ = ["knowledge"]
+
+_EVAL_IMPORT = "fiskai_cli.commands.knowledge_eval"
+_NOT_BUILT = "the knowledge index has not been built yet; run: fiskai knowledge index"
+_SNIPPET_RUNES = 100
+_CACHE_VERSION = 1
+
+
+@dataclass(frozen=True, slots=True)
+class _Settings:
+    store_dir: Path
+    paths: list[str] = field(default_factory=lambda: [])
+    top_k: int = 5
+    embeddings: dict[str, Any] | None = None
+    config: str | None = None
+
+
+class _KnowledgeGroup(click.Group):
+    """The knowledge group; `eval` is imported only when it runs (it needs YAML and the eval metrics)."""
+
+    @override
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), "eval"})
+
+    @override
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name != "eval":
+            return super().get_command(ctx, cmd_name)
+        import importlib  # deferred: `eval` pulls in YAML and the metrics, which search never needs
+
+        command = getattr(importlib.import_module(_EVAL_IMPORT), "eval_command", None)
+        return command if isinstance(command, click.Command) else None
+
+
+@click.group(cls=_KnowledgeGroup)
+@click.option(
+    "--store-dir",
+    type=click.Path(file_okay=False),
+    envvar="FISKAI_STORE_DIR",
+    default=None,
+    help="Base directory for fiskai state (env FISKAI_STORE_DIR). Default: $XDG_STATE_HOME/fiskai without a "
+    "config, the current directory with one.",
+)
+@click.pass_context
+def knowledge(ctx: click.Context, store_dir: str | None) -> None:
+    """Build and inspect the local knowledge base for the knowledge_search tool."""
+    ctx.ensure_object(dict)
+    obj = cast(dict[str, Any], ctx.obj)
+    obj["knowledge_store_dir"] = store_dir
+
+
+# -- settings --------------------------------------------------------------------------------------
+
+
+def _state_home() -> Path:
+    xdg = os.environ.get("XDG_STATE_HOME")
+    return Path(xdg) if xdg else Path.home() / ".local" / "state"
+
+
+def _settings(ctx: click.Context) -> _Settings:
+    root = ctx.find_root()
+    obj = cast(dict[str, Any], ctx.obj or {})
+    config_path = str(obj.get("config_path") or "agent.yaml")
+    base_text: str | None = obj.get("knowledge_store_dir")
+    base = Path(base_text).absolute() if base_text else None
+    source = root.get_parameter_source("config_path")
+    explicit = source is not None and source.name != "DEFAULT"
+    if not os.path.isfile(config_path):
+        if explicit:
+            raise click.ClickException(f'config file "{config_path}" does not exist')
+        return _Settings(store_dir=(base or _state_home() / "fiskai") / "knowledge" / "default")
+    block = _knowledge_block(config_path)
+    if not block.get("enabled"):
+        raise click.ClickException(
+            f"knowledge is not enabled in \"{config_path}\"; add a harness.knowledge block with 'enabled: true'"
+        )
+    directory = Path(str(block.get("directory") or "knowledge/default"))
+    if not directory.is_absolute():
+        directory = (base or Path.cwd()) / directory
+    return _Settings(
+        store_dir=directory,
+        paths=[str(p) for p in cast(list[Any], block.get("paths") or [])],
+        top_k=int(block.get("top_k") or 5),
+        embeddings=block.get("embeddings"),
+        config=config_path,
+    )
+
+
+def _knowledge_block(config_path: str) -> dict[str, Any]:
+    """The validated `harness.knowledge` block, from the cache when the file is unchanged."""
+    absolute = os.path.abspath(config_path)
+    st = os.stat(absolute)
+    stamp = [absolute, st.st_size, st.st_mtime_ns, st.st_ctime_ns, _CACHE_VERSION]
+    cache = _state_home() / "fiskai" / "config-cache" / (hashlib.sha256(absolute.encode()).hexdigest()[:24] + ".json")
+    with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
+        cached = json.loads(cache.read_text(encoding="utf-8"))
+        if cached["stamp"] == stamp:
+            return cast(dict[str, Any], cached["knowledge"])
+    # Only a changed (or first-seen) config pays for the full, pydantic-validated loader.
+    from fiskai_core.config import Mode, load_config
+    from fiskai_core.errors import ConfigError
+
+    try:
+        config = load_config(config_path, Mode.MCP)
+    except ConfigError as err:
+        raise click.ClickException(str(err)) from err
+    settings = config.harness.knowledge
+    embeddings = settings.embeddings
+    block: dict[str, Any] = {
+        "enabled": settings.enabled,
+        "paths": list(settings.paths),
+        "directory": settings.directory,
+        "top_k": settings.top_k,
+        "embeddings": None
+        if embeddings is None
+        else {
+            "base_url": embeddings.base_url,
+            "model": embeddings.model,
+            "api_key_env": embeddings.api_key_env,
+            "timeout": embeddings.timeout.total_seconds(),
+            "query_prefix": embeddings.query_prefix,
+            "document_prefix": embeddings.document_prefix,
+        },
+    }
+    with contextlib.suppress(OSError):
+        cache.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        scratch = cache.with_suffix(f".{os.getpid()}.tmp")
+        scratch.write_text(json.dumps({"stamp": stamp, "knowledge": block}), encoding="utf-8")
+        os.replace(scratch, cache)
+    return block
+
+
+def _embedder(settings: _Settings) -> Embedder | None:
+    spec = settings.embeddings
+    if spec is None:
+        return None
+    return OpenAICompatibleEmbedder(
+        base_url=str(spec.get("base_url", "")),
+        model=str(spec.get("model", "")),
+        api_key_env=str(spec.get("api_key_env") or "") or None,
+        timeout=float(spec.get("timeout") or 30.0),
+        query_prefix=str(spec.get("query_prefix", "")),
+        document_prefix=str(spec.get("document_prefix", "")),
+    )
+
+
+@contextlib.contextmanager
+def _rag_errors() -> Generator[None]:
+    try:
+        yield
+    except RagError as err:
+        raise click.ClickException(str(err)) from err
+
+
+@contextlib.contextmanager
+def _open(ctx: click.Context, *, read_only: bool) -> Generator[tuple[Store, _Settings]]:
+    settings = _settings(ctx)
+    with _rag_errors():
+        store = open_store(settings.store_dir, read_only=read_only, embedder=_embedder(settings))
+        try:
+            yield store, settings
+        finally:
+            store.close()
+
+
+def _tier(store: Store) -> str:
+    with contextlib.suppress(RagError):
+        return store.tier()
+    return "tier: unknown (the index could not be read)"
+
+
+# -- index -----------------------------------------------------------------------------------------
+
+
+def _result_line(stats: IndexStats) -> str:
+    head = "would index" if stats.dry_run else "indexed"
+    tail = f", {stats.embeddings} embeddings" if stats.embeddings else ""
+    return (
+        f"{head}: added={stats.added} updated={stats.updated} skipped={stats.skipped} removed={stats.removed} "
+        f"({stats.files} files, {stats.chunks} chunks{tail})"
+    )
+
+
+def _run_index(
+    store: Store, roots: list[str], *, reconcile: bool, reindex: bool, dry_run: bool, progress: bool
+) -> IndexStats:
+    if not progress:
+        return store.index(roots, reconcile=reconcile, reindex=reindex, dry_run=dry_run)
+    from rich.console import Console  # only the interactive index path draws
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    columns = (TextColumn("indexing"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task("index", total=None)
+
+        def report(done: int, total: int, _key: str) -> None:
+            if done == total or done % 50 == 0:
+                bar.update(task, completed=done, total=total)
+
+        return store.index(roots, reconcile=reconcile, reindex=reindex, dry_run=dry_run, progress=report)
+
+
+@knowledge.command("index")
+@click.argument("paths", nargs=-1, type=click.Path())
+@click.option("--reindex", is_flag=True, help="Empty the index and rebuild it (also after an embeddings change).")
+@click.option("--dry-run", is_flag=True, help="Count what would be indexed and embedded; write nothing.")
+@click.option(
+    "--reconcile/--no-reconcile",
+    default=True,
+    show_default=True,
+    help="Remove indexed files under the given roots that no longer exist.",
+)
+@click.option(
+    "--progress/--no-progress", default=None, help="Draw a progress bar (default: when stderr is a terminal)."
+)
+@click.pass_context
+def index_command(
+    ctx: click.Context, paths: tuple[str, ...], reindex: bool, dry_run: bool, reconcile: bool, progress: bool | None
+) -> None:
+    """Index Markdown and text files incrementally (.md .markdown .txt .text).
+
+    Unchanged files are skipped after a stat; changed files are re-chunked. Without PATHS, the configured
+    knowledge.paths are indexed.
+    """
+    with _open(ctx, read_only=False) as (store, settings):
+        roots = list(paths) or settings.paths
+        if not roots:
+            raise click.ClickException(
+                "no paths given and knowledge.paths is empty - pass a path or set knowledge.paths"
+            )
+        click.echo(store.tier())
+        draw = sys.stderr.isatty() if progress is None else progress
+        try:
+            if store.embedder is not None and not dry_run and (reindex or not store.stats().documents):
+                estimate = store.index(roots, reindex=reindex, dry_run=True)
+                click.echo(
+                    f"first full build: about to embed {estimate.chunks} chunks across {estimate.files} files; "
+                    "run with --dry-run to preview"
+                )
+            with _rag_errors():
+                stats = _run_index(store, roots, reconcile=reconcile, reindex=reindex, dry_run=dry_run, progress=draw)
+        except KeyboardInterrupt:
+            click.echo("\nindex canceled; already-indexed files are skipped on re-run", err=True)
+            return
+        for note in stats.notes:
+            click.echo(note, err=True)
+        click.echo(_result_line(stats))
+
+
+# -- search / show / sources -----------------------------------------------------------------------
+
+
+def _snippet(content: str, heading_path: str) -> str:
+    body = content[len(heading_path) :].lstrip() if heading_path and content.startswith(heading_path) else content
+    flat = " ".join(body.split())
+    return flat if len(flat) <= _SNIPPET_RUNES else flat[: _SNIPPET_RUNES - 1] + "…"
+
+
+def _search_json(result: SearchResult) -> str:
+    document: dict[str, Any] = {"tier": result.tier, "status": result.status}
+    if result.note:
+        document["note"] = result.note
+    document["results"] = [
+        {
+            "citation": hit.citation,
+            **({"section": hit.heading_path} if hit.heading_path else {}),
+            "content": hit.content,
+            "score": hit.score,
+        }
+        for hit in result.hits
+    ]
+    return json.dumps(document, ensure_ascii=False, indent=2)
+
+
+@knowledge.command("search")
+@click.argument("query", nargs=-1, required=True)
+@click.option("-k", "--top-k", type=int, default=None, help="How many sections (default: configured or 5; max 20).")
+@click.option("--full", is_flag=True, help="Print each section in full instead of a one-line snippet.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.pass_context
+def search_command(ctx: click.Context, query: tuple[str, ...], top_k: int | None, full: bool, fmt: str) -> None:
+    """Search the index; each hit is cited as PATH#ORDINAL (see `knowledge show`)."""
+    with _open(ctx, read_only=True) as (store, settings), _rag_errors():
+        result = store.search(" ".join(query), top_k=top_k if top_k is not None else settings.top_k)
+    if fmt == "json":
+        click.echo(_search_json(result))
+        return
+    lines = [result.tier]
+    if result.status == "index_not_built":
+        lines.append(_NOT_BUILT)
+    elif result.status == "index_empty":
+        lines.append("the knowledge index is empty, or the query had no searchable terms")
+    elif not result.hits:
+        lines.append("no results")
+    for hit in result.hits:
+        lines += ["", hit.citation]
+        if hit.heading_path:
+            lines.append(f"  Section  {hit.heading_path}")
+        if full:
+            lines += ["  Chunk", *(f"    {line}" for line in hit.content.splitlines())]
+        else:
+            lines.append(f"  Chunk    {_snippet(hit.content, hit.heading_path)}")
+    click.echo("\n".join(lines))
+
+
+@knowledge.command("show")
+@click.argument("citation")
+@click.pass_context
+def show_command(ctx: click.Context, citation: str) -> None:
+    """Print the section a citation (PATH#ORDINAL) points at."""
+    with _open(ctx, read_only=True) as (store, _), _rag_errors():
+        hit = store.show(citation)
+    click.echo(f"# {hit.heading_path}\n\n{hit.content}")
+
+
+def _when(mtime_ns: int | None) -> str:
+    if not mtime_ns:
+        return "-"
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(mtime_ns / 1e9))
+
+
+@knowledge.command("sources")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.pass_context
+def sources_command(ctx: click.Context, fmt: str) -> None:
+    """List indexed files with their chunk counts and recorded modification times."""
+    with _open(ctx, read_only=True) as (store, _), _rag_errors():
+        sources = store.sources()
+    if fmt == "json":
+        rows = [{"path": s.path, "chunks": s.chunks, "mtime": _when(s.mtime_ns)} for s in sources]
+        click.echo(json.dumps(rows, ensure_ascii=False, indent=2))
+        return
+    if not sources:
+        click.echo("no indexed files")
+        return
+    width = max(len("Path"), *(len(s.path) for s in sources))
+    lines = [f"{'Path':<{width}}  {'Chunks':>6}  Last Indexed"]
+    lines += [f"{s.path:<{width}}  {s.chunks:>6}  {_when(s.mtime_ns)}" for s in sources]
+    click.echo("\n".join(lines))
+
+
+# -- rm / reset / stats / doctor -------------------------------------------------------------------
+
+
+@knowledge.command("rm")
+@click.argument("sources", nargs=-1, required=True)
+@click.pass_context
+def rm_command(ctx: click.Context, sources: tuple[str, ...]) -> None:
+    """Remove indexed files by the path `knowledge sources` prints."""
+    settings = _settings(ctx)
+    if not (settings.store_dir / "knowledge.db").exists():
+        click.echo(_NOT_BUILT)
+        return
+    with _open(ctx, read_only=False) as (store, _), _rag_errors():
+        removed = 0
+        for source in sources:
+            if store.remove(source):
+                removed += 1
+                click.echo(f"removed {source}")
+            else:
+                click.echo(f"not indexed: {source}")
+    click.echo(f"removed {removed} of {len(sources)} sources")
+
+
+@knowledge.command("reset")
+@click.option("--force", is_flag=True, help="Really delete the whole index.")
+@click.pass_context
+def reset_command(ctx: click.Context, force: bool) -> None:
+    """Delete every indexed document, chunk and vector (works even when the index is damaged)."""
+    settings = _settings(ctx)
+    db_path = settings.store_dir / "knowledge.db"
+    if not db_path.exists():
+        click.echo("no knowledge index to reset")
+        return
+    # No embedder: reset must work whatever the manifest says and whether or not the server is up.
+    with _rag_errors(), open_store(settings.store_dir, read_only=False) as store:
+        if not force:
+            try:
+                stats = store.stats()
+            except RagError:
+                raise click.ClickException(
+                    f"knowledge reset would delete the damaged index at {db_path}; re-run with --force to confirm"
+                ) from None
+            raise click.ClickException(
+                f"knowledge reset would delete {stats.documents} documents and {stats.chunks} chunks from "
+                f"{db_path}; re-run with --force to confirm"
+            )
+        documents, chunks = store.reset()
+    click.echo(f"reset: removed {documents} documents and {chunks} chunks from {db_path}")
+
+
+def _size(n: int) -> str:
+    value = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if value < 1024 or unit == "GiB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{n} B"  # pragma: no cover - the loop always returns
+
+
+@knowledge.command("stats")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.pass_context
+def stats_command(ctx: click.Context, fmt: str) -> None:
+    """Show document, chunk and vector counts and the index's size."""
+    with _open(ctx, read_only=True) as (store, _), _rag_errors():
+        stats = store.stats()
+        tier = _tier(store)
+    manifest = stats.manifest
+    if fmt == "json":
+        document: dict[str, Any] = {
+            "tier": tier,
+            "store": str(stats.db_path),
+            "built": stats.built,
+            "documents": stats.documents,
+            "chunks": stats.chunks,
+            "vectors": stats.vectors,
+            "model": manifest.model if manifest else "",
+            "dimension": manifest.dimension if manifest else 0,
+            "normalized": manifest.normalized if manifest else False,
+            "db_bytes": stats.db_bytes,
+            "wal_bytes": stats.wal_bytes,
+            "modified": _when(stats.modified_ns) if stats.modified_ns else None,
+        }
+        click.echo(json.dumps(document, indent=2))
+        return
+    store_line = str(stats.db_path) + ("" if stats.built else " (not built; run: fiskai knowledge index)")
+    rows = [("Store", store_line), ("Documents", str(stats.documents)), ("Chunks", str(stats.chunks))]
+    rows.append(("Vectors", str(stats.vectors)))
+    if manifest is not None and manifest.has_vectors:
+        rows += [("Model", manifest.model), ("Dimension", str(manifest.dimension))]
+        rows.append(("Normalized", "yes" if manifest.normalized else "no"))
+    rows += [("DB size", _size(stats.db_bytes)), ("WAL size", _size(stats.wal_bytes))]
+    rows.append(("Modified", _when(stats.modified_ns)))
+    click.echo("\n".join([tier, *(f"  {name:<10} {value}" for name, value in rows)]))
+
+
+@knowledge.command("doctor")
+@click.pass_context
+def doctor_command(ctx: click.Context) -> None:
+    """Check the store, the manifest, the embeddings server and the sqlite-vec extension."""
+    settings = _settings(ctx)
+    with _rag_errors():
+        embedder = _embedder(settings)
+        with open_store(settings.store_dir, read_only=True) as store:
+            click.echo(
+                _tier(store) if embedder is None else f"tier: hybrid (FTS5 + vectors, RRF) - model={embedder.model}"
+            )
+        checks = diagnose(settings.store_dir, embedder=embedder, paths=settings.paths)
+    for check in checks:
+        click.echo(f"  [{' ok ' if check.ok else 'FAIL'}] {check.name}: {check.detail}")
+    if any(check.fatal and not check.ok for check in checks):
+        raise click.ClickException("knowledge doctor found problems that must be fixed")
+
+
+# -- watch -----------------------------------------------------------------------------------------
+
+
+def _stamp() -> str:
+    return time.strftime("[%H:%M:%S]")
+
+
+def _watch_pass(ctx: click.Context, roots: list[str], changed: list[str]) -> bool:
+    """Re-index after a change; False when another writer holds the lock (retry later)."""
+    if changed:
+        click.echo(f"{_stamp()} change detected in {len(changed)} file(s); reindexing:")
+        for key in changed[:20]:
+            click.echo(f"  {key}")
+        if len(changed) > 20:
+            click.echo(f"  ... and {len(changed) - 20} more")
+    settings = _settings(ctx)
+    try:
+        with open_store(settings.store_dir, read_only=False, embedder=_embedder(settings)) as store:
+            stats = store.index(roots, reconcile=True)
+    except IndexLockedError:
+        click.echo(f"{_stamp()} another knowledge writer is running; will retry", err=True)
+        return False
+    except RagError as err:
+        click.echo(f"{_stamp()} reindex failed: {err}", err=True)
+        return True
+    click.echo(f"{_stamp()} {_result_line(stats)}")
+    return True
+
+
+@knowledge.command("watch")
+@click.argument("paths", nargs=-1, type=click.Path())
+@click.option(
+    "--debounce",
+    type=float,
+    default=2.0,
+    show_default=True,
+    help="Seconds between checks; a change is indexed once files stop changing for this long (min 0.1).",
+)
+@click.option("--no-initial", is_flag=True, help="Skip the initial full index pass.")
+@click.pass_context
+def watch_command(ctx: click.Context, paths: tuple[str, ...], debounce: float, no_initial: bool) -> None:
+    """Keep the index up to date while files change (polls sizes and mtimes; Ctrl-C stops)."""
+    if debounce < 0.1:
+        raise click.ClickException("debounce must be at least 100ms")
+    settings = _settings(ctx)
+    with _rag_errors(), open_store(settings.store_dir, read_only=True, embedder=_embedder(settings)) as store:
+        click.echo(store.tier())
+    roots: list[str] = []
+    for root in list(paths) or settings.paths:
+        if os.path.exists(root):
+            roots.append(root)
+        else:
+            click.echo(f'skipping missing path "{root}"', err=True)
+    if not roots:
+        raise click.ClickException("none of the configured knowledge paths exist")
+    exclude = str(settings.store_dir)
+    try:
+        indexed = snapshot(roots, exclude_dir=exclude)
+        if not no_initial:
+            while not _watch_pass(ctx, roots, []):
+                time.sleep(debounce)
+        noun = "path" if len(roots) == 1 else "paths"
+        click.echo(
+            f"watching {len(indexed)} files under {len(roots)} {noun} (debounce {debounce:g}s); press Ctrl-C to stop"
+        )
+        while True:
+            time.sleep(debounce)
+            current = snapshot(roots, exclude_dir=exclude)
+            if current == indexed:
+                continue
+            while True:  # debounce: wait until a whole interval passes with no further change
+                time.sleep(debounce)
+                settled = snapshot(roots, exclude_dir=exclude)
+                if settled == current:
+                    break
+                current = settled
+            changed = sorted(k for k in current.keys() | indexed.keys() if current.get(k) != indexed.get(k))
+            if _watch_pass(ctx, roots, changed):
+                indexed = current
+    except KeyboardInterrupt:
+        click.echo("stopped watching")
