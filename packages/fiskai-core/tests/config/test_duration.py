@@ -1,6 +1,7 @@
 from datetime import timedelta
 
 import pytest
+from hypothesis import given, strategies as st
 
 from fiskai_core.config import DurationError, parse_go_duration
 
@@ -55,3 +56,16 @@ def test_parse_go_duration_range_matches_int64_nanoseconds() -> None:
     assert parse_go_duration("2562047h") == timedelta(hours=2562047)
     with pytest.raises(DurationError):
         parse_go_duration("2562048h")
+
+
+@given(
+    hours=st.integers(0, 1000),
+    minutes=st.integers(0, 59),
+    seconds=st.integers(0, 59),
+    millis=st.integers(0, 999),
+    negative=st.booleans(),
+)
+def test_parse_go_duration_sums_its_parts(hours: int, minutes: int, seconds: int, millis: int, negative: bool) -> None:
+    text = f"{'-' if negative else ''}{hours}h{minutes}m{seconds}s{millis}ms"
+    expected = timedelta(hours=hours, minutes=minutes, seconds=seconds, milliseconds=millis)
+    assert parse_go_duration(text) == (-expected if negative else expected)
