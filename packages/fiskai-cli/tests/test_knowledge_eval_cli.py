@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from fiskai_cli._root import cli
 from fiskai_cli.commands.knowledge_eval import eval_command
 
 
@@ -97,12 +98,12 @@ def test_met_thresholds_exit_zero(suite: Path) -> None:
 
 def test_given_store_is_indexed_once_and_reused(suite: Path, tmp_path: Path) -> None:
     store = tmp_path / "store"
-    first = CliRunner().invoke(eval_command, [str(suite), "--store-dir", str(store), "--no-baseline"])
+    first = CliRunner().invoke(eval_command, [str(suite), "--store", str(store), "--no-baseline"])
     assert first.exit_code == 0, first.output
     assert (store / "knowledge.db").is_file()
 
     again = CliRunner().invoke(
-        eval_command, [str(suite), "--store-dir", str(store), "--no-index", "--format", "json", "--no-baseline"]
+        eval_command, [str(suite), "--store", str(store), "--no-index", "--format", "json", "--no-baseline"]
     )
 
     assert again.exit_code == 0, again.output
@@ -121,7 +122,7 @@ def test_suite_without_corpus_needs_a_store(tmp_path: Path) -> None:
     result = CliRunner().invoke(eval_command, [str(path)])
 
     assert result.exit_code == 2
-    assert "pass --store-dir" in result.output
+    assert "pass --store DIR" in result.output
 
 
 def test_malformed_suite_is_reported_without_a_traceback(tmp_path: Path) -> None:
@@ -148,3 +149,10 @@ def test_cisi_scores_against_the_same_run_baseline(shared_fixtures: Path) -> Non
     assert baseline["ndcg_at_10"] == pytest.approx(0.3691, abs=1e-4)
     assert baseline["mrr_at_10"] == pytest.approx(0.6025, abs=1e-4)
     assert 0.2 < ranking["ndcg_at_10"] <= 1.0
+
+
+def test_reachable_as_fiskai_knowledge_eval(suite: Path) -> None:
+    result = CliRunner().invoke(cli, ["knowledge", "eval", str(suite), "--format", "json", "--no-baseline"])
+
+    assert result.exit_code == 0, result.output
+    assert _json(result.stdout)["queries"] == 3

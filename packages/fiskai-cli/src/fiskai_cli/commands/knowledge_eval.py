@@ -175,10 +175,12 @@ def _table(suite: EvalSuite, runs: list[_Run], notes: list[str], per_query: bool
 @click.command("eval")
 @click.argument("suite_path", metavar="SUITE", type=click.Path(exists=True, path_type=Path))
 @click.option(
-    "--store-dir",
+    "--store",
+    "store_dir",
     type=click.Path(file_okay=False, path_type=Path),
     default=None,
-    help="The knowledge store to search. Default: a temporary store built from the suite's corpus.",
+    help="The store directory to search (the folder holding knowledge.db). Default: a temporary store built "
+    "from the suite's corpus, so an evaluation never touches the configured index.",
 )
 @click.option(
     "--index/--no-index",
@@ -233,7 +235,7 @@ def eval_command(
     except SuiteError as err:
         raise click.ClickException(str(err)) from err
     if store_dir is None and suite.corpus is None:
-        raise click.UsageError("the suite names no corpus, so pass --store-dir with an index to search")
+        raise click.UsageError("the suite names no corpus, so pass --store DIR (the folder holding knowledge.db)")
     notes: list[str] = []
     with _store_dir(store_dir) as where:
         if index_first and suite.corpus is not None:
