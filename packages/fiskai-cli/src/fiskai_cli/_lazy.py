@@ -11,6 +11,7 @@ import importlib
 from dataclasses import dataclass
 
 import click
+from typing_extensions import override
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -32,15 +33,18 @@ class LazyGroup(click.Group):
         super().__init__(*args, **kwargs)  # pyright: ignore[reportArgumentType]
         self._lazy = lazy_commands
 
+    @override
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted({*super().list_commands(ctx), *self._lazy})
 
+    @override
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         entry = self._lazy.get(cmd_name)
         if entry is None:
             return super().get_command(ctx, cmd_name)
         return _load(cmd_name, entry)
 
+    @override
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         # Listing uses the static summaries, so `fiskai --help` imports no subcommand module.
         rows = [(name, self._lazy[name].summary) for name in sorted(self._lazy)]

@@ -1,0 +1,301 @@
+"""`fiskai info`: what a model would get from a configuration, without contacting any model."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import anyio
+import click
+
+from fiskai_cli.ui.text import clip, items, table
+from fiskai_core.config import Config, Mode, load_config
+from fiskai_core.errors import FiskaiError
+from fiskai_core.fisk import Application, load_application
+from fiskai_core.tools import TOOL_SEARCH_THRESHOLD, plan_deferral, requires_confirmation
+
+__all__ = ["info"]
+
+# Providers fiskai can drive, and whether each supports server-side tool search.
+_PROVIDERS_TOOL_SEARCH = {"anthropic": True}
+_HITL_TOOLS = ("ask_human_confirm", "ask_human_select", "ask_human_input")
+_MEMORY_TOOLS = ("memory_list", "memory_read", "memory_write", "memory_delete")
+_KNOWLEDGE_TOOLS = ("knowledge_search",)
+
+
+@click.command("info")
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="`json` prints one object for scripts.",
+)
+@click.pass_context
+def info(ctx: click.Context, output_format: str) -> None:
+    r"""Show the tools, prompt and settings loaded from a configuration.
+
+    Introspects the application (APP --fisk-introspect) and applies ai:deny, include, exclude and
+    global_flags exactly as a run would, then lists each tool with its confirmation and deferral
+    status. Never contacts a model; needs no API key.
+
+    \b
+    Examples:
+      fiskai -c agent.yaml info
+      fiskai -c agent.yaml info --format json | jq '.tools[].name'
+    """
+    config_path = Path(ctx.obj["config_path"])
+    try:
+        config = load_config(config_path, Mode.MCP)
+        application = _load(config, config_path) if config.application_path else None
+    except FiskaiError as err:
+        raise click.ClickException(str(err)) from err
+    report = build_report(config, config_path, application)
+    if output_format == "json":
+        click.echo(json.dumps(report, indent=2, ensure_ascii=False))
+        return
+    for warning in report["warnings"]:
+        click.echo(f"warning: {warning}", err=True)
+    click.echo(render_text(report))
+
+
+def _load(config: Config, config_path: Path) -> Application:
+    return anyio.run(
+        lambda: load_application(
+            config.application_path,
+            base_dir=config_path.resolve().parent,
+            global_flags=config.global_flags,
+            include=config.include,
+            exclude=config.exclude,
+            strip_env=config.credential_env_names(),
+        )
+    )
+
+
+def build_report(config: Config, config_path: Path, application: Application | None) -> dict[str, Any]:
+    """Everything `info` shows, as one JSON-ready object."""
+    harness = config.harness
+    warnings: list[str] = []
+    if application is None and (config.include.tools or config.include.tags or config.exclude.tools):
+        warnings.append(
+            "include/exclude have no effect without application_path; they filter the wrapped application's tools"
+        )
+    app_tools = list(application.tools) if application is not None else []
+    builtins = [
+        *(_HITL_TOOLS if harness.human_in_the_loop.enabled else ()),
+        *(_MEMORY_TOOLS if harness.memory.enabled else ()),
+        *(_KNOWLEDGE_TOOLS if harness.knowledge.enabled else ()),
+    ]
+    provider = config.llm.provider
+    supports = _PROVIDERS_TOOL_SEARCH.get(provider)
+    plan = plan_deferral(
+        app_tools,
+        builtin_count=len(builtins),
+        provider_supports_search=bool(supports),
+        no_tool_search=config.llm.no_tool_search,
+    )
+    if plan.advisory:
+        warnings.append(plan.advisory)
+    tag_counts = dict.fromkeys(harness.confirm_tags, 0)
+    tools: list[dict[str, Any]] = []
+    for tool in app_tools:
+        for tag in tool.tags:
+            if tag in tag_counts:
+                tag_counts[tag] += 1
+        tools.append(
+            {
+                "name": tool.name,
+                "source": "application",
+                "command": tool.spec.command,
+                "confirm": requires_confirmation(tool.tags, harness.confirm_tags),
+                "deferred": plan.deferred.get(tool.name, False),
+                "description": tool.spec.description,
+                "tags": list(tool.tags),
+                "schema": tool.spec.schema_source,
+            }
+        )
+    tools.extend(
+        {"name": name, "source": "built-in", "confirm": False, "deferred": False, "description": "", "tags": []}
+        for name in builtins
+    )
+    warnings.extend(
+        f"confirm_tags entry {tag!r} matches no loaded tool; check the tag spelling"
+        for tag, count in tag_counts.items()
+        if application is not None and count == 0
+    )
+    return {
+        "config": str(config_path),
+        "identity": config.identity,
+        "application": _application_report(application),
+        "model": _model_report(config, supports, plan.deferred_count, len(tools)),
+        "tools": tools,
+        "global_flags": _global_flags_report(application),
+        "prompt": {"text": config.system_prompt, "lines": len(config.system_prompt.splitlines())},
+        "sessions": {"backend": harness.sessions.backend, "options": harness.sessions.options},
+        "memory": {"backend": harness.memory.backend, "index": not harness.memory.no_index}
+        if harness.memory.enabled
+        else None,
+        "knowledge": {
+            "directory": harness.knowledge.directory,
+            "paths": harness.knowledge.paths,
+            "vector": harness.knowledge.embeddings is not None,
+        }
+        if harness.knowledge.enabled
+        else None,
+        "mcp": config.expose.agent.mcp is not None,
+        "warnings": warnings,
+    }
+
+
+def _application_report(application: Application | None) -> dict[str, Any] | None:
+    if application is None:
+        return None
+    model = application.model
+    schemas = {spec.schema_source for spec in application.commands}
+    denied = sum(1 for spec in application.commands if "ai:deny" in spec.tags)
+    return {
+        "name": model.name,
+        "version": model.version,
+        "help": model.help,
+        "path": application.path,
+        "commands": len(application.commands),
+        "denied": denied,
+        "filtered": len(application.commands) - denied - len(application.tools),
+        "schemas": "fisk" if schemas <= {"fisk"} else "derived",
+    }
+
+
+def _model_report(config: Config, supports: bool | None, deferred: int, total: int) -> dict[str, Any] | None:
+    llm = config.llm
+    if not llm.model:
+        return None
+    if llm.no_tool_search:
+        status = "disabled (no_tool_search)"
+    elif supports is None:
+        status = f'unknown (provider "{llm.provider}" is not available)'
+    elif not supports:
+        status = f'unavailable (provider "{llm.provider}" does not support it)'
+    else:
+        status = f"enabled (used when {TOOL_SEARCH_THRESHOLD} or more tools are available)"
+    output = llm.budget.max_output_tokens or (16384 if llm.thinking.enabled else 8192)
+    return {
+        "model": llm.model,
+        "provider": llm.provider,
+        "thinking": llm.thinking.enabled,
+        "max_tokens": llm.budget.max_tokens,
+        "max_output_tokens": output,
+        "max_iterations": llm.budget.max_iterations,
+        "call_timeout_seconds": llm.budget.call_timeout.total_seconds(),
+        "tool_search": status,
+        "deferred_tools": deferred,
+        "total_tools": total,
+    }
+
+
+def _global_flags_report(application: Application | None) -> list[dict[str, Any]]:
+    if application is None:
+        return []
+    exposed = {flag.name for flag in application.exposed_global_flags}
+    return [
+        {"name": flag.name, "help": flag.help, "exposed": flag.name in exposed, "required": flag.required}
+        for flag in application.model.flags
+        if not flag.hidden
+    ]
+
+
+def render_text(report: dict[str, Any]) -> str:
+    """The human layout of `build_report`'s object."""
+    out: list[str] = []
+    app = report["application"]
+    if app is not None:
+        version = f" {app['version']}" if app["version"] else ""
+        out.append(f"{app['name']}{version}: {app['help']}")
+        kind = "fisk command schemas" if app["schemas"] == "fisk" else "schemas derived from flags (fisk < 0.9)"
+        offered = sum(1 for tool in report["tools"] if tool["source"] == "application")
+        out += [
+            "",
+            "Application",
+            items(
+                [
+                    ("Identity", report["identity"]),
+                    ("Binary", app["path"]),
+                    ("Schemas", kind),
+                    (
+                        "Commands",
+                        f"{app['commands']} runnable, {offered} offered "
+                        f"({app['denied']} ai:deny, {app['filtered']} filtered by include/exclude)",
+                    ),
+                ]
+            ),
+        ]
+    else:
+        out += ["Application", items([("Identity", report["identity"]), ("Binary", "none (no application_path)")])]
+    model = report["model"]
+    if model is not None:
+        out += [
+            "",
+            "Model",
+            items(
+                [
+                    ("Model", model["model"]),
+                    ("Provider", model["provider"]),
+                    ("Thinking", "enabled" if model["thinking"] else "disabled"),
+                    (
+                        "Budgets",
+                        f"{model['max_tokens']} tokens per run, {model['max_iterations']} iterations, "
+                        f"{model['call_timeout_seconds']:g}s per call, {model['max_output_tokens']} output tokens per call",
+                    ),
+                    (
+                        "Tool search",
+                        f"{model['tool_search']}; {model['deferred_tools']} of {model['total_tools']} deferred",
+                    ),
+                ]
+            ),
+            "",
+            "Sessions",
+            items([("Backend", report["sessions"]["backend"])]),
+        ]
+    if report["memory"] is not None:
+        memory = report["memory"]
+        out += ["", "Memory", items([("Backend", memory["backend"]), ("Index", "on" if memory["index"] else "off")])]
+    if report["knowledge"] is not None:
+        knowledge = report["knowledge"]
+        out += [
+            "",
+            "Knowledge",
+            items(
+                [
+                    ("Directory", knowledge["directory"]),
+                    ("Paths", ", ".join(knowledge["paths"]) or "(none; pass paths to 'fiskai knowledge index')"),
+                    ("Search", "lexical + vector" if knowledge["vector"] else "lexical"),
+                ]
+            ),
+        ]
+    rows = [
+        [
+            tool["name"],
+            "yes" if tool["confirm"] else "no",
+            "yes" if tool["deferred"] else "no",
+            clip(tool["description"], 50),
+            ", ".join(tool["tags"]),
+        ]
+        for tool in report["tools"]
+    ]
+    out += ["", f"Tools ({len(rows)})"]
+    out.append(table(["tool", "confirm", "deferred", "description", "tags"], rows) if rows else "  none")
+    flags = report["global_flags"]
+    if flags:
+        listed = ", ".join(
+            flag["name"] + (" [exposed, required]" if flag["required"] else " [exposed]" if flag["exposed"] else "")
+            for flag in flags
+        )
+        out += ["", "Global flags (add names under global_flags to expose them to the model)", f"  {listed}"]
+    prompt = report["prompt"]
+    out += ["", "Prompt"]
+    if prompt["text"]:
+        out.append(f"  {clip(prompt['text'], 100)} ({prompt['lines']} lines, {len(prompt['text'])} characters)")
+    else:
+        out.append("  No system_prompt defined")
+    return "\n".join(out)
