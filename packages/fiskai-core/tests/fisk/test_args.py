@@ -8,9 +8,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from fiskai_core.errors import ArgumentsError
-from fiskai_core.fisk import ArgModel, CmdModel, FlagModel
-from fiskai_core.fisk._args import args_from_json
-from fiskai_core.fisk._gojson import GoJSONError, JsonNumber, decode_first_value, go_quote
+from fiskai_core.fisk import ArgModel, CmdModel, FlagModel, JsonNumber, args_from_json, go_quote
+from fiskai_core.fisk._gojson import GoJSONError, decode_first_value
 
 
 def _flag(name: str, **fields: object) -> FlagModel:

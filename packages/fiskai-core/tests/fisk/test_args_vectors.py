@@ -9,8 +9,7 @@ from typing import Any
 import pytest
 
 from fiskai_core.errors import ArgumentsError
-from fiskai_core.fisk import ApplicationModel, CmdModel
-from fiskai_core.fisk._args import args_from_json
+from fiskai_core.fisk import ApplicationModel, CmdModel, args_from_json
 
 _VECTOR_COUNT = 5194
 

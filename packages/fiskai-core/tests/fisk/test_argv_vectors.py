@@ -13,8 +13,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from fiskai_core.fisk import ApplicationModel
-from fiskai_core.fisk._walk import CommandSpec, walk_commands
+from fiskai_core.fisk import ApplicationModel, CommandSpec, walk_commands
 
 _REPRODUCED_AT_LEAST = 31
 

@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
-from fiskai_core.fisk import ApplicationModel, ArgModel, CmdModel, FlagModel
-from fiskai_core.fisk._describe import command_line, trace_line, trace_line_short
-from fiskai_core.fisk._walk import CommandSpec, walk_commands
+from fiskai_core.fisk import (
+    ApplicationModel,
+    ArgModel,
+    CmdModel,
+    CommandSpec,
+    FlagModel,
+    command_line,
+    trace_line,
+    trace_line_short,
+    walk_commands,
+)
 
 _LONG = "abcdefghijklmnopqrstuvwxyz"
 

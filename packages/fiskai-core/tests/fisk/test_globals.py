@@ -9,8 +9,7 @@ import pytest
 from pydantic import JsonValue
 
 from fiskai_core.errors import ArgumentsError, ConfigError
-from fiskai_core.fisk import ApplicationModel, ArgModel, CmdModel, FlagModel
-from fiskai_core.fisk._walk import CommandSpec, walk_commands
+from fiskai_core.fisk import ApplicationModel, ArgModel, CmdModel, CommandSpec, FlagModel, walk_commands
 
 
 def _flag(name: str, **fields: object) -> FlagModel:

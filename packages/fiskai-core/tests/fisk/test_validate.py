@@ -7,9 +7,14 @@ from pathlib import Path
 import pytest
 from pydantic import JsonValue
 
-from fiskai_core.fisk import ApplicationModel
-from fiskai_core.fisk._validate import missing_required, missing_required_message, validate_arguments
-from fiskai_core.fisk._walk import CommandSpec, walk_commands
+from fiskai_core.fisk import (
+    ApplicationModel,
+    CommandSpec,
+    missing_required,
+    missing_required_message,
+    validate_arguments,
+    walk_commands,
+)
 
 
 @pytest.fixture(scope="module")

@@ -7,8 +7,7 @@ from pathlib import Path
 import pytest
 
 from fiskai_core.errors import IntrospectionError
-from fiskai_core.fisk import ApplicationModel, CmdModel
-from fiskai_core.fisk._walk import CommandSpec, walk_commands
+from fiskai_core.fisk import ApplicationModel, CmdModel, CommandSpec, walk_commands
 
 _FIXTURECTL_TOOLS = [
     "types",
