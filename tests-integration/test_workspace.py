@@ -2,6 +2,8 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+from fiskai_cli._version import VERSION
+
 ROOT = Path(__file__).resolve().parent.parent
 TIERS = ["core", "runstate", "memory", "rag", "agent", "mcp", "a2a", "cli"]
 LEAVES = {"core", "runstate", "memory", "rag"}
@@ -40,3 +42,7 @@ def test_sibling_dependencies_use_compatible_ranges() -> None:
 def test_mcp_extra_of_the_cli_does_not_pull_anthropic() -> None:
     assert _project("cli")["optional-dependencies"]["mcp"] == ["fiskai-mcp>=0.1,<0.2"]
     assert [dep for dep in _deps("mcp") if "anthropic" in dep or "fiskai-agent" in dep] == []
+
+
+def test_cli_version_constant_matches_its_distribution() -> None:
+    assert VERSION == _project("cli")["version"]

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import sys
-from importlib.metadata import PackageNotFoundError, version
-
 import click
 
 from ._lazy import LazyCommand, LazyGroup
+from ._version import VERSION
 
 # Every subcommand, by name. Modules load only when their command runs.
 COMMANDS: dict[str, LazyCommand] = {
@@ -23,17 +22,10 @@ COMMANDS: dict[str, LazyCommand] = {
 }
 
 
-def _version() -> str:
-    try:
-        return version("fiskai-cli")
-    except PackageNotFoundError:
-        return "unknown"
-
-
 def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
     if not value or ctx.resilient_parsing:
         return
-    click.echo(f"fiskai {_version()}")
+    click.echo(f"fiskai {VERSION}")
     ctx.exit()
 
 
