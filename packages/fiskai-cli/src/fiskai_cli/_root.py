@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+
 import click
 
 from ._lazy import LazyCommand, LazyGroup
