@@ -20,6 +20,11 @@ COMMANDS: dict[str, LazyCommand] = {
         summary="Build and search the local knowledge index for the knowledge_search tool.",
         extra="knowledge",
     ),
+    "session": LazyCommand(
+        import_path="fiskai_cli.commands.session:session",
+        summary="Manage checkpointed agent runs: list, show, rm, export.",
+        extra="session",
+    ),
 }
 
 
@@ -55,7 +60,7 @@ def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> 
 )
 @click.pass_context
 def cli(ctx: click.Context, config_path: str) -> None:
-    r"""Turn a fisk command-line application into a safe LLM agent.
+    """Turn a fisk command-line application into a safe LLM agent.
 
     fiskai reads a fisk application's command tree (`APP --fisk-introspect`), turns its commands
     into tools, and lets a model call only those, as an argv with no shell and no credentials.

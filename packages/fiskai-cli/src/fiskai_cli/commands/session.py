@@ -1,0 +1,369 @@
+"""`fiskai session`: list, show, remove and export checkpointed runs.
+
+Without `--config` the file backend under `--state-dir` (or `$XDG_STATE_HOME/fiskai/runs`) is used. With
+an explicit `-c/--config`, its `harness.sessions` block picks the backend; `--state-dir` then overrides the
+file backend's directory. Reading never takes a run's lock, so a live run can be inspected.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Awaitable, Callable
+from datetime import datetime
+from pathlib import Path
+from typing import Any, TypeVar
+
+import anyio
+import click
+from click.core import ParameterSource
+from typing_extensions import override
+
+from fiskai_cli.ui.text import clip, items, table
+from fiskai_core.config import Mode, load_config
+from fiskai_core.errors import FiskaiError
+from fiskai_runstate import (
+    AssistantRecord,
+    FileJournalStore,
+    JournalError,
+    JournalNotFoundError,
+    JsonValue,
+    MetaRecord,
+    Record,
+    RunState,
+    RunSummary,
+    Store,
+    TerminalRecord,
+    ToolIntentRecord,
+    ToolResultRecord,
+    UserRecord,
+    encode_record,
+    fold,
+)
+
+__all__ = ["session"]
+
+_T = TypeVar("_T")
+_ALIASES = {"ls": "list", "view": "show", "delete": "rm"}
+_EMPTY_FILE_HINT = "No checkpointed sessions (file backend; pass --config if your sessions are in a configured backend)"
+_OUTPUT_CLIP = 2000
+
+
+class _AliasGroup(click.Group):
+    """Accepts the original's alternative names (`ls`, `view`, `delete`) without listing them twice."""
+
+    @override
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        return super().get_command(ctx, _ALIASES.get(cmd_name, cmd_name))
+
+    @override
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        _, command, rest = super().resolve_command(ctx, args)
+        return (command.name if command is not None else None), command, rest
+
+
+@click.group("session", cls=_AliasGroup)
+@click.option(
+    "--state-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Directory of the file backend (default $XDG_STATE_HOME/fiskai/runs).",
+)
+@click.pass_context
+def session(ctx: click.Context, state_dir: Path | None) -> None:
+    r"""Manage checkpointed agent runs.
+
+    \b
+    Examples:
+      fiskai session list
+      fiskai session show orders-report --transcript
+      fiskai session export orders-report -o orders-report.jsonl
+      fiskai session rm orders-report
+    """
+    if ctx.obj is None:
+        ctx.obj = {}
+    obj: dict[str, Any] = ctx.obj
+    obj["session_store"], obj["session_configured"] = _store(ctx, state_dir)
+
+
+def _store(ctx: click.Context, state_dir: Path | None) -> tuple[Store, bool]:
+    root = ctx.parent
+    explicit = root is not None and root.get_parameter_source("config_path") in (
+        ParameterSource.COMMANDLINE,
+        ParameterSource.ENVIRONMENT,
+    )
+    if not explicit:
+        return FileJournalStore(state_dir), False
+    config_path = Path(ctx.obj["config_path"])
+    try:
+        config = load_config(config_path, Mode.MCP).with_state_dir(state_dir)
+    except FiskaiError as err:
+        raise click.ClickException(str(err)) from err
+    sessions = config.harness.sessions
+    if sessions.backend != "file":
+        raise click.ClickException(
+            f'the "{sessions.backend}" session backend of {config_path} is not available to `fiskai session` yet; '
+            "only the file backend is (pass --state-dir, or a configuration whose harness.sessions.backend is file)"
+        )
+    directory = sessions.options.get("directory")
+    if directory is None or directory == "":
+        return FileJournalStore(state_dir), True
+    if not isinstance(directory, str):
+        raise click.ClickException(f"{config_path}: harness.sessions.options.directory must be a string")
+    path = Path(os.path.expanduser(directory))
+    if not path.is_absolute():
+        path = config_path.resolve().parent / path
+    return FileJournalStore(path), True
+
+
+def _run(ctx: click.Context, action: Callable[[Store], Awaitable[_T]]) -> _T:
+    store: Store = ctx.obj["session_store"]
+    try:
+        return anyio.run(action, store)
+    except JournalError as err:
+        raise click.ClickException(str(err)) from err
+
+
+_FORMAT = click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="`json` prints one document for scripts.",
+)
+
+
+@session.command("list")
+@_FORMAT
+@click.pass_context
+def list_sessions(ctx: click.Context, output_format: str) -> None:
+    """List checkpointed runs, most recently updated first (alias: ls)."""
+    summaries = _run(ctx, lambda store: store.list())
+    if output_format == "json":
+        click.echo(json.dumps([_summary_json(s) for s in summaries], indent=2, ensure_ascii=False))
+        return
+    if not summaries:
+        click.echo("No checkpointed sessions" if ctx.obj["session_configured"] else _EMPTY_FILE_HINT)
+        return
+    rows = [(s.run_id, s.model or "-", s.status, _local_time(s.updated), clip(s.prompt, 53) or "-") for s in summaries]
+    click.echo(table(("id", "model", "status", "updated", "prompt"), rows, indent=0))
+
+
+def _summary_json(summary: RunSummary) -> dict[str, Any]:
+    return {
+        "id": summary.run_id,
+        "model": summary.model,
+        "status": summary.status,
+        "updated": summary.updated.isoformat(),
+        "created": summary.created,
+        "records": summary.records,
+        "prompt": summary.prompt,
+    }
+
+
+def _local_time(moment: datetime) -> str:
+    return moment.astimezone().strftime("%Y-%m-%d %H:%M:%S")
+
+
+@session.command("show")
+@click.argument("run_id")
+@click.option("--transcript", is_flag=True, help="Also print every record as a readable transcript.")
+@_FORMAT
+@click.pass_context
+def show(ctx: click.Context, run_id: str, transcript: bool, output_format: str) -> None:
+    """Show a run's status, counters and prompt (alias: view)."""
+    records = _run(ctx, lambda store: store.load(run_id))
+    try:
+        state = fold(records)
+    except JournalError as err:
+        raise click.ClickException(str(err)) from err
+    if output_format == "json":
+        document = _state_json(state)
+        if transcript:
+            document["records"] = [json.loads(encode_record(r)) for r in records]
+        click.echo(json.dumps(document, indent=2, ensure_ascii=False))
+        return
+    click.echo(_render_state(state))
+    if transcript:
+        click.echo("\n--- transcript ---\n")
+        click.echo("\n".join(_render_record(r) for r in records))
+
+
+def _state_json(state: RunState) -> dict[str, Any]:
+    fp = state.fingerprint
+    pending = state.pending
+    return {
+        "id": state.run_id,
+        "status": state.status,
+        "model": fp.model,
+        "fingerprint": {
+            "provider": fp.provider,
+            "model": fp.model,
+            "system_hash": fp.system_hash,
+            "tools_hash": fp.tools_hash,
+            "thinking_mode": fp.thinking_mode,
+            "max_tokens": fp.max_tokens,
+            "max_iterations": fp.max_iterations,
+        },
+        "created": state.created,
+        "interactive": state.interactive,
+        "version": state.version,
+        "next_iteration": state.next_iteration,
+        "last_seq": state.last_seq,
+        "counters": {
+            "llm_calls": state.counters.llm_calls,
+            "tool_calls": state.counters.tool_calls,
+            "remote_tool_calls": state.counters.remote_tool_calls,
+            "in_tokens": state.counters.in_tokens,
+            "out_tokens": state.counters.out_tokens,
+            "cache_read_tokens": state.counters.cache_read_tokens,
+            "cache_create_tokens": state.counters.cache_create_tokens,
+        },
+        "pending": None
+        if pending is None
+        else {
+            "iteration": pending.iteration,
+            "answered": sorted(pending.answered),
+            "unanswered": list(pending.unanswered),
+        },
+        "intents_without_results": [
+            {"tool_use_id": i.tool_use_id, "tool_name": i.tool_name, "effect_id": i.effect_id}
+            for i in state.intents_without_results
+        ],
+        "terminal": None
+        if state.terminal is None
+        else {"reason": state.terminal.reason, "message": state.terminal.message},
+        "prompt": state.prompt,
+    }
+
+
+def _render_state(state: RunState) -> str:
+    c = state.counters
+    pairs = [
+        ("Status", state.status),
+        ("Model", state.fingerprint.model or "-"),
+        ("Next iter", str(state.next_iteration)),
+        ("LLM calls", str(c.llm_calls)),
+        ("Tool calls", f"{c.tool_calls} (remote {c.remote_tool_calls})"),
+        ("Tokens", f"{c.in_tokens} in / {c.out_tokens} out"),
+    ]
+    if state.pending is not None:
+        pairs.append(("Pending", "an in-flight tool batch will resume first"))
+    if state.intents_without_results:
+        names = ", ".join(f"{i.tool_name} ({i.tool_use_id})" for i in state.intents_without_results)
+        pairs.append(("Unresolved", f"started but unanswered, may have run: {names}"))
+    if state.terminal is not None and state.terminal.message:
+        pairs.append(("Reason", clip(state.terminal.message, 200)))
+    return f"Session {state.run_id}\n{items(pairs)}\n\nPrompt\n  {clip(state.prompt, 200)}"
+
+
+def _render_record(record: Record) -> str:
+    head = f"[{record.seq}]"
+    payload = record.payload
+    match payload:
+        case MetaRecord():
+            return f"{head} prompt: {payload.prompt}"
+        case AssistantRecord():
+            usage = f"{payload.in_tokens} in / {payload.out_tokens} out"
+            title = (
+                f"{head} assistant, iteration {payload.iteration}, {payload.stop_reason or 'no stop reason'}, {usage}"
+            )
+            return "\n".join([title, *_render_blocks(payload.message.get("content"))])
+        case UserRecord():
+            return "\n".join([f"{head} user", *_render_blocks(payload.message.get("content"))])
+        case ToolIntentRecord():
+            target = " ".join(payload.argv) if payload.argv is not None else payload.remote_target or "-"
+            return f"{head} about to run {payload.tool_name} ({payload.tool_use_id}): {target}"
+        case ToolResultRecord():
+            remote = " (remote)" if payload.remote else ""
+            error = " error" if payload.result.get("is_error") is True else ""
+            content = payload.result.get("content")
+            text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
+            return f"{head} result{error}{remote} for {payload.tool_use_id}:\n    {_clip_block(text)}"
+        case TerminalRecord():
+            message = f": {payload.message}" if payload.message else ""
+            return f"{head} ended: {payload.reason}{message}"
+
+
+def _render_blocks(content: JsonValue) -> list[str]:
+    if not isinstance(content, list):
+        return []
+    lines: list[str] = []
+    for block in content:
+        if not isinstance(block, dict):
+            continue
+        for kind, body in block.items():
+            lines.append(f"    {_render_block(kind, body)}")
+    return lines
+
+
+def _render_block(kind: str, body: JsonValue) -> str:
+    fields: dict[str, JsonValue] = body if isinstance(body, dict) else {}
+    if kind == "text":
+        return _clip_block(str(fields.get("text", "")))
+    if kind == "thinking":
+        return f"(thinking) {clip(str(fields.get('text', '')), 200)}"
+    if kind == "tool_use":
+        arguments = json.dumps(fields.get("input"), ensure_ascii=False, separators=(",", ":"))
+        return f"-> {fields.get('name')} {clip(arguments, 200)} ({fields.get('id')})"
+    if kind == "tool_result":
+        content = fields.get("content")
+        text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
+        return f"<- {fields.get('tool_use_id')}: {_clip_block(text)}"
+    if kind == "provider":
+        return f"[{fields.get('kind', 'provider')} block]"
+    return f"[{kind} block]"
+
+
+def _clip_block(text: str) -> str:
+    text = text if len(text) <= _OUTPUT_CLIP else text[:_OUTPUT_CLIP] + "..."
+    return text.replace("\n", "\n    ")
+
+
+@session.command("rm")
+@click.argument("run_id")
+@click.pass_context
+def remove(ctx: click.Context, run_id: str) -> None:
+    """Delete a run's journal (alias: delete). Refused while a process has the run open."""
+
+    async def action(store: Store) -> None:
+        try:
+            await store.load(run_id)
+        except JournalNotFoundError:
+            raise
+        except JournalError:
+            pass  # a damaged journal can still be removed; that is often why it is being removed
+        await store.delete(run_id)
+
+    _run(ctx, action)
+    click.echo(f"Removed session {run_id}")
+
+
+@session.command("export")
+@click.argument("run_id")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Write to this new file instead of stdout (an existing file is never overwritten).",
+)
+@click.pass_context
+def export(ctx: click.Context, run_id: str, output: Path | None) -> None:
+    """Write a run's records as JSON lines, exactly as journaled."""
+    records = _run(ctx, lambda store: store.load(run_id))
+    data = b"".join(encode_record(r) + b"\n" for r in records)
+    if output is None:
+        click.echo(data, nl=False)
+        return
+    try:
+        with output.open("xb") as out:
+            out.write(data)
+    except FileExistsError:
+        raise click.ClickException(f"{output} already exists; choose a new file name") from None
+    except OSError as err:
+        raise click.ClickException(f"writing {output}: {err.strerror or err}") from err
+    click.echo(f"Exported {len(records)} records of session {run_id} to {output}", err=True)
