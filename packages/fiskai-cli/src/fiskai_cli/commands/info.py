@@ -35,7 +35,7 @@ _KNOWLEDGE_TOOLS = ("knowledge_search",)
 )
 @click.pass_context
 def info(ctx: click.Context, output_format: str) -> None:
-    r"""Show the tools, prompt and settings loaded from a configuration.
+    """Show the tools, prompt and settings loaded from a configuration.
 
     Introspects the application (APP --fisk-introspect) and applies ai:deny, include, exclude and
     global_flags exactly as a run would, then lists each tool with its confirmation and deferral
