@@ -119,9 +119,10 @@ def _locate(name: str, env: Mapping[str, str]) -> str:
     try:
         mode = os.stat(name).st_mode
     except FileNotFoundError:
+        where = "" if os.path.isabs(name) else f' (relative to the current directory "{os.getcwd()}")'
         raise IntrospectionError(
-            f'introspecting "{name}": no such file (a path is used as is, relative to the current directory '
-            f'"{os.getcwd()}"); check the application path'
+            f'introspecting "{name}": no such file{where}; check application_path in the configuration '
+            "(a relative path there is resolved against the config file's folder)"
         ) from None
     except OSError as error:
         raise IntrospectionError(f'introspecting "{name}": cannot read it: {error.strerror}') from error
