@@ -95,7 +95,8 @@ async def test_a_missing_path_is_named(tmp_path: Path) -> None:
     app = str(tmp_path / "missing")
     message = await _fails(app)
     assert message.startswith(f'introspecting "{app}": no such file')
-    assert "used as is" in message
+    assert "application_path" in message
+    assert "relative to the current directory" not in message  # the path was absolute
 
 
 async def test_a_path_through_a_regular_file_is_unreadable(tmp_path: Path) -> None:
