@@ -9,6 +9,7 @@ from click.testing import CliRunner
 
 from fiskai_cli._root import cli
 from fiskai_cli.commands.knowledge_eval import eval_command
+from fiskai_rag.testing import EmbeddingsServer
 
 
 @pytest.fixture
@@ -156,3 +157,45 @@ def test_reachable_as_fiskai_knowledge_eval(suite: Path) -> None:
 
     assert result.exit_code == 0, result.output
     assert _json(result.stdout)["queries"] == 3
+
+
+def test_hybrid_tier_through_a_real_embeddings_server(suite: Path) -> None:
+    with EmbeddingsServer(use_static_model=False, dimension=32) as server:
+        result = CliRunner().invoke(
+            eval_command,
+            [
+                str(suite),
+                "--embeddings-url",
+                server.base_url,
+                "--embeddings-model",
+                server.model,
+                "--format",
+                "json",
+            ],
+        )
+        requests = server.requests
+
+    assert result.exit_code == 0, result.output
+    report = _json(result.stdout)
+    assert report["ranking"]["label"] == "fiskai knowledge, hybrid"
+    assert "3 embeddings" in report["notes"][0]
+    assert requests >= 1 + 3  # the dimension probe and the chunks at least, then one per query
+    assert report["per_query"][0]["ndcg_at_10"] == 1.0
+
+
+def test_embeddings_server_that_fails_stops_the_evaluation(suite: Path) -> None:
+    with EmbeddingsServer(use_static_model=False, dimension=32) as server:
+        server.status = 400
+        result = CliRunner().invoke(
+            eval_command, [str(suite), "--embeddings-url", server.base_url, "--embeddings-model", server.model]
+        )
+
+    assert result.exit_code == 1
+    assert "Error:" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_embeddings_options_go_together(suite: Path) -> None:
+    result = CliRunner().invoke(eval_command, [str(suite), "--embeddings-url", "http://127.0.0.1:9/v1"])
+    assert result.exit_code == 2
+    assert "--embeddings-url and --embeddings-model go together" in result.output

@@ -19,7 +19,7 @@ from pathlib import Path
 import click
 import yaml
 
-from fiskai_rag import open_store
+from fiskai_rag import Embedder, OpenAICompatibleEmbedder, RagError, open_store
 from fiskai_rag.eval import (
     DEFAULT_RECALL_K,
     Bm25Baseline,
@@ -78,23 +78,29 @@ def _store_dir(given: Path | None) -> Generator[Path]:
         yield Path(scratch) / "knowledge"
 
 
-def _index_corpus(store_dir: Path, corpus: Path) -> str:
+def _index_corpus(store_dir: Path, corpus: Path, embedder: Embedder | None) -> str:
     start = time.perf_counter()
-    with open_store(store_dir, read_only=False) as store:
+    with open_store(store_dir, read_only=False, embedder=embedder) as store:
         stats = store.index([str(corpus)])
     elapsed = time.perf_counter() - start
-    return f"indexed {stats.files} files into {stats.chunks} chunks in {elapsed:.1f} s"
+    embedded = f", {stats.embeddings} embeddings" if embedder is not None else ""
+    return f"indexed {stats.files} files into {stats.chunks} chunks{embedded} in {elapsed:.1f} s"
 
 
-def _rank_with_store(store_dir: Path, suite: EvalSuite, k: int) -> _Run:
+def _rank_with_store(store_dir: Path, suite: EvalSuite, k: int, embedder: Embedder | None) -> _Run:
     samples: list[float] = []
-    with open_store(store_dir, read_only=True) as store:
+    with open_store(store_dir, read_only=True, embedder=embedder) as store:
 
         def search(text: str) -> list[str]:
-            return [hit.citation for hit in store.search(text, top_k=_MAX_DEPTH).hits]
+            result = store.search(text, top_k=_MAX_DEPTH)
+            if result.degraded:
+                # A hybrid figure silently measured on the lexical tier alone would be wrong, not slow.
+                raise click.ClickException(f"the vector tier failed during the evaluation: {result.degraded}")
+            return [hit.citation for hit in result.hits]
 
         report = evaluate(suite, _timed(search, samples), k=k)
-    return _Run(label="fiskai knowledge", report=report, search_ms=samples)
+    label = "fiskai knowledge, hybrid" if embedder is not None else "fiskai knowledge"
+    return _Run(label=label, report=report, search_ms=samples)
 
 
 def _rank_with_baseline(suite: EvalSuite, corpus: Path, k: int) -> _Run:
@@ -189,6 +195,13 @@ def _table(suite: EvalSuite, runs: list[_Run], notes: list[str], per_query: bool
     show_default=True,
     help="Index the suite's corpus into the store before the queries run (incremental; no-op without a corpus).",
 )
+@click.option(
+    "--embeddings-url",
+    default=None,
+    metavar="URL",
+    help="An OpenAI-compatible embeddings API (http://host:port/v1): evaluate the hybrid tier with it.",
+)
+@click.option("--embeddings-model", default=None, metavar="NAME", help="The model to ask --embeddings-url for.")
 @click.option("--baseline/--no-baseline", default=True, show_default=True, help="Also score plain FTS5 BM25.")
 @click.option(
     "-k",
@@ -208,6 +221,8 @@ def eval_command(
     suite_path: Path,
     store_dir: Path | None,
     index_first: bool,
+    embeddings_url: str | None,
+    embeddings_model: str | None,
     baseline: bool,
     k: int,
     min_ndcg: float | None,
@@ -236,11 +251,22 @@ def eval_command(
         raise click.ClickException(str(err)) from err
     if store_dir is None and suite.corpus is None:
         raise click.UsageError("the suite names no corpus, so pass --store DIR (the folder holding knowledge.db)")
+    if (embeddings_url is None) != (embeddings_model is None):
+        raise click.UsageError("--embeddings-url and --embeddings-model go together")
     notes: list[str] = []
-    with _store_dir(store_dir) as where:
-        if index_first and suite.corpus is not None:
-            notes.append(f"corpus {suite.corpus}: {_index_corpus(where, suite.corpus)}")
-        runs = [_rank_with_store(where, suite, k)]
+    embedder: OpenAICompatibleEmbedder | None = None
+    try:
+        if embeddings_url is not None and embeddings_model is not None:
+            embedder = OpenAICompatibleEmbedder(base_url=embeddings_url, model=embeddings_model)
+        with _store_dir(store_dir) as where:
+            if index_first and suite.corpus is not None:
+                notes.append(f"corpus {suite.corpus}: {_index_corpus(where, suite.corpus, embedder)}")
+            runs = [_rank_with_store(where, suite, k, embedder)]
+    except RagError as err:
+        raise click.ClickException(str(err)) from err
+    finally:
+        if embedder is not None:
+            embedder.close()
     if baseline and suite.corpus is not None:
         runs.append(_rank_with_baseline(suite, suite.corpus, k))
     misses = _misses(runs[0].report, {"ndcg": min_ndcg, "mrr": min_mrr, "recall": min_recall})
