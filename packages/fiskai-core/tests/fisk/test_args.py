@@ -9,7 +9,7 @@ from hypothesis import given, settings, strategies as st
 
 from fiskai_core.errors import ArgumentsError
 from fiskai_core.fisk import ArgModel, CmdModel, FlagModel, JsonNumber, args_from_json, go_quote
-from fiskai_core.fisk._gojson import GoJSONError, decode_first_value
+from fiskai_core.fisk._gojson import GoJSONError, decode_first_value, decode_whole_value
 
 
 def _flag(name: str, **fields: object) -> FlagModel:
@@ -134,6 +134,22 @@ def test_decoder_follows_go_for_duplicates_surrogates_and_invalid_utf8() -> None
 def test_decoder_accepts_go_maximum_nesting_depth() -> None:
     decoded = decode_first_value(b"[" * 10000 + b"]" * 10000)
     assert isinstance(decoded, list)
+
+
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        (b"", "unexpected end of JSON input"),
+        (b"{} x", "invalid character 'x' after top-level value"),
+        (b'{"a":1e', "invalid character ' ' in exponent of numeric literal"),
+        (b'{"a":tr', "invalid character ' ' in literal true (expecting 'u')"),
+        (b'{"a"', "unexpected end of JSON input"),
+    ],
+)
+def test_whole_value_decoding_reports_go_unmarshal_messages(raw: bytes, message: str) -> None:
+    with pytest.raises(GoJSONError) as caught:
+        decode_whole_value(raw)
+    assert str(caught.value) == message
 
 
 def test_decoder_keeps_numbers_as_literal_text() -> None:

@@ -111,7 +111,7 @@ def test_missing_required_empty_or_null_input_misses_everything(raw: str | None)
     assert missing_required(_REQ, raw) == ["subject", "count", "force"]
 
 
-@pytest.mark.parametrize("raw", ["[]", '"x"', "{", '{"subject":1} {}'])
+@pytest.mark.parametrize("raw", ["[]", '"x"', "{", '{"subject":1} {}', '{"subject":[1e400]}'])
 def test_missing_required_non_object_input_reports_nothing(raw: str) -> None:
     assert missing_required(_REQ, raw) == []
 

@@ -162,6 +162,14 @@ def decode_whole_value(data: bytes) -> DecodedValue:
     try:
         value = parser.parse()
     except _Incomplete:
+        # At the end Go feeds its scanner one space; a value cut inside a number, literal or escape
+        # reports that space as the invalid character.
+        try:
+            _Parser(data + b" ").parse()
+        except _Incomplete:
+            pass
+        except GoJSONError as err:
+            raise err from None
         raise GoJSONError("unexpected end of JSON input") from None
     for byte in data[parser.end :]:
         if byte not in _SPACE:

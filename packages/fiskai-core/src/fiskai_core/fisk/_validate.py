@@ -23,6 +23,7 @@ against a derived schema would reject calls that run fine.
 from __future__ import annotations
 
 import ipaddress
+import math
 import operator
 import re
 from collections.abc import Mapping, Sequence
@@ -76,10 +77,21 @@ def missing_required(schema: Mapping[str, JsonValue], raw: str | bytes | None) -
             value = decode_whole_value(data)
         except GoJSONError:
             return []
-        if value is not None and not isinstance(value, dict):
+        # fisk-ai decodes into Go's map[string]any, where a number beyond float64 fails the decode.
+        if (value is not None and not isinstance(value, dict)) or _overflows_float64(value):
             return []
         supplied = value or {}
     return [name for name in required if name not in supplied]
+
+
+def _overflows_float64(value: DecodedValue) -> bool:
+    if isinstance(value, JsonNumber):
+        return math.isinf(float(value.text))
+    if isinstance(value, list):
+        return any(_overflows_float64(item) for item in value)
+    if isinstance(value, dict):
+        return any(_overflows_float64(item) for item in value.values())
+    return False
 
 
 def missing_required_message(tool_name: str, schema: Mapping[str, JsonValue], missing: Sequence[str]) -> str:
