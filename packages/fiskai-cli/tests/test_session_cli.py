@@ -1,0 +1,227 @@
+import json
+import os
+from pathlib import Path
+
+import anyio
+from click.testing import CliRunner
+
+from fiskai_cli._root import cli
+from fiskai_runstate import (
+    FileJournalStore,
+    Record,
+    TerminalRecord,
+    ToolResultRecord,
+    UserRecord,
+    encode_record,
+)
+from fiskai_runstate.testing import sample_meta, sample_turn
+
+
+def _invoke(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, list(args))
+    # A failure must be a clean ClickException exit, never an escaped traceback.
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    return result.exit_code, result.stdout, result.stderr
+
+
+def _journal(directory: Path, run_id: str, *, turns: int, end: str | None = "completed", crash: bool = False) -> None:
+    async def write() -> None:
+        store = FileJournalStore(directory)
+        journal = await store.create(sample_meta(run_id, prompt=f"prompt of {run_id} " + "x" * 80))
+        try:
+            for iteration in range(turns):
+                for record in sample_turn(run_id, seq=journal.last_seq + 1, iteration=iteration):
+                    await journal.append(record)
+            if crash:
+                # An assistant turn and its tool intent are durable, the tool's result is not.
+                for record in sample_turn(run_id, seq=journal.last_seq + 1, iteration=turns)[:2]:
+                    await journal.append(record)
+            if end is not None:
+                await journal.append(Record(seq=journal.last_seq + 1, payload=TerminalRecord(reason="completed")))
+        finally:
+            await journal.aclose()
+
+    anyio.run(write)
+
+
+def test_list_shows_a_table_sorted_by_update_and_json_for_scripts(tmp_path: Path) -> None:
+    _journal(tmp_path, "older", turns=1)
+    _journal(tmp_path, "newer", turns=2, end=None)
+    os.utime(tmp_path / "older.json", (1_000_000_000, 1_000_000_000))
+    code, out, _ = _invoke("session", "--state-dir", str(tmp_path), "list")
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0].split() == ["ID", "MODEL", "STATUS", "UPDATED", "PROMPT"]
+    assert lines[1].startswith("newer ") and " open " in lines[1]
+    assert lines[2].startswith("older ") and " completed " in lines[2]
+    assert lines[1].endswith("...")
+    code, out, _ = _invoke("session", "--state-dir", str(tmp_path), "ls", "--format", "json")
+    assert code == 0
+    listed = json.loads(out)
+    assert [s["id"] for s in listed] == ["newer", "older"]
+    assert listed[0]["status"] == "open"
+    assert listed[1]["records"] == 5
+    assert listed[0]["model"] == "claude-test"
+
+
+def test_list_without_sessions_says_where_it_looked(tmp_path: Path) -> None:
+    code, out, _ = _invoke("session", "--state-dir", str(tmp_path / "none"), "list")
+    assert code == 0
+    assert out.strip() == (
+        "No checkpointed sessions (file backend; pass --config if your sessions are in a configured backend)"
+    )
+
+
+def test_default_directory_is_under_xdg_state_home() -> None:
+    _journal(Path(os.environ["XDG_STATE_HOME"]) / "fiskai" / "runs", "in-xdg", turns=0)
+    code, out, _ = _invoke("session", "list", "--format", "json")
+    assert code == 0
+    assert [s["id"] for s in json.loads(out)] == ["in-xdg"]
+
+
+def test_show_summarizes_a_crashed_run_with_its_pending_batch(tmp_path: Path) -> None:
+    _journal(tmp_path, "crashed", turns=2, end=None, crash=True)
+    code, out, _ = _invoke("session", "--state-dir", str(tmp_path), "show", "crashed")
+    assert code == 0
+    assert out.startswith("Session crashed\n")
+    assert "Status      open" in out
+    assert "Next iter   3" in out
+    assert "LLM calls   3" in out
+    assert "Tool calls  2 (remote 0)" in out
+    assert "Tokens      3600 in / 120 out" in out
+    assert "Pending     an in-flight tool batch will resume first" in out
+    assert "stream_info (toolu_2)" in out
+    assert "\nPrompt\n  prompt of crashed" in out
+    assert "--- transcript ---" not in out
+
+
+def test_show_transcript_renders_every_record(tmp_path: Path) -> None:
+    _journal(tmp_path, "talk", turns=1)
+    code, out, _ = _invoke("session", "--state-dir", str(tmp_path), "view", "talk", "--transcript")
+    assert code == 0
+    transcript = out.split("\n--- transcript ---\n\n", 1)[1]
+    assert transcript.splitlines() == [
+        "[1] prompt: prompt of talk " + "x" * 80,
+        "[2] assistant, iteration 0, tool_use, 1200 in / 40 out",
+        "    checking iteration 0",
+        '    -> stream_info {"stream":"ORDERS","iteration":0} (toolu_0)',
+        "[3] about to run stream_info (toolu_0): nats stream info -- ORDERS",
+        "[4] result for toolu_0:",
+        '    {"exit_code":0,"output":"ok"}',
+        "[5] ended: completed",
+    ]
+
+
+def test_show_json_has_counters_pending_and_intents(tmp_path: Path) -> None:
+    _journal(tmp_path, "crashed", turns=1, end=None, crash=True)
+    code, out, _ = _invoke("session", "--state-dir", str(tmp_path), "show", "crashed", "--format", "json")
+    assert code == 0
+    state = json.loads(out)
+    assert state["status"] == "open"
+    assert state["counters"]["llm_calls"] == 2
+    assert state["pending"] == {"iteration": 1, "answered": [], "unanswered": ["toolu_1"]}
+    assert state["intents_without_results"] == [
+        {"tool_use_id": "toolu_1", "tool_name": "stream_info", "effect_id": "crashed/toolu_1"}
+    ]
+    assert state["last_seq"] == 6
+
+
+def test_show_of_a_missing_run_is_a_clean_error(tmp_path: Path) -> None:
+    code, _, err = _invoke("session", "--state-dir", str(tmp_path), "show", "ghost")
+    assert code == 1
+    assert err.strip() == "Error: run not found: 'ghost'"
+    code, _, err = _invoke("session", "--state-dir", str(tmp_path), "show", "../etc/passwd")
+    assert code == 1
+    assert "invalid run id" in err
+
+
+def test_show_of_a_damaged_journal_names_the_line_and_changes_nothing(tmp_path: Path) -> None:
+    _journal(tmp_path, "damaged", turns=1)
+    path = tmp_path / "damaged.json"
+    lines = path.read_bytes().splitlines(keepends=True)
+    lines[2] = lines[2].replace(b"ORDERS", b"0RDERS")
+    path.write_bytes(b"".join(lines))
+    before = path.read_bytes()
+    code, _, err = _invoke("session", "--state-dir", str(tmp_path), "show", "damaged")
+    assert code == 1
+    assert "line 3" in err
+    assert "checksum mismatch" in err
+    assert path.read_bytes() == before
+
+
+def test_show_of_a_newer_journal_names_both_versions(tmp_path: Path) -> None:
+    _journal(tmp_path, "future", turns=0, end=None)
+    newer = Record(seq=2, payload=UserRecord(message={"role": "user", "content": []}), version=7)
+    with (tmp_path / "future.json").open("ab") as f:
+        f.write(encode_record(newer) + b"\n")
+    code, _, err = _invoke("session", "--state-dir", str(tmp_path), "show", "future")
+    assert code == 1
+    assert "schema version 7" in err
+    assert "versions up to 4" in err
+
+
+def test_rm_removes_and_refuses_a_run_held_by_a_writer(tmp_path: Path) -> None:
+    _journal(tmp_path, "gone", turns=1)
+    _journal(tmp_path, "held", turns=0, end=None)
+
+    # The journal holds its lock through its descriptors, across event loops.
+    journal = anyio.run(FileJournalStore(tmp_path).open, "held")
+    try:
+        code, _, err = _invoke("session", "--state-dir", str(tmp_path), "rm", "held")
+    finally:
+        anyio.run(journal.aclose)
+    assert code == 1
+    assert f"run 'held' is open in process {os.getpid()}" in err
+    assert (tmp_path / "held.json").exists()
+    code, out, _ = _invoke("session", "--state-dir", str(tmp_path), "delete", "gone")
+    assert (code, out) == (0, "Removed session gone\n")
+    assert not (tmp_path / "gone.json").exists()
+    code, _, err = _invoke("session", "--state-dir", str(tmp_path), "rm", "gone")
+    assert code == 1
+    assert "run not found" in err
+
+
+def test_export_writes_the_journaled_lines(tmp_path: Path) -> None:
+    _journal(tmp_path, "out", turns=2)
+    journal_bytes = (tmp_path / "out.json").read_bytes()
+    code, out, _ = _invoke("session", "--state-dir", str(tmp_path), "export", "out")
+    assert code == 0
+    assert out.encode() == journal_bytes
+    target = tmp_path / "export.jsonl"
+    code, _, err = _invoke("session", "--state-dir", str(tmp_path), "export", "out", "-o", str(target))
+    assert code == 0
+    assert target.read_bytes() == journal_bytes
+    assert "Exported 8 records" in err
+    code, _, err = _invoke("session", "--state-dir", str(tmp_path), "export", "out", "-o", str(target))
+    assert code == 1
+    assert "already exists" in err
+
+
+def test_export_of_a_journal_with_a_torn_tail_leaves_the_tail_out(tmp_path: Path) -> None:
+    _journal(tmp_path, "torn", turns=1, end=None)
+    complete = (tmp_path / "torn.json").read_bytes()
+    with (tmp_path / "torn.json").open("ab") as f:
+        f.write(encode_record(Record(seq=5, payload=ToolResultRecord(tool_use_id="x", result={})))[:30])
+    code, out, _ = _invoke("session", "--state-dir", str(tmp_path), "export", "torn")
+    assert code == 0
+    assert out.encode() == complete
+
+
+def test_explicit_config_picks_the_file_directory_and_refuses_other_backends(tmp_path: Path) -> None:
+    _journal(tmp_path / "runs", "configured", turns=0)
+    config = tmp_path / "agent.yaml"
+    config.write_text(
+        "application_path: ./app\nharness:\n  sessions:\n    backend: file\n    options:\n      directory: ./runs\n",
+        encoding="utf-8",
+    )
+    code, out, _ = _invoke("-c", str(config), "session", "list", "--format", "json")
+    assert code == 0
+    assert [s["id"] for s in json.loads(out)] == ["configured"]
+    other = tmp_path / "js.yaml"
+    other.write_text(
+        "application_path: ./app\nharness:\n  sessions:\n    backend: jetstream\n    options:\n      stream: RUNS\n",
+        encoding="utf-8",
+    )
+    code, _, err = _invoke("-c", str(other), "session", "list")
+    assert code == 1
+    assert 'the "jetstream" session backend' in err
