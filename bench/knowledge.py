@@ -145,7 +145,9 @@ class Bench:
         floor = _child("raw-insert", corpus=str(corpus), db=str(raw_db))
         if not self.note(name, "raw FTS5 insert", floor):
             return
-        print(f"{name}: {size / 1e6:.1f} MB, {floor['chunks']} chunks; raw insert {floor['seconds']:.2f} s", flush=True)
+        summary = f"{name}: {size / 1e6:.1f} MB of Markdown, {floor['chunks']:,} chunks"
+        self.notes.append(summary)
+        print(f"{summary}; raw insert {floor['seconds']:.2f} s", flush=True)
         cold = _child("index", corpus=str(corpus), store=str(store))
         if self.note(name, "cold index", cold):
             ratio = cold["seconds"] / floor["seconds"]
