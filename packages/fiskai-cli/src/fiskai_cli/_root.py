@@ -20,6 +20,11 @@ COMMANDS: dict[str, LazyCommand] = {
         summary="Build and search the local knowledge index for the knowledge_search tool.",
         extra="knowledge",
     ),
+    "memory": LazyCommand(
+        import_path="fiskai_cli.commands.memory:memory",
+        summary="List, show and remove the memories an agent's model has saved.",
+        extra="memory",
+    ),
     "session": LazyCommand(
         import_path="fiskai_cli.commands.session:session",
         summary="Manage checkpointed agent runs: list, show, rm, export.",

@@ -1,0 +1,273 @@
+"""`fiskai memory`: list, show and remove the entries an agent's model has saved.
+
+Which store: `--directory` names a file-backend directory outright. Otherwise the configuration (the
+root `-c/--config`, `agent.yaml` by default) gives the identity and `harness.memory` picks the backend
+and its options, when that file exists; `--identity` overrides the configured identity. With no
+configuration file, `--identity` is required and the file backend's default directory is used
+(`$XDG_STATE_HOME/fiskai/memory/<identity>`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import AsyncGenerator, Awaitable, Callable, Generator
+from contextlib import asynccontextmanager, contextmanager
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any, TypeVar
+
+import anyio
+import click
+from click.core import ParameterSource
+
+from fiskai_cli.ui.text import clip, items, table
+from fiskai_core.config import Config, Mode, load_config
+from fiskai_core.errors import FiskaiError
+from fiskai_memory import Entry, Item, MemoryNotFoundError, MemoryStoreError, Store, open_file_store
+
+__all__ = ["memory"]
+
+_T = TypeVar("_T")
+_KNOWN_BACKENDS = ("file", "jetstream")
+_DESCRIPTION_CLIP = 80
+# Model-written content goes to an operator's terminal: show control characters (ESC, CR, ...) as escapes
+# instead of letting them move the cursor or rewrite what is on screen. Newlines and tabs stay.
+_VISIBLE = {code: f"\\x{code:02x}" for code in (*range(0x00, 0x20), 0x7F) if code not in (0x09, 0x0A)}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Target:
+    """Where the store is, as the operator chose it."""
+
+    identity: str | None
+    directory: Path | None
+    nats_url: str | None
+
+
+def _store_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    command = click.option(
+        "--nats-url",
+        envvar="NATS_URL",
+        default=None,
+        help="NATS server for the jetstream backend (env NATS_URL; default nats://127.0.0.1:4222).",
+    )(command)
+    command = click.option(
+        "--directory",
+        "directory",
+        type=click.Path(file_okay=False, path_type=Path),
+        default=None,
+        help="A file-backend memory directory; overrides the configuration and the identity.",
+    )(command)
+    return click.option(
+        "--identity",
+        default=None,
+        help="The agent identity whose memory to use (default: the configuration's identity).",
+    )(command)
+
+
+def _format_option(command: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option(
+        "--format",
+        "output_format",
+        type=click.Choice(["text", "json"]),
+        default="text",
+        show_default=True,
+        help="`json` prints one object for scripts.",
+    )(command)
+
+
+@click.group("memory")
+def memory() -> None:
+    r"""List, show and remove an agent's stored memories.
+
+    Memories are the small notes a model keeps across runs with memory_write. These commands are for
+    the operator: to audit what was saved, read it, and remove what should not be there.
+
+    \b
+    Examples:
+      fiskai memory list --identity cowsay
+      fiskai -c agent.yaml memory show build.notes
+      fiskai memory rm stale.key --identity cowsay
+      fiskai memory list --directory ./memory --format json
+    """
+
+
+@memory.command("list")
+@_store_options
+@_format_option
+@click.pass_context
+def list_command(
+    ctx: click.Context, identity: str | None, directory: Path | None, nats_url: str | None, output_format: str
+) -> None:
+    """List the stored keys with their descriptions, sorted by key."""
+    target = _Target(identity=identity, directory=directory, nats_url=nats_url)
+    location, entries = _run(ctx, target, lambda store: store.list())
+    if output_format == "json":
+        click.echo(json.dumps({"store": location, "memories": [_item_json(e) for e in entries]}, indent=2))
+        return
+    if not entries:
+        click.echo(f"No memories stored in {location}")
+        return
+    rows = [[e.key, _when(e.updated), clip(e.description, _DESCRIPTION_CLIP)] for e in entries]
+    click.echo(f"{len(entries)} {'memory' if len(entries) == 1 else 'memories'} in {location}\n")
+    click.echo(table(["key", "updated", "description"], rows))
+
+
+@memory.command("show")
+@click.argument("key")
+@_store_options
+@_format_option
+@click.pass_context
+def show_command(
+    ctx: click.Context, key: str, identity: str | None, directory: Path | None, nats_url: str | None, output_format: str
+) -> None:
+    """Show one memory: its description, timestamps and content."""
+    target = _Target(identity=identity, directory=directory, nats_url=nats_url)
+    location, entry = _run(ctx, target, lambda store: store.read(key))
+    if output_format == "json":
+        click.echo(json.dumps({**_item_json(entry), "content": entry.content}, indent=2, ensure_ascii=False))
+        return
+    header = [
+        ("key", entry.key),
+        ("description", entry.description),
+        ("created", _when(entry.created)),
+        ("updated", _when(entry.updated)),
+        ("store", location),
+    ]
+    click.echo(items(header, indent=0))
+    click.echo("")
+    click.echo(entry.content.translate(_VISIBLE), nl=not entry.content.endswith("\n"))
+
+
+@memory.command("rm")
+@click.argument("key")
+@_store_options
+@_format_option
+@click.pass_context
+def rm_command(
+    ctx: click.Context, key: str, identity: str | None, directory: Path | None, nats_url: str | None, output_format: str
+) -> None:
+    """Remove one memory; fails when nothing is stored under KEY."""
+    target = _Target(identity=identity, directory=directory, nats_url=nats_url)
+    location, existed = _run(ctx, target, lambda store: store.delete(key))
+    if not existed:
+        raise click.ClickException(f'no memory is stored under key "{key}" in {location}')
+    if output_format == "json":
+        click.echo(json.dumps({"key": key, "deleted": True, "store": location}, indent=2))
+        return
+    click.echo(f"Removed {key} from {location}")
+
+
+def _run(ctx: click.Context, target: _Target, action: Callable[[Store], Awaitable[_T]]) -> tuple[str, _T]:
+    async def go() -> tuple[str, _T]:
+        async with _open_store(ctx, target) as (store, location):
+            with _reported(location):
+                return location, await action(store)
+
+    with _reported(None):
+        return anyio.run(go)
+
+
+@contextmanager
+def _reported(location: str | None) -> Generator[None]:
+    # Every failure the operator can fix becomes one clear line, never a traceback.
+    try:
+        yield
+    except MemoryNotFoundError as err:
+        raise click.ClickException(f"{err} in {location}" if location else str(err)) from err
+    except (MemoryStoreError, FiskaiError) as err:
+        raise click.ClickException(str(err)) from err
+
+
+@asynccontextmanager
+async def _open_store(ctx: click.Context, target: _Target) -> AsyncGenerator[tuple[Store, str]]:
+    if target.directory is not None:
+        store = open_file_store("unused", directory=target.directory)
+        yield store, str(store.directory)
+        return
+    config = _configuration(ctx)
+    identity = target.identity or (config.identity if config is not None else None)
+    if not identity:
+        raise click.ClickException(
+            f"no --identity given and no configuration at {_config_path(ctx)} to take it from; pass --identity "
+            "(the agent's identity, by default its application binary's name) or --directory"
+        )
+    settings = config.harness.memory if config is not None else None
+    backend = settings.backend if settings is not None else "file"
+    options: dict[str, Any] = dict(settings.options) if settings is not None else {}
+    if backend == "file":
+        store = open_file_store(identity, directory=_text_option(options, "directory", ctx) or None)
+        yield store, str(store.directory)
+    elif backend == "jetstream":
+        async with _jetstream_store(ctx, identity, options, target.nats_url) as (store, location):
+            yield store, location
+    else:
+        known = " ".join(_KNOWN_BACKENDS)
+        raise click.ClickException(f'unknown memory backend "{backend}": known backends are [{known}]')
+
+
+@asynccontextmanager
+async def _jetstream_store(
+    ctx: click.Context, identity: str, options: dict[str, Any], nats_url: str | None
+) -> AsyncGenerator[tuple[Store, str]]:
+    unknown = sorted(set(options) - {"bucket", "prefix", "no_require_read_before_update"})
+    if unknown:
+        raise click.ClickException(f"invalid jetstream memory options: unknown option {unknown[0]!r}")
+    try:
+        # Imported here, not at the top: the nats extra is optional and `list` of a file store needs none of it.
+        from fiskai_memory.kv import connect_kv_store
+    except ImportError as err:
+        raise click.ClickException(
+            f"the jetstream memory backend needs nats-py: pip install 'fiskai-cli[nats]' ({err})"
+        ) from err
+    bucket = _text_option(options, "bucket", ctx)
+    if not bucket:
+        raise click.ClickException(
+            "jetstream memory: options.bucket is required (the KV bucket name); the bucket must already exist"
+        )
+    prefix = _text_option(options, "prefix", ctx) if "prefix" in options else None
+    url = nats_url or "nats://127.0.0.1:4222"
+    async with connect_kv_store(url, identity=identity, bucket=bucket, prefix=prefix) as store:
+        where = f"{store.prefix}.* in " if store.prefix else ""
+        yield store, f"{where}KV bucket {bucket} at {url}"
+
+
+def _configuration(ctx: click.Context) -> Config | None:
+    path = _config_path(ctx)
+    root = ctx.find_root()
+    explicit = root.get_parameter_source("config_path") in (ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT)
+    if not explicit and not path.exists():
+        return None  # the default agent.yaml is optional here; an explicit one must load
+    try:
+        return load_config(path, Mode.MCP)
+    except FiskaiError as err:
+        raise click.ClickException(str(err)) from err
+
+
+def _config_path(ctx: click.Context) -> Path:
+    obj: dict[str, Any] = ctx.find_root().obj or {}
+    return Path(obj.get("config_path", "agent.yaml"))
+
+
+def _text_option(options: dict[str, Any], name: str, ctx: click.Context) -> str:
+    value = options.get(name, "")
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise click.ClickException(f"{_config_path(ctx)}: harness.memory.options.{name} must be a string")
+    return os.path.expanduser(value) if name == "directory" else value
+
+
+def _item_json(entry: Item | Entry) -> dict[str, str | None]:
+    return {
+        "key": entry.key,
+        "description": entry.description,
+        "created": entry.created.isoformat() if entry.created else None,
+        "updated": entry.updated.isoformat() if entry.updated else None,
+    }
+
+
+def _when(moment: datetime | None) -> str:
+    return moment.strftime("%Y-%m-%d %H:%M:%SZ") if moment is not None else "-"
