@@ -67,6 +67,7 @@ class SettingError(ValueError):
 
 
 def as_written(value: object) -> object:
+    """An unquoted YAML number as its source text; any other value unchanged."""
     # Go decodes any scalar into a string field, so `model: 1.10` means "1.10", not 1.1.
     if isinstance(value, YamlInt | YamlFloat):
         return value.text
