@@ -224,6 +224,12 @@ def test_args_from_json_cumulative_arg_not_last_errors_even_without_positional_i
     assert str(caught.value) == 'argument "many" is cumulative but is not the last argument'
 
 
+def test_args_from_json_str_with_lone_surrogate_decodes_like_invalid_utf8_in_go() -> None:
+    # A raw lone surrogate cannot be UTF-8; it travels as its three bytes and Go replaces each one.
+    assert args_from_json(_PUB, '{"level":"a\ud800b"}') == ["--level=a\ufffd\ufffd\ufffdb"]
+    assert args_from_json(_PUB, b'{"level":"\xffx"}') == ["--level=\ufffdx"]
+
+
 def test_args_from_json_copies_nul_and_control_bytes_verbatim() -> None:
     assert args_from_json(_PUB, '{"level":"a\\u0000b\\n"}') == ["--level=a\x00b\n"]
 

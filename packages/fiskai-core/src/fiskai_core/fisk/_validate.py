@@ -162,8 +162,19 @@ def validate_value(schema: Mapping[str, JsonValue], value: DecodedValue, *, wher
     if isinstance(one_of, list):
         matching = sum(1 for option in one_of if isinstance(option, dict) and not validate_value(option, value))
         if matching != 1:
-            problems.append(f"{where}: {_describe(value)} must match exactly one of {len(one_of)} alternatives")
+            shown = ", ".join(_alternative(index, option) for index, option in enumerate(one_of, 1))
+            problems.append(f"{where}: {_describe(value)} must match exactly one of: {shown}")
     return problems
+
+
+def _alternative(index: int, option: JsonValue) -> str:
+    if isinstance(option, dict):
+        fmt, kind = option.get("format"), option.get("type")
+        if isinstance(fmt, str):
+            return f"{fmt} format"
+        if isinstance(kind, str):
+            return kind
+    return f"alternative {index}"
 
 
 def _check_object(schema: Mapping[str, JsonValue], value: Mapping[str, DecodedValue], where: str) -> list[str]:
