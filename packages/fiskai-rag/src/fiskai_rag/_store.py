@@ -399,6 +399,8 @@ class Store:
                 progress=progress,
             )
             self._manifest = read_manifest(db)
+        if self.embedder is not None and self._manifest is not None and self._manifest.has_vectors:
+            self._vec_loaded = True  # prepare_vector_tier loaded vec0 into this connection
         return result
 
     def remove(self, path: str) -> bool:

@@ -1,0 +1,155 @@
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+from markdown_it import MarkdownIt
+
+from fiskai_rag import chunk_markdown, chunk_text
+from fiskai_rag._chunk import SPLIT_BYTES, TARGET_BYTES
+
+
+def test_breadcrumb_is_folded_into_each_chunk() -> None:
+    doc = chunk_markdown("# Design\n\n## Backpressure\n\nThe buffer fills and producers slow down.\n")
+
+    assert len(doc.chunks) == 1
+    chunk = doc.chunks[0]
+    assert chunk.heading_path == "Design > Backpressure"
+    assert chunk.content == "Design > Backpressure\n\nThe buffer fills and producers slow down."
+    assert doc.title == "Design"
+
+
+def test_sibling_and_shallower_headings_pop_the_breadcrumb() -> None:
+    doc = chunk_markdown("# A\n\n## B\n\nb\n\n### C\n\nc\n\n## D\n\nd\n\n# E\n\ne\n")
+
+    assert [c.heading_path for c in doc.chunks] == ["A > B", "A > B > C", "A > D", "E"]
+
+
+def test_hash_inside_a_fence_is_not_a_heading_and_the_fence_stays_whole() -> None:
+    body = "\n".join(f"# comment {i}\necho {'x' * 60}" for i in range(40))
+    text = f"# Shell\n\nIntro.\n\n```sh\n{body}\n```\n\nAfter.\n"
+
+    doc = chunk_markdown(text)
+
+    fenced = [c for c in doc.chunks if "```sh" in c.content]
+    assert len(fenced) == 1
+    assert fenced[0].content.count("# comment") == 40
+    assert len(fenced[0].content.encode()) > SPLIT_BYTES  # oversized, still one piece
+    assert {c.heading_path for c in doc.chunks} == {"Shell"}
+
+
+def test_tilde_fences_and_longer_backtick_fences_close_only_on_a_matching_run() -> None:
+    text = "# T\n\n~~~\n# inside tilde\n```\n# still inside\n~~~\n\n````md\n```\n# nested\n```\n````\n\n## After\n\nx\n"
+
+    doc = chunk_markdown(text)
+
+    assert [c.heading_path for c in doc.chunks] == ["T", "T > After"]
+    assert "# still inside" in doc.chunks[0].content
+    assert "# nested" in doc.chunks[0].content
+
+
+def test_indented_code_is_kept_whole_and_its_hashes_are_not_headings() -> None:
+    code = "\n".join(f"    # line {i} {'y' * 70}" for i in range(30))
+    doc = chunk_markdown(f"# Top\n\nText before.\n\n{code}\n\nText after.\n")
+
+    assert all(c.heading_path == "Top" for c in doc.chunks)
+    assert any(c.content.count("# line") == 30 for c in doc.chunks)
+
+
+def test_setext_headings_are_headings() -> None:
+    doc = chunk_markdown("Guide\n=====\n\nIntro text.\n\nInstall\n-------\n\nRun the installer.\n")
+
+    assert [c.heading_path for c in doc.chunks] == ["Guide", "Guide > Install"]
+    assert doc.title == "Guide"
+
+
+def test_yaml_front_matter_gives_the_title_and_is_not_indexed() -> None:
+    doc = chunk_markdown('---\ntitle: "Write data"\nweight: 10\n---\n\nBody text.\n')
+
+    assert doc.title == "Write data"
+    assert [c.content for c in doc.chunks] == ["Body text."]
+
+
+def test_thematic_break_without_closing_is_not_front_matter() -> None:
+    doc = chunk_markdown("---\n\nJust text.\n")
+
+    assert [c.content for c in doc.chunks] == ["Just text."]
+
+
+def test_atx_heading_needs_a_space_and_closing_hashes_are_dropped() -> None:
+    doc = chunk_markdown("#hashtag is text\n\n## Real ##\n\nbody\n")
+
+    assert [c.heading_path for c in doc.chunks] == ["", "Real"]
+    assert doc.chunks[0].content == "#hashtag is text"
+
+
+def test_empty_and_whitespace_input_has_no_chunks() -> None:
+    assert chunk_markdown("").chunks == []
+    assert chunk_markdown(" \n\n\t\n").chunks == []
+    assert chunk_text("\n\n").chunks == []
+
+
+def test_paragraphs_pack_to_about_the_target_size() -> None:
+    paragraphs = [f"Paragraph {i} " + "word " * 40 for i in range(30)]
+    doc = chunk_markdown("\n\n".join(paragraphs))
+
+    sizes = [len(c.content.encode()) for c in doc.chunks]
+    assert len(doc.chunks) > 1
+    assert all(size <= TARGET_BYTES for size in sizes)
+    assert all(size > TARGET_BYTES // 2 for size in sizes[:-1])
+    joined = "\n\n".join(c.content for c in doc.chunks)
+    assert all(p.strip() in joined for p in paragraphs)
+
+
+def test_a_huge_prose_line_splits_on_character_boundaries() -> None:
+    line = "é" * 5000  # two bytes per character
+
+    doc = chunk_text(line)
+
+    assert "".join(c.content for c in doc.chunks) == line
+    assert all(len(c.content.encode()) <= TARGET_BYTES for c in doc.chunks)
+
+
+def test_crlf_and_bom_are_normalised() -> None:
+    doc = chunk_markdown("\ufeff# Win\r\n\r\nline one\r\nline two\r\n")
+
+    assert doc.chunks[0].content == "Win\n\nline one\nline two"
+
+
+def _markdown_it_headings(md: MarkdownIt, text: str) -> list[str]:
+    tokens = md.parse(text)
+    return [tokens[i + 1].content.strip() for i, t in enumerate(tokens) if t.type == "heading_open" and t.level == 0]
+
+
+def test_headings_agree_with_markdown_it_on_real_documentation(shared_fixtures: Path) -> None:
+    """The fast scanner finds the same top-level headings as markdown-it-py on real docs."""
+    files = sorted((shared_fixtures / "corpus" / "influxdata-docs").rglob("*.md"))
+    sample = random.Random(7).sample(files, 150)
+    md = MarkdownIt("commonmark")
+    disagreements: list[str] = []
+    for path in sample:
+        text = path.read_text(encoding="utf-8")
+        doc = chunk_markdown(text)
+        ours = {c.heading_path.rsplit(" > ", 1)[-1] for c in doc.chunks if c.heading_path}
+        body = text
+        if text.startswith("---\n"):
+            end = text.find("\n---", 4)
+            body = text[end + 4 :] if end > 0 else text
+        theirs = set(_markdown_it_headings(md, body))
+        # Every section we cite must be a real heading; headings of empty sections produce no chunk.
+        extra = {
+            h for h in ours if h not in theirs and " ".join(h.split()) not in {" ".join(t.split()) for t in theirs}
+        }
+        if extra:
+            disagreements.append(f"{path.name}: {sorted(extra)[:3]}")
+    assert len(disagreements) <= 3, disagreements
+
+
+@pytest.mark.parametrize("name", ["tar.md", "git-commit.md"])
+def test_tldr_pages_chunk_under_their_title(shared_fixtures: Path, name: str) -> None:
+    found = next((shared_fixtures / "corpus" / "tldr-pages").rglob(name))
+    doc = chunk_markdown(found.read_text(encoding="utf-8"))
+
+    assert doc.title
+    assert doc.chunks and all(c.heading_path == doc.title for c in doc.chunks)
