@@ -202,3 +202,11 @@ def test_jetstream_backend_from_the_configuration(tmp_path: Path, nats_server: s
     code, _, err = invoke("-c", str(config), "memory", "show", "fact", "--nats-url", nats_server)
     assert code == 1
     assert 'no memory is stored under key "fact"' in err
+
+
+def test_misspelled_backend_option_is_refused(tmp_path: Path) -> None:
+    config = tmp_path / "agent.yaml"
+    config.write_text("identity: x\nharness:\n  memory:\n    options:\n      dir: somewhere\n", encoding="utf-8")
+    code, _, err = invoke("-c", str(config), "memory", "list")
+    assert code == 1
+    assert err.strip() == 'Error: invalid file memory options: unknown option "dir" (known: directory)'

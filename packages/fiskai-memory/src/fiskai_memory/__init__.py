@@ -18,6 +18,7 @@ from .errors import (
 from .file import FileMemoryStore, default_memory_directory, open_file_store
 from .index import MEMORY_SYSTEM_NOTE, build_memory_index, format_memory_index
 from .keys import MAX_KEY_LENGTH, is_valid_key, validate_key
+from .options import KNOWN_BACKENDS, FileOptions, KvOptions, check_backend, parse_file_options, parse_kv_options
 from .store import (
     MAX_CONTENT_BYTES,
     MAX_DESCRIPTION_LENGTH,
@@ -31,6 +32,7 @@ from .store import (
 )
 
 __all__ = [
+    "KNOWN_BACKENDS",
     "MAX_CONTENT_BYTES",
     "MAX_DESCRIPTION_LENGTH",
     "MAX_ENTRIES",
@@ -39,7 +41,9 @@ __all__ = [
     "MEMORY_SYSTEM_NOTE",
     "Entry",
     "FileMemoryStore",
+    "FileOptions",
     "Item",
+    "KvOptions",
     "MemoryConfigError",
     "MemoryExistsError",
     "MemoryFullError",
@@ -51,11 +55,14 @@ __all__ = [
     "MemoryValueError",
     "Store",
     "build_memory_index",
+    "check_backend",
     "default_memory_directory",
     "format_memory_index",
     "is_valid_key",
     "normalize_description",
     "open_file_store",
+    "parse_file_options",
+    "parse_kv_options",
     "validate_key",
     "validate_write",
 ]

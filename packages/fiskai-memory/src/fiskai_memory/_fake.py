@@ -29,8 +29,6 @@ class InMemoryMemoryStore:
     another writer changing an entry behind this store's back.
     """
 
-    __test__ = False  # not a pytest test class, whatever the collector thinks of the name
-
     def __init__(self, *, require_read_before_update: bool = False) -> None:
         """Start empty."""
         self._entries: dict[str, _Stored] = {}

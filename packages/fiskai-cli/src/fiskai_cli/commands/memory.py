@@ -10,7 +10,6 @@ configuration file, `--identity` is required and the file backend's default dire
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import AsyncGenerator, Awaitable, Callable, Generator
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
@@ -25,12 +24,23 @@ from click.core import ParameterSource
 from fiskai_cli.ui.text import clip, items, table
 from fiskai_core.config import Config, Mode, load_config
 from fiskai_core.errors import FiskaiError
-from fiskai_memory import Entry, Item, MemoryNotFoundError, MemoryStoreError, Store, open_file_store
+from fiskai_memory import (
+    Entry,
+    FileMemoryStore,
+    Item,
+    KvOptions,
+    MemoryNotFoundError,
+    MemoryStoreError,
+    Store,
+    check_backend,
+    open_file_store,
+    parse_file_options,
+    parse_kv_options,
+)
 
 __all__ = ["memory"]
 
 _T = TypeVar("_T")
-_KNOWN_BACKENDS = ("file", "jetstream")
 _DESCRIPTION_CLIP = 80
 # Model-written content goes to an operator's terminal: show control characters (ESC, CR, ...) as escapes
 # instead of letting them move the cursor or rewrite what is on screen. Newlines and tabs stay.
@@ -161,8 +171,11 @@ def rm_command(
 
 
 def _run(ctx: click.Context, target: _Target, action: Callable[[Store], Awaitable[_T]]) -> tuple[str, _T]:
+    # Configuration is read before the event loop starts: it is blocking file work.
+    config = _configuration(ctx) if target.directory is None else None
+
     async def go() -> tuple[str, _T]:
-        async with _open_store(ctx, target) as (store, location):
+        async with _open_store(ctx, target, config) as (store, location):
             with _reported(location):
                 return location, await action(store)
 
@@ -182,12 +195,10 @@ def _reported(location: str | None) -> Generator[None]:
 
 
 @asynccontextmanager
-async def _open_store(ctx: click.Context, target: _Target) -> AsyncGenerator[tuple[Store, str]]:
+async def _open_store(ctx: click.Context, target: _Target, config: Config | None) -> AsyncGenerator[tuple[Store, str]]:
     if target.directory is not None:
-        store = open_file_store("unused", directory=target.directory)
-        yield store, str(store.directory)
+        yield FileMemoryStore(target.directory), str(target.directory)
         return
-    config = _configuration(ctx)
     identity = target.identity or (config.identity if config is not None else None)
     if not identity:
         raise click.ClickException(
@@ -195,43 +206,37 @@ async def _open_store(ctx: click.Context, target: _Target) -> AsyncGenerator[tup
             "(the agent's identity, by default its application binary's name) or --directory"
         )
     settings = config.harness.memory if config is not None else None
-    backend = settings.backend if settings is not None else "file"
-    options: dict[str, Any] = dict(settings.options) if settings is not None else {}
+    options: dict[str, object] = dict(settings.options) if settings is not None else {}
+    backend = check_backend(settings.backend if settings is not None else "file")
     if backend == "file":
-        store = open_file_store(identity, directory=_text_option(options, "directory", ctx) or None)
+        store = open_file_store(identity, directory=parse_file_options(options).directory)
         yield store, str(store.directory)
-    elif backend == "jetstream":
-        async with _jetstream_store(ctx, identity, options, target.nats_url) as (store, location):
-            yield store, location
     else:
-        known = " ".join(_KNOWN_BACKENDS)
-        raise click.ClickException(f'unknown memory backend "{backend}": known backends are [{known}]')
+        async with _jetstream_store(identity, parse_kv_options(options), target.nats_url) as (store, location):
+            yield store, location
 
 
 @asynccontextmanager
 async def _jetstream_store(
-    ctx: click.Context, identity: str, options: dict[str, Any], nats_url: str | None
+    identity: str, options: KvOptions, nats_url: str | None
 ) -> AsyncGenerator[tuple[Store, str]]:
-    unknown = sorted(set(options) - {"bucket", "prefix", "no_require_read_before_update"})
-    if unknown:
-        raise click.ClickException(f"invalid jetstream memory options: unknown option {unknown[0]!r}")
     try:
-        # Imported here, not at the top: the nats extra is optional and `list` of a file store needs none of it.
+        # Imported here, not at the top: the nats extra is optional and a file store needs none of it.
         from fiskai_memory.kv import connect_kv_store
     except ImportError as err:
         raise click.ClickException(
             f"the jetstream memory backend needs nats-py: pip install 'fiskai-cli[nats]' ({err})"
         ) from err
-    bucket = _text_option(options, "bucket", ctx)
-    if not bucket:
-        raise click.ClickException(
-            "jetstream memory: options.bucket is required (the KV bucket name); the bucket must already exist"
-        )
-    prefix = _text_option(options, "prefix", ctx) if "prefix" in options else None
     url = nats_url or "nats://127.0.0.1:4222"
-    async with connect_kv_store(url, identity=identity, bucket=bucket, prefix=prefix) as store:
+    async with connect_kv_store(
+        url,
+        identity=identity,
+        bucket=options.bucket,
+        prefix=options.prefix,
+        require_read_before_update=options.require_read_before_update,
+    ) as store:
         where = f"{store.prefix}.* in " if store.prefix else ""
-        yield store, f"{where}KV bucket {bucket} at {url}"
+        yield store, f"{where}KV bucket {store.bucket} at {url}"
 
 
 def _configuration(ctx: click.Context) -> Config | None:
@@ -249,15 +254,6 @@ def _configuration(ctx: click.Context) -> Config | None:
 def _config_path(ctx: click.Context) -> Path:
     obj: dict[str, Any] = ctx.find_root().obj or {}
     return Path(obj.get("config_path", "agent.yaml"))
-
-
-def _text_option(options: dict[str, Any], name: str, ctx: click.Context) -> str:
-    value = options.get(name, "")
-    if value is None:
-        return ""
-    if not isinstance(value, str):
-        raise click.ClickException(f"{_config_path(ctx)}: harness.memory.options.{name} must be a string")
-    return os.path.expanduser(value) if name == "directory" else value
 
 
 def _item_json(entry: Item | Entry) -> dict[str, str | None]:
