@@ -493,10 +493,11 @@ def doctor_command(ctx: click.Context) -> None:
     settings = _settings(ctx)
     with _rag_errors():
         embedder = _embedder(settings)
-        with open_store(settings.store_dir, read_only=True) as store:
-            click.echo(
-                _tier(store) if embedder is None else f"tier: hybrid (FTS5 + vectors, RRF) - model={embedder.model}"
-            )
+        # The tier line comes from the settings: doctor must run even when the index cannot be opened.
+        if embedder is None:
+            click.echo("tier: lexical (FTS5) - no embeddings configured")
+        else:
+            click.echo(f"tier: hybrid (FTS5 + vectors, RRF) - model={embedder.model}")
         checks = diagnose(settings.store_dir, embedder=embedder, paths=settings.paths)
     for check in checks:
         click.echo(f"  [{' ok ' if check.ok else 'FAIL'}] {check.name}: {check.detail}")

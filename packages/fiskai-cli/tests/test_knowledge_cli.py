@@ -1,0 +1,299 @@
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+
+from fiskai_cli._root import cli
+from fiskai_rag.testing import EmbeddingsServer
+
+
+@pytest.fixture
+def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A cwd with a docs tree and no agent.yaml."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("FISKAI_STORE_DIR", raising=False)
+    monkeypatch.delenv("FISKAI_CONFIG", raising=False)
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "design.md").write_text(
+        "# Design\n\n## Backpressure\n\nWhen the buffer fills, producers slow down.\n", encoding="utf-8"
+    )
+    (docs / "install.md").write_text("# Install\n\nRun the installer with sudo.\n", encoding="utf-8")
+    return tmp_path
+
+
+def _run(*args: str) -> Result:
+    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
+
+
+def _json(result: Result) -> Any:
+    return json.loads(result.stdout)
+
+
+def test_index_search_show_sources_without_a_config(workdir: Path) -> None:
+    indexed = _run("knowledge", "index", "docs")
+    searched = _run("knowledge", "search", "buffer", "fills")
+    shown = _run("knowledge", "show", "docs/design.md#0")
+    sources = _run("knowledge", "sources")
+
+    assert indexed.exit_code == 0, indexed.output
+    assert indexed.stdout.splitlines() == [
+        "tier: lexical (FTS5) - no embeddings configured",
+        "indexed: added=2 updated=0 skipped=0 removed=0 (2 files, 2 chunks)",
+    ]
+    assert searched.stdout.splitlines() == [
+        "tier: lexical (FTS5) - no embeddings configured",
+        "",
+        "docs/design.md#0",
+        "  Section  Design > Backpressure",
+        "  Chunk    When the buffer fills, producers slow down.",
+    ]
+    assert (
+        shown.stdout
+        == "# Design > Backpressure\n\nDesign > Backpressure\n\nWhen the buffer fills, producers slow down.\n"
+    )
+    assert [line.split()[0] for line in sources.stdout.splitlines()] == ["Path", "docs/design.md", "docs/install.md"]
+    state = Path(os.environ["XDG_STATE_HOME"]) / "fiskai" / "knowledge" / "default" / "knowledge.db"
+    assert state.is_file()
+
+
+def test_json_output_of_search_sources_and_stats(workdir: Path) -> None:
+    _run("knowledge", "index", "docs")
+
+    search = _json(_run("knowledge", "search", "--format", "json", "installer"))
+    sources = _json(_run("knowledge", "sources", "--format", "json"))
+    stats = _json(_run("knowledge", "stats", "--format", "json"))
+
+    assert search["status"] == "ok"
+    assert [(r["citation"], r["section"]) for r in search["results"]] == [("docs/install.md#0", "Install")]
+    assert [s["path"] for s in sources] == ["docs/design.md", "docs/install.md"]
+    assert (stats["documents"], stats["chunks"], stats["vectors"], stats["built"]) == (2, 2, 0, True)
+
+
+def test_soft_messages_before_an_index_exists(workdir: Path) -> None:
+    search = _run("knowledge", "search", "anything")
+    as_json = _json(_run("knowledge", "search", "--format", "json", "anything"))
+    rm = _run("knowledge", "rm", "docs/design.md")
+    reset = _run("knowledge", "reset")
+    sources = _run("knowledge", "sources")
+
+    assert search.exit_code == 0
+    assert search.stdout.splitlines()[1] == "the knowledge index has not been built yet; run: fiskai knowledge index"
+    assert as_json == {
+        "tier": "tier: lexical (FTS5) - no embeddings configured",
+        "status": "index_not_built",
+        "note": "the knowledge index has not been built yet; run: fiskai knowledge index",
+        "results": [],
+    }
+    assert rm.stdout.strip() == "the knowledge index has not been built yet; run: fiskai knowledge index"
+    assert reset.stdout.strip() == "no knowledge index to reset"
+    assert sources.stdout.strip() == "no indexed files"
+
+
+def test_index_without_paths_or_config_says_what_to_do(workdir: Path) -> None:
+    result = CliRunner().invoke(cli, ["knowledge", "index"])
+
+    assert result.exit_code == 1
+    assert "no paths given and knowledge.paths is empty - pass a path or set knowledge.paths" in result.output
+
+
+def test_rm_and_reset_report_what_they_removed(workdir: Path) -> None:
+    _run("knowledge", "index", "docs")
+
+    rm = _run("knowledge", "rm", "docs/install.md", "docs/missing.md")
+    refused = CliRunner().invoke(cli, ["knowledge", "reset"])
+    reset = _run("knowledge", "reset", "--force")
+
+    assert rm.stdout.splitlines() == [
+        "removed docs/install.md",
+        "not indexed: docs/missing.md",
+        "removed 1 of 2 sources",
+    ]
+    assert refused.exit_code == 1
+    assert "knowledge reset would delete 1 documents and 1 chunks from" in refused.output
+    assert "re-run with --force to confirm" in refused.output
+    assert reset.stdout.startswith("reset: removed 1 documents and 1 chunks from ")
+
+
+def test_bad_citation_is_an_error_naming_the_format(workdir: Path) -> None:
+    _run("knowledge", "index", "docs")
+
+    result = CliRunner().invoke(cli, ["knowledge", "show", "docs/design.md"])
+
+    assert result.exit_code == 1
+    assert "is missing the '#<ordinal>' suffix; expected <relpath>#<ordinal>" in result.output
+
+
+def test_store_dir_is_the_base_for_the_default_index(workdir: Path) -> None:
+    base = workdir / "state"
+
+    _run("knowledge", "--store-dir", str(base), "index", "docs")
+
+    assert (base / "knowledge" / "default" / "knowledge.db").is_file()
+
+
+def test_a_config_supplies_paths_and_the_store_directory(workdir: Path) -> None:
+    (workdir / "agent.yaml").write_text(
+        "identity: demo\nharness:\n  knowledge:\n    enabled: true\n    paths: [docs]\n    top_k: 1\n", encoding="utf-8"
+    )
+
+    indexed = _run("knowledge", "index")
+    (workdir / "docs" / "install.md").unlink()
+    reconciled = _run("knowledge", "index")
+    searched = _json(_run("knowledge", "search", "--format", "json", "design", "installer"))
+
+    assert indexed.stdout.splitlines()[-1] == "indexed: added=2 updated=0 skipped=0 removed=0 (2 files, 2 chunks)"
+    assert reconciled.stdout.splitlines()[-1] == "indexed: added=0 updated=0 skipped=1 removed=1 (1 files, 1 chunks)"
+    assert (workdir / "knowledge" / "demo" / "knowledge.db").is_file()
+    assert len(searched["results"]) == 1  # the configured top_k
+    cache = list((Path(os.environ["XDG_STATE_HOME"]) / "fiskai" / "config-cache").glob("*.json"))
+    assert len(cache) == 1
+
+
+def test_a_config_without_knowledge_enabled_is_refused(workdir: Path) -> None:
+    (workdir / "agent.yaml").write_text("identity: demo\n", encoding="utf-8")
+
+    result = CliRunner().invoke(cli, ["knowledge", "search", "x"])
+
+    assert result.exit_code == 1
+    assert (
+        "knowledge is not enabled in \"agent.yaml\"; add a harness.knowledge block with 'enabled: true'"
+        in result.output
+    )
+
+
+def test_an_explicit_missing_config_is_an_error(workdir: Path) -> None:
+    result = CliRunner().invoke(cli, ["-c", "nope.yaml", "knowledge", "search", "x"])
+
+    assert result.exit_code == 1
+    assert 'config file "nope.yaml" does not exist' in result.output
+
+
+def test_doctor_passes_on_a_healthy_store_and_fails_on_a_damaged_one(workdir: Path) -> None:
+    _run("knowledge", "index", "docs")
+    healthy = _run("knowledge", "doctor")
+    db = Path(os.environ["XDG_STATE_HOME"]) / "fiskai" / "knowledge" / "default" / "knowledge.db"
+    db.write_bytes(b"garbage" * 1000)
+
+    damaged = CliRunner().invoke(cli, ["knowledge", "doctor"])
+    repaired = _run("knowledge", "reset", "--force")
+
+    assert healthy.exit_code == 0
+    assert "  [ ok ] WAL journal mode: journal_mode=wal" in healthy.stdout.splitlines()
+    assert damaged.exit_code == 1
+    assert "[FAIL] Index readable" in damaged.output
+    assert "knowledge doctor found problems that must be fixed" in damaged.output
+    assert repaired.exit_code == 0
+
+
+@pytest.fixture
+def embeddings() -> Iterator[EmbeddingsServer]:
+    with EmbeddingsServer() as server:
+        yield server
+
+
+def test_the_vector_tier_from_config_estimates_then_embeds(workdir: Path, embeddings: EmbeddingsServer) -> None:
+    (workdir / "agent.yaml").write_text(
+        textwrap.dedent(
+            f"""
+            identity: demo
+            harness:
+              knowledge:
+                enabled: true
+                paths: [docs]
+                embeddings:
+                  base_url: {embeddings.base_url}
+                  model: {embeddings.model}
+                  timeout: 10s
+            """
+        ),
+        encoding="utf-8",
+    )
+
+    indexed = _run("knowledge", "index")
+    searched = _json(_run("knowledge", "search", "--format", "json", "producers"))
+    stats = _json(_run("knowledge", "stats", "--format", "json"))
+
+    assert indexed.exit_code == 0, indexed.output
+    assert "first full build: about to embed 2 chunks across 2 files; run with --dry-run to preview" in indexed.stdout
+    assert (
+        indexed.stdout.splitlines()[-1]
+        == "indexed: added=2 updated=0 skipped=0 removed=0 (2 files, 2 chunks, 2 embeddings)"
+    )
+    assert searched["tier"].startswith(f"tier: hybrid (FTS5 + vectors, RRF) - model={embeddings.model} dim=")
+    assert searched["results"][0]["citation"] == "docs/design.md#0"
+    assert stats["vectors"] == 2
+
+
+def test_eval_is_a_knowledge_subcommand(workdir: Path) -> None:
+    result = _run("knowledge", "eval", "--help")
+
+    assert result.exit_code == 0
+    assert "SUITE" in result.stdout
+
+
+def _fiskai(*args: str, cwd: Path) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-c", "from fiskai_cli import main; main()", *args],
+        cwd=cwd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def test_search_imports_no_pydantic_rich_or_httpx(workdir: Path) -> None:
+    _run("knowledge", "index", "docs")
+    probe = textwrap.dedent(
+        """
+        import sys
+        from fiskai_cli._root import cli
+        try:
+            cli.main(["knowledge", "search", "buffer"], standalone_mode=False)
+        finally:
+            heavy = sorted(m for m in ("pydantic", "rich", "httpx", "yaml", "markdown_it") if m in sys.modules)
+            print("HEAVY", heavy)
+        """
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe], cwd=workdir, capture_output=True, text=True, check=True, env=os.environ.copy()
+    ).stdout
+
+    assert "docs/design.md#0" in out
+    assert out.strip().splitlines()[-1] == "HEAVY []"
+
+
+def test_watch_indexes_then_picks_up_added_and_removed_files(workdir: Path) -> None:
+    watcher = _fiskai("knowledge", "watch", "--debounce", "0.1", "docs", cwd=workdir)
+    assert watcher.stdout is not None
+    lines: list[str] = []
+    try:
+        for expected in ("tier:", "indexed: added=2", "watching"):
+            lines.append(line := watcher.stdout.readline())
+            while not line.startswith(expected) and "] indexed: added=2" not in line:
+                lines.append(line := watcher.stdout.readline())
+                assert line, lines
+        (workdir / "docs" / "new.md").write_text("# New\n\nfresh words\n", encoding="utf-8")
+        while "indexed: added=1" not in (line := watcher.stdout.readline()):
+            assert line, lines
+            lines.append(line)
+        (workdir / "docs" / "install.md").unlink()
+        while "removed=1" not in (line := watcher.stdout.readline()):
+            assert line, lines
+            lines.append(line)
+    finally:
+        watcher.send_signal(signal.SIGINT)
+        out, _ = watcher.communicate(timeout=30)
+
+    assert "stopped watching" in out
+    assert any("change detected in 1 file(s); reindexing:" in line for line in lines)
