@@ -130,7 +130,7 @@ async def connect_kv_store(
         raise MemoryIOError(f"jetstream memory: connecting to {servers}: {_describe(err)}") from err
     try:
         yield await open_kv_store(
-            connection.jetstream(),  # pyright: ignore[reportUnknownMemberType]
+            connection.jetstream(timeout=timeout_seconds),  # pyright: ignore[reportUnknownMemberType]
             identity=identity,
             bucket=bucket,
             prefix=prefix,
