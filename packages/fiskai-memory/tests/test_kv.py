@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import socket
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 
+import anyio
 import nats
 import pytest
 from nats.js import JetStreamContext
@@ -14,6 +16,7 @@ from fiskai_memory import (
     MAX_ENTRY_BYTES,
     MemoryConfigError,
     MemoryExistsError,
+    MemoryIOError,
     MemoryNotFoundError,
     MemoryStaleError,
     build_memory_index,
@@ -179,3 +182,15 @@ async def test_create_over_a_deleted_key_and_a_missing_read(nats_server: str) ->
             await store.read("k")
         await store.write("k", "d", "v2")  # a tombstone does not block a create
         assert (await store.read("k")).content == "v2"
+
+
+async def test_unreachable_server_is_one_clear_error_without_log_noise(caplog: pytest.LogCaptureFixture) -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    with anyio.fail_after(10), pytest.raises(MemoryIOError) as raised:
+        async with connect_kv_store(f"nats://127.0.0.1:{port}", identity="x"):
+            pass
+    assert str(raised.value).startswith(f"jetstream memory: connecting to nats://127.0.0.1:{port}: ")
+    assert len(str(raised.value)) > len(f"jetstream memory: connecting to nats://127.0.0.1:{port}: ")  # the reason
+    assert [record.getMessage() for record in caplog.records] == []

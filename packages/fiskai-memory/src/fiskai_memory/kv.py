@@ -122,12 +122,24 @@ async def connect_kv_store(
         MemoryConfigError: As `open_kv_store`.
         MemoryIOError: The servers could not be reached, or as `open_kv_store`.
     """
+    failures: list[Exception] = []
+
+    async def remember(error: Exception) -> None:
+        # nats-py logs every failed attempt with a traceback by default; keep the reason for one clear error.
+        failures.append(error)
+
     try:
         connection = await nats.connect(  # pyright: ignore[reportUnknownMemberType]
-            servers, connect_timeout=timeout_seconds, allow_reconnect=False
+            servers,
+            connect_timeout=timeout_seconds,
+            allow_reconnect=False,
+            max_reconnect_attempts=1,
+            reconnect_time_wait=0.5,
+            error_cb=remember,
         )
     except (nats.errors.Error, OSError) as err:
-        raise MemoryIOError(f"jetstream memory: connecting to {servers}: {_describe(err)}") from err
+        reason = _describe(failures[-1] if failures else err)
+        raise MemoryIOError(f"jetstream memory: connecting to {servers}: {reason}") from err
     try:
         yield await open_kv_store(
             connection.jetstream(timeout=timeout_seconds),  # pyright: ignore[reportUnknownMemberType]
