@@ -138,3 +138,15 @@ async def test_journal_written_by_the_original_reads_and_folds(tmp_path: Path) -
     state = fold(await FileJournalStore(tmp_path).load("orders-report"))
     assert (state.version, state.status, state.next_iteration, state.counters.tool_calls) == (3, "suspended", 1, 1)
     assert len(state.messages) == 3
+
+
+async def test_every_single_bit_flip_of_the_checksum_field_is_detected(tmp_path: Path) -> None:
+    line = _lines("crc", turns=0)[0]
+    store = FileJournalStore(tmp_path)
+    start = len(line) - 1 - len(b',"crc32":"00000000"}')
+    for bit in range(start * 8, (len(line) - 1) * 8):
+        damaged = bytearray(line)
+        damaged[bit // 8] ^= 1 << (bit % 8)
+        (tmp_path / "crc.json").write_bytes(bytes(damaged))
+        with pytest.raises(JournalCorruptError):
+            await store.load("crc")

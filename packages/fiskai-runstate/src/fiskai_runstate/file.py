@@ -18,15 +18,17 @@ from __future__ import annotations
 
 import errno
 import fcntl
+import gc
 import os
 import stat
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Final
 
 import anyio.to_thread
 
-from ._codec import decode_record, encode_record
+from ._codec import decode_lines, encode_record
 from .errors import (
     JournalCorruptError,
     JournalError,
@@ -313,6 +315,19 @@ def _load_path(path: Path, run_id: str) -> list[Record]:
     return records
 
 
+def _without_gc(decode: Callable[..., list[Record]], lines: list[bytes], run_id: str) -> list[Record]:
+    # Decoding allocates tens of thousands of acyclic objects that all stay alive; the cyclic collector
+    # would rescan them over and over (it doubled the load time of a 10,000-record journal). Reference
+    # counting still frees everything, and the collector's previous state is restored.
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return decode(lines, run_id=run_id)
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def _read_all(fd: int) -> bytes:
     chunks: list[bytes] = []
     while chunk := os.read(fd, 1 << 20):
@@ -325,18 +340,13 @@ def _read_fd(fd: int, run_id: str) -> tuple[list[Record], int, bool]:
     data = _read_all(fd)
     lines = data.split(b"\n")
     tail = lines.pop()  # b"" when the data ends in a newline; otherwise the torn, unterminated tail
-    records: list[Record] = []
-    last_seq = 0
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        if len(line) > MAX_RECORD_BYTES:
-            raise JournalCorruptError(
-                run_id, f"{len(line)}-byte line is over the {MAX_RECORD_BYTES}-byte record limit", line=number
-            )
-        record = decode_record(line, run_id=run_id, line_no=number)
-        if record.seq != last_seq + 1:
-            raise JournalCorruptError(run_id, f"record seq {record.seq} does not follow seq {last_seq}", line=number)
-        last_seq = record.seq
-        records.append(record)
+    if lines and max(map(len, lines)) > MAX_RECORD_BYTES:
+        number = next(n for n, line in enumerate(lines, start=1) if len(line) > MAX_RECORD_BYTES)
+        raise JournalCorruptError(
+            run_id, f"{len(lines[number - 1])}-byte line is over the {MAX_RECORD_BYTES}-byte record limit", line=number
+        )
+    records = _without_gc(decode_lines, lines, run_id)
+    for number, record in enumerate(records, start=1):
+        if record.seq != number:
+            raise JournalCorruptError(run_id, f"record seq {record.seq} does not follow seq {number - 1}", line=number)
     return records, len(data) - len(tail), bool(tail)
