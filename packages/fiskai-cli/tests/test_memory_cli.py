@@ -210,3 +210,13 @@ def test_misspelled_backend_option_is_refused(tmp_path: Path) -> None:
     code, _, err = invoke("-c", str(config), "memory", "list")
     assert code == 1
     assert err.strip() == 'Error: invalid file memory options: unknown option "dir" (known: directory)'
+
+
+def test_help_lists_the_subcommands_and_keeps_the_examples_unwrapped() -> None:
+    code, out, _ = invoke("memory", "--help")
+    assert code == 0
+    assert "\n    fiskai memory list --identity cowsay\n" in out
+    for name in ("list", "show", "rm"):
+        assert f"\n  {name} " in out
+    code, out, _ = invoke("--help")
+    assert "memory " in out

@@ -90,7 +90,7 @@ def _format_option(command: Callable[..., Any]) -> Callable[..., Any]:
 
 @click.group("memory")
 def memory() -> None:
-    r"""List, show and remove an agent's stored memories.
+    """List, show and remove an agent's stored memories.
 
     Memories are the small notes a model keeps across runs with memory_write. These commands are for
     the operator: to audit what was saved, read it, and remove what should not be there.
