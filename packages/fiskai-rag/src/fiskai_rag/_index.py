@@ -299,11 +299,12 @@ def _flush(db: Conn, batch: list[_Pending], embedder: Embedder | None, manifest:
                 ids = range(next_id, next_id + len(chunks))
                 next_id += len(chunks)
                 db.executemany(
-                    "INSERT INTO chunks(id, document_id, ordinal, heading_path, content) VALUES (?, ?, ?, ?, ?)",
-                    [
-                        (cid, doc_id, n, c.heading_path, c.content)
-                        for n, (cid, c) in enumerate(zip(ids, chunks, strict=True))
-                    ],
+                    "INSERT INTO chunks(id, document_id, ordinal) VALUES (?, ?, ?)",
+                    [(cid, doc_id, n) for n, cid in enumerate(ids)],
+                )
+                db.executemany(
+                    "INSERT INTO chunks_fts(rowid, content, heading_path) VALUES (?, ?, ?)",
+                    [(cid, c.content, c.heading_path) for cid, c in zip(ids, chunks, strict=True)],
                 )
                 if blobs:
                     db.executemany(

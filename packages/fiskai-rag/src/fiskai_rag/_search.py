@@ -116,8 +116,9 @@ def hydrate(db: Conn, ranked: Sequence[tuple[int, float]]) -> list[Hit]:
     rows = {
         int(row[0]): row
         for row in db.execute(
-            "SELECT c.id, d.path, c.ordinal, c.heading_path, c.content FROM chunks c "
-            f"JOIN documents d ON d.id = c.document_id WHERE c.id IN ({marks})",
+            "SELECT c.id, d.path, c.ordinal, f.heading_path, f.content FROM chunks c "
+            "JOIN documents d ON d.id = c.document_id JOIN chunks_fts f ON f.rowid = c.id "
+            f"WHERE c.id IN ({marks})",
             [chunk_id for chunk_id, _ in ranked],
         )
     }

@@ -307,8 +307,8 @@ class Store:
         db = self._require_db()
         with corruption_guard(self.db_path):
             rows = db.execute(
-                "SELECT c.id, c.heading_path, c.content FROM chunks c JOIN documents d ON d.id = c.document_id "
-                "WHERE d.path = ? AND c.ordinal = ?",
+                "SELECT c.id, f.heading_path, f.content FROM chunks c JOIN documents d ON d.id = c.document_id "
+                "JOIN chunks_fts f ON f.rowid = c.id WHERE d.path = ? AND c.ordinal = ?",
                 (path, int(ordinal_text)),
             ).fetchall()
         if not rows:
