@@ -99,6 +99,7 @@ async def open_kv_store(
         raise MemoryIOError(f'jetstream memory: binding KV bucket "{name}": {_describe(err)}') from err
     return KvMemoryStore(
         kv,
+        js=js,
         bucket=name,
         prefix=resolved_prefix,
         require_read_before_update=require_read_before_update,
@@ -165,6 +166,7 @@ class KvMemoryStore:
         self,
         kv: KeyValue,
         *,
+        js: JetStreamContext,
         bucket: str,
         prefix: str,
         require_read_before_update: bool = True,
@@ -172,6 +174,7 @@ class KvMemoryStore:
     ) -> None:
         """Wrap a bound bucket; `open_kv_store` checks the bucket first, prefer it."""
         self._kv = kv
+        self._js = js
         self._bucket = bucket
         self._prefix = prefix
         self._require_read = require_read_before_update
@@ -303,25 +306,19 @@ class KvMemoryStore:
         return self._count
 
     async def _scan(self, *, values: bool) -> dict[str, bytes]:
-        # A watch delivers the last value of every live key, then a None marker once the snapshot is done.
+        # The snapshot ends at the first update with nothing pending behind it. nats-py's own "snapshot done"
+        # marker is not used: it can arrive before an entry already in flight, and a listing then misses it.
         pattern = f"{self._prefix}.>" if self._prefix else ">"
         found: dict[str, bytes] = {}
         try:
             with anyio.fail_after(self._timeout):
+                if not await self._any_stored(pattern):
+                    return found
                 watcher = await self._kv.watch(  # pyright: ignore[reportUnknownMemberType]
-                    pattern, ignore_deletes=True, meta_only=not values
+                    pattern, meta_only=not values
                 )
                 try:
-                    while True:
-                        update = await watcher.updates(timeout=self._timeout)
-                        if update is None:
-                            break
-                        if isinstance(update, KeyValue.Entry):
-                            key = update.key[len(self._prefix) + 1 :] if self._prefix else update.key
-                            if is_valid_key(key):  # foreign names in a shared bucket are skipped
-                                found[key] = update.value or b""
-                        else:
-                            raise MemoryIOError("listing memory: watch closed before the snapshot completed")
+                    await self._collect(watcher, pattern, found)
                 finally:
                     await watcher.stop()
         except TimeoutError as err:
@@ -330,6 +327,35 @@ class KvMemoryStore:
             raise MemoryIOError(f"listing memory: {_describe(err)}") from err
         self._count = len(found)
         return found
+
+    async def _collect(self, watcher: KeyValue.KeyWatcher, pattern: str, found: dict[str, bytes]) -> None:
+        seen_any = False
+        while True:
+            update = await watcher.updates(timeout=self._timeout)
+            if update is None:
+                # nats-py's marker: trust it only when the bucket really holds nothing under the pattern now.
+                if not seen_any and not await self._any_stored(pattern):
+                    return
+                continue
+            if not isinstance(update, KeyValue.Entry):
+                raise MemoryIOError("listing memory: watch closed before the snapshot completed")
+            seen_any = True
+            key = update.key[len(self._prefix) + 1 :] if self._prefix else update.key
+            if is_valid_key(key):  # foreign names in a shared bucket are skipped
+                if update.operation is None:
+                    found[key] = update.value or b""
+                else:
+                    found.pop(key, None)  # a delete or purge marker
+            if update.delta == 0:
+                return
+
+    async def _any_stored(self, pattern: str) -> bool:
+        # Any message under the pattern, a delete marker included, means the watch will deliver something.
+        try:
+            await self._js.get_msg(f"KV_{self._bucket}", seq=1, subject=f"$KV.{self._bucket}.{pattern}", next=True)
+        except nats.js.errors.NotFoundError:
+            return False
+        return True
 
     def _storage_key(self, key: str) -> str:
         return f"{self._prefix}.{key}" if self._prefix else key
