@@ -181,8 +181,10 @@ def _is_list_item(stripped: str) -> bool:
     return 0 < digits <= 9 and stripped[digits : digits + 1] in (".", ")")
 
 
-def _scan(lines: list[str], start: int) -> Iterator[_Block | tuple[int, str]]:  # noqa: C901
-    """Yield blocks and `(level, text)` headings in document order."""
+def _scan(lines: list[str], start: int) -> list[_Block | tuple[int, str]]:  # noqa: C901
+    """Blocks and `(level, text)` headings in document order (a list: cheaper than a generator here)."""
+    out: list[_Block | tuple[int, str]] = []
+    emit = out.append
     para: list[str] = []
     in_list = False
     i = start
@@ -196,9 +198,15 @@ def _scan(lines: list[str], start: int) -> Iterator[_Block | tuple[int, str]]:  
             para.append(line)
             i += 1
             continue
+        if line[:2] in ("- ", "* ") and line[2:3] not in ("-", "*", "_", " ", ""):
+            # Fast path for list items at column 0 (not thematic breaks such as `- - -`).
+            in_list = True
+            para.append(line)
+            i += 1
+            continue
         if not line or line.isspace():
             if para:
-                yield _Block("\n".join(para), whole=False)
+                emit(_Block("\n".join(para), whole=False))
                 para = []
             i += 1
             continue
@@ -212,14 +220,14 @@ def _scan(lines: list[str], start: int) -> Iterator[_Block | tuple[int, str]]:  
                 if lines[end].strip():
                     last = end
                 end += 1
-            yield _Block("\n".join(lines[i : last + 1]), whole=True)
+            emit(_Block("\n".join(lines[i : last + 1]), whole=True))
             i = last + 1
             continue
         first = stripped[0]
         fence = _fence_opener(stripped) if first in "`~" else None
         if fence is not None:
             if para:
-                yield _Block("\n".join(para), whole=False)
+                emit(_Block("\n".join(para), whole=False))
                 para = []
             end = i + 1
             fence_char = fence[0]
@@ -228,30 +236,30 @@ def _scan(lines: list[str], start: int) -> Iterator[_Block | tuple[int, str]]:  
                 if closing[:1] == fence_char and closing.startswith(fence) and not closing.strip().lstrip(fence_char):
                     break
                 end += 1
-            yield _Block("\n".join(lines[i : end + 1]), whole=True)
+            emit(_Block("\n".join(lines[i : end + 1]), whole=True))
             i = end + 1
             in_list = in_list and indent > 0
             continue
         heading = _atx(stripped) if first == "#" and indent < 4 else None
         if heading is not None:
             if para:
-                yield _Block("\n".join(para), whole=False)
+                emit(_Block("\n".join(para), whole=False))
                 para = []
             in_list = False
             if heading[1]:
-                yield heading
+                emit(heading)
             i += 1
             continue
         if para and first in "=-" and indent < 4 and not in_list and stripped == first * len(stripped):
             # Setext underline: the open paragraph becomes the heading text.
             text = " ".join(p.strip() for p in para)
             para = []
-            yield (1 if first == "=" else 2), text
+            emit((1 if first == "=" else 2, text))
             i += 1
             continue
         if first in "-*_" and indent < 4 and _is_thematic_break(stripped):
             if para:
-                yield _Block("\n".join(para), whole=False)
+                emit(_Block("\n".join(para), whole=False))
                 para = []
             in_list = False
             i += 1
@@ -264,7 +272,8 @@ def _scan(lines: list[str], start: int) -> Iterator[_Block | tuple[int, str]]:  
         para.append(line)
         i += 1
     if para:
-        yield _Block("\n".join(para), whole=False)
+        emit(_Block("\n".join(para), whole=False))
+    return out
 
 
 def _pack(breadcrumb: str, blocks: list[_Block]) -> Iterator[Chunk]:
