@@ -41,7 +41,7 @@ from .records import MAX_RECORD_BYTES, MetaRecord, Record
 from .state import fold
 from .store import RunSummary, check_append, validate_run_id
 
-__all__ = ["FileJournal", "FileJournalStore", "default_runs_dir"]
+__all__ = ["FileJournal", "FileJournalStore", "default_runs_dir", "parse_journal"]
 
 _SUFFIX: Final = ".json"
 _LOCK_SUFFIX: Final = ".lock"
@@ -337,7 +337,15 @@ def _read_all(fd: int) -> bytes:
 
 def _read_fd(fd: int, run_id: str) -> tuple[list[Record], int, bool]:
     """Records, the offset just past the last complete line, and whether an unterminated tail follows it."""
-    data = _read_all(fd)
+    return parse_journal(_read_all(fd), run_id)
+
+
+def parse_journal(data: bytes, run_id: str) -> tuple[list[Record], int, bool]:
+    """Parse a journal file's bytes: records, the end of the last complete line, whether a torn tail follows.
+
+    Raises:
+        JournalCorruptError: A complete line is damaged, oversize or out of sequence (names the line).
+    """
     lines = data.split(b"\n")
     tail = lines.pop()  # b"" when the data ends in a newline; otherwise the torn, unterminated tail
     if lines and max(map(len, lines)) > MAX_RECORD_BYTES:

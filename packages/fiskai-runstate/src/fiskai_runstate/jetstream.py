@@ -289,6 +289,12 @@ class JetStreamJournal:
         # Nothing to release: the connection is borrowed and the fence lives on the server.
         return
 
+    async def __aenter__(self) -> JetStreamJournal:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
 
 async def _guard(run_id: str, action: str, pending: Awaitable[_T]) -> _T:
     """Await a NATS call, turning its failures into a JournalError naming the operation."""

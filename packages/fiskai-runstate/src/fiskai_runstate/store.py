@@ -111,6 +111,14 @@ class Journal(Protocol):
         """Release the run (the lock, for backends that hold one)."""
         ...
 
+    async def __aenter__(self) -> Journal:
+        """`async with await store.open(run_id) as journal:` closes the journal on the way out."""
+        ...
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        """Close the journal."""
+        ...
+
 
 class Store(Protocol):
     """Where runs live. `load`, `list` and `delete` take no lock, so an operator can inspect a live run.

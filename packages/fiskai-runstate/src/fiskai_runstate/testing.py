@@ -184,6 +184,12 @@ class InMemoryJournal:
             self._closed = True
             self._store._release(self._run_id)  # pyright: ignore[reportPrivateUsage]
 
+    async def __aenter__(self) -> InMemoryJournal:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
 
 SAMPLE_FINGERPRINT: Final = Fingerprint(
     provider="anthropic",
@@ -346,14 +352,11 @@ async def _append_rule(factory: StoreFactory) -> None:
 async def _reopen(factory: StoreFactory) -> None:
     store = await factory()
     written = await _write_run(store, "reopen", turns=1, terminal=False)
-    journal = await store.open("reopen")
-    try:
+    async with await store.open("reopen") as journal:
         _expect(journal.last_seq == len(written), f"reopened last_seq {journal.last_seq}, want {len(written)}")
         more = sample_turn("reopen", seq=journal.last_seq + 1, iteration=1)
         for record in more:
             await journal.append(record)
-    finally:
-        await journal.aclose()
     other = await factory()
     loaded = await other.load("reopen")
     _expect(loaded == written + more, "a second handle does not see the reopened run's appends")
