@@ -18,7 +18,16 @@ from .errors import (
 from .file import FileMemoryStore, default_memory_directory, open_file_store
 from .index import MEMORY_SYSTEM_NOTE, build_memory_index, format_memory_index
 from .keys import MAX_KEY_LENGTH, is_valid_key, validate_key
-from .options import KNOWN_BACKENDS, FileOptions, KvOptions, check_backend, parse_file_options, parse_kv_options
+from .options import (
+    KNOWN_BACKENDS,
+    FileOptions,
+    KvOptions,
+    check_backend,
+    default_bucket_name,
+    kv_prefix,
+    parse_file_options,
+    parse_kv_options,
+)
 from .store import (
     MAX_CONTENT_BYTES,
     MAX_DESCRIPTION_LENGTH,
@@ -56,9 +65,11 @@ __all__ = [
     "Store",
     "build_memory_index",
     "check_backend",
+    "default_bucket_name",
     "default_memory_directory",
     "format_memory_index",
     "is_valid_key",
+    "kv_prefix",
     "normalize_description",
     "open_file_store",
     "parse_file_options",

@@ -18,7 +18,6 @@ try:
 except ImportError as import_error:  # pragma: no cover - the base install has no nats-py
     raise ImportError("The NATS KV memory backend needs nats-py: install `fiskai-memory[nats]`.") from import_error
 
-import re
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
@@ -29,30 +28,15 @@ from .errors import (
     MemoryConfigError,
     MemoryExistsError,
     MemoryIOError,
-    MemoryKeyError,
     MemoryNotFoundError,
     MemoryStaleError,
 )
 from .frontmatter import decode, encode
 from .keys import is_valid_key, validate_key
+from .options import default_bucket_name, kv_prefix
 from .store import MAX_ENTRY_BYTES, Entry, Item, check_capacity, validate_write
 
 __all__ = ["KvMemoryStore", "connect_kv_store", "default_bucket_name", "open_kv_store"]
-
-_BUCKET_PREFIX = "fiskai-memory-"
-_NOT_BUCKET_CHARS = re.compile(r"[^A-Za-z0-9_-]")
-
-
-def default_bucket_name(identity: str) -> str:
-    """The per-identity bucket used when no bucket is configured: `fiskai-memory-<identity>`.
-
-    Bucket names cannot hold `.` or `=`, so those become `_` (`app.v2` and `app_v2` share a bucket).
-
-    Raises:
-        MemoryConfigError: The identity is not a valid key.
-    """
-    _identity_key(identity)
-    return _BUCKET_PREFIX + _NOT_BUCKET_CHARS.sub("_", identity)
 
 
 async def open_kv_store(
@@ -85,7 +69,7 @@ async def open_kv_store(
             or the prefix is invalid.
         MemoryIOError: The server could not be reached or refused the request.
     """
-    resolved_prefix = _resolve_prefix(identity, bucket, prefix)
+    resolved_prefix = kv_prefix(identity, bucket=bucket, prefix=prefix)
     name = bucket if bucket is not None else default_bucket_name(identity)
     try:
         with anyio.fail_after(timeout_seconds):
@@ -395,29 +379,6 @@ async def _check_bucket(kv: KeyValue, name: str) -> None:
             f'jetstream memory: KV bucket "{name}" takes values up to {config.max_msg_size} bytes; memory needs '
             f"{MAX_ENTRY_BYTES} (recreate it with --max-value-size={MAX_ENTRY_BYTES})"
         )
-
-
-def _resolve_prefix(identity: str, bucket: str | None, prefix: str | None) -> str:
-    if prefix is not None:
-        if prefix:
-            try:
-                validate_key(prefix)
-            except MemoryKeyError as err:
-                raise MemoryConfigError(f'jetstream memory: options.prefix "{prefix}" is invalid: {err}') from err
-        return prefix
-    if bucket is None:
-        return ""  # the per-identity bucket already separates identities
-    return _identity_key(identity)
-
-
-def _identity_key(identity: str) -> str:
-    try:
-        return validate_key(identity)
-    except MemoryKeyError as err:
-        raise MemoryConfigError(
-            f'jetstream memory: the agent identity "{identity}" cannot be used as a key prefix ({err}); '
-            'set options.prefix to a legal value, or "" for a flat keyspace'
-        ) from err
 
 
 def _describe(err: BaseException) -> str:

@@ -7,15 +7,29 @@ agent.yaml itself.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from .errors import MemoryConfigError
+from .errors import MemoryConfigError, MemoryKeyError
+from .keys import validate_key
 
-__all__ = ["KNOWN_BACKENDS", "FileOptions", "KvOptions", "check_backend", "parse_file_options", "parse_kv_options"]
+__all__ = [
+    "KNOWN_BACKENDS",
+    "FileOptions",
+    "KvOptions",
+    "check_backend",
+    "default_bucket_name",
+    "kv_prefix",
+    "parse_file_options",
+    "parse_kv_options",
+]
 
 KNOWN_BACKENDS = ("file", "jetstream")
 """Backend names accepted in `harness.memory.backend` (`jetstream` is the NATS KV backend, extra `nats`)."""
+
+_BUCKET_PREFIX = "fiskai-memory-"
+_NOT_BUCKET_CHARS = re.compile(r"[^A-Za-z0-9_-]")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -92,3 +106,46 @@ def _text(options: Mapping[str, object], key: str, backend: str) -> str:
     if not isinstance(value, str):
         raise MemoryConfigError(f'invalid {backend} memory options: "{key}" must be a string')
     return value
+
+
+def default_bucket_name(identity: str) -> str:
+    """The per-identity KV bucket used when no bucket is configured: `fiskai-memory-<identity>`.
+
+    Bucket names cannot hold `.` or `=`, so those become `_` (`app.v2` and `app_v2` share a bucket).
+
+    Raises:
+        MemoryConfigError: The identity is not a valid key.
+    """
+    _identity_key(identity)
+    return _BUCKET_PREFIX + _NOT_BUCKET_CHARS.sub("_", identity)
+
+
+def kv_prefix(identity: str, *, bucket: str | None, prefix: str | None) -> str:
+    """The key prefix inside a KV bucket (fiskai-reference 9.3).
+
+    An explicit `prefix` must be a valid key, or `""` for a flat keyspace. Without one, a configured
+    (shared) bucket is prefixed with the identity, and the per-identity bucket needs no prefix.
+
+    Raises:
+        MemoryConfigError: The prefix, or the identity standing in for it, is not a valid key.
+    """
+    if prefix is not None:
+        if prefix:
+            try:
+                validate_key(prefix)
+            except MemoryKeyError as err:
+                raise MemoryConfigError(f'jetstream memory: options.prefix "{prefix}" is invalid: {err}') from err
+        return prefix
+    if bucket is None:
+        return ""
+    return _identity_key(identity)
+
+
+def _identity_key(identity: str) -> str:
+    try:
+        return validate_key(identity)
+    except MemoryKeyError as err:
+        raise MemoryConfigError(
+            f'jetstream memory: the agent identity "{identity}" cannot be used as a key prefix ({err}); '
+            'set options.prefix to a legal value, or "" for a flat keyspace'
+        ) from err
