@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import resource
+import signal
 import stat
 from pathlib import Path
 
@@ -136,3 +138,34 @@ async def test_list_skips_unreadable_journals_and_names_nothing_else(tmp_path: P
     (tmp_path / "bad.json").write_bytes(b"not json\n")
     (tmp_path / "not a run.json").write_bytes(b"")
     assert [s.run_id for s in await store.list()] == ["good"]
+
+
+async def test_a_failed_write_stops_the_journal_and_reopening_recovers(tmp_path: Path) -> None:
+    """Steps:
+    1. Cap the file size (RLIMIT_FSIZE) just above the journal, so the next append writes part of its line.
+    2. The append fails with a JournalError; the handle refuses further appends.
+    3. Reopen: the partial line is a torn tail, truncated before the record is written again.
+    """
+    store = FileJournalStore(tmp_path)
+    written = await _write(store, "full", turns=1)
+    path = tmp_path / "full.json"
+    journal = await store.open("full")
+    turn = sample_turn("full", seq=5, iteration=1)
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    previous = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (path.stat().st_size + 40, hard))
+    try:
+        with pytest.raises(JournalError, match="appending record 5"):
+            await journal.append(turn[0])
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+        signal.signal(signal.SIGXFSZ, previous)
+    assert not path.read_bytes().endswith(b"\n")
+    with pytest.raises(JournalError, match="open the run again"):
+        await journal.append(turn[0])
+    await journal.aclose()
+    assert await store.load("full") == written
+    async with await store.open("full") as reopened:
+        for record in turn:
+            await reopened.append(record)
+    assert await store.load("full") == written + turn

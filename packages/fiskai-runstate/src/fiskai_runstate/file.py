@@ -199,6 +199,7 @@ class FileJournal:
         self._last_seq = last_seq
         self._truncate_to = truncate_to
         self._sync_directory = fresh
+        self._failure: str | None = None
 
     @property
     def run_id(self) -> str:
@@ -211,6 +212,11 @@ class FileJournal:
     async def append(self, record: Record) -> None:
         if self._fd is None:
             raise JournalError(f"journal for run {self._run_id!r} is closed")
+        if self._failure is not None:
+            raise JournalError(
+                f"journal for run {self._run_id!r} stopped accepting records after a failed write "
+                f"({self._failure}); close it and open the run again"
+            )
         if not check_append(self._run_id, last_seq=self._last_seq, seq=record.seq):
             return
         line = encode_record(record)
@@ -220,14 +226,20 @@ class FileJournal:
         # anything else (that is the point of a write-ahead record), and a thread hop costs a large fraction
         # of an fsync on a fast disk (bench/journal.py measures both).
         fd = self._fd
-        if self._truncate_to is not None:
-            os.ftruncate(fd, self._truncate_to)
-            self._truncate_to = None
-        _write_all(fd, line + b"\n")
-        os.fsync(fd)
-        if self._sync_directory:
-            _fsync_directory(self._directory)
-            self._sync_directory = False
+        try:
+            if self._truncate_to is not None:
+                os.ftruncate(fd, self._truncate_to)
+                self._truncate_to = None
+            _write_all(fd, line + b"\n")
+            os.fsync(fd)
+            if self._sync_directory:
+                _fsync_directory(self._directory)
+                self._sync_directory = False
+        except OSError as err:
+            # A partial line may be on disk, and after a failed fsync the page cache cannot be trusted, so
+            # this handle takes no more records; reopening truncates the partial line as a torn tail.
+            self._failure = err.strerror or str(err)
+            raise JournalError(f"appending record {record.seq} to run {self._run_id!r}: {self._failure}") from err
         self._last_seq = record.seq
 
     async def aclose(self) -> None:
