@@ -273,28 +273,36 @@ def _flush(db: Conn, batch: list[_Pending], embedder: Embedder | None, manifest:
     blobs = _embed_batch(batch, embedder, manifest) if embedder is not None else []
     blob_at = 0
     with db:
+        # Ids are assigned here (the writer is alone) so that every statement is a plain INSERT: an
+        # upsert with RETURNING opens a statement savepoint, and FTS5 flushes its pending index data at
+        # every savepoint, which made the document upserts cost half of a cold index.
         next_id = int(db.execute("SELECT coalesce(max(id), 0) + 1 FROM chunks").fetchall()[0][0])
+        next_doc = int(db.execute("SELECT coalesce(max(id), 0) + 1 FROM documents").fetchall()[0][0])
         for pending in batch:
             candidate = pending.candidate
+            row = (
+                pending.document.title,
+                candidate.size,
+                candidate.mtime_ns,
+                pending.digest,
+                len(pending.document.chunks),
+            )
             try:
                 if pending.existing_id is not None:
-                    db.execute("DELETE FROM chunks WHERE document_id = ?", (pending.existing_id,))
-                doc_id = int(
+                    doc_id = pending.existing_id
+                    db.execute("DELETE FROM chunks WHERE document_id = ?", (doc_id,))
                     db.execute(
-                        "INSERT INTO documents(path, title, size, mtime_ns, hash, chunk_count) VALUES (?, ?, ?, ?, ?, ?) "
-                        "ON CONFLICT(path) DO UPDATE SET title = excluded.title, size = excluded.size, "
-                        "mtime_ns = excluded.mtime_ns, hash = excluded.hash, chunk_count = excluded.chunk_count "
-                        "RETURNING id",
-                        (
-                            candidate.key,
-                            pending.document.title,
-                            candidate.size,
-                            candidate.mtime_ns,
-                            pending.digest,
-                            len(pending.document.chunks),
-                        ),
-                    ).fetchall()[0][0]
-                )
+                        "UPDATE documents SET title = ?, size = ?, mtime_ns = ?, hash = ?, chunk_count = ? WHERE id = ?",
+                        (*row, doc_id),
+                    )
+                else:
+                    doc_id = next_doc
+                    next_doc += 1
+                    db.execute(
+                        "INSERT INTO documents(id, path, title, size, mtime_ns, hash, chunk_count) "
+                        "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                        (doc_id, candidate.key, *row),
+                    )
                 chunks = pending.document.chunks
                 ids = range(next_id, next_id + len(chunks))
                 next_id += len(chunks)
