@@ -39,8 +39,12 @@ _BLOCK = 20
 """Appends per block; the three writers alternate block by block so disk noise hits them alike."""
 
 
-async def _append_round(base: Path, round_no: int, records: list[Record]) -> tuple[float, float, float]:
-    """Seconds per append for the bare floor, the journal, and the floor with a worker-thread hop."""
+async def _append_round(base: Path, round_no: int, records: list[Record]) -> tuple[list[float], ...]:
+    """Seconds of every append for the bare floor, the journal, and the floor with a worker-thread hop.
+
+    Each append is timed on its own so the medians are medians of appends: a single fsync stalled behind
+    another process's disk flush then moves a median by one sample instead of skewing a total.
+    """
     lines = [encode_record(r) + b"\n" for r in records]
     bare_fd = os.open(base / f"bare-{round_no}.jsonl", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     thread_fd = os.open(base / f"thread-{round_no}.jsonl", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
@@ -50,30 +54,28 @@ async def _append_round(base: Path, round_no: int, records: list[Record]) -> tup
         os.write(fd, line)
         os.fsync(fd)
 
-    spent = [0.0, 0.0, 0.0]
+    spent: tuple[list[float], ...] = ([], [], [])
+    clock = time.perf_counter
     try:
         for block, first in enumerate(range(0, len(records), _BLOCK)):
             chunk = range(first, min(first + _BLOCK, len(records)))
             # Rotate who goes first: whoever follows another writer's fsyncs may wait on a shared commit.
-            order = ((0, 1, 2), (1, 2, 0), (2, 0, 1))[block % 3]
-            for writer in order:
-                start = time.perf_counter()
-                if writer == 0:
-                    for i in chunk:
+            for writer in ((0, 1, 2), (1, 2, 0), (2, 0, 1))[block % 3]:
+                times = spent[writer]
+                for i in chunk:
+                    start = clock()
+                    if writer == 0:
                         write_fsync(bare_fd, lines[i])
-                elif writer == 1:
-                    for i in chunk:
+                    elif writer == 1:
                         await journal.append(records[i])
-                else:
-                    for i in chunk:
+                    else:
                         await anyio.to_thread.run_sync(write_fsync, thread_fd, lines[i])
-                spent[writer] += time.perf_counter() - start
+                    times.append(clock() - start)
     finally:
         await journal.aclose()
         os.close(bare_fd)
         os.close(thread_fd)
-    count = len(records)
-    return spent[0] / count, spent[1] / count, spent[2] / count
+    return spent
 
 
 def _timed(action: Callable[[], object]) -> tuple[float, float]:
@@ -99,13 +101,16 @@ def main() -> None:
         appended = _records("append", args.appends + 1)[1:]
         lines = [encode_record(r) for r in appended]
         bare: list[float] = []
-        threaded: list[float] = []
         journal: list[float] = []
+        threaded: list[float] = []
         for round_no in range(args.rounds):
             floor, ours, hop = anyio.run(_append_round, base, round_no, appended)
-            bare.append(1 / floor)
-            journal.append(1 / ours)
-            threaded.append(1 / hop)
+            bare += floor
+            journal += ours
+            threaded += hop
+        bare = [1 / t for t in bare]
+        journal = [1 / t for t in journal]
+        threaded = [1 / t for t in threaded]
 
         big = _records("big", 10_000)
         runs = base / "runs"
@@ -131,7 +136,10 @@ def main() -> None:
 
     med = statistics.median
     size = sum(len(line) for line in lines) / len(lines)
-    print(f"file journal on {tempfile.gettempdir()}, {args.rounds} interleaved rounds, medians")
+    print(
+        f"file journal on {tempfile.gettempdir()}, {args.rounds} rounds; appends: median of "
+        f"{len(journal)} single appends per writer, interleaved in blocks of {_BLOCK}; loads: median of rounds"
+    )
     print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cpus; wall time unless marked cpu")
     print()
     print(f"{'measure':<46}{'fiskai':>13}{'floor':>13}{'ratio':>8}  target")

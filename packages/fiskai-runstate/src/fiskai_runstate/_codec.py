@@ -155,14 +155,33 @@ def decode_record(line: bytes, *, run_id: str, line_no: int | None = None, where
 def decode_lines(lines: list[bytes], *, run_id: str) -> list[Record]:
     """Decode the lines of a file journal (line n is `lines[n - 1]`) as `decode_record` would, but faster.
 
-    When every line carries a valid checksum, each is exactly a record this library wrote, so the lines
-    can be parsed as one JSON array (one parser call instead of one per line). Otherwise, or if the batch
-    parse disagrees, every line goes through `decode_record` so an error names its line.
+    The lines are parsed as one JSON array (one parser call instead of one per line), then each line's
+    checksum is verified. When every checksum holds, each line is exactly a record this library wrote, so
+    array element n is line n. If the parse fails, the counts differ or any checksum does not hold, every
+    line goes through `decode_record` instead, so the first bad line is the one an error names.
     """
+    if not lines:
+        return []
+    parts = list(lines)
+    parts[0] = b"[" + parts[0]
+    parts[-1] = parts[-1] + b"]"
+    try:
+        objs: Any = json.loads(b",".join(parts))
+    except ValueError:
+        objs = None
+    if type(objs) is list and len(cast("list[Any]", objs)) == len(lines):
+        records = _decode_verified(lines, cast("list[Any]", objs), run_id)
+        if records is not None:
+            return records
+    return [decode_record(line, run_id=run_id, line_no=number) for number, line in enumerate(lines, start=1)]
+
+
+def _decode_verified(lines: list[bytes], objs: list[Any], run_id: str) -> list[Record] | None:
     crc32 = zlib.crc32
-    verified = bool(lines)
-    # Inlined `_verify`: this loop runs once per record on every load.
-    for line in lines:
+    records: list[Record] = []
+    append = records.append
+    # `_verify` inlined: this loop runs once per record on every load.
+    for number, (line, obj) in enumerate(zip(lines, objs, strict=True), start=1):
         digits = line[-10:-2]
         if (
             line[-_CRC_TAIL:-10] != _CRC_OPEN
@@ -170,27 +189,14 @@ def decode_lines(lines: list[bytes], *, run_id: str) -> list[Record]:
             or digits.translate(None, _HEX_DIGITS)
             or crc32(memoryview(line)[:-_CRC_TAIL]) != int(digits, 16)
         ):
-            verified = False
-            break
-    if verified:
-        try:
-            objs: Any = json.loads(b"[" + b",".join(lines) + b"]")
-        except ValueError:
-            objs = None
-        if type(objs) is list and len(cast("list[Any]", objs)) == len(lines):
-            records: list[Record] = []
-            append = records.append
-            for number, obj in enumerate(cast("list[Any]", objs), start=1):
-                record = None
-                if type(obj) is dict:
-                    body = cast("dict[str, Any]", obj)
-                    if body.pop("crc32", None) is not None:
-                        record = fast_record(body)
-                append(
-                    record if record is not None else decode_record(lines[number - 1], run_id=run_id, line_no=number)
-                )
-            return records
-    return [decode_record(line, run_id=run_id, line_no=number) for number, line in enumerate(lines, start=1)]
+            return None
+        record = None
+        if type(obj) is dict:
+            body = cast("dict[str, Any]", obj)
+            if body.pop("crc32", None) is not None:
+                record = fast_record(body)
+        append(record if record is not None else decode_record(line, run_id=run_id, line_no=number))
+    return records
 
 
 def _verify(line: bytes) -> bool:
