@@ -3,6 +3,7 @@ import os
 from pathlib import Path
 
 import anyio
+import pytest
 from click.testing import CliRunner
 
 from fiskai_cli._root import cli
@@ -225,3 +226,47 @@ def test_explicit_config_picks_the_file_directory_and_refuses_other_backends(tmp
     code, _, err = _invoke("-c", str(other), "session", "list")
     assert code == 1
     assert 'the "jetstream" session backend' in err
+
+
+def _hostile(kind: str, lines: list[bytes]) -> bytes:
+    if kind == "head-truncated":
+        return b"".join(lines)[40:]
+    if kind == "bit-flipped":
+        lines[1] = lines[1].replace(b'"iteration":0', b'"iteration":1')
+    elif kind == "newer-version":
+        lines[3] = lines[3].replace(b'"version":4', b'"version":5')
+    elif kind == "duplicated-seq":
+        lines.insert(3, lines[2])
+    elif kind == "oversize-line":
+        lines.insert(2, b"x" * (16 * 1024 * 1024 + 1) + b"\n")
+    return b"".join(lines)
+
+
+@pytest.mark.parametrize(
+    ("kind", "line", "reason"),
+    [
+        ("head-truncated", 1, "checksum mismatch"),
+        ("bit-flipped", 2, "checksum mismatch"),
+        ("newer-version", 4, "schema version 5"),
+        ("duplicated-seq", 4, "seq 3 does not follow seq 3"),
+        ("oversize-line", 3, "record limit"),
+    ],
+)
+def test_hostile_journals_are_one_line_errors_and_stay_untouched(
+    tmp_path: Path, kind: str, line: int, reason: str
+) -> None:
+    _journal(tmp_path, "hostile", turns=1)
+    path = tmp_path / "hostile.json"
+    damaged = _hostile(kind, path.read_bytes().splitlines(keepends=True))
+    path.write_bytes(damaged)
+    for command in ("show", "export"):
+        code, out, err = _invoke("session", "--state-dir", str(tmp_path), command, "hostile")
+        assert (code, out) == (1, "")
+        assert err.startswith("Error: corrupt record sequence: journal for run 'hostile', ")
+        assert f"line {line}: " in err
+        assert reason in err
+        assert "Traceback" not in err
+    code, out, _ = _invoke("session", "--state-dir", str(tmp_path), "list")
+    assert code == 0
+    assert "hostile" not in out
+    assert path.read_bytes() == damaged

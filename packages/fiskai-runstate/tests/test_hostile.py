@@ -151,3 +151,12 @@ async def test_every_single_bit_flip_of_the_checksum_field_is_detected(tmp_path:
         (tmp_path / "crc.json").write_bytes(bytes(damaged))
         with pytest.raises(JournalCorruptError):
             await store.load("crc")
+
+
+async def test_newer_version_is_named_even_when_its_checksum_does_not_match(tmp_path: Path) -> None:
+    # A later schema may checksum differently; the version is what the operator needs to hear about.
+    lines = _lines("later")
+    lines[1] = lines[1].replace(b'"version":4', b'"version":6')
+    error = await _refused(tmp_path, "later", b"".join(lines))
+    assert isinstance(error, JournalVersionError)
+    assert (error.found, error.line) == (6, 2)

@@ -149,7 +149,29 @@ def decode_record(line: bytes, *, run_id: str, line_no: int | None = None, where
             run_id, found=err.version, supported=SCHEMA_VERSION, line=line_no, where=where
         ) from None
     except _Bad as err:
+        found = _claimed_version(line)
+        if found is not None and found > SCHEMA_VERSION:
+            # A newer writer may checksum or shape records differently: its version is the real story.
+            raise JournalVersionError(
+                run_id, found=found, supported=SCHEMA_VERSION, line=line_no, where=where
+            ) from None
         raise JournalCorruptError(run_id, str(err), line=line_no, where=where) from None
+
+
+def _claimed_version(line: bytes) -> int | None:
+    """The schema version a line says it has (envelope, else meta payload), if it parses at all."""
+    try:
+        obj: Any = json.loads(line)
+    except (ValueError, UnicodeDecodeError):
+        return None
+    if type(obj) is not dict:
+        return None
+    fields = cast("dict[str, Any]", obj)
+    version = fields.get("version")
+    meta = fields.get("meta")
+    if type(version) is not int and type(meta) is dict:
+        version = cast("dict[str, Any]", meta).get("version")
+    return version if type(version) is int else None
 
 
 def decode_lines(lines: list[bytes], *, run_id: str) -> list[Record]:
