@@ -34,13 +34,11 @@ Public API (stable; the bench and eval tooling build on it):
 Files in a store directory: `knowledge.db` (+ `-wal`, `-shm`), `knowledge.lock`.
 """
 
-from ._chunk import Chunk, ChunkedDocument, chunk_markdown, chunk_text
+from typing import TYPE_CHECKING, Any
+
 from ._db import DB_NAME, LOCK_NAME, Manifest
-from ._doctor import Check, diagnose
-from ._index import IndexStats, Progress
 from ._search import MAX_TOP_K, RRF_K, SEARCH_FANOUT, Hit, fts_query, rrf
 from ._store import DEFAULT_TOP_K, SearchResult, Source, Store, StoreStats, open_store
-from ._walk import EXTENSIONS, MAX_FILE_BYTES, snapshot
 from .embed import Embedder, OpenAICompatibleEmbedder
 from .errors import (
     CitationError,
@@ -53,6 +51,40 @@ from .errors import (
     StoreCorruptError,
     VectorExtensionError,
 )
+
+if TYPE_CHECKING:
+    from ._chunk import Chunk, ChunkedDocument, chunk_markdown, chunk_text
+    from ._doctor import Check, diagnose
+    from ._index import IndexStats, Progress
+    from ._walk import EXTENSIONS, MAX_FILE_BYTES, snapshot
+
+# Writer-side names load on first use, so a reader (an agent, `fiskai knowledge search`) never imports
+# the chunker, the walker, hashlib or the doctor.
+_LAZY = {
+    "Chunk": "._chunk",
+    "ChunkedDocument": "._chunk",
+    "chunk_markdown": "._chunk",
+    "chunk_text": "._chunk",
+    "Check": "._doctor",
+    "diagnose": "._doctor",
+    "IndexStats": "._index",
+    "Progress": "._index",
+    "EXTENSIONS": "._walk",
+    "MAX_FILE_BYTES": "._walk",
+    "snapshot": "._walk",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "DB_NAME",

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from ._db import (
     DB_NAME,
@@ -24,7 +24,6 @@ from ._db import (
     open_writer,
     read_manifest,
 )
-from ._index import IndexStats, Progress, run_index
 from ._lock import WriterLock
 from ._search import MAX_TOP_K, Hit, fts_query, hydrate, lexical, rrf, vector
 from ._vec import load_vec, normalise, pack, vec_available
@@ -38,6 +37,9 @@ from .errors import (
     RagError,
     StoreCorruptError,
 )
+
+if TYPE_CHECKING:
+    from ._index import IndexStats, Progress
 
 __all__ = ["DEFAULT_TOP_K", "SearchResult", "Source", "Store", "StoreStats", "open_store"]
 
@@ -386,6 +388,10 @@ class Store:
             ManifestMismatchError: The embedder does not match the model the index was built with.
             EmbedderError: The embeddings server failed while indexing.
         """
+        # Imported here: the indexer (hashing, walking, chunking) is the writer's business, and readers,
+        # which agents and `knowledge search` open, start faster without it.
+        from ._index import run_index
+
         db = self._writer()
         with corruption_guard(self.db_path):
             result = run_index(

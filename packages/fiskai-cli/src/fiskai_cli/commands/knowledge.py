@@ -16,7 +16,6 @@ mtime, so the full config loader runs once per edit rather than once per search.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import sys
@@ -28,21 +27,13 @@ from typing import TYPE_CHECKING, Any, cast
 
 import click
 
-from fiskai_rag import (
-    Embedder,
-    IndexLockedError,
-    IndexStats,
-    OpenAICompatibleEmbedder,
-    RagError,
-    SearchResult,
-    Store,
-    diagnose,
-    open_store,
-    snapshot,
-)
+import fiskai_rag
+from fiskai_rag import Embedder, IndexLockedError, OpenAICompatibleEmbedder, RagError, SearchResult, Store, open_store
 
 if TYPE_CHECKING:
     from typing_extensions import override
+
+    from fiskai_rag import IndexStats
 else:  # typing_extensions costs import time on the search path; the decorator only matters to pyright
 
     def override(func: Any) -> Any:
@@ -139,6 +130,8 @@ def _settings(ctx: click.Context) -> _Settings:
 
 def _knowledge_block(config_path: str) -> dict[str, Any]:
     """The validated `harness.knowledge` block, from the cache when the file is unchanged."""
+    import hashlib  # only a config path needs it; keeps `search` without a config lean
+
     absolute = os.path.abspath(config_path)
     st = os.stat(absolute)
     stamp = [absolute, st.st_size, st.st_mtime_ns, st.st_ctime_ns, _CACHE_VERSION]
@@ -498,7 +491,7 @@ def doctor_command(ctx: click.Context) -> None:
             click.echo("tier: lexical (FTS5) - no embeddings configured")
         else:
             click.echo(f"tier: hybrid (FTS5 + vectors, RRF) - model={embedder.model}")
-        checks = diagnose(settings.store_dir, embedder=embedder, paths=settings.paths)
+        checks = fiskai_rag.diagnose(settings.store_dir, embedder=embedder, paths=settings.paths)
     for check in checks:
         click.echo(f"  [{' ok ' if check.ok else 'FAIL'}] {check.name}: {check.detail}")
     if any(check.fatal and not check.ok for check in checks):
@@ -562,7 +555,7 @@ def watch_command(ctx: click.Context, paths: tuple[str, ...], debounce: float, n
         raise click.ClickException("none of the configured knowledge paths exist")
     exclude = str(settings.store_dir)
     try:
-        indexed = snapshot(roots, exclude_dir=exclude)
+        indexed = fiskai_rag.snapshot(roots, exclude_dir=exclude)
         if not no_initial:
             while not _watch_pass(ctx, roots, []):
                 time.sleep(debounce)
@@ -572,12 +565,12 @@ def watch_command(ctx: click.Context, paths: tuple[str, ...], debounce: float, n
         )
         while True:
             time.sleep(debounce)
-            current = snapshot(roots, exclude_dir=exclude)
+            current = fiskai_rag.snapshot(roots, exclude_dir=exclude)
             if current == indexed:
                 continue
             while True:  # debounce: wait until a whole interval passes with no further change
                 time.sleep(debounce)
-                settled = snapshot(roots, exclude_dir=exclude)
+                settled = fiskai_rag.snapshot(roots, exclude_dir=exclude)
                 if settled == current:
                     break
                 current = settled
