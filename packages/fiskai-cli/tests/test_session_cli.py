@@ -234,7 +234,8 @@ def _hostile(kind: str, lines: list[bytes]) -> bytes:
     if kind == "bit-flipped":
         lines[1] = lines[1].replace(b'"iteration":0', b'"iteration":1')
     elif kind == "newer-version":
-        lines[3] = lines[3].replace(b'"version":4', b'"version":5')
+        turn = sample_turn("hostile", seq=2, iteration=0)
+        lines[3] = encode_record(Record(seq=4, payload=turn[2].payload, version=5)) + b"\n"
     elif kind == "duplicated-seq":
         lines.insert(3, lines[2])
     elif kind == "oversize-line":

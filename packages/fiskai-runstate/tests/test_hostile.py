@@ -153,10 +153,10 @@ async def test_every_single_bit_flip_of_the_checksum_field_is_detected(tmp_path:
             await store.load("crc")
 
 
-async def test_newer_version_is_named_even_when_its_checksum_does_not_match(tmp_path: Path) -> None:
-    # A later schema may checksum differently; the version is what the operator needs to hear about.
+async def test_a_version_edited_without_its_checksum_is_damage_not_a_newer_record(tmp_path: Path) -> None:
+    # One flipped bit turns "version":4 into "version":5; a checksum that no longer matches decides.
     lines = _lines("later")
-    lines[1] = lines[1].replace(b'"version":4', b'"version":6')
+    lines[1] = lines[1].replace(b'"version":4', b'"version":5')
     error = await _refused(tmp_path, "later", b"".join(lines))
-    assert isinstance(error, JournalVersionError)
-    assert (error.found, error.line) == (6, 2)
+    assert not isinstance(error, JournalVersionError)
+    assert (error.line, "checksum mismatch" in str(error)) == (2, True)

@@ -1,7 +1,9 @@
 """Record <-> JSON line. The bytes are identical for every backend.
 
 Encoding appends a `crc32` envelope field computed over the text before it, so a reader can tell a flipped
-bit from an honest record. Decoding is strict (unknown keys, wrong types and a second payload are errors)
+bit from an honest record. A line whose `crc32` does not match is damage even if it claims a newer version
+(one flipped bit turns `"version":4` into `"version":5`), so a later schema must keep `crc32` meaning the
+same, or name a different field, for its records to be reported as newer rather than damaged. Decoding is strict (unknown keys, wrong types and a second payload are errors)
 because every schema version only adds optional fields or record kinds: a record that does not fit this
 version's shape and is not from a newer version is damage, not a future feature.
 """
@@ -149,29 +151,7 @@ def decode_record(line: bytes, *, run_id: str, line_no: int | None = None, where
             run_id, found=err.version, supported=SCHEMA_VERSION, line=line_no, where=where
         ) from None
     except _Bad as err:
-        found = _claimed_version(line)
-        if found is not None and found > SCHEMA_VERSION:
-            # A newer writer may checksum or shape records differently: its version is the real story.
-            raise JournalVersionError(
-                run_id, found=found, supported=SCHEMA_VERSION, line=line_no, where=where
-            ) from None
         raise JournalCorruptError(run_id, str(err), line=line_no, where=where) from None
-
-
-def _claimed_version(line: bytes) -> int | None:
-    """The schema version a line says it has (envelope, else meta payload), if it parses at all."""
-    try:
-        obj: Any = json.loads(line)
-    except (ValueError, UnicodeDecodeError):
-        return None
-    if type(obj) is not dict:
-        return None
-    fields = cast("dict[str, Any]", obj)
-    version = fields.get("version")
-    meta = fields.get("meta")
-    if type(version) is not int and type(meta) is dict:
-        version = cast("dict[str, Any]", meta).get("version")
-    return version if type(version) is int else None
 
 
 def decode_lines(lines: list[bytes], *, run_id: str) -> list[Record]:
