@@ -15,6 +15,10 @@ def test_terms_are_quoted_and_or_joined() -> None:
     assert fts_query("backpressure work queue") == '"backpressure" OR "work" OR "queue"'
 
 
+def test_repeated_words_are_kept_so_bm25_weights_them() -> None:
+    assert fts_query("titles of titles, Titles!") == '"titles" OR "titles" OR "titles"'
+
+
 def test_terms_shorter_than_two_characters_are_dropped() -> None:
     assert fts_query("a bb ccc") == '"bb" OR "ccc"'
 
