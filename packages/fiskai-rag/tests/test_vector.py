@@ -222,3 +222,34 @@ def test_reconciled_away_documents_lose_their_vectors(docs: Path, tmp_path: Path
         (docs / "cooking.md").unlink()
         assert writer.index(["docs"], reconcile=True).removed == 1
         assert writer.stats().vectors == 2
+
+
+def test_a_writer_without_embeddings_can_still_remove_and_reset_a_vector_index(docs: Path, tmp_path: Path) -> None:
+    with open_store(tmp_path / "store", read_only=False, embedder=FakeEmbedder()) as writer:
+        writer.index(["docs"])
+
+    with open_store(tmp_path / "store", read_only=False) as writer:
+        assert writer.remove("docs/cooking.md") is True
+        assert writer.stats().vectors == 2
+        assert writer.reset() == (2, 2)
+        assert writer.manifest() is None
+
+
+def test_doctor_checks_the_server_the_extension_and_the_manifest(
+    docs: Path, tmp_path: Path, reset_server: EmbeddingsServer
+) -> None:
+    from fiskai_rag import diagnose
+
+    with open_store(tmp_path / "store", read_only=False, embedder=_client(reset_server)) as writer:
+        writer.index(["docs"])
+
+    healthy = {c.name: c for c in diagnose(tmp_path / "store", embedder=_client(reset_server), paths=["docs", "gone"])}
+    reset_server.status = 503
+    down = {c.name: c for c in diagnose(tmp_path / "store", embedder=_client(reset_server, timeout=0.2))}
+
+    assert healthy["sqlite-vec extension"].ok
+    assert healthy["Embeddings reachable"].ok and healthy["Manifest matches model"].ok
+    assert healthy["Index path docs"].ok and not healthy["Index path gone"].ok
+    assert not any(c.fatal and not c.ok for c in healthy.values())
+    assert not down["Embeddings reachable"].ok and not down["Embeddings reachable"].fatal
+    assert "503" in down["Embeddings reachable"].detail
