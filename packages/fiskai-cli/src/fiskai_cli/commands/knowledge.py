@@ -70,7 +70,15 @@ class _KnowledgeGroup(click.Group):
             return super().get_command(ctx, cmd_name)
         import importlib  # deferred: `eval` pulls in YAML and the metrics, which search never needs
 
-        command = getattr(importlib.import_module(_EVAL_IMPORT), "eval_command", None)
+        try:
+            command = getattr(importlib.import_module(_EVAL_IMPORT), "eval_command", None)
+        except ImportError as err:
+            message = f"`fiskai knowledge eval` is unavailable: {err}"
+
+            def unavailable() -> None:
+                raise click.ClickException(message)
+
+            return click.Command("eval", callback=unavailable, help=message)
         return command if isinstance(command, click.Command) else None
 
 
