@@ -22,19 +22,27 @@ from fiskai_runstate.crashtest import kill_cycles
 def main() -> None:
     parser = argparse.ArgumentParser(description="SIGKILL a journaling child at random points.")
     parser.add_argument("--kills", type=int, default=200)
-    parser.add_argument("--turns", type=int, default=1500, help="tool turns in the scripted run (3 records each)")
+    parser.add_argument(
+        "--turns",
+        type=int,
+        default=None,
+        help="tool turns in the scripted run (3 records each); default 14 per kill, so no child finishes early",
+    )
     parser.add_argument("--seed", type=int, default=int(time.time()))
     args = parser.parse_args()
+    # A kill comes after 1 to 40 reports (about 22 records with the ones drained after the kill), so
+    # 42 records per kill leaves the run unfinished until the last kill.
+    turns = args.turns if args.turns is not None else 14 * args.kills
 
     with tempfile.TemporaryDirectory(prefix="journal-soak-", dir=os.environ.get("BENCH_DIR")) as tmp:
         start = time.perf_counter()
-        report = kill_cycles(Path(tmp), "soak", turns=args.turns, kills=args.kills, seed=args.seed)
+        report = kill_cycles(Path(tmp), "soak", turns=turns, kills=args.kills, seed=args.seed)
         elapsed = time.perf_counter() - start
 
     print(f"seed: {args.seed}")
     print(f"kills: {report.kills}")
     print(f"appends reported durable: {report.reported}")
-    print(f"records in the finished journal: {report.records} (script: {2 + 3 * args.turns})")
+    print(f"records in the finished journal: {report.records} (script: {2 + 3 * turns})")
     print(f"resumed to completion: {'yes' if report.completed else 'no'}")
     print(f"elapsed: {elapsed:.1f} s")
     for problem in report.problems:
