@@ -26,6 +26,8 @@ SPLIT_BYTES = 1500
 
 _BREADCRUMB_SEP = " > "
 _LIST_MARKERS = ("- ", "* ", "+ ")
+_STRUCTURAL = frozenset(" \t#~=-*_+0123456789")
+"""First characters that may open a heading, fence, list, break, setext underline or indented code."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,8 +193,10 @@ def _scan(lines: list[str], start: int) -> list[_Block | tuple[int, str]]:  # no
     n = len(lines)
     while i < n:
         line = lines[i]
-        if line[:1].isalpha():
-            # Fast path for most lines: text starting with a letter at column 0 can only be prose.
+        first = line[:1]
+        if first and first not in _STRUCTURAL and (first != "`" or line[:3] != "```"):
+            # Fast path for most lines: at column 0, a character that starts no block structure
+            # (a letter, `>`, `|`, `[`, `<`, a lone backtick of inline code ...) means prose.
             if not para:
                 in_list = False
             para.append(line)
@@ -281,7 +285,10 @@ def _pack(breadcrumb: str, blocks: list[_Block]) -> Iterator[Chunk]:
     buffer: list[str] = []
     size = 0
     for block in blocks:
-        for piece in _split(block):
+        text = block.text
+        # Most blocks are small: skip the splitting generator for them.
+        pieces = (text,) if block.whole or len(text) <= SPLIT_BYTES // 4 else _split(block)
+        for piece in pieces:
             piece_size = len(piece) if piece.isascii() else len(piece.encode())
             if buffer and size + piece_size + 2 > TARGET_BYTES:
                 yield _make(breadcrumb, buffer)
