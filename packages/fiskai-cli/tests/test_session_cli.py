@@ -271,3 +271,11 @@ def test_hostile_journals_are_one_line_errors_and_stay_untouched(
     assert code == 0
     assert "hostile" not in out
     assert path.read_bytes() == damaged
+
+
+def test_help_keeps_the_examples_unwrapped_and_lists_the_subcommands() -> None:
+    code, out, _ = _invoke("session", "--help")
+    assert code == 0
+    assert "\n    fiskai session show orders-report --transcript\n" in out
+    for name in ("export", "list", "rm", "show"):
+        assert f"\n  {name} " in out

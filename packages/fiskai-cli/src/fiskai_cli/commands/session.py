@@ -73,7 +73,7 @@ class _AliasGroup(click.Group):
 )
 @click.pass_context
 def session(ctx: click.Context, state_dir: Path | None) -> None:
-    r"""Manage checkpointed agent runs.
+    """Manage checkpointed agent runs.
 
     \b
     Examples:
