@@ -9,17 +9,16 @@ the write transaction (and SQLite's write lock) open.
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import apsw
 
-from ._chunk import ChunkedDocument, chunk_markdown, chunk_text
 from ._db import FIX_REINDEX, Conn, Manifest, clear_index, create_vec_table, read_manifest, write_manifest
+from ._prepare import Job, Prepared, prepared
 from ._vec import load_vec, normalise, pack
-from ._walk import MAX_FILE_BYTES, Candidate, walk
+from ._walk import Candidate, walk
 from .embed import Embedder
 from .errors import EmbedderError, EmbeddingDimensionError, ManifestMismatchError, RagError
 
@@ -31,7 +30,6 @@ Progress = Callable[[int, int, str], None]
 _BATCH_FILES = 500
 _BATCH_BYTES = 4 * 1024 * 1024
 _BATCH_CHUNKS_EMBEDDED = 256
-_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _PROBE = "dimension probe"
 _MISMATCH = "knowledge index was built with a different embedding configuration"
 
@@ -57,35 +55,8 @@ class IndexStats:
 @dataclass(slots=True)
 class _Pending:
     candidate: Candidate
-    digest: str
-    document: ChunkedDocument
+    result: Prepared
     existing_id: int | None
-
-
-def _read(candidate: Candidate) -> bytes:
-    # O_NOFOLLOW: a file swapped for a symlink after the walk is refused, not followed out of the root.
-    # Raw os.read calls: a buffered file object per file is measurable across thousands of small files.
-    fd = os.open(candidate.path, os.O_RDONLY | _NOFOLLOW)
-    try:
-        parts: list[bytes] = []
-        total = 0
-        while total <= MAX_FILE_BYTES:
-            # Ask for one byte more than the walk saw, so a file that grew since is still read whole.
-            want = max(min(candidate.size + 1, MAX_FILE_BYTES + 1) - total, 4096)
-            part = os.read(fd, want)
-            parts.append(part)
-            total += len(part)
-            if len(part) < want:
-                break  # a short read from a regular file is its end
-        return parts[0] if len(parts) == 1 else b"".join(parts)
-    finally:
-        os.close(fd)
-
-
-def _chunk(key: str, text: str) -> ChunkedDocument:
-    if key.lower().endswith((".txt", ".text")):
-        return chunk_text(text)
-    return chunk_markdown(text)
 
 
 def _under(path: str, root_key: str) -> bool:
@@ -188,25 +159,48 @@ def run_index(  # noqa: C901
     touched: list[tuple[int, int, int]] = []
     seen: set[str] = set()
     total = len(found.candidates)
-    for done, candidate in enumerate(found.candidates, start=1):
-        key = candidate.key
-        seen.add(key)
+    done = 0
+    # Stat first: a file whose size and mtime match its row is skipped without being opened.
+    work: list[tuple[Job, Candidate, tuple[int, int, int, str, int] | None]] = []
+    for candidate in found.candidates:
+        seen.add(candidate.key)
         stats.files += 1
-        row = known.get(key)
+        row = known.get(candidate.key)
         if row is not None and not reindex and row[1] == candidate.size and row[2] == candidate.mtime_ns:
             stats.skipped += 1
             stats.chunks += row[4]
+            done += 1
+            if progress is not None:
+                progress(done, total, candidate.key)
+            continue
+        digest = row[3] if row is not None and not reindex else ""
+        work.append((Job(candidate.key, candidate.path, candidate.size, digest), candidate, row))
+    rows = {job.key: (candidate, row) for job, candidate, row in work}
+    for job, result in prepared([job for job, _, _ in work]):
+        candidate, row = rows[job.key]
+        done += 1
+        if result.outcome == "note":
+            stats.notes.append(result.note)
+        elif result.outcome == "same":
+            # Same bytes, new mtime (a checkout, a touch): remember the stat so the next run skips the read.
+            assert row is not None
+            stats.skipped += 1
+            stats.chunks += row[4]
+            touched.append((candidate.size, candidate.mtime_ns, row[0]))
         else:
-            pending = _prepare(candidate, row, reindex, stats, touched)
-            if pending is not None:
-                count = len(pending.document.chunks)
-                stats.chunks += count
-                if vectors_on:
-                    stats.embeddings += count
-                if not dry_run:
-                    batch.append(pending)
-                    batch_bytes += candidate.size
-                    batch_chunks += count
+            existing = None if row is None or reindex else row[0]
+            if existing is None:
+                stats.added += 1
+            else:
+                stats.updated += 1
+            count = len(result.chunks)
+            stats.chunks += count
+            if vectors_on:
+                stats.embeddings += count
+            if not dry_run:
+                batch.append(_Pending(candidate, result, existing))
+                batch_bytes += candidate.size
+                batch_chunks += count
         if batch and (
             len(batch) >= _BATCH_FILES
             or batch_bytes >= _BATCH_BYTES
@@ -215,7 +209,7 @@ def run_index(  # noqa: C901
             _flush(db, batch, embedder if vectors_on else None, manifest)
             batch, batch_bytes, batch_chunks = [], 0, 0
         if progress is not None:
-            progress(done, total, key)
+            progress(done, total, job.key)
     if not dry_run:
         if batch:
             _flush(db, batch, embedder if vectors_on else None, manifest)
@@ -231,42 +225,8 @@ def run_index(  # noqa: C901
     return stats
 
 
-def _prepare(
-    candidate: Candidate,
-    row: tuple[int, int, int, str, int] | None,
-    reindex: bool,
-    stats: IndexStats,
-    touched: list[tuple[int, int, int]],
-) -> _Pending | None:
-    try:
-        data = _read(candidate)
-    except OSError as err:
-        stats.notes.append(f'skipping unreadable file "{candidate.key}": {err.strerror}')
-        return None
-    if len(data) > MAX_FILE_BYTES:
-        stats.notes.append(f'skipping oversized file "{candidate.key}" ({len(data)} bytes)')
-        return None
-    digest = hashlib.sha256(data).hexdigest()
-    if row is not None and not reindex and row[3] == digest:
-        # Same bytes, new mtime (a checkout, a touch): remember the stat so the next run skips the read.
-        stats.skipped += 1
-        stats.chunks += row[4]
-        touched.append((candidate.size, candidate.mtime_ns, row[0]))
-        return None
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        stats.notes.append(f'skipping non-UTF-8 file "{candidate.key}"')
-        return None
-    if row is None or reindex:
-        stats.added += 1
-    else:
-        stats.updated += 1
-    return _Pending(candidate, digest, _chunk(candidate.key, text), None if reindex or row is None else row[0])
-
-
 def _embed_batch(batch: list[_Pending], embedder: Embedder, manifest: Manifest | None) -> list[bytes]:
-    inputs = [document_input(embedder, c.heading_path, c.content) for p in batch for c in p.document.chunks]
+    inputs = [document_input(embedder, heading, content) for p in batch for heading, content in p.result.chunks]
     if not inputs:
         return []
     vectors = embedder.embed(inputs)
@@ -306,8 +266,9 @@ def _write_batch(db: Conn, batch: list[_Pending], blobs: list[bytes]) -> None:
     fts_rows: list[tuple[int, str, str]] = []
     for pending in batch:
         candidate = pending.candidate
-        chunks = pending.document.chunks
-        row = (pending.document.title, candidate.size, candidate.mtime_ns, pending.digest, len(chunks))
+        result = pending.result
+        chunks = result.chunks
+        row = (result.title, candidate.size, candidate.mtime_ns, result.digest, len(chunks))
         if pending.existing_id is not None:
             doc_id = pending.existing_id
             db.execute("DELETE FROM chunks WHERE document_id = ?", (doc_id,))
@@ -319,9 +280,9 @@ def _write_batch(db: Conn, batch: list[_Pending], blobs: list[bytes]) -> None:
             doc_id = next_doc
             next_doc += 1
             new_docs.append((doc_id, candidate.key, *row))
-        for ordinal, chunk in enumerate(chunks):
+        for ordinal, (heading, content) in enumerate(chunks):
             chunk_rows.append((next_id, doc_id, ordinal))
-            fts_rows.append((next_id, chunk.content, chunk.heading_path))
+            fts_rows.append((next_id, content, heading))
             next_id += 1
     db.executemany(
         "INSERT INTO documents(id, path, title, size, mtime_ns, hash, chunk_count) VALUES (?, ?, ?, ?, ?, ?, ?)",
