@@ -39,6 +39,8 @@ from .errors import (
 )
 
 if TYPE_CHECKING:
+    from concurrent.futures import Future, ThreadPoolExecutor
+
     from ._index import IndexStats, Progress
 
 __all__ = ["DEFAULT_TOP_K", "SearchResult", "Source", "Store", "StoreStats", "open_store"]
@@ -117,6 +119,8 @@ class Store:
         self._manifest: Manifest | None = None
         self._damaged: StoreCorruptError | None = None
         self._vec_loaded = False
+        self._pool: ThreadPoolExecutor | None = None
+        self._knn_db: Conn | None = None
         self._dimension_checked = False
 
     # -- lifecycle -----------------------------------------------------------------------------------
@@ -178,9 +182,13 @@ class Store:
 
     def close(self) -> None:
         """Close the database and release the writer lock; safe to call twice."""
-        db, self._db = self._db, None
-        if db is not None:
-            db.close()
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=True)
+        for db in (self._db, self._knn_db):
+            if db is not None:
+                db.close()
+        self._db = self._knn_db = None
         lock, self._lock = self._lock, None
         if lock is not None:
             lock.release()
@@ -253,27 +261,49 @@ class Store:
             match = fts_query(query)
             if not match or not db.execute("SELECT EXISTS(SELECT 1 FROM chunks)").fetchall()[0][0]:
                 return SearchResult([], "index_empty", tier)
-            # One read transaction: the lexical and vector sides see the same snapshot.
+            degraded: str | None = None
+            knn: Future[list[tuple[int, float]]] | None = None
+            if self.embedder is not None and self._manifest is not None and self._manifest.has_vectors:
+                try:
+                    blob = self._query_vector(query)  # before any transaction: a slow server holds nothing
+                except EmbeddingDimensionError:
+                    raise
+                except EmbedderError as err:
+                    degraded = str(err)
+                else:
+                    # The KNN runs on a second connection in a helper thread while this thread runs the
+                    # FTS query: apsw releases the GIL inside SQLite, so the two sides overlap and a
+                    # hybrid search costs about its slower side rather than the sum of both.
+                    knn = self._knn_pool().submit(self._knn, blob)
             with db:
                 lexical_ranked = lexical(db, match)
-                degraded: str | None = None
-                vector_ranked: list[tuple[int, float]] | None = None
-                if self.embedder is not None and self._manifest is not None and self._manifest.has_vectors:
-                    try:
-                        vector_ranked = vector(db, self._query_vector(query))
-                    except EmbeddingDimensionError:
-                        raise
-                    except EmbedderError as err:
-                        degraded = str(err)
-                if vector_ranked is None:
+                if knn is None:
                     ranked = [(chunk_id, -score) for chunk_id, score in lexical_ranked[:k]]
                 else:
-                    fused = rrf([c for c, _ in lexical_ranked], [c for c, _ in vector_ranked])
-                    ranked = fused[:k]
+                    vector_ranked = knn.result()
+                    ranked = rrf([c for c, _ in lexical_ranked], [c for c, _ in vector_ranked])[:k]
+                # Rows a writer removed between the two sides' snapshots are skipped here.
                 hits = hydrate(db, ranked)
         if degraded is not None:
             tier = f"tier: hybrid -> DEGRADED to lexical (embeddings unreachable: {degraded})"
         return SearchResult(hits, "ok", tier, degraded)
+
+    def _knn_pool(self) -> ThreadPoolExecutor:
+        if self._pool is None:
+            # Imported on first hybrid search: concurrent.futures pulls in logging, which a lexical-only
+            # `knowledge search` should not pay for.
+            from concurrent.futures import ThreadPoolExecutor
+
+            self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="fiskai-rag-knn")
+        return self._pool
+
+    def _knn(self, blob: bytes) -> list[tuple[int, float]]:
+        if self._knn_db is None:
+            knn_db = open_reader(self.db_path)
+            load_vec(knn_db)
+            self._knn_db = knn_db
+        with corruption_guard(self.db_path):
+            return vector(self._knn_db, blob)
 
     def _query_vector(self, query: str) -> bytes:
         embedder = self.embedder
