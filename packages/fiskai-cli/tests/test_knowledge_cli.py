@@ -297,3 +297,19 @@ def test_watch_indexes_then_picks_up_added_and_removed_files(workdir: Path) -> N
 
     assert "stopped watching" in out
     assert any("change detected in 1 file(s); reindexing:" in line for line in lines)
+
+
+def test_watch_refuses_a_debounce_under_100ms(workdir: Path) -> None:
+    result = CliRunner().invoke(cli, ["knowledge", "watch", "--debounce", "0.05", "docs"])
+
+    assert result.exit_code == 1
+    assert "debounce must be at least 100ms" in result.output
+
+
+def test_watch_warns_about_missing_paths_and_fails_only_when_none_exist(workdir: Path) -> None:
+    result = CliRunner().invoke(cli, ["knowledge", "watch", "nowhere", "gone"])
+
+    assert result.exit_code == 1
+    assert 'skipping missing path "nowhere"' in result.stderr
+    assert 'skipping missing path "gone"' in result.stderr
+    assert "none of the configured knowledge paths exist" in result.stderr
