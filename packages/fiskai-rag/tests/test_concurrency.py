@@ -91,3 +91,29 @@ def test_readers_search_consistently_while_another_process_rebuilds(tmp_path: Pa
     assert after_reset == sorted(after_reset)
     assert set(after_reset) <= {0, 500, 1000, 1300}
     assert len(final.hits) == 3
+
+
+def test_threads_share_one_reader_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An MCP server or agent runs searches from worker threads concurrently on one open store."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from fiskai_rag.testing import FakeEmbedder
+
+    monkeypatch.chdir(tmp_path)
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    for i in range(60):
+        (corpus / f"d{i:02}.md").write_text(f"# Doc {i}\n\nthreaded search needle {i}\n", encoding="utf-8")
+    embedder = FakeEmbedder()
+    with open_store(tmp_path / "store", read_only=False, embedder=embedder) as writer:
+        writer.index(["corpus"])
+
+    with open_store(tmp_path / "store", read_only=True, embedder=embedder) as store:
+
+        def search(i: int) -> int:
+            return len(store.search(f"needle {i}", top_k=5).hits) + len(store.sources())
+
+        with ThreadPoolExecutor(max_workers=8) as pool:
+            counts = list(pool.map(search, range(200)))
+
+    assert counts == [65] * 200

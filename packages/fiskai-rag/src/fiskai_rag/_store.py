@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Concatenate, Literal, ParamSpec, TypeVar
 
 from ._db import (
     DB_NAME,
@@ -101,6 +103,25 @@ class StoreStats:
     modified_ns: int | None
 
 
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def _serialised(method: Callable[Concatenate[Store, _P], _R]) -> Callable[Concatenate[Store, _P], _R]:
+    """Run a Store method under the store's lock.
+
+    One apsw connection must not be used by two threads at once, and an MCP server or an agent calls
+    `search` from worker threads concurrently on one shared store.
+    """
+
+    @functools.wraps(method)
+    def locked(self: Store, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+        with self._mutex:  # pyright: ignore[reportPrivateUsage]
+            return method(self, *args, **kwargs)
+
+    return locked
+
+
 class Store:
     """A knowledge index directory (`knowledge.db` + `knowledge.lock`).
 
@@ -119,6 +140,7 @@ class Store:
         self._manifest: Manifest | None = None
         self._damaged: StoreCorruptError | None = None
         self._vec_loaded = False
+        self._mutex = threading.RLock()
         self._pool: ThreadPoolExecutor | None = None
         self._knn_db: Conn | None = None
         self._dimension_checked = False
@@ -180,6 +202,7 @@ class Store:
                 f'document_prefix="{embedder.document_prefix}"; {FIX_REINDEX}'
             )
 
+    @_serialised
     def close(self) -> None:
         """Close the database and release the writer lock; safe to call twice."""
         pool, self._pool = self._pool, None
@@ -223,12 +246,14 @@ class Store:
         """Whether the index file exists."""
         return self.db_path.exists()
 
+    @_serialised
     def manifest(self) -> Manifest | None:
         """The pinned embedding manifest, or None before the first index run."""
         with contextlib.suppress(IndexNotBuiltError):
             self._require_db()
         return self._manifest
 
+    @_serialised
     def tier(self) -> str:
         """The tier line: `tier: lexical (FTS5) - ...` or `tier: hybrid (FTS5 + vectors, RRF) - ...`."""
         if self.embedder is None:
@@ -237,6 +262,7 @@ class Store:
         dimension = manifest.dimension if manifest is not None else 0
         return f"tier: hybrid (FTS5 + vectors, RRF) - model={self.embedder.model} dim={dimension}"
 
+    @_serialised
     def search(self, query: str, *, top_k: int | None = None) -> SearchResult:
         """Search the index.
 
@@ -320,6 +346,7 @@ class Store:
             )
         return pack(normalise(vectors[0]))
 
+    @_serialised
     def show(self, citation: str) -> Hit:
         """Resolve a citation (`<path>#<ordinal>`) to its chunk.
 
@@ -351,6 +378,7 @@ class Store:
         chunk_id, heading_path, content = rows[0]
         return Hit(citation, path, int(ordinal_text), str(heading_path), str(content), 0.0, int(chunk_id))
 
+    @_serialised
     def sources(self) -> list[Source]:
         """Every indexed file, sorted by path; empty when nothing is indexed."""
         try:
@@ -365,6 +393,7 @@ class Store:
                 )
             ]
 
+    @_serialised
     def stats(self) -> StoreStats:
         """Counts, manifest and file sizes; zeros when the index is not built."""
         documents = chunks = vectors = 0
@@ -392,6 +421,7 @@ class Store:
 
     # -- writing -------------------------------------------------------------------------------------
 
+    @_serialised
     def index(
         self,
         paths: Sequence[str | os.PathLike[str]],
@@ -439,6 +469,7 @@ class Store:
             self._vec_loaded = True  # prepare_vector_tier loaded vec0 into this connection
         return result
 
+    @_serialised
     def remove(self, path: str) -> bool:
         """Remove one document by its key (as `sources` lists it); True when it was indexed."""
         db = self._writer()
@@ -446,6 +477,7 @@ class Store:
             found = db.execute("DELETE FROM documents WHERE path = ? RETURNING id", (path,)).fetchall()
         return bool(found)
 
+    @_serialised
     def reset(self) -> tuple[int, int]:
         """Delete every document, chunk, vector and the manifest, and shrink the file (writer only).
 
