@@ -127,6 +127,12 @@ def test_missing_base_url_or_model_is_a_clear_error() -> None:
         OpenAICompatibleEmbedder(base_url="http://x/v1", model=" ")
 
 
+@pytest.mark.parametrize("url", ["127.0.0.1:8080/v1", "ftp://host/v1", "http:///v1"])
+def test_a_base_url_that_is_not_http_with_a_host_is_refused(url: str) -> None:
+    with pytest.raises(EmbedderError, match="is not an http"):
+        OpenAICompatibleEmbedder(base_url=url, model="m")
+
+
 def test_a_hung_server_times_out_with_a_clear_error() -> None:
     with EmbeddingsServer(use_static_model=False) as server:
         server.hang = True

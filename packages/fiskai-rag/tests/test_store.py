@@ -268,3 +268,16 @@ def test_dry_run_counts_without_writing(docs: Path, tmp_path: Path) -> None:
         stats = store.index(["docs"], dry_run=True)
         assert (stats.added, stats.chunks) == (3, 3)
         assert store.sources() == []
+
+
+def test_an_unopenable_index_path_is_a_clear_error(tmp_path: Path) -> None:
+    store_dir = tmp_path / "store"
+    (store_dir / DB_NAME).mkdir(parents=True)  # a directory where the database file should be
+
+    with pytest.raises(RagError) as caught:
+        open_store(store_dir, read_only=False)
+
+    assert "cannot open knowledge index" in str(caught.value)
+    (store_dir / DB_NAME).rmdir()
+    with open_store(store_dir, read_only=False) as retry:  # the failed open released the writer lock
+        assert retry.sources() == []

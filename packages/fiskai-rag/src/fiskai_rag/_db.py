@@ -115,7 +115,10 @@ class Conn(Protocol):
 
 
 def _connect(db_path: Path, flags: int) -> Conn:
-    return cast(Conn, apsw.Connection(str(db_path), flags=flags))
+    try:
+        return cast(Conn, apsw.Connection(str(db_path), flags=flags))
+    except apsw.Error as err:
+        raise RagError(f"cannot open knowledge index {db_path}: {err}") from err
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,7 +165,10 @@ def open_writer(db_path: Path) -> Conn:
     The caller holds the writer lock. The file and its WAL sidecars are owner-only (0600).
     """
     _refuse_symlink(db_path)
-    fd = os.open(db_path, os.O_RDWR | os.O_CREAT | _NOFOLLOW, 0o600)
+    try:
+        fd = os.open(db_path, os.O_RDWR | os.O_CREAT | _NOFOLLOW, 0o600)
+    except OSError as err:
+        raise RagError(f"cannot open knowledge index {db_path}: {err.strerror}") from err
     os.close(fd)
     db = _connect(db_path, apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE)
     db.set_busy_timeout(_BUSY_MS)

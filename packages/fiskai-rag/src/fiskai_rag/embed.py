@@ -13,6 +13,7 @@ import time
 from collections.abc import Sequence
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Protocol, cast, runtime_checkable
+from urllib.parse import urlsplit
 
 from .errors import EmbedderError
 
@@ -97,6 +98,12 @@ class OpenAICompatibleEmbedder:
             raise EmbedderError("knowledge.embeddings.base_url is required when the embeddings block is present")
         if not model.strip():
             raise EmbedderError("knowledge.embeddings.model is required when the embeddings block is present")
+        parsed = urlsplit(base_url.strip())
+        if parsed.scheme not in ("http", "https") or not parsed.hostname:
+            raise EmbedderError(
+                f"knowledge.embeddings.base_url {base_url!r} is not an http(s) URL with a host, "
+                "e.g. http://127.0.0.1:8080/v1"
+            )
         try:
             import httpx  # the one guarded import site of the vector tier's HTTP client
         except ImportError as err:
