@@ -153,9 +153,12 @@ class Store:
                 self._db = open_reader(self.db_path)
                 self._load_manifest()
             return
-        self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
         lock = WriterLock(self.directory / LOCK_NAME)
-        lock.acquire()
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+            lock.acquire()
+        except OSError as err:
+            raise RagError(f"cannot use knowledge store directory {self.directory}: {err.strerror or err}") from err
         self._lock = lock
         try:
             self._db = open_writer(self.db_path)
