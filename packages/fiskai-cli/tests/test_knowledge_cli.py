@@ -313,3 +313,27 @@ def test_watch_warns_about_missing_paths_and_fails_only_when_none_exist(workdir:
     assert 'skipping missing path "nowhere"' in result.stderr
     assert 'skipping missing path "gone"' in result.stderr
     assert "none of the configured knowledge paths exist" in result.stderr
+
+
+def test_a_second_writer_is_told_which_process_holds_the_index(workdir: Path) -> None:
+    store_dir = Path(os.environ["XDG_STATE_HOME"]) / "fiskai" / "knowledge" / "default"
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from fiskai_rag import open_store\n"
+            "s = open_store(sys.argv[1], read_only=False); print('locked', flush=True); sys.stdin.readline()",
+            str(store_dir),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
+        result = CliRunner().invoke(cli, ["knowledge", "index", "docs"])
+    finally:
+        holder.communicate("\n", timeout=30)
+
+    assert result.exit_code == 1
+    assert f"index is being written by process {holder.pid}" in result.output
