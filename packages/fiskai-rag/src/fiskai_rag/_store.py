@@ -12,6 +12,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Concatenate, Literal, ParamSpec, TypeVar
 
+import apsw
+
 from ._db import (
     DB_NAME,
     FIX_INDEX,
@@ -492,22 +494,34 @@ class Store:
         if self.read_only:
             raise RagError("this store was opened read-only; open it with read_only=False to write")
         if self._damaged is not None:
-            for name in (DB_NAME, DB_NAME + "-wal", DB_NAME + "-shm"):
-                with contextlib.suppress(FileNotFoundError):
-                    (self.directory / name).unlink()
-            self._damaged = None
-            self._db = open_writer(self.db_path)
-            self._manifest = None
+            self._recreate()
             return 0, 0
         db = self._writer()
         with corruption_guard(self.db_path):
             documents = int(db.execute("SELECT count(*) FROM documents").fetchall()[0][0])
             chunks = int(db.execute("SELECT count(*) FROM chunks").fetchall()[0][0])
-            clear_index(db)
+            try:
+                clear_index(db)
+            except apsw.SQLError:
+                # Typically a vector table whose module (sqlite-vec) is not installed here: start afresh.
+                self._recreate()
+                return documents, chunks
             db.execute("VACUUM")
             db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         self._manifest = None
         return documents, chunks
+
+    def _recreate(self) -> None:
+        """Replace the index file with a new empty one (the writer lock is held throughout)."""
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+        for name in (DB_NAME, DB_NAME + "-wal", DB_NAME + "-shm"):
+            with contextlib.suppress(FileNotFoundError):
+                (self.directory / name).unlink()
+        self._damaged = None
+        self._db = open_writer(self.db_path)
+        self._manifest = None
 
 
 def _size(path: Path) -> int:
