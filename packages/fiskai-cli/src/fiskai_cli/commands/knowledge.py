@@ -8,6 +8,12 @@ Where the index lives:
 - without one: `<store-dir>/knowledge/default`, where the store dir defaults to `$XDG_STATE_HOME/fiskai`
   (`~/.local/state/fiskai`). Paths are then passed on the command line.
 
+Deliberate differences from Fisk AI's `knowledge` command: `index` reconciles deletions by default also for
+paths given on the command line, but only under the roots it walked (so a subpath walk never prunes
+outside it; `--no-reconcile` turns it off); a relative `--store-dir` is resolved against the current
+directory instead of being refused; `watch` polls sizes and mtimes every debounce interval instead of
+using inotify; the `rag` and `k` aliases are not registered.
+
 The search path stays fast: it imports no pydantic, rich or httpx (unless embeddings are configured). The
 validated knowledge block of an agent.yaml is cached beside the state dir, keyed by the file's size and
 mtime, so the full config loader runs once per edit rather than once per search.
