@@ -22,7 +22,6 @@ mtime, so the full config loader runs once per edit rather than once per search.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import sys
 import time
@@ -144,7 +143,8 @@ def _settings(ctx: click.Context) -> _Settings:
 
 def _knowledge_block(config_path: str) -> dict[str, Any]:
     """The validated `harness.knowledge` block, from the cache when the file is unchanged."""
-    import hashlib  # only a config path needs it; keeps `search` without a config lean
+    import hashlib  # only a config path needs these; keeps `search` without a config lean
+    import json
 
     absolute = os.path.abspath(config_path)
     st = os.stat(absolute)
@@ -186,6 +186,12 @@ def _knowledge_block(config_path: str) -> dict[str, Any]:
         scratch.write_text(json.dumps({"stamp": stamp, "knowledge": block}), encoding="utf-8")
         os.replace(scratch, cache)
     return block
+
+
+def _dumps(document: object) -> str:
+    import json  # only --format json needs it; the plain-text search path skips the import
+
+    return json.dumps(document, ensure_ascii=False, indent=2)
 
 
 def _embedder(settings: _Settings) -> Embedder | None:
@@ -327,7 +333,7 @@ def _search_json(result: SearchResult) -> str:
         }
         for hit in result.hits
     ]
-    return json.dumps(document, ensure_ascii=False, indent=2)
+    return _dumps(document)
 
 
 @knowledge.command("search")
@@ -386,7 +392,7 @@ def sources_command(ctx: click.Context, fmt: str) -> None:
         sources = store.sources()
     if fmt == "json":
         rows = [{"path": s.path, "chunks": s.chunks, "mtime": _when(s.mtime_ns)} for s in sources]
-        click.echo(json.dumps(rows, ensure_ascii=False, indent=2))
+        click.echo(_dumps(rows))
         return
     if not sources:
         click.echo("no indexed files")
@@ -480,7 +486,7 @@ def stats_command(ctx: click.Context, fmt: str) -> None:
             "wal_bytes": stats.wal_bytes,
             "modified": _when(stats.modified_ns) if stats.modified_ns else None,
         }
-        click.echo(json.dumps(document, indent=2))
+        click.echo(_dumps(document))
         return
     store_line = str(stats.db_path) + ("" if stats.built else " (not built; run: fiskai knowledge index)")
     rows = [("Store", store_line), ("Documents", str(stats.documents)), ("Chunks", str(stats.chunks))]
