@@ -10,7 +10,8 @@ from pathlib import Path
 import anyio
 import pytest
 
-from fiskai_core.fisk import CREDENTIAL_ENV_NAMES, run_argv, tool_env
+from fiskai_core.fisk import CREDENTIAL_ENV_NAMES, tool_env
+from fiskai_core.fisk.execution import run_argv
 
 pytestmark = pytest.mark.anyio
 

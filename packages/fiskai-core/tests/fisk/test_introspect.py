@@ -8,14 +8,11 @@ import stat
 import sys
 from pathlib import Path
 
-import anyio
 import pytest
 
 from fiskai_core.errors import IntrospectionError
 from fiskai_core.fisk import ApplicationModel, introspect, tool_env
 from fiskai_core.fisk._introspect import MAX_INTROSPECTION_BYTES
-
-pytestmark = pytest.mark.anyio
 
 # Refuses anything but exactly `--fisk-introspect`, so every passing test also proves the invocation.
 _ARGS_GUARD = '[ "$#" -eq 1 ] && [ "$1" = --fisk-introspect ] || { echo "unexpected args: $*"; exit 64; }\n'
@@ -35,24 +32,23 @@ def _python(tmp_path: Path, name: str, body: str) -> str:
     return str(path)
 
 
-async def _fails(app: str, *, window: float = 30.0) -> str:
+def _fails(app: str, *, window: float = 30.0) -> str:
     """Introspect `app`, expect an IntrospectionError, and return its message."""
-    with anyio.fail_after(20), pytest.raises(IntrospectionError) as caught:
-        await introspect(app, timeout=window)
+    with pytest.raises(IntrospectionError) as caught:
+        introspect(app, timeout=window)
     return str(caught.value)
 
 
-async def test_a_captured_fisk_document_parses_into_the_model(tmp_path: Path, shared_fixtures: Path) -> None:
+def test_a_captured_fisk_document_parses_into_the_model(tmp_path: Path, shared_fixtures: Path) -> None:
     fixture = shared_fixtures / "fisk" / "with-schemas" / "fixturectl.introspect.json"
     app = _sh(tmp_path, "fixturectl", f"exec cat '{fixture}'\n")
-    with anyio.fail_after(10):
-        model = await introspect(app)
+    model = introspect(app)
     assert model == ApplicationModel.model_validate_json(fixture.read_bytes())
     assert model.name == "fixturectl"
     assert model.commands
 
 
-async def test_the_binary_gets_the_scrubbed_environment(tmp_path: Path, shared_fixtures: Path) -> None:
+def test_the_binary_gets_the_scrubbed_environment(tmp_path: Path, shared_fixtures: Path) -> None:
     fixture = shared_fixtures / "fisk" / "fixturectl.introspect.json"
     seen = tmp_path / "seen.json"
     app = _python(
@@ -63,8 +59,7 @@ async def test_the_binary_gets_the_scrubbed_environment(tmp_path: Path, shared_f
         f"sys.stdout.buffer.write(open({str(fixture)!r}, 'rb').read())",
     )
     base = {"PATH": os.environ["PATH"], "ANTHROPIC_API_KEY": "secret", "ANTHROPIC_PROFILE": "p", "KEEP": "1"}
-    with anyio.fail_after(10):
-        await introspect(app, env=base)
+    introspect(app, env=base)
     env = json.loads(seen.read_text(encoding="utf-8"))
     # Python may add LC_CTYPE in the child (PEP 538), so compare what fiskai passed, not the whole set.
     assert tool_env(base).items() <= env.items()
@@ -74,93 +69,92 @@ async def test_the_binary_gets_the_scrubbed_environment(tmp_path: Path, shared_f
     assert env["LLMFORMAT"] == "1"
 
 
-async def test_a_bare_name_is_found_on_path(tmp_path: Path, shared_fixtures: Path) -> None:
+def test_a_bare_name_is_found_on_path(tmp_path: Path, shared_fixtures: Path) -> None:
     fixture = shared_fixtures / "fisk" / "ping.introspect.json"
     _sh(tmp_path, "fiskai-test-ping", f"exec cat '{fixture}'\n")
     env = {"PATH": f"{tmp_path}{os.pathsep}{os.environ['PATH']}"}
-    with anyio.fail_after(10):
-        model = await introspect("fiskai-test-ping", env=env)
+    model = introspect("fiskai-test-ping", env=env)
     assert model == ApplicationModel.model_validate_json(fixture.read_bytes())
 
 
-async def test_a_bare_name_missing_from_path_says_it_looked_on_path(tmp_path: Path) -> None:
-    with anyio.fail_after(10), pytest.raises(IntrospectionError) as caught:
-        await introspect("fiskai-no-such-app", env={"PATH": str(tmp_path)})
+def test_a_bare_name_missing_from_path_says_it_looked_on_path(tmp_path: Path) -> None:
+    with pytest.raises(IntrospectionError) as caught:
+        introspect("fiskai-no-such-app", env={"PATH": str(tmp_path)})
     message = str(caught.value)
     assert message.startswith('introspecting "fiskai-no-such-app": ')
     assert "on PATH" in message
 
 
-async def test_a_missing_path_is_named(tmp_path: Path) -> None:
+def test_a_missing_path_is_named(tmp_path: Path) -> None:
     app = str(tmp_path / "missing")
-    message = await _fails(app)
+    message = _fails(app)
     assert message.startswith(f'introspecting "{app}": no such file')
     assert "application_path" in message
     assert "relative to the current directory" not in message  # the path was absolute
 
 
-async def test_a_path_through_a_regular_file_is_unreadable(tmp_path: Path) -> None:
+def test_a_path_through_a_regular_file_is_unreadable(tmp_path: Path) -> None:
     regular = tmp_path / "file"
     regular.write_text("", encoding="utf-8")
     app = str(regular / "app")
-    message = await _fails(app)
+    message = _fails(app)
     assert message.startswith(f'introspecting "{app}": cannot read it: ')
 
 
-async def test_a_directory_is_refused(tmp_path: Path) -> None:
-    message = await _fails(str(tmp_path))
+def test_a_directory_is_refused(tmp_path: Path) -> None:
+    message = _fails(str(tmp_path))
     assert message.startswith(f'introspecting "{tmp_path}": it is a directory')
 
 
-async def test_a_file_that_is_not_executable_is_refused(tmp_path: Path) -> None:
+def test_a_file_that_is_not_executable_is_refused(tmp_path: Path) -> None:
     app = tmp_path / "plain"
     app.write_text("#!/bin/sh\necho {}\n", encoding="utf-8")
-    message = await _fails(str(app))
+    message = _fails(str(app))
     assert message.startswith(f'introspecting "{app}": permission denied')
     assert "chmod +x" in message
 
 
-async def test_a_non_zero_exit_reports_the_code_and_the_first_lines(tmp_path: Path) -> None:
+def test_a_non_zero_exit_reports_the_code_and_the_first_lines(tmp_path: Path) -> None:
     app = _sh(
         tmp_path, "old", "echo 'error: unknown long flag --fisk-introspect' >&2\necho 'usage: old [flags]'\nexit 2\n"
     )
-    message = await _fails(app)
+    message = _fails(app)
     assert message.startswith(f'introspecting "{app}": it exited with code 2')
     assert "error: unknown long flag --fisk-introspect\n  usage: old [flags]" in message
     assert "fisk v0.9.0 or newer" in message
 
 
-async def test_only_the_first_lines_of_a_long_failure_are_shown(tmp_path: Path) -> None:
+def test_only_the_first_lines_of_a_long_failure_are_shown(tmp_path: Path) -> None:
     app = _sh(tmp_path, "chatty", "seq 1 100\nexit 1\n")
-    message = await _fails(app)
+    message = _fails(app)
     assert "1\n  2\n  3\n  4\n  5\n  ... (95 more lines)" in message
     assert "\n  6\n" not in message
 
 
-async def test_a_binary_killed_by_a_signal_is_reported(tmp_path: Path) -> None:
+def test_a_binary_killed_by_a_signal_is_reported(tmp_path: Path) -> None:
     app = _sh(tmp_path, "crash", "kill -KILL $$\n")
-    message = await _fails(app)
+    message = _fails(app)
     assert message.startswith(f'introspecting "{app}": it was killed by a signal')
 
 
-async def test_output_that_is_not_json_is_a_decoding_error(tmp_path: Path) -> None:
+def test_output_that_is_not_json_is_a_decoding_error(tmp_path: Path) -> None:
     app = _sh(tmp_path, "garbage", "echo 'Usage: garbage COMMAND'\n")
-    message = await _fails(app)
+    message = _fails(app)
     assert message.startswith(f'introspecting "{app}": decoding the introspection document: the output is not JSON')
     assert "Usage: garbage COMMAND" in message
 
 
-async def test_anything_on_stderr_breaks_the_document(tmp_path: Path, shared_fixtures: Path) -> None:
+def test_anything_on_stderr_breaks_the_document(tmp_path: Path, shared_fixtures: Path) -> None:
     fixture = shared_fixtures / "fisk" / "ping.introspect.json"
     app = _sh(tmp_path, "noisy", f"echo 'warning: deprecated' >&2\nexec cat '{fixture}'\n")
-    message = await _fails(app)
+    message = _fails(app)
     assert "the output is not JSON" in message
     assert "warning: deprecated" in message
 
 
-async def test_printing_nothing_is_a_decoding_error(tmp_path: Path) -> None:
+def test_printing_nothing_is_a_decoding_error(tmp_path: Path) -> None:
     app = _sh(tmp_path, "silent", "exit 0\n")
-    message = await _fails(app)
+    message = _fails(app)
     assert message.startswith(f'introspecting "{app}": decoding the introspection document: it printed nothing')
 
 
@@ -172,40 +166,39 @@ async def test_printing_nothing_is_a_decoding_error(tmp_path: Path) -> None:
         ('{"name": "x", "commands": [{"help": "no name"}]}', "(commands[0].name: "),
     ],
 )
-async def test_json_that_is_not_a_fisk_model_is_summarized(tmp_path: Path, document: str, where: str) -> None:
+def test_json_that_is_not_a_fisk_model_is_summarized(tmp_path: Path, document: str, where: str) -> None:
     app = _sh(tmp_path, "notfisk", f"echo '{document}'\n")
-    message = await _fails(app)
+    message = _fails(app)
     assert message.startswith(f'introspecting "{app}": decoding the introspection document: the JSON is not a fisk')
     assert where in message
     assert "pydantic" not in message
     assert "\n" not in message
 
 
-async def test_a_document_of_exactly_16_mib_is_accepted(tmp_path: Path) -> None:
+def test_a_document_of_exactly_16_mib_is_accepted(tmp_path: Path) -> None:
     document = b'{"name": "padded"}'
     padding = MAX_INTROSPECTION_BYTES - len(document)
     app = _python(tmp_path, "padded", f"sys.stdout.buffer.write({document!r} + b' ' * {padding})")
-    with anyio.fail_after(20):
-        model = await introspect(app)
+    model = introspect(app)
     assert model.name == "padded"
 
 
-async def test_more_than_16_mib_is_refused_naming_the_limit(tmp_path: Path) -> None:
+def test_more_than_16_mib_is_refused_naming_the_limit(tmp_path: Path) -> None:
     app = _python(tmp_path, "huge", f"sys.stdout.buffer.write(b' ' * {MAX_INTROSPECTION_BYTES + 1})")
-    message = await _fails(app)
+    message = _fails(app)
     assert message == (
         f'introspecting "{app}" produced more than 16777216 bytes; '
         "the binary must emit a bounded introspection document"
     )
 
 
-async def test_an_endless_flood_is_cut_off_at_the_limit(tmp_path: Path) -> None:
+def test_an_endless_flood_is_cut_off_at_the_limit(tmp_path: Path) -> None:
     app = _sh(tmp_path, "yes", "exec yes\n")
-    message = await _fails(app)
+    message = _fails(app)
     assert "produced more than 16777216 bytes" in message
 
 
-async def test_a_binary_that_hangs_times_out_naming_the_window(tmp_path: Path) -> None:
+def test_a_binary_that_hangs_times_out_naming_the_window(tmp_path: Path) -> None:
     app = _sh(tmp_path, "hang", "exec sleep 60\n")
-    message = await _fails(app, window=0.5)
+    message = _fails(app, window=0.5)
     assert message == f'introspecting "{app}" timed out after 0.5s; the binary must respond within this window'

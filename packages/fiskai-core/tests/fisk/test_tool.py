@@ -4,7 +4,8 @@ from pathlib import Path
 import pytest
 
 from fiskai_core.errors import IntrospectionError, ToolSelectionError
-from fiskai_core.fisk import CommandTool, load_application, resolve_application_path
+from fiskai_core.fisk import load_application, resolve_application_path
+from fiskai_core.fisk.execution import CommandTool, command_tools
 from fiskai_core.testing import Rule, write_fake_app
 
 pytestmark = pytest.mark.anyio
@@ -24,10 +25,10 @@ def _calls(app: Path) -> str:
     return log.read_text(encoding="utf-8") if log.exists() else ""
 
 
-async def test_load_application_selects_runnable_tools_without_denied_or_hidden(tmp_path: Path, model: Path) -> None:
+def test_load_application_selects_runnable_tools_without_denied_or_hidden(tmp_path: Path, model: Path) -> None:
     app = write_fake_app(tmp_path, model)
-    loaded = await load_application(str(app))
-    names = [tool.name for tool in loaded.tools]
+    loaded = load_application(str(app))
+    names = [tool.name for tool in command_tools(loaded)]
     assert "cluster_node_drain" in names
     assert "cluster_node_list" in names
     assert "cluster_node_remove" not in names  # ai:deny
@@ -37,7 +38,7 @@ async def test_load_application_selects_runnable_tools_without_denied_or_hidden(
 
 async def test_execute_runs_the_argv_and_reports_the_exit(tmp_path: Path, model: Path) -> None:
     app = write_fake_app(tmp_path, model)
-    tool = _tool(list((await load_application(str(app))).tools), "cluster_node_list")
+    tool = _tool(command_tools(load_application(str(app))), "cluster_node_list")
     result = await tool.execute('{"limit": 3, "state": "up"}')
     assert not result.is_error
     assert result.exit_code == 0
@@ -50,7 +51,7 @@ async def test_execute_runs_the_argv_and_reports_the_exit(tmp_path: Path, model:
 
 async def test_execute_passes_hostile_values_as_single_tokens(tmp_path: Path, model: Path) -> None:
     app = write_fake_app(tmp_path, model)
-    tool = _tool(list((await load_application(str(app))).tools), "cluster_node_list")
+    tool = _tool(command_tools(load_application(str(app))), "cluster_node_list")
     result = await tool.execute(json.dumps({"sort": "; rm -rf / $(id) `id` --state=down"}))
     assert result.exit_code == 0
     assert "[--sort=; rm -rf / $(id) `id` --state=down]" in _calls(app).splitlines()
@@ -58,7 +59,7 @@ async def test_execute_passes_hostile_values_as_single_tokens(tmp_path: Path, mo
 
 async def test_execute_reports_schema_violations_and_runs_nothing(tmp_path: Path, model: Path) -> None:
     app = write_fake_app(tmp_path, model)
-    tool = _tool(list((await load_application(str(app))).tools), "cluster_node_list")
+    tool = _tool(command_tools(load_application(str(app))), "cluster_node_list")
     result = await tool.execute('{"limit": "lots", "state": "sideways"}')
     assert result.is_error
     assert "limit" in result.text and "state" in result.text
@@ -68,7 +69,7 @@ async def test_execute_reports_schema_violations_and_runs_nothing(tmp_path: Path
 
 async def test_execute_unknown_property_is_fisks_error_in_band(tmp_path: Path, model: Path) -> None:
     app = write_fake_app(tmp_path, model)
-    tool = _tool(list((await load_application(str(app))).tools), "cluster_node_list")
+    tool = _tool(command_tools(load_application(str(app))), "cluster_node_list")
     result = await tool.execute('{"bogus": 1}')
     assert result.is_error
     assert "bogus" in result.text
@@ -77,7 +78,7 @@ async def test_execute_unknown_property_is_fisks_error_in_band(tmp_path: Path, m
 
 async def test_execute_non_zero_exit_is_a_normal_result(tmp_path: Path, model: Path) -> None:
     app = write_fake_app(tmp_path, model, exit_code=3)
-    tool = _tool(list((await load_application(str(app))).tools), "cluster_node_list")
+    tool = _tool(command_tools(load_application(str(app))), "cluster_node_list")
     result = await tool.execute(None)
     assert not result.is_error
     assert result.exit_code == 3
@@ -86,7 +87,7 @@ async def test_execute_non_zero_exit_is_a_normal_result(tmp_path: Path, model: P
 
 async def test_execute_missing_binary_is_an_error_result(tmp_path: Path, model: Path) -> None:
     app = write_fake_app(tmp_path, model)
-    tool = _tool(list((await load_application(str(app))).tools), "cluster_node_list")
+    tool = _tool(command_tools(load_application(str(app))), "cluster_node_list")
     app.unlink()
     result = await tool.execute(None)
     assert result.is_error
@@ -95,24 +96,24 @@ async def test_execute_missing_binary_is_an_error_result(tmp_path: Path, model: 
 
 async def test_exposed_global_flag_is_in_the_schema_and_precedes_command_flags(tmp_path: Path, model: Path) -> None:
     app = write_fake_app(tmp_path, model)
-    loaded = await load_application(str(app), global_flags=["output"])
+    loaded = load_application(str(app), global_flags=["output"])
     assert [flag.name for flag in loaded.exposed_global_flags] == ["output"]
-    tool = _tool(list(loaded.tools), "cluster_node_list")
+    tool = _tool(command_tools(loaded), "cluster_node_list")
     assert "output" in tool.input_schema["properties"]  # pyright: ignore[reportOperatorIssue]
     result = await tool.execute('{"limit": 2, "output": "json"}')
     assert json.loads(result.text)["command"] == "cluster node list --output=json --limit=2"
 
 
-async def test_include_and_exclude_rules_apply_after_deny(tmp_path: Path, model: Path) -> None:
+def test_include_and_exclude_rules_apply_after_deny(tmp_path: Path, model: Path) -> None:
     app = write_fake_app(tmp_path, model)
-    loaded = await load_application(str(app), include=Rule(tools=["^cluster_"]), exclude=Rule(tags=["ai:confirm"]))
-    assert [tool.name for tool in loaded.tools] == ["cluster_node_list", "cluster_config_get"]
+    loaded = load_application(str(app), include=Rule(tools=["^cluster_"]), exclude=Rule(tags=["ai:confirm"]))
+    assert [spec.name for spec in loaded.selected] == ["cluster_node_list", "cluster_config_get"]
 
 
-async def test_invalid_rule_pattern_is_a_selection_error(tmp_path: Path, model: Path) -> None:
+def test_invalid_rule_pattern_is_a_selection_error(tmp_path: Path, model: Path) -> None:
     app = write_fake_app(tmp_path, model)
     with pytest.raises(ToolSelectionError):
-        await load_application(str(app), include=Rule(tools=["[unclosed"]))
+        load_application(str(app), include=Rule(tools=["[unclosed"]))
 
 
 def test_relative_application_path_resolves_against_the_config_folder(tmp_path: Path) -> None:

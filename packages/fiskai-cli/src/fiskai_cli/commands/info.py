@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-import anyio
 import click
 
 from fiskai_cli.ui.text import clip, items, table
@@ -62,15 +61,13 @@ def info(ctx: click.Context, output_format: str) -> None:
 
 
 def _load(config: Config, config_path: Path) -> Application:
-    return anyio.run(
-        lambda: load_application(
-            config.application_path,
-            base_dir=config_path.resolve().parent,
-            global_flags=config.global_flags,
-            include=config.include,
-            exclude=config.exclude,
-            strip_env=config.credential_env_names(),
-        )
+    return load_application(
+        config.application_path,
+        base_dir=config_path.resolve().parent,
+        global_flags=config.global_flags,
+        include=config.include,
+        exclude=config.exclude,
+        strip_env=config.credential_env_names(),
     )
 
 
@@ -82,7 +79,7 @@ def build_report(config: Config, config_path: Path, application: Application | N
         warnings.append(
             "include/exclude have no effect without application_path; they filter the wrapped application's tools"
         )
-    app_tools = list(application.tools) if application is not None else []
+    app_tools = list(application.selected) if application is not None else []
     builtins = [
         *(_HITL_TOOLS if harness.human_in_the_loop.enabled else ()),
         *(_MEMORY_TOOLS if harness.memory.enabled else ()),
@@ -108,12 +105,12 @@ def build_report(config: Config, config_path: Path, application: Application | N
             {
                 "name": tool.name,
                 "source": "application",
-                "command": tool.spec.command,
+                "command": tool.command,
                 "confirm": requires_confirmation(tool.tags, harness.confirm_tags),
                 "deferred": plan.deferred.get(tool.name, False),
-                "description": tool.spec.description,
+                "description": tool.description,
                 "tags": list(tool.tags),
-                "schema": tool.spec.schema_source,
+                "schema": tool.schema_source,
             }
         )
     tools.extend(
@@ -162,7 +159,7 @@ def _application_report(application: Application | None) -> dict[str, Any] | Non
         "path": application.path,
         "commands": len(application.commands),
         "denied": denied,
-        "filtered": len(application.commands) - denied - len(application.tools),
+        "filtered": len(application.commands) - denied - len(application.selected),
         "schemas": "fisk" if schemas <= {"fisk"} else "derived",
     }
 

@@ -1,4 +1,8 @@
-"""The fisk command-tree tool kind: introspection, tools, the argv trust boundary and safe execution."""
+"""The fisk command-tree tool kind: introspection, commands, and the argv trust boundary.
+
+Running commands (the async process runner, commands bound as tools) lives in
+`fiskai_core.fisk.execution`, so describing an application imports no event-loop machinery.
+"""
 
 from ._args import args_from_json, decode_arguments
 from ._describe import (
@@ -10,7 +14,6 @@ from ._describe import (
     trace_line_short,
 )
 from ._env import CREDENTIAL_ENV_NAMES, tool_env
-from ._exec import ExecOutcome, run_argv
 from ._globals import (
     FRAMEWORK_GLOBAL_FLAGS,
     applicable_globals,
@@ -25,7 +28,6 @@ from ._load import Application, load_application, resolve_application_path
 from ._model import ApplicationModel, ArgModel, CmdModel, FlagModel
 from ._output import MAX_TOOL_OUTPUT_BYTES
 from ._schema import derived_command_schema, flag_restricted_schema
-from ._tool import CommandTool
 from ._validate import (
     missing_required,
     missing_required_message,
@@ -45,9 +47,7 @@ __all__ = [
     "ArgModel",
     "CmdModel",
     "CommandSpec",
-    "CommandTool",
     "DecodedValue",
-    "ExecOutcome",
     "FlagModel",
     "JsonNumber",
     "SchemaSource",
@@ -69,7 +69,6 @@ __all__ = [
     "model_description",
     "resolve_application_path",
     "resolve_global_flags",
-    "run_argv",
     "schema_required",
     "tool_env",
     "trace_line",

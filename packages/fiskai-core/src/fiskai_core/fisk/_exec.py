@@ -17,9 +17,6 @@ daemon it started). Once the command has exited (or been killed), reading contin
 
 from __future__ import annotations
 
-import errno
-import os
-import signal
 import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -31,14 +28,12 @@ import anyio.abc
 from fiskai_core.errors import CommandStartError, CommandTimeoutError
 
 from ._output import HeadTailCapture
+from ._process import exit_code, format_seconds, kill_group, start_failure
 
-__all__ = ["DEFAULT_WAIT_DELAY", "ExecOutcome", "OutputSink", "format_seconds", "run_argv", "run_to_sink"]
+__all__ = ["DEFAULT_WAIT_DELAY", "ExecOutcome", "OutputSink", "run_argv", "run_to_sink"]
 
 DEFAULT_WAIT_DELAY = 10.0
 """Seconds to keep reading output after the command exited or was killed (Go's `WaitDelay`)."""
-
-_SIGNALED_EXIT_CODE = -1
-"""Go's `ExitCode()` for a process a signal killed; Python reports `-signum` instead."""
 
 
 class OutputSink(Protocol):
@@ -126,7 +121,7 @@ async def run_to_sink(
             if returncode is None:
                 # Timed out. The output is dropped with the error, so nothing is worth waiting for once the
                 # group is dead: teardown below closes the pipe at once instead of draining it.
-                _kill_group(process)
+                kill_group(process.pid)
             else:
                 with anyio.move_on_after(wait_delay):
                     await pumped.wait()
@@ -136,16 +131,11 @@ async def run_to_sink(
     finally:
         if not finished:
             # Canceled from outside (or failing): the group must not outlive the caller's interest.
-            _kill_group(process)
+            kill_group(process.pid)
         await _close(process, wait_delay)
     if returncode is None:
         raise CommandTimeoutError(argv[0], f"timed out after {format_seconds(timeout or 0.0)}")
-    return _SIGNALED_EXIT_CODE if returncode < 0 else returncode
-
-
-def format_seconds(seconds: float) -> str:
-    """Render a duration as Go prints whole and fractional seconds (`30s`, `0.5s`), to the millisecond."""
-    return f"{seconds:.3f}".rstrip("0").rstrip(".") + "s"
+    return exit_code(returncode)
 
 
 async def _start(argv: Sequence[str], *, env: Mapping[str, str], cwd: str | None) -> anyio.abc.Process:
@@ -161,24 +151,7 @@ async def _start(argv: Sequence[str], *, env: Mapping[str, str], cwd: str | None
             start_new_session=True,
         )
     except OSError as error:
-        raise CommandStartError(binary, _start_failure(binary, cwd, error)) from error
-
-
-def _start_failure(binary: str, cwd: str | None, error: OSError) -> str:
-    """Say why `binary` did not start, in words that point at the fix."""
-    if cwd is not None and error.filename == cwd:
-        return f'working directory "{cwd}" is unusable: {error.strerror}'
-    if error.errno == errno.ENOENT:
-        if os.sep not in binary:
-            return f'executable "{binary}" not found in PATH; give its full path or add its directory to PATH'
-        return f'"{binary}" does not exist; check the application path'
-    if error.errno == errno.EACCES:
-        if os.path.isdir(binary):
-            return f'"{binary}" is a directory, not an executable; point the application path at the binary'
-        return f'permission denied: "{binary}" is not executable; make it executable (chmod +x) or fix the path'
-    if error.errno == errno.ENOEXEC:
-        return f'"{binary}" is not a program this system can run (exec format error)'
-    return f'cannot start "{binary}": {error.strerror or error}'
+        raise CommandStartError(binary, start_failure(binary, cwd, error)) from error
 
 
 async def _pump(process: anyio.abc.Process, sink: OutputSink, done: anyio.Event) -> None:
@@ -188,20 +161,10 @@ async def _pump(process: anyio.abc.Process, sink: OutputSink, done: anyio.Event)
     try:
         async for chunk in stream:
             if not sink.write(chunk):
-                _kill_group(process)
+                kill_group(process.pid)
                 return
     finally:
         done.set()
-
-
-def _kill_group(process: anyio.abc.Process) -> None:
-    """SIGKILL the child's whole process group; a group that is already gone is fine."""
-    try:
-        # The child leads its own session, so its pid is also its process group id.
-        os.killpg(process.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        # Gone already, or (EPERM) no member may be signaled by us: nothing more can be done from here.
-        pass
 
 
 async def _close(process: anyio.abc.Process, wait_delay: float) -> None:

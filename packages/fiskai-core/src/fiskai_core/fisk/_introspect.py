@@ -5,6 +5,10 @@ its own process group, under a time limit (30 s by default) and a 16 MiB cap on 
 whole combined output must be one JSON `ApplicationModel` document, so anything it writes to stderr breaks
 decoding, as in fisk-ai.
 
+It runs blocking, on purpose: introspection happens once, at start-up, and a plain subprocess keeps the
+event loop machinery out of commands like `fiskai info`, whose start-up budget it would otherwise spend.
+Async callers wrap it in a worker thread.
+
 Where the binary is found: a name containing a `/` is a path and is used as is (relative to the current
 directory); a bare name is looked up on the `PATH` of the environment the binary will run with. Every
 failure is an `IntrospectionError` whose message starts `introspecting "<app_path>"` and says what to fix.
@@ -13,18 +17,21 @@ failure is an `IntrospectionError` whose message starts `introspecting "<app_pat
 from __future__ import annotations
 
 import os
+import selectors
 import shutil
 import stat
+import subprocess
+import time
 from collections.abc import Mapping
 
 from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
-from fiskai_core.errors import CommandStartError, CommandTimeoutError, IntrospectionError
+from fiskai_core.errors import IntrospectionError
 
 from ._env import tool_env
-from ._exec import format_seconds, run_to_sink
 from ._model import ApplicationModel
+from ._process import exit_code, format_seconds, kill_group, start_failure
 
 __all__ = ["INTROSPECT_FLAG", "MAX_INTROSPECTION_BYTES", "introspect"]
 
@@ -34,16 +41,20 @@ INTROSPECT_FLAG = "--fisk-introspect"
 MAX_INTROSPECTION_BYTES = 16 * 1024 * 1024
 """More combined output than this is refused rather than buffered."""
 
+_WAIT_DELAY = 10.0
+"""Seconds to keep reading after the binary exited, for a grandchild still holding the pipe (Go's WaitDelay)."""
+_POLL = 0.1
+"""How often a blocked read also checks whether the binary has exited."""
+
 _SHOWN_LINES = 5
 _SHOWN_LINE_CHARS = 200
 _SHOWN_ERRORS = 5
 
 
-async def introspect(
+def introspect(
     app_path: str | os.PathLike[str],
     *,
-    # A parameter, not the caller's fail_after: its expiry has its own message naming the window.
-    timeout: float = 30.0,  # noqa: ASYNC109
+    timeout: float = 30.0,
     env: Mapping[str, str] | None = None,
 ) -> ApplicationModel:
     """Run `app_path --fisk-introspect` and parse its command model.
@@ -66,43 +77,73 @@ async def introspect(
     name = os.fspath(app_path)
     child_env = tool_env(env)
     binary = _locate(name, child_env)
-    sink = _BoundedBuffer(MAX_INTROSPECTION_BYTES)
-    try:
-        exit_code = await run_to_sink([binary, INTROSPECT_FLAG], env=child_env, sink=sink, timeout=timeout)
-    except CommandTimeoutError as error:
-        raise IntrospectionError(
-            f'introspecting "{name}" timed out after {format_seconds(timeout)}; '
-            "the binary must respond within this window"
-        ) from error
-    except CommandStartError as error:
-        raise IntrospectionError(f'introspecting "{name}": {error.reason}') from error
-    if sink.overflowed:
+    code, output, overflowed = _run(name, [binary, INTROSPECT_FLAG], child_env, timeout)
+    if overflowed:
         raise IntrospectionError(
             f'introspecting "{name}" produced more than {MAX_INTROSPECTION_BYTES} bytes; '
             "the binary must emit a bounded introspection document"
         )
-    output = bytes(sink.data)
-    if exit_code != 0:
-        raise IntrospectionError(f'introspecting "{name}": {_exit_summary(exit_code)}{_first_lines(output)}')
+    if code != 0:
+        raise IntrospectionError(f'introspecting "{name}": {_exit_summary(code)}{_first_lines(output)}')
     return _decode(name, output)
 
 
-class _BoundedBuffer:
-    """Collects output up to `limit` bytes and refuses the chunk that would pass it."""
+def _run(name: str, argv: list[str], env: Mapping[str, str], timeout: float) -> tuple[int, bytes, bool]:
+    """Run `argv` in its own session; return its exit code, output, and whether the cap was hit.
 
-    __slots__ = ("data", "limit", "overflowed")
-
-    def __init__(self, limit: int) -> None:
-        self.data = bytearray()
-        self.limit = limit
-        self.overflowed = False
-
-    def write(self, data: bytes) -> bool:
-        if len(self.data) + len(data) > self.limit:
-            self.overflowed = True
-            return False
-        self.data += data
-        return True
+    On the time limit or the cap the whole process group gets SIGKILL. After the binary exits, reading
+    goes on for at most `_WAIT_DELAY` seconds, in case something it started still holds the pipe.
+    """
+    try:
+        proc = subprocess.Popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            env=dict(env),
+            start_new_session=True,
+        )
+    except OSError as error:
+        raise IntrospectionError(f'introspecting "{name}": {start_failure(argv[0], None, error)}') from error
+    assert proc.stdout is not None, "the output pipe is requested above"
+    data = bytearray()
+    overflowed = False
+    deadline = time.monotonic() + timeout
+    exited_by: float | None = None
+    try:
+        with selectors.DefaultSelector() as selector:
+            selector.register(proc.stdout, selectors.EVENT_READ)
+            while True:
+                now = time.monotonic()
+                if now >= deadline:
+                    kill_group(proc.pid)
+                    proc.wait()
+                    raise IntrospectionError(
+                        f'introspecting "{name}" timed out after {format_seconds(timeout)}; '
+                        "the binary must respond within this window"
+                    )
+                if exited_by is None and proc.poll() is not None:
+                    exited_by = now + _WAIT_DELAY
+                if exited_by is not None and now >= exited_by:
+                    break
+                if not selector.select(min(deadline - now, _POLL)):
+                    continue
+                chunk = os.read(proc.stdout.fileno(), 65536)
+                if not chunk:
+                    break
+                if len(data) + len(chunk) > MAX_INTROSPECTION_BYTES:
+                    overflowed = True
+                    kill_group(proc.pid)
+                    break
+                data += chunk
+    finally:
+        proc.stdout.close()
+    try:
+        returncode = proc.wait(timeout=max(deadline - time.monotonic(), 0.0))
+    except subprocess.TimeoutExpired:
+        kill_group(proc.pid)
+        returncode = proc.wait()
+    return exit_code(returncode), bytes(data), overflowed
 
 
 def _locate(name: str, env: Mapping[str, str]) -> str:

@@ -1,7 +1,9 @@
 """The load pipeline for a fisk application: resolve, introspect, walk, select.
 
-Every face (info, the agent, MCP, A2A) loads its application tools through `load_application`, so
-`ai:deny` stripping, include/exclude and global-flag exposure mean the same everywhere.
+Every face (info, the agent, MCP, A2A) loads its application through `load_application`, so `ai:deny`
+stripping, include/exclude and global-flag exposure mean the same everywhere. Loading is blocking and
+binds nothing to a process runner: `fiskai info` needs no event loop, and the drivers turn the
+selected commands into runnable tools with `fiskai_core.fisk.execution.command_tools`.
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from typing_extensions import override
+
 from fiskai_core.errors import IntrospectionError
 from fiskai_core.tools import FilterRule, select_tools
 
@@ -19,24 +23,28 @@ from ._env import tool_env
 from ._globals import resolve_global_flags
 from ._introspect import introspect
 from ._model import ApplicationModel, FlagModel
-from ._tool import CommandTool
 from ._walk import CommandSpec, walk_commands
 
 __all__ = ["Application", "load_application", "resolve_application_path"]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
 class Application:
-    """An introspected application and the tools selected from it."""
+    """An introspected application and the commands selected from it."""
 
     path: str
     """The binary that was introspected and that every tool runs."""
     model: ApplicationModel
     commands: Sequence[CommandSpec]
     """Every runnable leaf, before `ai:deny` and the include/exclude rules."""
-    tools: Sequence[CommandTool]
+    selected: Sequence[CommandSpec]
     """What a model may call, in command-tree order."""
     exposed_global_flags: Sequence[FlagModel]
+
+    @override
+    def __repr__(self) -> str:
+        # Short on purpose: the default repr walks every pydantic model of the command tree.
+        return f"Application(path={self.path!r}, commands={len(self.commands)}, selected={len(self.selected)})"
 
 
 def resolve_application_path(application_path: str, *, base_dir: Path | None = None) -> str:
@@ -63,7 +71,7 @@ def resolve_application_path(application_path: str, *, base_dir: Path | None = N
     return found
 
 
-async def load_application(
+def load_application(
     application_path: str,
     *,
     base_dir: Path | None = None,
@@ -71,20 +79,18 @@ async def load_application(
     include: FilterRule | None = None,
     exclude: FilterRule | None = None,
     strip_env: Iterable[str] = (),
-    work_dir: str | None = None,
-    tool_timeout: float | None = None,
 ) -> Application:
-    """Introspect the application and build its selected tools.
+    """Introspect the application and select the commands a model may call.
+
+    Blocking (it runs the binary once); async callers use a worker thread.
 
     Args:
         application_path: As written in agent.yaml.
         base_dir: The config file's folder, for relative paths.
         global_flags: The global flags to expose to the model.
-        include: Keep only matching tools (when the rule names anything).
-        exclude: Then drop matching tools (when the rule names anything).
-        strip_env: Extra credential variables to remove from every child's environment.
-        work_dir: The folder commands run in (introspection always runs in the current folder).
-        tool_timeout: Seconds a tool call may run before its process group is killed.
+        include: Keep only matching commands (when the rule names anything).
+        exclude: Then drop matching commands (when the rule names anything).
+        strip_env: Extra credential variables to remove from the binary's environment.
 
     Raises:
         IntrospectionError: the binary cannot be found, run or understood.
@@ -92,17 +98,12 @@ async def load_application(
         ToolSelectionError: an include or exclude pattern is invalid.
     """
     path = resolve_application_path(application_path, base_dir=base_dir)
-    strip = tuple(strip_env)
-    model = await introspect(path, env=tool_env(strip=strip))
+    model = introspect(path, env=tool_env(strip=tuple(strip_env)))
     commands = walk_commands(model, global_flags=global_flags)
-    env = tool_env(strip=strip, work_dir=work_dir)
-    tools = [
-        CommandTool(spec=spec, app_path=path, env=env, work_dir=work_dir, timeout=tool_timeout) for spec in commands
-    ]
     return Application(
         path=path,
         model=model,
         commands=commands,
-        tools=select_tools(tools, include=include, exclude=exclude),
+        selected=select_tools(commands, include=include, exclude=exclude),
         exposed_global_flags=resolve_global_flags(model, global_flags),
     )

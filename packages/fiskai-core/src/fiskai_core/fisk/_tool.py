@@ -11,7 +11,7 @@ propagates.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from pydantic import JsonValue
@@ -19,11 +19,13 @@ from pydantic import JsonValue
 from fiskai_core.errors import ArgumentsError, CommandError
 from fiskai_core.tools import ToolResult
 
+from ._env import tool_env
 from ._exec import run_argv
+from ._load import Application
 from ._validate import validate_arguments
 from ._walk import CommandSpec
 
-__all__ = ["CommandTool"]
+__all__ = ["CommandTool", "command_tools"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -91,3 +93,25 @@ class CommandTool:
         if outcome.truncated:
             body["truncated"] = True
         return ToolResult(text=json.dumps(body, ensure_ascii=False, separators=(",", ":")), exit_code=outcome.exit_code)
+
+
+def command_tools(
+    application: Application,
+    *,
+    strip_env: Iterable[str] = (),
+    work_dir: str | None = None,
+    tool_timeout: float | None = None,
+) -> list[CommandTool]:
+    """Bind the application's selected commands to its binary as runnable tools.
+
+    Args:
+        application: From `load_application`.
+        strip_env: Extra credential variables to remove from every call's environment.
+        work_dir: The folder commands run in; the current one when None.
+        tool_timeout: Seconds a call may run before its process group is killed.
+    """
+    env = tool_env(strip=tuple(strip_env), work_dir=work_dir)
+    return [
+        CommandTool(spec=spec, app_path=application.path, env=env, work_dir=work_dir, timeout=tool_timeout)
+        for spec in application.selected
+    ]

@@ -1,7 +1,7 @@
 """Tools as drivers see them: the Tool shape, results, reserved tags, selection and deferral."""
 
 from ._deferral import TOOL_SEARCH_THRESHOLD, DeferralPlan, plan_deferral
-from ._protocols import FilterRule, Tool
+from ._protocols import FilterRule, Selectable, Tool
 from ._result import ToolResult
 from ._select import matches_rule, select_tools
 from ._tags import TAG_CONFIRM, TAG_DENY, TAG_NO_DEFER, requires_confirmation
@@ -13,6 +13,7 @@ __all__ = [
     "TOOL_SEARCH_THRESHOLD",
     "DeferralPlan",
     "FilterRule",
+    "Selectable",
     "Tool",
     "ToolResult",
     "matches_rule",

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from ._protocols import Tool
+from ._protocols import Selectable
 from ._tags import TAG_NO_DEFER
 
 __all__ = ["TOOL_SEARCH_THRESHOLD", "DeferralPlan", "plan_deferral"]
@@ -39,7 +39,7 @@ class DeferralPlan:
 
 
 def plan_deferral(
-    deferrable: Sequence[Tool],
+    deferrable: Sequence[Selectable],
     *,
     builtin_count: int = 0,
     provider_supports_search: bool = True,

@@ -14,11 +14,11 @@ from pydantic import JsonValue
 
 from ._result import ToolResult
 
-__all__ = ["FilterRule", "Tool"]
+__all__ = ["FilterRule", "Selectable", "Tool"]
 
 
-class Tool(Protocol):
-    """A named, described, schema-bound action a model may call."""
+class Selectable(Protocol):
+    """What selection rules look at: a name and tags (a tool, or a command before it is bound to a binary)."""
 
     @property
     def name(self) -> str:
@@ -29,6 +29,10 @@ class Tool(Protocol):
     def tags(self) -> Sequence[str]:
         """Tags in declaration order; see `fiskai_core.tools` for the reserved ones."""
         ...
+
+
+class Tool(Selectable, Protocol):
+    """A named, described, schema-bound action a model may call."""
 
     @property
     def description(self) -> str:

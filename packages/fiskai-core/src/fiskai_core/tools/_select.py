@@ -14,12 +14,12 @@ from typing import TypeVar
 
 from fiskai_core.errors import ToolSelectionError
 
-from ._protocols import FilterRule, Tool
+from ._protocols import FilterRule, Selectable
 from ._tags import TAG_DENY
 
 __all__ = ["matches_rule", "select_tools"]
 
-T = TypeVar("T", bound=Tool)
+T = TypeVar("T", bound=Selectable)
 
 
 def select_tools(
@@ -43,7 +43,7 @@ def select_tools(
     return kept
 
 
-def matches_rule(tool: Tool, rule: FilterRule) -> bool:
+def matches_rule(tool: Selectable, rule: FilterRule) -> bool:
     """Whether `tool` matches `rule` (any name regex, any exact tag, or `""` for an untagged tool).
 
     Raises:
@@ -66,7 +66,7 @@ def _compile(rule: FilterRule) -> list[re.Pattern[str]]:
     return compiled
 
 
-def _matches(tool: Tool, patterns: Sequence[re.Pattern[str]], tags: Sequence[str]) -> bool:
+def _matches(tool: Selectable, patterns: Sequence[re.Pattern[str]], tags: Sequence[str]) -> bool:
     if any(pattern.search(tool.name) for pattern in patterns):
         return True
     if not tool.tags:
