@@ -1,6 +1,7 @@
 """Fakes for the seams fiskai_core defines, shipped as product code so every tier tests the same way."""
 
 from ._fake_app import write_fake_app
+from ._knowledge import FakePack, FakeSearcher
 from ._tools import FakeTool, Rule
 
-__all__ = ["FakeTool", "Rule", "write_fake_app"]
+__all__ = ["FakePack", "FakeSearcher", "FakeTool", "Rule", "write_fake_app"]
