@@ -14,6 +14,8 @@ import json
 import zlib
 from typing import Any, Final, cast
 
+import orjson
+
 from ._fastdecode import fast_record
 from .errors import JournalCorruptError, JournalVersionError
 from .fingerprint import Fingerprint
@@ -168,8 +170,9 @@ def decode_lines(lines: list[bytes], *, run_id: str) -> list[Record]:
     parts[0] = b"[" + parts[0]
     parts[-1] = parts[-1] + b"]"
     try:
-        objs: Any = json.loads(b",".join(parts))
-    except ValueError:
+        # orjson: the whole-journal parse is most of a load, and it runs 2-3x faster than json here.
+        objs: Any = orjson.loads(b",".join(parts))
+    except orjson.JSONDecodeError:
         objs = None
     if type(objs) is list and len(cast("list[Any]", objs)) == len(lines):
         records = _decode_verified(lines, cast("list[Any]", objs), run_id)
