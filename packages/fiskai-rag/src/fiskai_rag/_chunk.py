@@ -46,6 +46,8 @@ class ChunkedDocument:
 
     title: str
     chunks: list[Chunk]
+    date: str = ""
+    """Front matter `date:` as `YYYY-MM-DD` (a timestamp is cut to its day), or `""` when absent or invalid."""
 
 
 @dataclass(slots=True)
@@ -62,10 +64,11 @@ def chunk_markdown(text: str) -> ChunkedDocument:
         text: The document; `\\r\\n` and a leading byte-order mark are normalised away.
 
     Returns:
-        The title (front matter `title:`, else the first heading, else `""`) and the chunks.
+        The title (front matter `title:`, else the first heading, else `""`), the front matter `date:`
+        and the chunks.
     """
     lines = _normalise(text).split("\n")
-    start, title = _front_matter(lines)
+    start, title, day = _front_matter(lines)
     chunks: list[Chunk] = []
     stack: list[tuple[int, str]] = []
     breadcrumb = ""
@@ -84,7 +87,7 @@ def chunk_markdown(text: str) -> ChunkedDocument:
         stack.append((level, heading))
         breadcrumb = _BREADCRUMB_SEP.join(h for _, h in stack)
     chunks.extend(_pack(breadcrumb, blocks))
-    return ChunkedDocument(title=title, chunks=chunks)
+    return ChunkedDocument(title=title, chunks=chunks, date=day)
 
 
 def chunk_text(text: str) -> ChunkedDocument:
@@ -112,24 +115,42 @@ def _normalise(text: str) -> str:
     return text
 
 
-def _front_matter(lines: list[str]) -> tuple[int, str]:
-    """Skip YAML (`---`) or TOML (`+++`) front matter; return the first body line and any title."""
+def _front_matter(lines: list[str]) -> tuple[int, str, str]:
+    """Skip YAML (`---`) or TOML (`+++`) front matter; return the first body line, any title and any date."""
     if not lines or lines[0].rstrip() not in ("---", "+++"):
-        return 0, ""
+        return 0, "", ""
     opener = lines[0].rstrip()
     closers = ("---", "...") if opener == "---" else ("+++",)
     for end in range(1, len(lines)):
         if lines[end].rstrip() in closers:
-            return end + 1, _front_matter_title(lines[1:end])
-    return 0, ""  # an unclosed opener is a thematic break, not front matter
+            fields = lines[1:end]
+            return end + 1, _front_matter_value(fields, "title"), _front_matter_date(fields)
+    return 0, "", ""  # an unclosed opener is a thematic break, not front matter
 
 
-def _front_matter_title(lines: list[str]) -> str:
+def _front_matter_value(lines: list[str], name: str) -> str:
     for line in lines:
         key, sep, value = line.partition(":" if ":" in line else "=")
-        if sep and key.strip() == "title" and line[:1] not in (" ", "\t"):
+        if sep and key.strip() == name and line[:1] not in (" ", "\t"):
             return value.strip().strip("\"'").strip()
     return ""
+
+
+def _front_matter_date(lines: list[str]) -> str:
+    """The `date:` value cut to `YYYY-MM-DD` when it starts with a real calendar day, else `""`."""
+    value = _front_matter_value(lines, "date")[:10]
+    if len(value) != 10 or value[4] != "-" or value[7] != "-" or not value.replace("-", "").isdigit():
+        return ""
+    year, month, day = int(value[:4]), int(value[5:7]), int(value[8:])
+    if not 1 <= month <= 12 or not 1 <= day <= _month_days(year, month):
+        return ""
+    return value
+
+
+def _month_days(year: int, month: int) -> int:
+    if month == 2:
+        return 29 if year % 4 == 0 and (year % 100 != 0 or year % 400 == 0) else 28
+    return 30 if month in (4, 6, 9, 11) else 31
 
 
 def _indent(line: str) -> int:

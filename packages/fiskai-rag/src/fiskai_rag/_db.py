@@ -3,7 +3,8 @@
 The writer opens read-write in WAL mode so readers (agents, the MCP server) keep searching the last
 committed state while an index is rebuilt; readers open the file read-only with `query_only` on.
 
-Schema: `documents` (one row per file, with the stat and hash that make re-indexing incremental),
+Schema: `documents` (one row per file, with the stat and hash that make re-indexing incremental, and the
+front matter `date:` that context packs filter on),
 `chunks` (id, document, ordinal: the citation), `chunks_fts` (FTS5 holding each chunk's text and heading
 path under the chunk's id), `rag_meta` (the manifest) and, for the vector tier, `chunks_vec` (vec0).
 Deleting a document cascades to its chunks, and triggers on `chunks` drop the FTS and vector rows.
@@ -43,6 +44,7 @@ __all__ = [
     "corruption_guard",
     "create_vec_table",
     "drop_vec_table",
+    "has_dates",
     "has_table",
     "open_reader",
     "open_writer",
@@ -65,6 +67,7 @@ CREATE TABLE IF NOT EXISTS documents(
     id INTEGER PRIMARY KEY,
     path TEXT NOT NULL UNIQUE,
     title TEXT NOT NULL DEFAULT '',
+    date TEXT NOT NULL DEFAULT '',
     size INTEGER NOT NULL,
     mtime_ns INTEGER NOT NULL,
     hash TEXT NOT NULL,
@@ -182,6 +185,7 @@ def open_writer(db_path: Path) -> Conn:
         db.execute("PRAGMA cache_size=-16000")
         with db:
             db.execute(_SCHEMA)
+            _add_dates(db)
     for sidecar in (db_path, db_path.with_name(db_path.name + "-wal"), db_path.with_name(db_path.name + "-shm")):
         _refuse_symlink(sidecar)
         with contextlib.suppress(FileNotFoundError):
@@ -202,6 +206,24 @@ def open_reader(db_path: Path) -> Conn:
 def has_table(db: Conn, name: str) -> bool:
     """Whether a table (or virtual table) exists."""
     return bool(db.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (name,)).fetchall())
+
+
+def has_dates(db: Conn) -> bool:
+    """Whether `documents` records front matter dates (an index built before dates existed does not)."""
+    return any(row[1] == "date" for row in db.execute("PRAGMA table_info(documents)"))
+
+
+def _add_dates(db: Conn) -> None:
+    """Migrate an index built before document dates: add the column and make every file be re-read.
+
+    Unchanged files are skipped on a stat match, so without forgetting their stat and hash the next index
+    run would never read the dates of files already indexed. Clearing them makes that run re-chunk every
+    file once (a vector index re-embeds them too); the readers report the index as `stale` until then.
+    """
+    if has_dates(db):
+        return
+    db.execute("ALTER TABLE documents ADD COLUMN date TEXT NOT NULL DEFAULT ''")
+    db.execute("UPDATE documents SET size = -1, hash = ''")
 
 
 def read_manifest(db: Conn) -> Manifest | None:

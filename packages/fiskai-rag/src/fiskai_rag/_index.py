@@ -268,12 +268,12 @@ def _write_batch(db: Conn, batch: list[_Pending], blobs: list[bytes]) -> None:
         candidate = pending.candidate
         result = pending.result
         chunks = result.chunks
-        row = (result.title, candidate.size, candidate.mtime_ns, result.digest, len(chunks))
+        row = (result.title, result.date, candidate.size, candidate.mtime_ns, result.digest, len(chunks))
         if pending.existing_id is not None:
             doc_id = pending.existing_id
             db.execute("DELETE FROM chunks WHERE document_id = ?", (doc_id,))
             db.execute(
-                "UPDATE documents SET title = ?, size = ?, mtime_ns = ?, hash = ?, chunk_count = ? WHERE id = ?",
+                "UPDATE documents SET title = ?, date = ?, size = ?, mtime_ns = ?, hash = ?, chunk_count = ? WHERE id = ?",
                 (*row, doc_id),
             )
         else:
@@ -285,7 +285,7 @@ def _write_batch(db: Conn, batch: list[_Pending], blobs: list[bytes]) -> None:
             fts_rows.append((next_id, content, heading))
             next_id += 1
     db.executemany(
-        "INSERT INTO documents(id, path, title, size, mtime_ns, hash, chunk_count) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO documents(id, path, title, date, size, mtime_ns, hash, chunk_count) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
         new_docs,
     )
     db.executemany("INSERT INTO chunks(id, document_id, ordinal) VALUES (?, ?, ?)", chunk_rows)

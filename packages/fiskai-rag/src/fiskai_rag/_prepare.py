@@ -39,6 +39,8 @@ class Prepared:
     outcome: str
     digest: str = ""
     title: str = ""
+    date: str = ""
+    """Front matter `date:` as `YYYY-MM-DD`, or `""`."""
     chunks: tuple[tuple[str, str], ...] = ()
     """(heading_path, content) pairs in order."""
     note: str = ""
@@ -80,7 +82,7 @@ def _prepare_one(job: Job) -> Prepared:
         return Prepared("note", note=f'skipping non-UTF-8 file "{job.key}"')
     document = chunk_text(text) if job.key.lower().endswith((".txt", ".text")) else chunk_markdown(text)
     chunks = tuple((c.heading_path, c.content) for c in document.chunks)
-    return Prepared("doc", digest=digest, title=document.title, chunks=chunks)
+    return Prepared("doc", digest=digest, title=document.title, date=document.date, chunks=chunks)
 
 
 def prepare(jobs: list[Job]) -> list[Prepared]:
