@@ -23,6 +23,10 @@ Public API (stable; the bench and eval tooling build on it):
   `"ok"`, `"index_not_built"` or `"index_empty"`; `SearchResult.note` explains a non-ok status
 - `Store.show(citation) -> Hit`, `Store.sources() -> [Source]`, `Store.stats() -> StoreStats`,
   `Store.remove(path) -> bool`, `Store.reset() -> (documents, chunks)`, `Store.manifest()`, `Store.tier()`
+- `Store.context(query, *, budget, fmt="text", explain=False, pins=(), exclude=(), since=None, until=None,
+  since_receipt=None, save_receipt=False, today=None) -> Pack(text, items=[PackItem], receipt, citations,
+  status)`: the best few chunks under an exact token budget with a receipt (`RANKING_VERSION`,
+  `TRUST_NOTICE`); a missing index gives status `index_not_built`
 - `Hit(citation, path, ordinal, heading_path, content, score, chunk_id)`
 - `chunk_markdown(text)` / `chunk_text(text) -> ChunkedDocument(title, chunks=[Chunk(heading_path, content)])`
 - `fts_query(text)`: the safe FTS5 query built from free text; `rrf(*rankings)`: the fusion
@@ -47,7 +51,10 @@ from .errors import (
     IndexLockedError,
     IndexNotBuiltError,
     ManifestMismatchError,
+    PackBudgetError,
+    QueryWindowError,
     RagError,
+    ReceiptNotFoundError,
     StoreCorruptError,
     VectorExtensionError,
 )
@@ -56,10 +63,14 @@ if TYPE_CHECKING:
     from ._chunk import Chunk, ChunkedDocument, chunk_markdown, chunk_text
     from ._doctor import Check, diagnose
     from ._index import IndexStats, Progress
+    from ._pack import Pack
+    from ._pack_rank import RANKING_VERSION
+    from ._pack_render import TRUST_NOTICE
+    from ._pack_select import PackItem
     from ._walk import EXTENSIONS, MAX_FILE_BYTES, snapshot
 
-# Writer-side names load on first use, so a reader (an agent, `fiskai knowledge search`) never imports
-# the chunker, the walker, hashlib or the doctor.
+# Writer-side and pack names load on first use, so a reader (an agent, `fiskai knowledge search`) never
+# imports the chunker, the walker, hashlib, json or the doctor.
 _LAZY = {
     "Chunk": "._chunk",
     "ChunkedDocument": "._chunk",
@@ -69,6 +80,10 @@ _LAZY = {
     "diagnose": "._doctor",
     "IndexStats": "._index",
     "Progress": "._index",
+    "Pack": "._pack",
+    "PackItem": "._pack_select",
+    "RANKING_VERSION": "._pack_rank",
+    "TRUST_NOTICE": "._pack_render",
     "EXTENSIONS": "._walk",
     "MAX_FILE_BYTES": "._walk",
     "snapshot": "._walk",
@@ -93,8 +108,10 @@ __all__ = [
     "LOCK_NAME",
     "MAX_FILE_BYTES",
     "MAX_TOP_K",
+    "RANKING_VERSION",
     "RRF_K",
     "SEARCH_FANOUT",
+    "TRUST_NOTICE",
     "Check",
     "Chunk",
     "ChunkedDocument",
@@ -109,8 +126,13 @@ __all__ = [
     "Manifest",
     "ManifestMismatchError",
     "OpenAICompatibleEmbedder",
+    "Pack",
+    "PackBudgetError",
+    "PackItem",
     "Progress",
+    "QueryWindowError",
     "RagError",
+    "ReceiptNotFoundError",
     "SearchResult",
     "Source",
     "Store",

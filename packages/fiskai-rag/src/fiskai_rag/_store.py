@@ -43,9 +43,12 @@ from .errors import (
 )
 
 if TYPE_CHECKING:
+    import datetime as dt
+    from collections.abc import Collection
     from concurrent.futures import Future, ThreadPoolExecutor
 
     from ._index import IndexStats, Progress
+    from ._pack import Pack
 
 __all__ = ["DEFAULT_TOP_K", "SearchResult", "Source", "Store", "StoreStats", "open_store"]
 
@@ -350,6 +353,72 @@ class Store:
                 f"{len(vectors[0])} but the index was built at {manifest.dimension}; {FIX_REINDEX}"
             )
         return pack(normalise(vectors[0]))
+
+    @_serialised
+    def context(
+        self,
+        query: str,
+        *,
+        budget: int,
+        fmt: Literal["text", "json", "jsonl"] = "text",
+        explain: bool = False,
+        pins: Sequence[str] = (),
+        exclude: Collection[str] = (),
+        since: dt.date | None = None,
+        until: dt.date | None = None,
+        since_receipt: str | None = None,
+        save_receipt: bool = False,
+        today: dt.date | None = None,
+    ) -> Pack:
+        """Build a context pack: the best few chunks for `query` under a hard token budget, with a receipt.
+
+        Lexical and deterministic (the vector tier is not used): the same index, inputs and day give
+        byte-identical text. See `fiskai_rag._pack` for the steps and `Pack` for what comes back.
+
+        Args:
+            query: Free text; may start or end with one temporal expression (`last week`, `2026-11`, ...).
+            budget: The most tokens (UTF-8 bytes / 4, rounded up) the delivered text may take.
+            fmt: `text` (one line per item, three receipt lines), `json` (indented) or `jsonl` (one line).
+            explain: Include each item's reasons and integer contributions.
+            pins: Exact citations to include before ranking (at most a third of the budget).
+            exclude: Citations already delivered earlier in the same run; they are skipped.
+            since: First day of the window (documents dated by front matter `date:`).
+            until: Last day of the window.
+            since_receipt: A saved receipt's input_digest: keep only chunks new or changed since it.
+            save_receipt: Save this pack's manifest for later `since_receipt` calls.
+            today: The day temporal expressions resolve against (default: the local date).
+
+        Returns:
+            The pack; a missing index gives status `index_not_built` rather than an error.
+
+        Raises:
+            PackBudgetError: The budget cannot hold even the receipt and notice; `.minimum_budget` says what can.
+            QueryWindowError: Two temporal expressions, or one with since/until.
+            ReceiptNotFoundError: `since_receipt` names no saved receipt of this store and query.
+            StoreCorruptError: The index file is damaged.
+        """
+        from ._pack import build_pack  # the pack path's modules load only when a pack is asked for
+
+        try:
+            db: Conn | None = self._require_db()
+        except IndexNotBuiltError:
+            db = None
+        with corruption_guard(self.db_path):
+            return build_pack(
+                db,
+                store_dir=self.directory,
+                query=query,
+                budget=budget,
+                fmt=fmt,
+                explain=explain,
+                pins=pins,
+                exclude=exclude,
+                since=since,
+                until=until,
+                since_receipt=since_receipt,
+                save_receipt=save_receipt,
+                today=today,
+            )
 
     @_serialised
     def show(self, citation: str) -> Hit:

@@ -11,7 +11,10 @@ everything below is a failure the caller must act on, and every message names th
     +-- CitationError             a citation is malformed or no longer resolves to a chunk
     +-- VectorExtensionError      the vector tier needs sqlite-vec, which is not installed or will not load
     +-- EmbedderError             the embeddings server failed, answered badly, or timed out
-        +-- EmbeddingDimensionError   the model now emits vectors of another dimension than the index
+    |   +-- EmbeddingDimensionError   the model now emits vectors of another dimension than the index
+    +-- QueryWindowError          a context query's date window is contradictory
+    +-- PackBudgetError           a context budget below the smallest honest pack (`.minimum_budget`)
+    +-- ReceiptNotFoundError      `since_receipt` names no saved receipt of this store and query
 """
 
 from __future__ import annotations
@@ -23,7 +26,10 @@ __all__ = [
     "IndexLockedError",
     "IndexNotBuiltError",
     "ManifestMismatchError",
+    "PackBudgetError",
+    "QueryWindowError",
     "RagError",
+    "ReceiptNotFoundError",
     "StoreCorruptError",
     "VectorExtensionError",
 ]
@@ -68,3 +74,20 @@ class EmbedderError(RagError):
 
 class EmbeddingDimensionError(EmbedderError):
     """The embeddings model emits a different dimension from the one the index was built at."""
+
+
+class QueryWindowError(RagError):
+    """A context query's date window is contradictory: two temporal expressions, or one with --since/--until."""
+
+
+class PackBudgetError(RagError):
+    """Even the smallest honest context pack does not fit the budget; `.minimum_budget` is the one to retry with."""
+
+    def __init__(self, message: str, *, minimum_budget: int) -> None:
+        super().__init__(message)
+        self.minimum_budget = minimum_budget
+        """The smallest budget at which this request delivers its receipt and trust notice."""
+
+
+class ReceiptNotFoundError(RagError):
+    """`since_receipt` names no saved receipt for this store (never saved, evicted, or for another query)."""

@@ -1,0 +1,365 @@
+"""Context packs: the best few chunks under a hard token budget, with a receipt (the read path of the seed).
+
+`build_pack` runs inside `Store.context` under the store's lock, in one read transaction:
+window -> query plan -> window statistics (chunk count, each term's document frequency) -> FTS5 candidates
+(plus exact citation/path lookups) -> delta and run filters -> scoring -> floor -> collapse -> pins ->
+selection -> exact encoding. Every step is deterministic; ties break on the citation.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ._db import DB_NAME, FIX_INDEX, Conn, has_dates
+from ._pack_rank import Candidate, QueryPlan, Scored, excerpt, plan_query, rarity, score, words
+from ._pack_render import FORMATS, Format, deliver, encode, item_cost
+from ._pack_select import PackItem, Selection, apply_floor, collapse, select
+from ._receipt import Context, Warning_, input_digest, make_receipt
+from ._receipts_store import load_manifest, save_manifest
+from ._search import SEARCH_FANOUT, fts_query
+from ._temporal import Window, resolve_window
+
+__all__ = ["EXCERPT_CHARS", "Pack", "build_pack"]
+
+EXCERPT_CHARS = 400
+_MAX_IDENTIFIER_CHUNKS = 8
+_STALE_NOTE = f"this index predates document dates (or is being rebuilt); {FIX_INDEX}"
+_NOT_BUILT = f"the knowledge index has not been built yet; {FIX_INDEX}"
+
+
+@dataclass(frozen=True, slots=True)
+class Pack:
+    """A delivered context pack."""
+
+    text: str
+    """Exactly the delivered bytes (as str); `receipt["encoded_tokens"]` measures this."""
+    items: tuple[PackItem, ...]
+    receipt: dict[str, Any]
+    citations: tuple[str, ...]
+    """The delivered citation tokens, in delivery order."""
+    status: str
+    """`ok`, `index_not_built`, or the warning kind: `no_candidates`, `no_match`, `over_budget`."""
+
+
+def _digest(heading_path: str, content: str) -> str:
+    return hashlib.sha256(f"{heading_path}\0{content}".encode()).hexdigest()[:16]
+
+
+class _Reader:
+    """The SQL of one pack request, against one connection inside one transaction."""
+
+    def __init__(self, db: Conn, window: Window) -> None:
+        self.db = db
+        self.dated = has_dates(db)
+        self.window = window
+        since = window.since.isoformat() if window.since else "0000-01-01"
+        until = window.until.isoformat() if window.until else "9999-12-31"
+        self.bounds = (since, until)
+
+    def _scope(self) -> str:
+        return " AND d.date != '' AND d.date BETWEEN ? AND ?" if self.window.active else ""
+
+    def total(self) -> int:
+        if not self.window.active:
+            return int(self.db.execute("SELECT count(*) FROM chunks").fetchall()[0][0])
+        if not self.dated:
+            return 0
+        sql = "SELECT count(*) FROM chunks c JOIN documents d ON d.id = c.document_id WHERE 1" + self._scope()
+        return int(self.db.execute(sql, self.bounds).fetchall()[0][0])
+
+    def df(self, word: str) -> int:
+        match = f'"{word}"'
+        if not self.window.active:
+            return int(
+                self.db.execute("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?", (match,)).fetchall()[0][0]
+            )
+        sql = (
+            "SELECT count(*) FROM chunks_fts f JOIN chunks c ON c.id = f.rowid JOIN documents d ON d.id = c.document_id "
+            "WHERE chunks_fts MATCH ?" + self._scope()
+        )
+        return int(self.db.execute(sql, (match, *self.bounds)).fetchall()[0][0])
+
+    def matching(self, match: str) -> list[int]:
+        if not match or (self.window.active and not self.dated):
+            return []
+        if not self.window.active:
+            sql = "SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY bm25(chunks_fts), rowid LIMIT ?"
+            return [int(r[0]) for r in self.db.execute(sql, (match, SEARCH_FANOUT))]
+        sql = (
+            "SELECT f.rowid FROM chunks_fts f JOIN chunks c ON c.id = f.rowid JOIN documents d ON d.id = c.document_id "
+            "WHERE chunks_fts MATCH ?" + self._scope() + " ORDER BY bm25(chunks_fts) LIMIT ?"
+        )
+        return [int(r[0]) for r in self.db.execute(sql, (match, *self.bounds, SEARCH_FANOUT))]
+
+    def by_identity(self, text: str) -> list[int]:
+        """Chunks named exactly by the query: a citation token, or a document path (its first chunks)."""
+        if not text or " " in text:
+            return []
+        path, sep, ordinal = text.rpartition("#")
+        if sep and path and ordinal.isdigit():
+            sql = (
+                "SELECT c.id FROM chunks c JOIN documents d ON d.id = c.document_id WHERE d.path = ? AND c.ordinal = ?"
+            )
+            return [int(r[0]) for r in self.db.execute(sql, (path, int(ordinal)))]
+        sql = (
+            "SELECT c.id FROM chunks c JOIN documents d ON d.id = c.document_id WHERE d.path = ? "
+            "ORDER BY c.ordinal LIMIT ?"
+        )
+        return [int(r[0]) for r in self.db.execute(sql, (text, _MAX_IDENTIFIER_CHUNKS))]
+
+    def hydrate(self, ids: Sequence[int]) -> list[Candidate]:
+        if not ids:
+            return []
+        date = "d.date" if self.dated else "''"
+        sql = (
+            f"SELECT c.id, d.path, c.ordinal, d.title, {date}, f.heading_path, f.content FROM chunks c "
+            "JOIN documents d ON d.id = c.document_id JOIN chunks_fts f ON f.rowid = c.id "
+            f"WHERE c.id IN ({','.join('?' * len(ids))})"
+        )
+        rows = {int(r[0]): r for r in self.db.execute(sql, list(ids))}
+        out: list[Candidate] = []
+        for chunk_id in ids:
+            row = rows.get(chunk_id)
+            if row is None:
+                continue
+            _, path, ordinal, title, day, heading, content = row
+            citation = f"{path}#{ordinal}"
+            out.append(
+                Candidate(
+                    citation,
+                    str(path),
+                    int(ordinal),
+                    str(title),
+                    str(day),
+                    str(heading),
+                    str(content),
+                    _digest(str(heading), str(content)),
+                )
+            )
+        return out
+
+    def pin(self, citation: str) -> Candidate | None:
+        path, sep, ordinal = citation.rpartition("#")
+        if not sep or not path or not ordinal.isdigit():
+            return None
+        found = self.db.execute(
+            "SELECT c.id FROM chunks c JOIN documents d ON d.id = c.document_id WHERE d.path = ? AND c.ordinal = ?",
+            (path, int(ordinal)),
+        ).fetchall()
+        hydrated = self.hydrate([int(found[0][0])]) if found else []
+        return hydrated[0] if hydrated else None
+
+    def index_state(self) -> dict[str, Any]:
+        documents = int(self.db.execute("SELECT count(*) FROM documents").fetchall()[0][0])
+        chunks = int(self.db.execute("SELECT count(*) FROM chunks").fetchall()[0][0])
+        state: dict[str, Any] = {"state": "used", "path": DB_NAME, "documents": documents, "chunks": chunks}
+        if not self.dated or self.db.execute("SELECT EXISTS(SELECT 1 FROM documents WHERE hash = '')").fetchall()[0][0]:
+            state["state"] = "stale"
+            state["note"] = _STALE_NOTE
+        return state
+
+
+def _item(
+    scored: Scored, terms: frozenset[str], *, pinned: bool = False, others: tuple[str, ...] = (), count: int = 1
+) -> PackItem:
+    c = scored.candidate
+    reasons = (*scored.reasons, ("pinned", 0)) if pinned else scored.reasons
+    return PackItem(
+        citation=c.citation,
+        path=c.path,
+        heading_path=c.heading_path,
+        title=c.title,
+        date=c.date,
+        excerpt=excerpt(c, terms, EXCERPT_CHARS),
+        score=scored.score,
+        reasons=reasons,
+        digest=c.digest,
+        pinned=pinned,
+        count=count,
+        collapsed=others,
+    )
+
+
+@dataclass(slots=True)
+class _Request:
+    query: str
+    budget: int
+    fmt: Format
+    explain: bool
+    pins: Sequence[str]
+    exclude: Collection[str]
+    since_receipt: str | None
+    save_receipt: bool
+    store_dir: Path
+
+
+def _finish(request: _Request, context: Context, selection: Selection) -> Pack:
+    def receipt_for(kept: Sequence[PackItem], detail: int, budget: int) -> dict[str, Any]:
+        return make_receipt(context, selection, kept, detail, budget)
+
+    text, kept, receipt = deliver(request.fmt, selection.items, receipt_for, request.budget, request.explain)
+    citations = tuple(item.citation for item in kept)
+    return Pack(text, tuple(kept), receipt, citations, str(receipt["status"]))
+
+
+def build_pack(
+    db: Conn | None,
+    *,
+    store_dir: Path,
+    query: str,
+    budget: int,
+    fmt: str,
+    explain: bool,
+    pins: Sequence[str],
+    exclude: Collection[str],
+    since: dt.date | None,
+    until: dt.date | None,
+    since_receipt: str | None,
+    save_receipt: bool,
+    today: dt.date | None,
+) -> Pack:
+    """Build one pack; `db` is None when the index has not been built (a soft `index_not_built` pack)."""
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown pack format {fmt!r}; expected one of {', '.join(FORMATS)}")
+    request = _Request(
+        query,
+        budget,
+        fmt,
+        explain,
+        tuple(pins),
+        frozenset(exclude),
+        since_receipt,
+        save_receipt,
+        store_dir,
+    )
+    text, window, trimmed = resolve_window(query, since=since, until=until, today=today or dt.date.today())
+    plan = plan_query(text, trimmed)
+    if db is None:
+        index = {"state": "missing", "path": DB_NAME, "note": _NOT_BUILT}
+        digest = input_digest(
+            plan,
+            window,
+            pins=request.pins,
+            exclude=request.exclude,
+            since_receipt=since_receipt,
+            total=0,
+            df={},
+            candidates=[],
+        )
+        context = Context(digest, query, plan, (), fmt, index, window, since_receipt, False, {}, None)
+        return _finish(request, context, Selection())
+    with db:
+        return _build(db, request, plan, window)
+
+
+def _build(db: Conn, request: _Request, plan: QueryPlan, window: Window) -> Pack:
+    reader = _Reader(db, window)
+    index = reader.index_state()
+    total = reader.total()
+    df = {term: reader.df(surface) for term, surface in zip(plan.terms, plan.surfaces, strict=True)} if total else {}
+    stop = frozenset(t for t, n in df.items() if total >= 2 and n * 2 > total)
+    rarities = {t: rarity(n, total) for t, n in df.items()}
+    live = [s for t, s in zip(plan.terms, plan.surfaces, strict=True) if t not in stop and df.get(t)]
+    ident_words = [w for ident in plan.identifiers for w in words(ident) if len(w) >= 2]
+    ids = reader.by_identity(plan.text.strip()) if total else []
+    ids += [i for i in reader.matching(fts_query(" ".join(live + ident_words))) if i not in ids]
+    considered = reader.hydrate(ids)
+    pinned = [(p, reader.pin(p)) for p in request.pins]
+    delta: dict[str, str] | None = None
+    if request.since_receipt is not None:
+        delta = load_manifest(request.store_dir, request.since_receipt, terms=plan.terms)
+    candidates = [c for c in considered if c.citation not in request.exclude]
+    excluded = len(considered) - len(candidates)
+    if delta is not None:
+        candidates = [c for c in candidates if delta.get(c.citation) != c.digest]
+    unchanged = len(considered) - excluded - len(candidates)
+    everything = considered + [c for _, c in pinned if c is not None]
+    digest = input_digest(
+        plan, window, pins=request.pins, exclude=request.exclude, since_receipt=request.since_receipt,
+        total=total, df=df, candidates=everything,
+    )  # fmt: skip
+    scored = [score(plan, c, rarities, stop) for c in candidates]
+    ranked, below = apply_floor(scored)
+    groups = collapse(ranked)
+    terms = frozenset(t for t in plan.terms if t not in stop)
+    pin_items: list[PackItem] = []
+    rejected: list[tuple[str, str]] = []
+    for citation, found in pinned:
+        if found is None:
+            rejected.append((citation, "not_found"))
+        elif all(p.citation != citation for p in pin_items):
+            pin_items.append(_item(score(plan, found, rarities, stop), terms, pinned=True))
+    empty = _empty(total, window, index, considered, candidates, bool(groups), excluded, unchanged, request, plan)
+    counts = {
+        "window_chunks": total,
+        "candidates": len(considered),
+        "excluded": excluded,
+        "unchanged": unchanged,
+        "below_floor": below,
+        "collapsed": sum(count - 1 for _, _, count in groups),
+    }
+    context = Context(digest, request.query, plan, tuple(sorted(stop)), request.fmt, index, window,
+                      request.since_receipt, request.save_receipt, counts, empty)  # fmt: skip
+
+    costs: dict[str, int] = {}
+
+    def cost(item: PackItem) -> int:
+        if item.citation not in costs:
+            costs[item.citation] = item_cost(request.fmt, item, request.explain)
+        return costs[item.citation]
+
+    overhead = encode(request.fmt, [], make_receipt(context, Selection(), [], 0, request.budget), request.explain)[1]
+    item_budget = request.budget - overhead
+    # Items (and their excerpts) are built best first only while they could still matter: once twice the
+    # item budget has been offered, the rest would all be dropped as over budget, and are reported so.
+    items: list[PackItem] = []
+    offered = 0
+    unbuilt: list[str] = []
+    for position, (scored_item, others, count) in enumerate(groups):
+        if offered > 2 * max(item_budget, 0):
+            unbuilt = [g[0].candidate.citation for g in groups[position:]]
+            break
+        item = _item(scored_item, terms, others=others, count=count)
+        items.append(item)
+        offered += cost(item)
+    selection = select(items, pin_items, item_budget, cost)
+    selection.rejected_pins[:0] = rejected
+    selection.dropped += [(citation, "over_budget") for citation in unbuilt]
+    if request.save_receipt:
+        save_manifest(request.store_dir, digest, terms=plan.terms, entries=[(c.citation, c.digest) for c in everything])
+    return _finish(request, context, selection)
+
+
+def _empty(
+    total: int,
+    window: Window,
+    index: dict[str, Any],
+    considered: Sequence[Candidate],
+    candidates: Sequence[Candidate],
+    matched: bool,
+    excluded: int,
+    unchanged: int,
+    request: _Request,
+    plan: QueryPlan,
+) -> Warning_:
+    """Which of the three empty cases applies before the budget is considered, if any."""
+    if matched:
+        return None
+    if total == 0:
+        if window.active:
+            stale = f" ({index['note']})" if index["state"] == "stale" else ""
+            span = f"{window.since.isoformat() if window.since else '*'}..{window.until.isoformat() if window.until else '*'}"
+            return "no_candidates", f"no dated document in the window {span}{stale}; widen --since/--until"
+        return "no_candidates", f"the knowledge index holds no chunks; {FIX_INDEX} with the paths to cite"
+    if considered and not candidates:
+        if unchanged and not excluded:
+            return "no_candidates", f"nothing new or changed since receipt {request.since_receipt}"
+        return "no_candidates", "every matching chunk was already delivered in this run"
+    if not plan.terms and not plan.identifiers:
+        return "no_match", "the query has no searchable terms once scaffolding words are removed; name the subject"
+    return "no_match", "no chunk matches the query above the relevance floor; try other words or widen the window"
