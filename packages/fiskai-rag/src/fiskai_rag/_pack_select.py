@@ -22,7 +22,7 @@ from ._pack_rank import Scored
 
 __all__ = ["FLOOR_MIN", "PackItem", "Selection", "apply_floor", "collapse", "select"]
 
-FLOOR_MIN = 4
+FLOOR_MIN = 2
 FLOOR_FRACTION = 5
 """An item must reach 1/FLOOR_FRACTION of the best item's score."""
 DIVERSIFY_MIN = 5

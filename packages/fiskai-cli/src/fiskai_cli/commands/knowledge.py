@@ -45,9 +45,12 @@ else:  # typing_extensions costs import time on the search path; the decorator o
         return func
 
 
-__all__ = ["knowledge"]
+__all__ = ["knowledge", "open_knowledge_store"]
 
-_EVAL_IMPORT = "fiskai_cli.commands.knowledge_eval"
+_LAZY_COMMANDS = {
+    "eval": ("fiskai_cli.commands.knowledge_eval", "eval_command"),
+    "context": ("fiskai_cli.commands.knowledge_context", "context_command"),
+}
 _NOT_BUILT = "the knowledge index has not been built yet; run: fiskai knowledge index"
 _SNIPPET_RUNES = 100
 _CACHE_VERSION = 1
@@ -63,27 +66,31 @@ class _Settings:
 
 
 class _KnowledgeGroup(click.Group):
-    """The knowledge group; `eval` is imported only when it runs (it needs YAML and the eval metrics)."""
+    """The knowledge group; `eval` and `context` are imported only when they run.
+
+    `eval` needs YAML and the eval metrics, `context` the pack modules; search needs neither.
+    """
 
     @override
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted({*super().list_commands(ctx), "eval"})
+        return sorted({*super().list_commands(ctx), *_LAZY_COMMANDS})
 
     @override
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        if cmd_name != "eval":
+        if cmd_name not in _LAZY_COMMANDS:
             return super().get_command(ctx, cmd_name)
-        import importlib  # deferred: `eval` pulls in YAML and the metrics, which search never needs
+        import importlib  # deferred: see the class docstring
 
+        module, attribute = _LAZY_COMMANDS[cmd_name]
         try:
-            command = getattr(importlib.import_module(_EVAL_IMPORT), "eval_command", None)
+            command = getattr(importlib.import_module(module), attribute, None)
         except ImportError as err:
-            message = f"`fiskai knowledge eval` is unavailable: {err}"
+            message = f"`fiskai knowledge {cmd_name}` is unavailable: {err}"
 
             def unavailable() -> None:
                 raise click.ClickException(message)
 
-            return click.Command("eval", callback=unavailable, help=message)
+            return click.Command(cmd_name, callback=unavailable, help=message)
         return command if isinstance(command, click.Command) else None
 
 
@@ -223,6 +230,21 @@ def _open(ctx: click.Context, *, read_only: bool) -> Generator[tuple[Store, _Set
         store = open_store(settings.store_dir, read_only=read_only, embedder=_embedder(settings))
         try:
             yield store, settings
+        finally:
+            store.close()
+
+
+@contextlib.contextmanager
+def open_knowledge_store(ctx: click.Context) -> Generator[Store]:
+    """The configured store opened read-only and lexical-only (for `knowledge context`).
+
+    No embedder: packs are lexical by design, so the embeddings client and the vector tier never load.
+    """
+    settings = _settings(ctx)
+    with _rag_errors():
+        store = open_store(settings.store_dir, read_only=True)
+        try:
+            yield store
         finally:
             store.close()
 
