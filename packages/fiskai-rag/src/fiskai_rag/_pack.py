@@ -264,7 +264,14 @@ def _build(db: Conn, request: _Request, plan: QueryPlan, window: Window) -> Pack
     df = {term: reader.df(surface) for term, surface in zip(plan.terms, plan.surfaces, strict=True)} if total else {}
     stop = frozenset(t for t, n in df.items() if total >= 2 and n * 2 > total)
     rarities = {t: rarity(n, total) for t, n in df.items()}
-    live = [s for t, s in zip(plan.terms, plan.surfaces, strict=True) if t not in stop and df.get(t)]
+    # Repeats stay in the FTS5 query: bm25 then weights the words a question dwells on when choosing
+    # which candidates are worth scoring, as the scorer itself does.
+    live = [
+        surface
+        for term, surface, repeat in zip(plan.terms, plan.surfaces, plan.repeats, strict=True)
+        if term not in stop and df.get(term)
+        for _ in range(repeat)
+    ]
     ident_words = [w for ident in plan.identifiers for w in words(ident) if len(w) >= 2]
     ids = reader.by_identity(plan.text.strip()) if total else []
     ids += [i for i in reader.matching(fts_query(" ".join(live + ident_words))) if i not in ids]

@@ -3,11 +3,11 @@
 FTS5 only narrows the chunks worth scoring; this module decides their order. For each query term that is
 not a stop term, an item earns
 
-    rarity(term) * (max(5 * sat(title), 4 * sat(heading)) + 1 * sat(body))
+    rarity(term) * repeats(term) * (max(3 * sat(title), 3 * sat(heading)) + 2 * sat(body))
 
-rounded to an integer per part, where `rarity = min(16, 1 + floor(log2(N / df)))` over the N chunks of
-the window and `sat` is a BM25-style saturation with per-field length normalisation, so a long body or a
-repeated word cannot dominate. A term in more than half of a multi-item window is a stop term and scores
+rounded to an integer per part, where `repeats` is how often the query uses the term (at most 3),
+`rarity = min(16, 1 + floor(log2(N / df)))` over the N chunks of the window, and `sat` is a BM25-style
+saturation with per-field length normalisation, so a long body or a repeated word cannot dominate. A term in more than half of a multi-item window is a stop term and scores
 zero. Items matching several terms earn a small coverage bonus; citation tokens, paths, file slugs and
 exact titles earn an identifier bonus. Query terms need three characters and match whole words after a
 light suffix folding (`policies` = `policy`, `indexed` = `index`).
@@ -38,13 +38,16 @@ __all__ = [
     "score",
 ]
 
-RANKING_VERSION = "fiskai-pack-1"
+RANKING_VERSION = "fiskai-pack-2"
 
 MIN_TERM_RUNES = 3
 RARITY_CAP = 16
-TITLE_WEIGHT = 5
-HEADING_WEIGHT = 4
-BODY_WEIGHT = 1
+TITLE_WEIGHT = 3
+HEADING_WEIGHT = 3
+BODY_WEIGHT = 2
+"""Measured on CISI (76 judged queries, nDCG@10 of packs): 5/4/1 gave 0.349, 3/3/2 0.374, 1/1/1 0.358."""
+MAX_REPEAT = 3
+"""A term's weight grows with its repeats in the query, up to this factor."""
 COVERAGE_BONUS = 3
 """Per matched term beyond the first: several meaningful terms outrank one isolated word."""
 IDENTIFIER_EXACT = 64
@@ -101,6 +104,8 @@ class QueryPlan:
     """Folded ranking terms, in query order, each once."""
     surfaces: tuple[str, ...]
     """The word each term was first written as (FTS5 stems it itself)."""
+    repeats: tuple[int, ...]
+    """How often the query uses each term: a question that dwells on a word weights it that much more."""
     identifiers: tuple[str, ...]
     """Whitespace tokens containing one of `- / : @ . #`, lowercased."""
     scaffolding: tuple[str, ...]
@@ -114,6 +119,7 @@ def plan_query(text: str, trimmed: Iterable[str] = ()) -> QueryPlan:
     identifiers: list[str] = []
     terms: list[str] = []
     surfaces: list[str] = []
+    repeats: list[int] = []
     short: list[str] = []
     for token in text.split():
         bare = token.strip(_EDGE).lower()
@@ -127,13 +133,17 @@ def plan_query(text: str, trimmed: Iterable[str] = ()) -> QueryPlan:
                 short.append(word)
                 continue
             folded = stem(word)
-            if folded not in terms:
+            if folded in terms:
+                repeats[terms.index(folded)] += 1
+            else:
                 terms.append(folded)
                 surfaces.append(word)
+                repeats.append(1)
     return QueryPlan(
         text=text,
         terms=tuple(terms),
         surfaces=tuple(surfaces),
+        repeats=tuple(min(r, MAX_REPEAT) for r in repeats),
         identifiers=tuple(dict.fromkeys(identifiers)),
         scaffolding=tuple(scaffolding),
         short=tuple(dict.fromkeys(short)),
@@ -244,10 +254,10 @@ def score(plan: QueryPlan, item: Candidate, rarities: Mapping[str, int], stop: f
         title, title_len = _counts(item.title, live, pattern)
         heading, heading_len = _counts(item.heading_path, live, pattern)
         body, body_len = _counts(item.body, live, pattern)
-        for term, surface in zip(plan.terms, plan.surfaces, strict=True):
+        for term, surface, repeat in zip(plan.terms, plan.surfaces, plan.repeats, strict=True):
             if term not in live:
                 continue
-            weight = rarities[term]
+            weight = rarities[term] * repeat
             head = 0
             head_field = ""
             if title[term]:
