@@ -31,6 +31,7 @@ import apsw
 from .errors import ManifestMismatchError, RagError, StoreCorruptError
 
 __all__ = [
+    "DATES_PENDING",
     "DB_NAME",
     "FIX_INDEX",
     "FIX_REINDEX",
@@ -49,12 +50,15 @@ __all__ = [
     "open_reader",
     "open_writer",
     "read_manifest",
+    "settle_dates",
     "write_manifest",
 ]
 
 DB_NAME = "knowledge.db"
 LOCK_NAME = "knowledge.lock"
 FORMAT_VERSION = 1
+DATES_PENDING = "dates_pending"
+"""`rag_meta` key present while files indexed before document dates existed still wait to be re-read."""
 FIX_INDEX = "run: fiskai knowledge index"
 FIX_REINDEX = "run 'fiskai knowledge index --reindex'"
 FIX_RESET = "run 'fiskai knowledge reset --force' and index again"
@@ -224,6 +228,14 @@ def _add_dates(db: Conn) -> None:
         return
     db.execute("ALTER TABLE documents ADD COLUMN date TEXT NOT NULL DEFAULT ''")
     db.execute("UPDATE documents SET size = -1, hash = ''")
+    db.execute("INSERT OR REPLACE INTO rag_meta(key, value) VALUES (?, '1')", (DATES_PENDING,))
+
+
+def settle_dates(db: Conn) -> None:
+    """Drop the pending-dates mark once no document waits to be re-read (readers then see `used`)."""
+    db.execute(
+        "DELETE FROM rag_meta WHERE key = ? AND NOT EXISTS(SELECT 1 FROM documents WHERE hash = '')", (DATES_PENDING,)
+    )
 
 
 def read_manifest(db: Conn) -> Manifest | None:

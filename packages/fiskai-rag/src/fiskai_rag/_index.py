@@ -15,7 +15,16 @@ from dataclasses import dataclass, field
 
 import apsw
 
-from ._db import FIX_REINDEX, Conn, Manifest, clear_index, create_vec_table, read_manifest, write_manifest
+from ._db import (
+    FIX_REINDEX,
+    Conn,
+    Manifest,
+    clear_index,
+    create_vec_table,
+    read_manifest,
+    settle_dates,
+    write_manifest,
+)
 from ._prepare import Job, Prepared, prepared
 from ._vec import load_vec, normalise, pack
 from ._walk import Candidate, walk
@@ -221,6 +230,8 @@ def run_index(  # noqa: C901
             with db:
                 db.executemany("DELETE FROM documents WHERE path = ?", [(p,) for p in gone])
             stats.removed = len(gone)
+        with db:
+            settle_dates(db)
         db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     return stats
 

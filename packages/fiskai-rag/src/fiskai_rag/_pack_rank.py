@@ -32,10 +32,10 @@ __all__ = [
     "Candidate",
     "QueryPlan",
     "Scored",
+    "Scorer",
     "excerpt",
     "plan_query",
     "rarity",
-    "score",
 ]
 
 RANKING_VERSION = "fiskai-pack-2"
@@ -239,45 +239,63 @@ def _identifier_reasons(plan: QueryPlan, item: Candidate) -> list[tuple[str, int
     return []
 
 
-def live_terms(plan: QueryPlan, rarities: Mapping[str, int], stop: frozenset[str]) -> frozenset[str]:
-    """The terms that can score: present in the window and not stop terms."""
-    return frozenset(t for t in plan.terms if t not in stop and rarities.get(t, 0) > 0)
+class Scorer:
+    """Scores the candidates of one request: the live terms, their pattern and rarities are fixed once.
 
+    Titles and heading paths repeat across the chunks of a document, so their term counts are cached
+    for the request.
+    """
 
-def score(plan: QueryPlan, item: Candidate, rarities: Mapping[str, int], stop: frozenset[str]) -> Scored:
-    """Score one candidate; `rarities` maps each term to its rarity and `stop` holds the stop terms."""
-    live = live_terms(plan, rarities, stop)
-    pattern = _pattern_for(live)
-    reasons: list[tuple[str, int]] = []
-    matched = 0
-    if live and pattern is not None:
-        title, title_len = _counts(item.title, live, pattern)
-        heading, heading_len = _counts(item.heading_path, live, pattern)
-        body, body_len = _counts(item.body, live, pattern)
-        for term, surface, repeat in zip(plan.terms, plan.surfaces, plan.repeats, strict=True):
-            if term not in live:
-                continue
-            weight = rarities[term] * repeat
-            head = 0
-            head_field = ""
-            if title[term]:
-                head, head_field = round(weight * TITLE_WEIGHT * _saturation(title[term], title_len, "title")), "title"
-            if heading[term]:
-                value = round(weight * HEADING_WEIGHT * _saturation(heading[term], heading_len, "heading"))
-                if value > head:
-                    head, head_field = value, "heading"
-            tail = round(weight * BODY_WEIGHT * _saturation(body[term], body_len, "body")) if body[term] else 0
-            if head:
-                reasons.append((f"{head_field}:{surface}", head))
-            if tail:
-                reasons.append((f"body:{surface}", tail))
-            if head or tail:
-                matched += 1
-    if matched > 1:
-        reasons.append(("coverage", COVERAGE_BONUS * (matched - 1)))
-    identifier = _identifier_reasons(plan, item)
-    reasons.extend(identifier)
-    return Scored(item, sum(v for _, v in reasons), tuple(reasons), matched, bool(identifier))
+    def __init__(self, plan: QueryPlan, rarities: Mapping[str, int], stop: frozenset[str]) -> None:
+        self.plan = plan
+        self.rarities = rarities
+        self.live = frozenset(t for t in plan.terms if t not in stop and rarities.get(t, 0) > 0)
+        """The terms that can score: present in the window and not stop terms."""
+        self.pattern = _pattern_for(self.live)
+        self._fields: dict[str, tuple[Counter[str], int]] = {}
+
+    def _field(self, text: str) -> tuple[Counter[str], int]:
+        found = self._fields.get(text)
+        if found is None:
+            assert self.pattern is not None
+            found = self._fields[text] = _counts(text, self.live, self.pattern)
+        return found
+
+    def score(self, item: Candidate) -> Scored:
+        """Score one candidate."""
+        plan = self.plan
+        live = self.live
+        reasons: list[tuple[str, int]] = []
+        matched = 0
+        if live and self.pattern is not None:
+            title, title_len = self._field(item.title)
+            heading, heading_len = self._field(item.heading_path)
+            body, body_len = _counts(item.body, live, self.pattern)
+            for term, surface, repeat in zip(plan.terms, plan.surfaces, plan.repeats, strict=True):
+                if term not in live:
+                    continue
+                weight = self.rarities[term] * repeat
+                head = 0
+                head_field = ""
+                if title[term]:
+                    head = round(weight * TITLE_WEIGHT * _saturation(title[term], title_len, "title"))
+                    head_field = "title"
+                if heading[term]:
+                    value = round(weight * HEADING_WEIGHT * _saturation(heading[term], heading_len, "heading"))
+                    if value > head:
+                        head, head_field = value, "heading"
+                tail = round(weight * BODY_WEIGHT * _saturation(body[term], body_len, "body")) if body[term] else 0
+                if head:
+                    reasons.append((f"{head_field}:{surface}", head))
+                if tail:
+                    reasons.append((f"body:{surface}", tail))
+                if head or tail:
+                    matched += 1
+        if matched > 1:
+            reasons.append(("coverage", COVERAGE_BONUS * (matched - 1)))
+        identifier = _identifier_reasons(plan, item)
+        reasons.extend(identifier)
+        return Scored(item, sum(v for _, v in reasons), tuple(reasons), matched, bool(identifier))
 
 
 _PATTERNS: dict[frozenset[str], re.Pattern[str] | None] = {}

@@ -143,8 +143,9 @@ def encode(fmt: Format, items: Sequence[PackItem], receipt: dict[str, Any], expl
     return _encode(fmt, [fragment(fmt, item, explain) for item in items], receipt)
 
 
-def _encode(fmt: Format, fragments: Sequence[str], receipt: dict[str, Any]) -> tuple[str, int]:
-    guess = 0
+def _encode(fmt: Format, fragments: Sequence[str], receipt: dict[str, Any], hint: int = 0) -> tuple[str, int]:
+    # `hint`: a figure close to the answer (the previous encoding's), so the fixed point usually needs one pass.
+    guess = hint
     seen: set[int] = set()
     while True:
         receipt["encoded_tokens"] = guess
@@ -181,9 +182,10 @@ def deliver(
     """
     kept = list(items)
     fragments = {item.citation: fragment(fmt, item, explain) for item in kept}
+    measured = 0
     while True:
         receipt = receipt_for(kept, 0, budget)
-        text, measured = _encode(fmt, [fragments[i.citation] for i in kept], receipt)
+        text, measured = _encode(fmt, [fragments[i.citation] for i in kept], receipt, measured)
         if measured <= budget:
             break
         if not kept:
@@ -198,10 +200,10 @@ def deliver(
         fuller = receipt_for(kept, detail, budget)
         if len(fuller["dropped"]) < detail:
             break
-        candidate, size = _encode(fmt, [fragments[i.citation] for i in kept], fuller)
+        candidate, size = _encode(fmt, [fragments[i.citation] for i in kept], fuller, measured)
         if size > budget:
             break
-        text, receipt = candidate, fuller
+        text, receipt, measured = candidate, fuller, size
     return text, kept, receipt
 
 
