@@ -74,7 +74,7 @@ def _compare(store: Store, queries: list[str], rounds: int, budget: int, fmt: st
 
 def main() -> int:
     """Index the corpus into a temporary store, then print the comparison table."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description="Budgeted context packs against plain search.")
     parser.add_argument("--corpus", default=str(SHARED / "influxdata-docs"))
     parser.add_argument("--rounds", type=int, default=7)
     args = parser.parse_args()
