@@ -27,6 +27,8 @@ Public API (stable; the bench and eval tooling build on it):
   since_receipt=None, save_receipt=False, today=None) -> Pack(text, items=[PackItem], receipt, citations,
   status)`: the best few chunks under an exact token budget with a receipt (`RANKING_VERSION`,
   `TRUST_NOTICE`); a missing index gives status `index_not_built`
+- `check_evidence(store, query, *, budget, expected_excerpts, expected_reads, k=10) -> EvidenceCheck`:
+  answer-bearing evaluation (the evidence was delivered and reads back, not only the URI)
 - `Hit(citation, path, ordinal, heading_path, content, score, chunk_id)`
 - `chunk_markdown(text)` / `chunk_text(text) -> ChunkedDocument(title, chunks=[Chunk(heading_path, content)])`
 - `fts_query(text)`: the safe FTS5 query built from free text; `rrf(*rankings)`: the fusion
@@ -62,6 +64,7 @@ from .errors import (
 if TYPE_CHECKING:
     from ._chunk import Chunk, ChunkedDocument, chunk_markdown, chunk_text
     from ._doctor import Check, diagnose
+    from ._evidence import EvidenceCheck, check_evidence
     from ._index import IndexStats, Progress
     from ._pack import Pack
     from ._pack_rank import RANKING_VERSION
@@ -78,6 +81,8 @@ _LAZY = {
     "chunk_text": "._chunk",
     "Check": "._doctor",
     "diagnose": "._doctor",
+    "EvidenceCheck": "._evidence",
+    "check_evidence": "._evidence",
     "IndexStats": "._index",
     "Progress": "._index",
     "Pack": "._pack",
@@ -119,6 +124,7 @@ __all__ = [
     "Embedder",
     "EmbedderError",
     "EmbeddingDimensionError",
+    "EvidenceCheck",
     "Hit",
     "IndexLockedError",
     "IndexNotBuiltError",
@@ -140,6 +146,7 @@ __all__ = [
     "StoreStats",
     "VectorExtensionError",
     "chunk_markdown",
+    "check_evidence",
     "chunk_text",
     "diagnose",
     "fts_query",

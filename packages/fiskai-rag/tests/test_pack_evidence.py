@@ -1,0 +1,68 @@
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from fiskai_rag import Store, check_evidence, open_store
+
+CORPUS = Path(__file__).parent / "data" / "pack" / "corpus"
+
+
+@pytest.fixture
+def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Store]:
+    monkeypatch.chdir(tmp_path)
+    shutil.copytree(CORPUS, tmp_path / "corpus")
+    with open_store(tmp_path / "store", read_only=False) as writer:
+        writer.index(["corpus"])
+    opened = open_store(tmp_path / "store", read_only=True)
+    yield opened
+    opened.close()
+
+
+def test_delivered_evidence_passes(store: Store) -> None:
+    check = check_evidence(
+        store,
+        "retention limits",
+        budget=1200,
+        expected_excerpts={"corpus/design/retention.md": ["never block PRODUCERS"]},
+        expected_reads={"corpus/design/retention.md#1": ["Retention policy > Limits"]},
+    )
+
+    assert check.passed, check.failures
+    assert "corpus/design/retention.md#1" in check.citations
+
+
+def test_a_delivered_uri_without_its_evidence_still_fails(store: Store) -> None:
+    check = check_evidence(
+        store,
+        "retention limits",
+        budget=1200,
+        expected_excerpts={"corpus/design/retention.md": ["ninety days"]},
+        expected_reads={"corpus/design/retention.md#1": ["hourly sweep"]},
+    )
+
+    assert not check.passed
+    assert check.failures == (
+        "corpus/design/retention.md: delivered excerpt lacks ['ninety days']",
+        "corpus/design/retention.md#1: reading corpus/design/retention.md#1 lacks ['hourly sweep']",
+    )
+
+
+def test_evidence_beyond_k_or_the_budget_is_not_delivered(store: Store) -> None:
+    check = check_evidence(
+        store,
+        "retention limits",
+        budget=1200,
+        k=1,
+        expected_excerpts={"corpus/notes/2026-11-26-review.md": ["90 days"]},
+        expected_reads={"corpus/ops/upgrade.md": ["one node at a time"]},
+    )
+
+    assert [failure.split(":")[0] for failure in check.failures] == [
+        "corpus/notes/2026-11-26-review.md",
+        "corpus/ops/upgrade.md",
+    ]
+    assert "within the first 1 items" in check.failures[0]
