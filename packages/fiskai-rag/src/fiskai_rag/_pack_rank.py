@@ -41,6 +41,8 @@ __all__ = [
 RANKING_VERSION = "fiskai-pack-2"
 
 MIN_TERM_RUNES = 3
+MAX_TERMS = 40
+"""Ranking terms kept from one query (each costs a document-frequency count); later new words are ignored."""
 RARITY_CAP = 16
 TITLE_WEIGHT = 3
 HEADING_WEIGHT = 3
@@ -135,7 +137,7 @@ def plan_query(text: str, trimmed: Iterable[str] = ()) -> QueryPlan:
             folded = stem(word)
             if folded in terms:
                 repeats[terms.index(folded)] += 1
-            else:
+            elif len(terms) < MAX_TERMS:
                 terms.append(folded)
                 surfaces.append(word)
                 repeats.append(1)
@@ -302,11 +304,14 @@ _PATTERNS: dict[frozenset[str], re.Pattern[str] | None] = {}
 
 
 def _pattern_for(terms: frozenset[str]) -> re.Pattern[str] | None:
-    if terms not in _PATTERNS:
-        if len(_PATTERNS) > 256:
-            _PATTERNS.clear()
-        _PATTERNS[terms] = term_pattern(terms)
-    return _PATTERNS[terms]
+    # Read and written without a lock: stores in other threads may share this cache, so the value is
+    # returned from a local rather than read back after a possible clear by another thread.
+    if terms in _PATTERNS:
+        return _PATTERNS[terms]
+    if len(_PATTERNS) > 256:
+        _PATTERNS.clear()
+    pattern = _PATTERNS[terms] = term_pattern(terms)
+    return pattern
 
 
 def _segments(body: str) -> list[tuple[int, str]]:
