@@ -1,11 +1,11 @@
 from __future__ import annotations
 
 import datetime as dt
-import gzip
 import json
 import os
 import shutil
 import stat
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -53,15 +53,15 @@ def test_a_saved_receipt_is_owner_only_compressed_and_holds_no_bodies(reader: St
 
     digest = pack.receipt["input_digest"]
     folder = receipts_dir(reader.directory)
-    saved = folder / f"{digest}.json.gz"
-    manifest = json.loads(gzip.decompress(saved.read_bytes()))
+    saved = folder / f"{digest}.json.z"
+    manifest = json.loads(zlib.decompress(saved.read_bytes()))
     assert folder.parent == _state()
     assert stat.S_IMODE(folder.stat().st_mode) == 0o700
     assert stat.S_IMODE(saved.stat().st_mode) == 0o600
     assert pack.receipt["saved"] is True
     assert {citation for citation, _ in manifest["entries"]} >= set(pack.citations)
     assert all(len(entry) == 2 and len(entry[1]) == 16 for entry in manifest["entries"])
-    assert b"expired messages" not in gzip.decompress(saved.read_bytes())
+    assert b"expired messages" not in zlib.decompress(saved.read_bytes())
 
 
 def test_nothing_new_since_a_receipt_is_the_no_candidates_case(reader: Store) -> None:
@@ -133,7 +133,7 @@ def test_only_the_16_most_recently_used_receipts_are_kept(reader: Store) -> None
         # Using the first receipt keeps it among the most recent.
         reader.context("retention", budget=800, since_receipt=first, today=TODAY)
 
-    kept = {path.name.removesuffix(".json.gz") for path in receipts_dir(reader.directory).glob("*.json.gz")}
+    kept = {path.name.removesuffix(".json.z") for path in receipts_dir(reader.directory).glob("*.json.z")}
     assert len(kept) == KEEP_PER_STORE
     assert first in kept
     assert digests[1] not in kept

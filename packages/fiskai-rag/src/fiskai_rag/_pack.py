@@ -13,7 +13,7 @@ import hashlib
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from ._db import DATES_PENDING, DB_NAME, FIX_INDEX, Conn, has_dates
 from ._pack_rank import Candidate, QueryPlan, Scored, Scorer, excerpt, plan_query, rarity, words
@@ -189,8 +189,7 @@ def _item(
     )
 
 
-@dataclass(slots=True)
-class _Request:
+class _Request(NamedTuple):
     query: str
     budget: int
     fmt: Format

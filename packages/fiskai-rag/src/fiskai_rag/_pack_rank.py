@@ -23,7 +23,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from ._temporal import SCAFFOLDING, scaffold_word
 
@@ -96,8 +96,7 @@ def words(text: str) -> list[str]:
     return _WORD.findall(text.lower())
 
 
-@dataclass(frozen=True, slots=True)
-class QueryPlan:
+class QueryPlan(NamedTuple):
     """A query as the ranker sees it, with every filtered word kept for the receipt."""
 
     text: str
@@ -159,8 +158,7 @@ def rarity(df: int, total: int) -> int:
     return min(RARITY_CAP, 1 + math.floor(math.log2(max(1.0, total / df))))
 
 
-@dataclass(frozen=True, slots=True)
-class Candidate:
+class Candidate(NamedTuple):
     """A chunk worth scoring, with the document fields the ranker reads."""
 
     citation: str
@@ -182,8 +180,7 @@ class Candidate:
         return self.content
 
 
-@dataclass(frozen=True, slots=True)
-class Scored:
+class Scored(NamedTuple):
     """An item's integer score and the contributions that sum to it."""
 
     candidate: Candidate

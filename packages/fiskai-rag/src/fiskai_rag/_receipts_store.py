@@ -1,9 +1,9 @@
 """Saved receipts for delta packs: bounded manifests of citations and content digests, never bodies.
 
-Layout: `$XDG_STATE_HOME/fiskai/receipts/<store id>/<input_digest>.json.gz` (else under
+Layout: `$XDG_STATE_HOME/fiskai/receipts/<store id>/<input_digest>.json.z` (else under
 `~/.local/state`), where the store id is a digest of the store directory's real path. Directories are 0700
-and files 0600; each file is gzip-compressed JSON holding the query terms it was saved for and at most
-`MAX_ENTRIES` (citation, digest) pairs: every candidate the pack considered, so a later
+and files 0600; each file is zlib-compressed JSON (zlib rather than gzip, which costs the pack path more
+import time) holding the query terms it was saved for and at most `MAX_ENTRIES` (citation, digest) pairs: every candidate the pack considered, so a later
 `since_receipt` keeps only chunks that are new or changed. Loading a receipt refreshes its mtime; saving
 one keeps the 16 most recently used per store and deletes the rest. Only an explicit save writes here.
 """
@@ -11,11 +11,11 @@ one keeps the 16 most recently used per store and deletes the rest. Only an expl
 from __future__ import annotations
 
 import contextlib
-import gzip
 import hashlib
 import json
 import os
 import time
+import zlib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, cast
@@ -53,8 +53,8 @@ def save_manifest(store_dir: Path, digest: str, *, terms: Sequence[str], entries
     """
     folder = receipts_dir(store_dir)
     document = {"format": _FORMAT, "input_digest": digest, "terms": list(terms), "entries": list(entries)[:MAX_ENTRIES]}
-    blob = gzip.compress(json.dumps(document, separators=(",", ":")).encode(), mtime=0)
-    target = folder / f"{digest}.json.gz"
+    blob = zlib.compress(json.dumps(document, separators=(",", ":")).encode(), 9)
+    target = folder / f"{digest}.json.z"
     scratch = folder / f".{digest}.{os.getpid()}.tmp"
     try:
         folder.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -81,7 +81,7 @@ def _touch(path: Path) -> None:
 
 def _prune(folder: Path) -> None:
     saved: list[tuple[int, str, Path]] = []
-    for path in folder.glob("*.json.gz"):
+    for path in folder.glob("*.json.z"):
         with contextlib.suppress(OSError):
             saved.append((path.stat().st_mtime_ns, path.name, path))
     saved.sort(reverse=True)
@@ -97,10 +97,10 @@ def load_manifest(store_dir: Path, digest: str, *, terms: Sequence[str]) -> dict
         ReceiptNotFoundError: No such receipt for this store, an unreadable one, or one saved for other terms.
     """
     _check_digest(digest)
-    path = receipts_dir(store_dir) / f"{digest}.json.gz"
+    path = receipts_dir(store_dir) / f"{digest}.json.z"
     reseed = "run the original query with --save-receipt (and without --since-receipt) to seed it again"
     try:
-        document = cast(dict[str, Any], json.loads(gzip.decompress(path.read_bytes())))
+        document = cast(dict[str, Any], json.loads(zlib.decompress(path.read_bytes())))
         entries = cast(list[list[str]], document["entries"])
         saved_terms = cast(list[str], document["terms"])
     except FileNotFoundError:
@@ -108,7 +108,7 @@ def load_manifest(store_dir: Path, digest: str, *, terms: Sequence[str]) -> dict
             f"no saved receipt {digest} for this knowledge store (it was never saved, or only the 16 most "
             f"recent are kept); {reseed}"
         ) from None
-    except (OSError, ValueError, KeyError, TypeError, EOFError) as err:
+    except (OSError, ValueError, KeyError, TypeError, zlib.error) as err:
         raise ReceiptNotFoundError(f"saved receipt {digest} is unreadable ({err}); {reseed}") from err
     if saved_terms != list(terms):
         raise ReceiptNotFoundError(

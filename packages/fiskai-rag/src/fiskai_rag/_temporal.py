@@ -20,7 +20,7 @@ guessed between. `--until` alone looks back 30 days instead of scanning all hist
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from .errors import QueryWindowError
 
@@ -38,8 +38,7 @@ _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday",
 _PUNCTUATION = "?!,.;:\"'()[]"
 
 
-@dataclass(frozen=True, slots=True)
-class Window:
+class Window(NamedTuple):
     """Inclusive date bounds; None on a side means unbounded. No bounds at all means no window."""
 
     since: dt.date | None = None
