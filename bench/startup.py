@@ -24,14 +24,23 @@ BIN = Path(sys.executable).parent
 EXAMPLE = ROOT / "examples" / "fixturectl"
 
 
-def _time(argv: list[str], runs: int) -> list[float]:
-    samples: list[float] = []
+def _run_once(argv: list[str]) -> float:
+    start = time.perf_counter()
+    done = subprocess.run(argv, capture_output=True, cwd=ROOT, check=False)
+    elapsed = (time.perf_counter() - start) * 1000
+    if done.returncode != 0:
+        sys.exit(f"{' '.join(argv)} exited {done.returncode}: {done.stderr.decode()[-500:]}")
+    return elapsed
+
+
+def _time_interleaved(commands: dict[str, list[str]], runs: int) -> dict[str, list[float]]:
+    """Run every command once per round, so load drift on a shared machine hits all of them alike."""
+    samples: dict[str, list[float]] = {label: [] for label in commands}
+    for argv in commands.values():
+        _run_once(argv)  # warm the page cache once
     for _ in range(runs):
-        start = time.perf_counter()
-        done = subprocess.run(argv, capture_output=True, cwd=ROOT, check=False)
-        samples.append((time.perf_counter() - start) * 1000)
-        if done.returncode != 0:
-            sys.exit(f"{' '.join(argv)} exited {done.returncode}: {done.stderr.decode()[-500:]}")
+        for label, argv in commands.items():
+            samples[label].append(_run_once(argv))
     return samples
 
 
@@ -50,23 +59,25 @@ def main() -> int:
 
     fiskai = str(BIN / "fiskai")
     config = str(EXAMPLE / "agent.yaml")
-    baseline = _time([sys.executable, "-c", "pass"], args.runs)
-    introspect = _time([str(EXAMPLE / "fixturectl"), "--fisk-introspect"], args.runs)
-    base = statistics.median(baseline)
-    intro = statistics.median(introspect)
-    rows = [
-        ("python -c pass (baseline)", baseline, None),
-        ("fixturectl --fisk-introspect", introspect, None),
-        ("fiskai --version", _time([fiskai, "--version"], args.runs), 150.0),
-        ("fiskai --help", _time([fiskai, "--help"], args.runs), 150.0),
-        ("fiskai -c example info", _time([fiskai, "-c", config, "info"], args.runs), 300.0 + intro),
-        (
-            "fiskai -c example info --format json",
-            _time([fiskai, "-c", config, "info", "--format", "json"], args.runs),
-            300.0 + intro,
-        ),
-    ]
-    print(f"runs per command: {args.runs}; python {sys.version.split()[0]}; cores {os.cpu_count()}")
+    commands = {
+        "python -c pass (baseline)": [sys.executable, "-c", "pass"],
+        "fixturectl --fisk-introspect": [str(EXAMPLE / "fixturectl"), "--fisk-introspect"],
+        "fiskai --version": [fiskai, "--version"],
+        "fiskai --help": [fiskai, "--help"],
+        "fiskai -c example info": [fiskai, "-c", config, "info"],
+        "fiskai -c example info --format json": [fiskai, "-c", config, "info", "--format", "json"],
+    }
+    samples = _time_interleaved(commands, args.runs)
+    base = statistics.median(samples["python -c pass (baseline)"])
+    intro = statistics.median(samples["fixturectl --fisk-introspect"])
+    budgets = {
+        "fiskai --version": 150.0,
+        "fiskai --help": 150.0,
+        "fiskai -c example info": 300.0 + intro,
+        "fiskai -c example info --format json": 300.0 + intro,
+    }
+    rows = [(label, samples[label], budgets.get(label)) for label in commands]
+    print(f"runs per command: {args.runs}, interleaved; python {sys.version.split()[0]}; cores {os.cpu_count()}")
     header = f"{'command':<38} {'median ms':>10} {'p95 ms':>8} {'x baseline':>11} {'budget ms':>10}  verdict"
     print(header)
     print("-" * len(header))

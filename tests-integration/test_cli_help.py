@@ -1,5 +1,7 @@
+import json
 import subprocess
 import sys
+from pathlib import Path
 
 import click
 from click.testing import CliRunner
@@ -48,3 +50,27 @@ def test_version_and_help_import_no_subcommand_or_heavy_sdk() -> None:
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert done.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_the_console_entry_runs_info_end_to_end_in_a_fresh_process() -> None:
+    example = Path(__file__).resolve().parents[1] / "examples" / "fixturectl" / "agent.yaml"
+    done = subprocess.run(
+        [sys.executable, "-m", "fiskai_cli", "-c", str(example), "info", "--format", "json"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "cluster_node_drain" in [tool["name"] for tool in json.loads(done.stdout)["tools"]]
+
+
+def test_a_cli_error_is_one_line_without_a_traceback(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "fiskai_cli", "-c", str(tmp_path / "missing.yaml"), "info"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 1
+    assert "Traceback" not in done.stderr
+    assert done.stderr.startswith("Error: ")

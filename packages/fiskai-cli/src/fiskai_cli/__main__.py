@@ -1,3 +1,3 @@
-from fiskai_cli._root import main
+from fiskai_cli._entry import main
 
 main()
