@@ -27,6 +27,7 @@ from typing import Any, cast
 import apsw
 
 _EXTENSIONS = (".md", ".markdown", ".txt", ".text")
+_MAX_FILE_BYTES = 512 * 1024
 _TERM = re.compile(r"[^\W_]+")
 
 
@@ -81,7 +82,13 @@ def raw_insert(args: dict[str, Any]) -> dict[str, Any]:
     chunk = _chunker()
     rows: list[tuple[str, str, str]] = []
     for path in _files(args["corpus"]):
-        text = path.read_text(encoding="utf-8", errors="replace")
+        data = path.read_bytes()
+        if len(data) > _MAX_FILE_BYTES:
+            continue  # the index skips these too, so the floor inserts the same chunks
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            continue
         rows.extend((f"{path}#{n}", heading, content) for n, (heading, content) in enumerate(chunk(text)))
     db_path = Path(args["db"])
     for suffix in ("", "-wal", "-shm"):
