@@ -199,3 +199,47 @@ def test_embeddings_options_go_together(suite: Path) -> None:
     result = CliRunner().invoke(eval_command, [str(suite), "--embeddings-url", "http://127.0.0.1:9/v1"])
     assert result.exit_code == 2
     assert "--embeddings-url and --embeddings-model go together" in result.output
+
+
+def _evidence_suite(tmp_path: Path, suite: Path, excerpt: str) -> Path:
+    path = tmp_path / "evidence.yaml"
+    path.write_text(
+        "corpus: docs\n"
+        "queries:\n"
+        "  - id: rotate\n"
+        "    query: how do I rotate signing keys\n"
+        "    expected: docs/keys.md\n"
+        f"    expected_excerpts: {{docs/keys.md: [{excerpt}]}}\n"
+        "    expected_reads: {docs/keys.md: [rotate command]}\n",
+        encoding="utf-8",
+    )
+    return path
+
+
+def test_evidence_checks_pass_when_the_pack_carries_the_expected_words(tmp_path: Path, suite: Path) -> None:
+    path = _evidence_suite(tmp_path, suite, "Ninety Days")
+    result = CliRunner().invoke(eval_command, [str(path), "--format", "json", "--no-baseline"])
+    assert result.exit_code == 0, result.output
+    evidence = _json(result.stdout)["evidence"]
+    assert evidence == {"checked": 1, "passed": 1, "budget": 6000, "failures": []}
+
+
+def test_high_recall_with_missing_evidence_still_fails(tmp_path: Path, suite: Path) -> None:
+    path = _evidence_suite(tmp_path, suite, "quarterly")
+    result = CliRunner().invoke(eval_command, [str(path), "--no-baseline"])
+    assert result.exit_code == 1
+    assert "evidence: 0 of 1 queries delivered their expected excerpts and reads" in result.stdout
+    assert "evidence missing: query rotate: docs/keys.md: delivered excerpt lacks ['quarterly']" in result.stderr
+    assert "threshold missed: evidence: 1 of 1 queries lacked it" in result.stderr
+
+
+def test_evidence_for_a_uri_not_listed_in_expected_is_a_suite_error(tmp_path: Path, suite: Path) -> None:
+    path = tmp_path / "bad.yaml"
+    path.write_text(
+        "corpus: docs\nqueries:\n  - query: rotate keys\n    expected: docs/keys.md\n"
+        "    expected_reads: {docs/tls.md: [renew]}\n",
+        encoding="utf-8",
+    )
+    result = CliRunner().invoke(eval_command, [str(path)])
+    assert result.exit_code == 1
+    assert "`expected_reads` names 'docs/tls.md', which is not in `expected`" in result.stderr

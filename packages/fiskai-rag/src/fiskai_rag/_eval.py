@@ -18,7 +18,7 @@ import json
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Protocol, Self, cast
 
@@ -58,6 +58,15 @@ class EvalQuery:
     text: str
     relevant: Mapping[str, int]
     """Expected URI (relpath or citation) to relevance grade; every grade is > 0."""
+    expected_excerpts: Mapping[str, tuple[str, ...]] = field(default_factory=dict[str, tuple[str, ...]])
+    """Expected URI to fragments its delivered pack excerpts must contain (answer-bearing check)."""
+    expected_reads: Mapping[str, tuple[str, ...]] = field(default_factory=dict[str, tuple[str, ...]])
+    """Expected URI to fragments a follow-up read (`knowledge show`) of its delivered citation must contain."""
+
+    @property
+    def has_evidence_checks(self) -> bool:
+        """Whether the query states answer-bearing expectations beyond its URIs."""
+        return bool(self.expected_excerpts or self.expected_reads)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -341,6 +350,23 @@ def _expected(value: object, where: str) -> dict[str, int]:
     raise SuiteError(f"{where}: `expected` must be a URI, a list of URIs, or a map of URI to a grade > 0")
 
 
+def _evidence(value: object, relevant: Mapping[str, int], where: str, key: str) -> dict[str, tuple[str, ...]]:
+    if value is None:
+        return {}
+    pairs = _fields(value)
+    if pairs is None:
+        raise SuiteError(f"{where}: `{key}` must map an expected URI to a list of text fragments")
+    evidence: dict[str, tuple[str, ...]] = {}
+    for uri, fragments in pairs.items():
+        if uri not in relevant:
+            raise SuiteError(f"{where}: `{key}` names {uri!r}, which is not in `expected`; list it there first")
+        listed = _items(fragments)
+        if not listed or not all(isinstance(item, str) and item.strip() for item in listed):
+            raise SuiteError(f"{where}: `{key}` for {uri!r} must be a non-empty list of non-empty text fragments")
+        evidence[uri] = tuple(str(item) for item in listed)
+    return evidence
+
+
 def suite_from_mapping(data: object, *, name: str, base_dir: Path) -> EvalSuite:
     """Build a suite from a parsed YAML or JSON document.
 
@@ -351,6 +377,10 @@ def suite_from_mapping(data: object, *, name: str, base_dir: Path) -> EvalSuite:
           - id: rotate           # optional; defaults to the 1-based position
             query: how do I rotate the signing keys
             expected: [docs/keys.md, docs/ops.md#3]   # or one URI, or {uri: grade}
+            expected_excerpts:                       # optional: the delivered pack must carry these words
+              docs/keys.md: [rotate every 90 days]
+            expected_reads:                          # optional: reading the citation must show these
+              docs/keys.md: [kms rotate-key]
 
     Args:
         data: The parsed document.
@@ -376,7 +406,16 @@ def suite_from_mapping(data: object, *, name: str, base_dir: Path) -> EvalSuite:
         if not isinstance(text, str) or not text.strip():
             raise SuiteError(f"{where}: `query` must be non-empty text")
         query_id = fields.get("id", str(position))
-        queries.append(EvalQuery(id=str(query_id), text=text, relevant=_expected(fields.get("expected"), where)))
+        relevant = _expected(fields.get("expected"), where)
+        queries.append(
+            EvalQuery(
+                id=str(query_id),
+                text=text,
+                relevant=relevant,
+                expected_excerpts=_evidence(fields.get("expected_excerpts"), relevant, where, "expected_excerpts"),
+                expected_reads=_evidence(fields.get("expected_reads"), relevant, where, "expected_reads"),
+            )
+        )
     corpus = document.get("corpus")
     if corpus is not None and not isinstance(corpus, str):
         raise SuiteError(f"{name}: `corpus` must be a path")

@@ -19,7 +19,7 @@ from pathlib import Path
 import click
 import yaml
 
-from fiskai_rag import Embedder, OpenAICompatibleEmbedder, RagError, open_store
+from fiskai_rag import Embedder, OpenAICompatibleEmbedder, RagError, Store, check_evidence, open_store
 from fiskai_rag.eval import (
     DEFAULT_RECALL_K,
     Bm25Baseline,
@@ -38,12 +38,23 @@ _MAX_DEPTH = 20
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class _Evidence:
+    """The answer-bearing checks of the queries that state expected excerpts or reads."""
+
+    checked: int
+    passed: int
+    budget: int
+    failures: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class _Run:
     """One ranking's scores over the suite, with what it cost."""
 
     label: str
     report: EvalReport
     search_ms: list[float]
+    evidence: _Evidence | None = None
 
 
 def _read_suite(path: Path) -> EvalSuite:
@@ -87,7 +98,7 @@ def _index_corpus(store_dir: Path, corpus: Path, embedder: Embedder | None) -> s
     return f"indexed {stats.files} files into {stats.chunks} chunks{embedded} in {elapsed:.1f} s"
 
 
-def _rank_with_store(store_dir: Path, suite: EvalSuite, k: int, embedder: Embedder | None) -> _Run:
+def _rank_with_store(store_dir: Path, suite: EvalSuite, k: int, embedder: Embedder | None, budget: int) -> _Run:
     samples: list[float] = []
     with open_store(store_dir, read_only=True, embedder=embedder) as store:
 
@@ -99,8 +110,29 @@ def _rank_with_store(store_dir: Path, suite: EvalSuite, k: int, embedder: Embedd
             return [hit.citation for hit in result.hits]
 
         report = evaluate(suite, _timed(search, samples), k=k)
+        evidence = _check_evidence(store, suite, k, budget)
     label = "fiskai knowledge, hybrid" if embedder is not None else "fiskai knowledge"
-    return _Run(label=label, report=report, search_ms=samples)
+    return _Run(label=label, report=report, search_ms=samples, evidence=evidence)
+
+
+def _check_evidence(store: Store, suite: EvalSuite, k: int, budget: int) -> _Evidence | None:
+    """Answer-bearing checks: the pack an agent would get must carry the expected words, not only the URI."""
+    checked = [query for query in suite.queries if query.has_evidence_checks]
+    if not checked:
+        return None
+    failures: list[str] = []
+    for query in checked:
+        outcome = check_evidence(
+            store,
+            query.text,
+            budget=budget,
+            expected_excerpts=query.expected_excerpts,
+            expected_reads=query.expected_reads,
+            k=k,
+        )
+        failures += [f"query {query.id}: {failure}" for failure in outcome.failures]
+    failed = len({failure.split(":", 1)[0] for failure in failures})
+    return _Evidence(checked=len(checked), passed=len(checked) - failed, budget=budget, failures=tuple(failures))
 
 
 def _rank_with_baseline(suite: EvalSuite, corpus: Path, k: int) -> _Run:
@@ -144,6 +176,14 @@ def _json(suite: EvalSuite, runs: list[_Run], notes: list[str], misses: list[str
         "ranking": _scores(runs[0]),
         "baseline": _scores(runs[1]) if len(runs) > 1 else None,
         "notes": notes,
+        "evidence": None
+        if runs[0].evidence is None
+        else {
+            "checked": runs[0].evidence.checked,
+            "passed": runs[0].evidence.passed,
+            "budget": runs[0].evidence.budget,
+            "failures": list(runs[0].evidence.failures),
+        },
         "passed": not misses,
         "misses": misses,
         "per_query": [
@@ -168,6 +208,13 @@ def _table(suite: EvalSuite, runs: list[_Run], notes: list[str], per_query: bool
         p50 = f"{statistics.median(run.search_ms):.1f} ms" if run.search_ms else "-"
         report = run.report
         lines.append(f"{run.label:<24} {report.ndcg:>8.3f} {report.mrr:>8.3f} {report.recall:>10.3f} {p50:>11}")
+    evidence = runs[0].evidence
+    if evidence is not None:
+        lines += [
+            "",
+            f"evidence: {evidence.passed} of {evidence.checked} queries delivered their expected excerpts and reads "
+            f"(pack budget {evidence.budget})",
+        ]
     if per_query:
         lines += ["", f"{'query':<8} {'nDCG@10':>8} {'RR':>6} {f'recall@{k}':>10}  text"]
         for result in runs[0].report.results:
@@ -215,6 +262,14 @@ def _table(suite: EvalSuite, runs: list[_Run], notes: list[str], per_query: bool
 @click.option("--min-ndcg", type=click.FloatRange(0, 1), default=None, help="Fail when nDCG@10 is lower.")
 @click.option("--min-mrr", type=click.FloatRange(0, 1), default=None, help="Fail when MRR@10 is lower.")
 @click.option("--min-recall", type=click.FloatRange(0, 1), default=None, help="Fail when recall@k is lower.")
+@click.option(
+    "--budget",
+    type=click.IntRange(min=1),
+    default=6000,
+    show_default=True,
+    help="Token budget of the context pack for queries with expected_excerpts/expected_reads "
+    "(as knowledge_search uses max_injected_tokens).",
+)
 @click.option("--per-query", is_flag=True, help="Also list each query's figures (table format).")
 @click.option("--format", "output_format", type=click.Choice(["table", "json"]), default="table", show_default=True)
 def eval_command(
@@ -228,10 +283,11 @@ def eval_command(
     min_ndcg: float | None,
     min_mrr: float | None,
     min_recall: float | None,
+    budget: int,
     per_query: bool,
     output_format: str,
 ) -> None:
-    r"""Score the knowledge index against a suite of judged queries.
+    """Score the knowledge index against a suite of judged queries.
 
     SUITE is a TREC-style folder (queries.jsonl, qrels.tsv, optional corpus/), its qrels.tsv, or a
     YAML/JSON file listing queries with the URIs (relpaths or citations) each should find:
@@ -241,9 +297,14 @@ def eval_command(
       queries:
         - query: how do I rotate the signing keys
           expected: [docs/keys.md, docs/ops.md#3]
+          expected_excerpts: {docs/keys.md: [every 90 days]}
+          expected_reads: {docs/keys.md: [kms rotate-key]}
 
     Prints nDCG@10, MRR@10 and recall@k for the index and, when the suite names a corpus, for plain
-    FTS5 BM25 over the same documents. Exits 1 when a --min-* threshold is missed.
+    FTS5 BM25 over the same documents. Queries with expected_excerpts or expected_reads also get
+    answer-bearing checks: the context pack an agent would receive (--budget) must deliver the URI
+    within k with those words in its excerpt, and reading the citation back must show the read
+    fragments. Exits 1 when a --min-* threshold is missed or any evidence is missing.
     """
     try:
         suite = _read_suite(suite_path)
@@ -261,7 +322,7 @@ def eval_command(
         with _store_dir(store_dir) as where:
             if index_first and suite.corpus is not None:
                 notes.append(f"corpus {suite.corpus}: {_index_corpus(where, suite.corpus, embedder)}")
-            runs = [_rank_with_store(where, suite, k, embedder)]
+            runs = [_rank_with_store(where, suite, k, embedder, budget)]
     except RagError as err:
         raise click.ClickException(str(err)) from err
     finally:
@@ -270,10 +331,17 @@ def eval_command(
     if baseline and suite.corpus is not None:
         runs.append(_rank_with_baseline(suite, suite.corpus, k))
     misses = _misses(runs[0].report, {"ndcg": min_ndcg, "mrr": min_mrr, "recall": min_recall})
+    evidence = runs[0].evidence
+    if evidence is not None and evidence.failures:
+        # High recall with missing evidence still fails: the agent would not have had the answer.
+        misses.append(f"evidence: {evidence.checked - evidence.passed} of {evidence.checked} queries lacked it")
     if output_format == "json":
         click.echo(_json(suite, runs, notes, misses))
     else:
         click.echo(_table(suite, runs, notes, per_query))
+    if evidence is not None:
+        for failure in evidence.failures:
+            click.echo(f"evidence missing: {failure}", err=True)
     for miss in misses:
         click.echo(f"threshold missed: {miss}", err=True)
     if misses:
