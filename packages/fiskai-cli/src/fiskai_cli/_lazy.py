@@ -83,7 +83,8 @@ def _missing_extra_stub(cmd_name: str, entry: LazyCommand, missing: str) -> clic
     return click.Command(
         cmd_name,
         callback=_fail,
-        help=f"{entry.summary}\n\nNot installed: {hint}.",
+        # \b keeps click from wrapping the install command across lines, so it can be copied whole.
+        help=f"{entry.summary}\n\n\b\nNot installed: {hint}.",
         short_help=entry.summary,
         context_settings={"ignore_unknown_options": True, "allow_extra_args": True},
     )
