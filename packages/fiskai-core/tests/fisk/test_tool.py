@@ -121,6 +121,15 @@ def test_relative_application_path_resolves_against_the_config_folder(tmp_path: 
     assert resolve_application_path("/opt/app", base_dir=tmp_path) == "/opt/app"
 
 
+def test_dot_slash_path_without_a_config_folder_stays_a_path(
+    tmp_path: Path, model: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_fake_app(tmp_path, model, name="fixturectl")
+    monkeypatch.chdir(tmp_path)
+    assert resolve_application_path("./fixturectl") == str(tmp_path / "fixturectl")
+    assert [spec.name for spec in load_application("./fixturectl").selected][:1] == ["types"]
+
+
 def test_bare_application_name_not_on_path_names_the_fix() -> None:
     with pytest.raises(IntrospectionError) as caught:
         resolve_application_path("no-such-fisk-app-anywhere")

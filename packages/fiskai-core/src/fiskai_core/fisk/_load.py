@@ -50,8 +50,8 @@ class Application:
 def resolve_application_path(application_path: str, *, base_dir: Path | None = None) -> str:
     """Where `application_path` points.
 
-    A path with a separator is relative to `base_dir` (the config's folder); a bare name is looked up
-    on PATH, as a shell would.
+    A path with a separator is relative to `base_dir` (the config's folder; the current directory when
+    None) and comes back absolute; a bare name is looked up on PATH, as a shell would.
 
     Raises:
         IntrospectionError: a bare name is not on PATH.
@@ -59,8 +59,9 @@ def resolve_application_path(application_path: str, *, base_dir: Path | None = N
     expanded = os.path.expanduser(application_path)
     if os.sep in expanded or (os.altsep and os.altsep in expanded):
         path = Path(expanded)
-        if not path.is_absolute() and base_dir is not None:
-            path = base_dir / path
+        if not path.is_absolute():
+            # Absolute from here on: `Path("./app")` prints as `app`, which a runner would look up on PATH.
+            path = (base_dir / path) if base_dir is not None else path.absolute()
         return str(path)
     found = shutil.which(expanded)
     if found is None:
