@@ -271,3 +271,28 @@ def test_two_temporal_expressions_are_refused(store: Store) -> None:
 def test_unknown_format_is_a_value_error(store: Store) -> None:
     with pytest.raises(ValueError, match="unknown pack format"):
         store.context("retention", budget=600, fmt="yaml", today=TODAY)  # pyright: ignore[reportArgumentType]
+
+
+def _tiny_store(root: Path) -> Store:
+    docs = root / "docs"
+    docs.mkdir()
+    (docs / "install.md").write_text("# Install\n\nRun the installer to set up the agent.\n", encoding="utf-8")
+    (docs / "upgrade.md").write_text("# Upgrade\n\nThe installer also upgrades an existing agent.\n", encoding="utf-8")
+    (docs / "backup.md").write_text("# Backup\n\nSnapshots are copied nightly.\n", encoding="utf-8")
+    with open_store(root / "store", read_only=False) as writer:
+        writer.index([str(docs)])
+    return open_store(root / "store", read_only=True)
+
+
+def test_common_words_still_count_when_the_query_has_nothing_rarer(tmp_path: Path) -> None:
+    # "installer" is in 2 of 3 chunks: a stop term by the half rule, but it is all the query has.
+    with _tiny_store(tmp_path) as tiny:
+        pack = tiny.context("installer", budget=300, today=TODAY)
+    assert pack.status == "ok"
+    assert sorted(c.rsplit("/", 1)[-1] for c in pack.citations) == ["install.md#0", "upgrade.md#0"]
+
+
+def test_a_rarer_word_still_silences_common_ones(tmp_path: Path) -> None:
+    with _tiny_store(tmp_path) as tiny:
+        pack = tiny.context("installer snapshots", budget=300, today=TODAY)
+    assert [c.rsplit("/", 1)[-1] for c in pack.citations] == ["backup.md#0"]

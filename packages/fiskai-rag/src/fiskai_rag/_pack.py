@@ -266,6 +266,10 @@ def _build(db: Conn, request: _Request, plan: QueryPlan, window: Window) -> Pack
     total = reader.total()
     df = {term: reader.df(surface) for term, surface in zip(plan.terms, plan.surfaces, strict=True)} if total else {}
     stop = frozenset(t for t, n in df.items() if total >= 2 and n * 2 > total)
+    if stop and stop >= {t for t, n in df.items() if n}:
+        # Stop terms keep common words from outweighing informative ones; when every word the query has
+        # in the window is common (a small corpus, a one-word query), they are all the evidence there is.
+        stop = frozenset[str]()
     rarities = {t: rarity(n, total) for t, n in df.items()}
     # Repeats stay in the FTS5 query: bm25 then weights the words a question dwells on when choosing
     # which candidates are worth scoring, as the scorer itself does.

@@ -38,7 +38,7 @@ __all__ = [
     "rarity",
 ]
 
-RANKING_VERSION = "fiskai-pack-2"
+RANKING_VERSION = "fiskai-pack-3"
 
 MIN_TERM_RUNES = 3
 MAX_TERMS = 40
