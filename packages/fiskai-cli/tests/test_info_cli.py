@@ -76,7 +76,8 @@ def test_info_warns_about_a_confirm_tag_no_tool_carries(tmp_path: Path) -> None:
 def test_info_missing_config_is_a_clear_error() -> None:
     code, _, err = _invoke("-c", "/nonexistent/agent.yaml", "info")
     assert code == 1
-    assert "/nonexistent/agent.yaml" in err
+    assert 'no configuration at "/nonexistent/agent.yaml"' in err
+    assert "fiskai -c path/to/agent.yaml info" in err
     assert "Traceback" not in err
 
 

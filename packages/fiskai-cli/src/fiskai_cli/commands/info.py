@@ -46,6 +46,11 @@ def info(ctx: click.Context, output_format: str) -> None:
       fiskai -c agent.yaml info --format json | jq '.tools[].name'
     """
     config_path = Path(ctx.obj["config_path"])
+    if not config_path.exists():
+        raise click.ClickException(
+            f'no configuration at "{config_path}"; name one before the subcommand: '
+            "fiskai -c path/to/agent.yaml info (examples/fixturectl/agent.yaml is a complete example)"
+        )
     try:
         config = load_config(config_path, Mode.MCP)
         application = _load(config, config_path) if config.application_path else None
