@@ -204,6 +204,8 @@ def _is_list_item(stripped: str) -> bool:
     return 0 < digits <= 9 and stripped[digits : digits + 1] in (".", ")")
 
 
+# One pass over the lines keeps every block rule (fences, indented code, setext, front matter) in one place;
+# splitting it would scatter the state they share.
 def _scan(lines: list[str], start: int) -> list[_Block | tuple[int, str]]:  # noqa: C901
     """Blocks and `(level, text)` headings in document order (a list: cheaper than a generator here)."""
     out: list[_Block | tuple[int, str]] = []

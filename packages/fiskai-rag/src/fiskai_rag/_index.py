@@ -124,6 +124,8 @@ def prepare_vector_tier(db: Conn, embedder: Embedder | None) -> Manifest:
     return wanted
 
 
+# The walk, hash, embed and upsert steps share counters and the reconcile set; one function keeps the
+# transaction boundaries visible.
 def run_index(  # noqa: C901
     db: Conn,
     *,

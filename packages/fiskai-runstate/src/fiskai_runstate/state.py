@@ -120,6 +120,7 @@ def _bad(run_id: str, seq: int, reason: str) -> JournalCorruptError:
     return JournalCorruptError(run_id, reason, where=f"seq {seq}")
 
 
+# One branch per record kind, in journal order: splitting the kinds apart would hide how a turn opens and commits.
 def fold(records: Iterable[Record]) -> RunState:  # noqa: C901
     """Replay records into a `RunState`.
 

@@ -95,7 +95,8 @@ async def run_to_sink(
     env: Mapping[str, str],
     sink: OutputSink,
     cwd: str | None = None,
-    timeout: float | None = None,  # noqa: ASYNC109 - see run_argv
+    # A parameter for the same reason as in run_argv.
+    timeout: float | None = None,  # noqa: ASYNC109
     wait_delay: float = DEFAULT_WAIT_DELAY,
 ) -> int:
     """Run `argv` with its combined output streamed into `sink`; the engine under `run_argv`.
