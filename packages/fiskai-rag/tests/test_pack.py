@@ -3,8 +3,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 import math
-import shutil
-from collections.abc import Iterator
 from pathlib import Path
 from typing import cast
 
@@ -14,20 +12,7 @@ import pytest
 from fiskai_rag import TRUST_NOTICE, PackBudgetError, QueryWindowError, Store, open_store
 from fiskai_rag._db import Conn
 
-CORPUS = Path(__file__).parent / "data" / "pack" / "corpus"
 TODAY = dt.date(2026, 11, 30)  # a Monday
-
-
-@pytest.fixture
-def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Store]:
-    """The small pack corpus indexed as `corpus/...`, opened read-only."""
-    monkeypatch.chdir(tmp_path)
-    shutil.copytree(CORPUS, tmp_path / "corpus")
-    with open_store(tmp_path / "store", read_only=False) as writer:
-        writer.index(["corpus"])
-    opened = open_store(tmp_path / "store", read_only=True)
-    yield opened
-    opened.close()
 
 
 def test_a_pack_cites_the_best_chunks_first_with_a_receipt(store: Store) -> None:

@@ -1,25 +1,6 @@
 from __future__ import annotations
 
-import shutil
-from collections.abc import Iterator
-from pathlib import Path
-
-import pytest
-
-from fiskai_rag import Store, check_evidence, open_store
-
-CORPUS = Path(__file__).parent / "data" / "pack" / "corpus"
-
-
-@pytest.fixture
-def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Store]:
-    monkeypatch.chdir(tmp_path)
-    shutil.copytree(CORPUS, tmp_path / "corpus")
-    with open_store(tmp_path / "store", read_only=False) as writer:
-        writer.index(["corpus"])
-    opened = open_store(tmp_path / "store", read_only=True)
-    yield opened
-    opened.close()
+from fiskai_rag import Store, check_evidence
 
 
 def test_delivered_evidence_passes(store: Store) -> None:
