@@ -1,0 +1,324 @@
+"""The NATS binding of the a2a transport: the only module that imports nats-py.
+
+Subjects (the original's, so a Go fisk-ai agent and a fiskai agent reach each other):
+`choria.fisk-ai.discovery.<identity>` and `choria.fisk-ai.tool.<identity>`, served by a NATS micro
+service named after the identity (version `0.0.0`, queue group = identity, so instances sharing an
+identity share the work). fiskai adds `choria.fisk-ai.control.<identity>`, a plain subscription every
+instance hears, for Cancel. A caller that wants progress puts an inbox in the `Fiskai-Events` NATS
+header; the server publishes Event messages there. Headers and subjects route; they never carry meaning.
+"""
+
+from __future__ import annotations
+
+try:
+    import nats.errors
+    from nats.aio.client import Client as NatsClient
+    from nats.aio.msg import Msg
+    from nats.micro import add_service  # pyright: ignore[reportUnknownVariableType]
+    from nats.micro.request import Request as MicroRequest
+    from nats.micro.service import EndpointConfig, Service
+except ImportError as import_error:  # pragma: no cover - nats-py is a dependency of fiskai-a2a
+    raise ImportError("The a2a NATS binding needs nats-py: install `fiskai-a2a`.") from import_error
+
+import importlib.util
+import ssl
+from collections.abc import AsyncGenerator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from typing import Any, Final
+
+import anyio
+from anyio.abc import TaskStatus
+
+from .errors import AgentUnavailableError, NatsContextError
+from .natscontext import NatsContext
+from .transport import EventSink, Handler, OnEvent, Reply, Route
+
+__all__ = [
+    "EVENTS_HEADER",
+    "SERVICE_DESCRIPTION",
+    "SERVICE_VERSION",
+    "SUBJECT_PREFIX",
+    "NatsTransport",
+    "connect",
+    "subject_for",
+]
+
+SUBJECT_PREFIX: Final = "choria.fisk-ai"
+SERVICE_VERSION: Final = "0.0.0"
+SERVICE_DESCRIPTION: Final = "fisk-ai a2a tool server"
+EVENTS_HEADER: Final = "Fiskai-Events"
+"""NATS header naming the inbox a caller listens on for Event messages of its call."""
+_CONNECT_TIMEOUT: Final = 5.0
+
+
+def subject_for(route: Route) -> str:
+    """The subject of a route: `choria.fisk-ai.<kind>.<identity>`."""
+    return f"{SUBJECT_PREFIX}.{route.kind}.{route.agent}"
+
+
+class NatsTransport:
+    """A `Transport` over one NATS connection (borrowed; `connect` owns and closes it)."""
+
+    def __init__(self, client: NatsClient, *, context: NatsContext) -> None:
+        self._nc = client
+        self.context = context
+        """Where this transport is connected, for messages."""
+
+    async def round_trip(
+        self,
+        route: Route,
+        payload: bytes,
+        *,
+        # A transport deadline: running out of it is AgentUnavailableError naming the subject.
+        timeout: float,  # noqa: ASYNC109
+        on_event: OnEvent | None = None,
+    ) -> Reply:
+        """Request/reply on the route's subject; see `Transport.round_trip`."""
+        subject = subject_for(route)
+        events_sub = None
+        headers: dict[str, str] | None = None
+        try:
+            if on_event is not None:
+                inbox = self._nc.new_inbox()
+
+                async def deliver(msg: Msg) -> None:
+                    on_event(msg.data)
+
+                events_sub = await self._nc.subscribe(inbox, cb=deliver)  # pyright: ignore[reportUnknownMemberType]
+                headers = {EVENTS_HEADER: inbox}
+            msg = await self._nc.request(subject, payload, timeout=timeout, headers=headers)
+        except nats.errors.NoRespondersError:
+            raise AgentUnavailableError(
+                f'remote agent unavailable: no reply on "{subject}": no agent "{route.agent}" is serving on '
+                f"{self.context.describe()}; start it with `fiskai -c agent.yaml a2a`"
+            ) from None
+        except (nats.errors.TimeoutError, TimeoutError):
+            raise AgentUnavailableError(
+                f'remote agent unavailable: no reply on "{subject}" within {timeout:g}s'
+            ) from None
+        except (nats.errors.ConnectionClosedError, nats.errors.ConnectionDrainingError, OSError) as err:
+            raise AgentUnavailableError(
+                f'remote agent unavailable: no reply on "{subject}": connection to {self.context.describe()} '
+                f"lost ({err.__class__.__name__})"
+            ) from None
+        finally:
+            if events_sub is not None:
+                with anyio.CancelScope(shield=True):
+                    await _quiet_unsubscribe(events_sub)
+        code = (msg.headers or {}).get("Nats-Service-Error-Code")
+        text = (msg.headers or {}).get("Nats-Service-Error")
+        return Reply(payload=msg.data, error_code=code, error_text=text)
+
+    async def serve(
+        self,
+        *,
+        identity: str,
+        version: str,
+        handler: Handler,
+        task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
+    ) -> None:
+        """Register the micro service and the control subscription, then answer until cancelled.
+
+        `version` is the agent's own version (in the card); the micro service registers as `0.0.0`, as the
+        original does, because micro insists on semantic versions.
+        """
+        del version
+        async with anyio.create_task_group() as tasks:
+
+            def spawn(route: Route) -> Callable[[MicroRequest], Awaitable[None]]:
+                async def on_request(request: MicroRequest) -> None:
+                    # Micro runs one handler at a time per endpoint: hand off so slow calls never block intake.
+                    tasks.start_soon(self._answer, route, request, handler)
+
+                return on_request
+
+            service: Service = await add_service(
+                self._nc,
+                name=identity,
+                version=SERVICE_VERSION,
+                description=SERVICE_DESCRIPTION,
+                queue_group=identity,
+            )
+            try:
+                for kind in ("discovery", "tool"):
+                    route = Route(agent=identity, kind=kind)
+                    await service.add_endpoint(
+                        EndpointConfig(name=kind, subject=subject_for(route), handler=spawn(route))
+                    )
+                control = Route(agent=identity, kind="control")
+
+                async def on_control(msg: Msg) -> None:
+                    tasks.start_soon(self._answer_control, control, msg, handler)
+
+                control_sub = await self._nc.subscribe(subject_for(control), cb=on_control)  # pyright: ignore[reportUnknownMemberType]
+                await self._nc.flush()
+                task_status.started()
+                try:
+                    await anyio.sleep_forever()
+                finally:
+                    with anyio.CancelScope(shield=True):
+                        await _quiet_unsubscribe(control_sub)
+            finally:
+                with anyio.CancelScope(shield=True), anyio.move_on_after(5):
+                    await service.stop()
+
+    def _events_to(self, headers: dict[str, str] | None) -> EventSink:
+        subject = (headers or {}).get(EVENTS_HEADER, "")
+
+        async def publish(data: bytes) -> None:
+            if subject:
+                await self._nc.publish(subject, data)
+
+        return publish
+
+    async def _answer(self, route: Route, request: MicroRequest, handler: Handler) -> None:
+        reply = await handler(route, request.data, self._events_to(request.headers))
+        if reply is None:
+            return
+        try:
+            if reply.error_code is not None:
+                await request.respond_error(reply.error_code, reply.error_text or "", data=reply.payload)
+            else:
+                await request.respond(reply.payload)
+        except (nats.errors.Error, OSError):
+            # The connection is gone; the caller sees a timeout or a stall, nothing more can be sent.
+            return
+
+    async def _answer_control(self, route: Route, msg: Msg, handler: Handler) -> None:
+        reply = await handler(route, msg.data, self._events_to(msg.headers))
+        if reply is None or not msg.reply:
+            return
+        try:
+            await msg.respond(reply.payload)
+        except (nats.errors.Error, OSError):
+            return
+
+
+async def _quiet_unsubscribe(subscription: Any) -> None:
+    try:
+        await subscription.unsubscribe()
+    except (nats.errors.Error, OSError):
+        return
+
+
+@asynccontextmanager
+async def connect(
+    context: NatsContext,
+    *,
+    name: str = "fiskai",
+    # Bounds the initial connection only; later reconnects go on in the background.
+    timeout: float = _CONNECT_TIMEOUT,  # noqa: ASYNC109
+) -> AsyncGenerator[NatsTransport]:
+    """Connect to the server a context names; closes the connection on exit.
+
+    Raises:
+        AgentUnavailableError: the server cannot be reached or refused the credentials.
+        NatsContextError: the context's TLS or credential files cannot be used.
+    """
+    options = _connect_options(context)
+    client = NatsClient()
+    first_error: list[BaseException] = []
+    failed = anyio.Event()
+
+    async def on_error(error: Exception) -> None:
+        if not client.is_connected and not first_error:
+            first_error.append(error)
+            failed.set()
+
+    async def quiet(*_: object) -> None:
+        return
+
+    try:
+        async with anyio.create_task_group() as tasks:
+
+            async def give_up_on_first_failure() -> None:
+                await failed.wait()
+                tasks.cancel_scope.cancel()
+
+            if len(context.servers) <= 1:
+                tasks.start_soon(give_up_on_first_failure)
+            with anyio.fail_after(timeout):
+                await client.connect(
+                    servers=context.servers,
+                    name=name,
+                    error_cb=on_error,
+                    disconnected_cb=quiet,
+                    reconnected_cb=quiet,
+                    closed_cb=quiet,
+                    connect_timeout=max(1, int(timeout)),
+                    max_reconnect_attempts=-1,
+                    reconnect_time_wait=1,
+                    **options,
+                )
+            tasks.cancel_scope.cancel()
+    except TimeoutError:
+        first_error.append(TimeoutError(f"no connection within {timeout:g}s"))
+    except (nats.errors.Error, OSError) as err:
+        first_error.append(err)
+    if not client.is_connected:
+        with anyio.CancelScope(shield=True):
+            await _close(client)
+        reason = first_error[0] if first_error else "connection failed"
+        raise AgentUnavailableError(
+            f"cannot connect to NATS at {context.describe()}: {_reason(reason)}; start nats-server there, or "
+            "point --server/--context (or nats_context in agent.yaml) at a running one"
+        )
+    try:
+        yield NatsTransport(client, context=context)
+    finally:
+        with anyio.CancelScope(shield=True):
+            await _close(client)
+
+
+async def _close(client: NatsClient) -> None:
+    try:
+        with anyio.move_on_after(5):
+            await client.close()
+    except (nats.errors.Error, OSError):
+        return
+
+
+def _reason(error: BaseException | str) -> str:
+    if isinstance(error, OSError) and error.strerror:
+        return error.strerror.lower()
+    text = str(error)
+    return text or error.__class__.__name__
+
+
+def _connect_options(context: NatsContext) -> dict[str, Any]:
+    options: dict[str, Any] = {}
+    if context.user:
+        options["user"] = context.user
+        options["password"] = context.password
+    elif context.creds or context.nkey:
+        _need_nkeys(context)
+        if context.creds:
+            options["user_credentials"] = context.creds
+        else:
+            options["nkeys_seed"] = context.nkey
+    elif context.token:
+        options["token"] = context.token
+    if context.inbox_prefix:
+        options["inbox_prefix"] = context.inbox_prefix
+    if context.cert or context.ca or context.tls_first or any(s.startswith("tls://") for s in context.servers):
+        options["tls"] = _tls(context)
+        options["tls_handshake_first"] = context.tls_first
+    return options
+
+
+def _need_nkeys(context: NatsContext) -> None:
+    if importlib.util.find_spec("nkeys") is None:
+        raise NatsContextError(
+            f"{context.describe()} authenticates with an nkey or a creds file, which needs the `nkeys` package: "
+            "pip install nkeys"
+        )
+
+
+def _tls(context: NatsContext) -> ssl.SSLContext:
+    try:
+        tls = ssl.create_default_context(cafile=context.ca or None)
+        if context.cert:
+            tls.load_cert_chain(context.cert, context.key or None)
+    except (OSError, ssl.SSLError) as err:
+        raise NatsContextError(f"{context.describe()}: cannot load its TLS files: {err}") from None
+    return tls
