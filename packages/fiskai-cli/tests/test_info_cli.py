@@ -39,8 +39,8 @@ def test_info_text_shows_sections_and_the_tool_table() -> None:
     assert "cluster_node_drain  yes" in out
 
 
-def test_info_on_a_v08_model_derives_schemas_and_says_so(tmp_path: Path, shared_fixtures: Path) -> None:
-    app = write_fake_app(tmp_path, shared_fixtures / "fisk" / "fixturectl.introspect.json")
+def test_info_on_a_v08_model_derives_schemas_and_says_so(tmp_path: Path, captured_fixtures: Path) -> None:
+    app = write_fake_app(tmp_path, captured_fixtures / "fisk" / "fixturectl.introspect.json")
     config = tmp_path / "agent.yaml"
     config.write_text(f"application_path: {app}\n", encoding="utf-8")
     code, out, _ = _invoke("-c", str(config), "info", "--format", "json")
