@@ -51,7 +51,7 @@ def test_the_implicit_agent_yaml_is_used_when_it_exists_and_optional_when_it_doe
 ) -> None:
     monkeypatch.chdir(tmp_path)
     given, loaded = _settings_of()
-    assert given == Invocation(config_path=Path("agent.yaml"), config_explicit=False)
+    assert given == Invocation(config_path="agent.yaml", config_explicit=False)
     assert loaded == "none"
     (tmp_path / "agent.yaml").write_text("identity: here\n", encoding="utf-8")
     assert _settings_of()[1] == "here"
@@ -62,7 +62,7 @@ def test_an_explicit_configuration_comes_from_the_flag_or_the_environment(
 ) -> None:
     config = tmp_path / "a.yaml"
     config.write_text("identity: flagged\n", encoding="utf-8")
-    assert _settings_of("-c", str(config)) == (Invocation(config_path=config, config_explicit=True), "flagged")
+    assert _settings_of("-c", str(config)) == (Invocation(config_path=str(config), config_explicit=True), "flagged")
     monkeypatch.setenv("FISKAI_CONFIG", str(config))
     assert _settings_of()[0].config_explicit
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 import click
 from click.core import ParameterSource
@@ -78,7 +77,7 @@ def cli(ctx: click.Context, config_path: str) -> None:
       fiskai -c agent.yaml info     show the tools a model would get
     """
     explicit = ctx.get_parameter_source("config_path") in (ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT)
-    ctx.obj = Invocation(config_path=Path(config_path), config_explicit=explicit)
+    ctx.obj = Invocation(config_path=config_path, config_explicit=explicit)
 
 
 def main() -> None:

@@ -19,7 +19,8 @@ One floor below the commands. A command asks this module for what it needs, in t
    fisk one, so every driver gets it.
 
 Import-light: this module is imported by the root command, so it imports only click and the standard
-library at the top. The configuration loader (pydantic), the stores and the tool machinery load inside
+library at the top, and not even pathlib (about 5 ms that `fiskai --version` does not need): functions
+import what they use. The configuration loader (pydantic), the stores and the tool machinery load inside
 the function that needs them, and the optional tiers (`session`, `memory`, `knowledge` extras) name the
 extra to install when missing.
 """
@@ -31,7 +32,6 @@ import sys
 from collections.abc import AsyncGenerator, Generator
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
@@ -39,6 +39,8 @@ from click.core import ParameterSource
 from typing_extensions import override
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from fiskai_core.config import Config, KnowledgeSettings, MemorySettings, Mode, SessionsSettings
     from fiskai_core.fisk import Application
     from fiskai_core.fisk.execution import CommandTool
@@ -83,15 +85,17 @@ class Invocation(dict[str, object]):
     (click's `ensure_object(dict)`); once it reads `invocation(ctx)` this becomes a frozen dataclass.
     """
 
-    def __init__(self, *, config_path: Path, config_explicit: bool) -> None:
-        super().__init__(config_path=str(config_path))
+    def __init__(self, *, config_path: str, config_explicit: bool) -> None:
+        super().__init__(config_path=config_path)
         self._config_path = config_path
         self._config_explicit = config_explicit
 
     @property
     def config_path(self) -> Path:
         """The agent.yaml to load: `-c/--config`, `FISKAI_CONFIG`, else `./agent.yaml`."""
-        return self._config_path
+        from pathlib import Path
+
+        return Path(self._config_path)
 
     @property
     def config_explicit(self) -> bool:
@@ -114,7 +118,7 @@ def invocation(ctx: click.Context) -> Invocation:
         return root.obj
     explicit = root.get_parameter_source("config_path") in (ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT)
     path = root.params.get("config_path") or DEFAULT_CONFIG
-    return Invocation(config_path=Path(str(path)), config_explicit=explicit)
+    return Invocation(config_path=str(path), config_explicit=explicit)
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,6 +138,8 @@ class Settings:
 
 def resolve_under(written: str, folder: Path | None) -> Path:
     """`written` with `~` expanded; relative ones under `folder` (absolute from the working directory without one)."""
+    from pathlib import Path
+
     path = Path(written).expanduser()
     if path.is_absolute():
         return path
@@ -168,6 +174,8 @@ def load_settings(ctx: click.Context, mode: Mode, *, required: bool) -> Settings
 
 def state_home() -> Path:
     """`$XDG_STATE_HOME/fiskai`, or `~/.local/state/fiskai` when that is unset or relative (as XDG says)."""
+    from pathlib import Path
+
     xdg = os.environ.get("XDG_STATE_HOME", "")
     base = Path(xdg) if xdg and os.path.isabs(xdg) else Path.home() / ".local" / "state"
     return base / "fiskai"
@@ -288,6 +296,7 @@ async def open_memory_store(
 
 
 def _memory_directory(options: dict[str, object], *, identity: str, folder: Path | None) -> Path:
+
     from fiskai_memory import is_valid_key, parse_file_options
 
     directory = parse_file_options(options).directory
