@@ -21,6 +21,7 @@ except ImportError as import_error:  # pragma: no cover - nats-py is a dependenc
     raise ImportError("The a2a NATS binding needs nats-py: install `fiskai-a2a`.") from import_error
 
 import importlib.util
+import os
 import ssl
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -279,8 +280,8 @@ async def _close(client: NatsClient) -> None:
 
 
 def _reason(error: BaseException | str) -> str:
-    if isinstance(error, OSError) and error.strerror:
-        return error.strerror.lower()
+    if isinstance(error, OSError) and error.errno:
+        return os.strerror(error.errno).lower()
     text = str(error)
     return text or error.__class__.__name__
 

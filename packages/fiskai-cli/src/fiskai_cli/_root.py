@@ -13,6 +13,16 @@ from ._wiring import DEFAULT_CONFIG, Invocation
 
 # Every subcommand, by name. Modules load only when their command runs.
 COMMANDS: dict[str, LazyCommand] = {
+    "a2a": LazyCommand(
+        import_path="fiskai_cli.commands.a2a:a2a",
+        summary="Serve the tools to other agents over NATS (agent-to-agent).",
+        extra="a2a",
+    ),
+    "discover": LazyCommand(
+        import_path="fiskai_cli.commands.discover:discover",
+        summary="Discover a remote agent over NATS and print its card and tools.",
+        extra="a2a",
+    ),
     "info": LazyCommand(
         import_path="fiskai_cli.commands.info:info",
         summary="Show the tools, prompt and settings loaded from a configuration.",
