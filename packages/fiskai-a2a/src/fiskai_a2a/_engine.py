@@ -68,7 +68,7 @@ __all__ = [
 
 DEFAULT_MAX_CONCURRENT: Final = 2
 DEFAULT_TOOL_TIMEOUT: Final = 30.0
-DEFAULT_HEARTBEAT: Final = 5.0
+DEFAULT_HEARTBEAT: Final = 1.0
 _NAME = re.compile(r"[a-zA-Z0-9_-]+")
 _log = logging.getLogger("fiskai_a2a")
 

@@ -62,7 +62,7 @@ class A2AClient:
         *,
         identity: str,
         timeout: float = DEFAULT_TIMEOUT,
-        stall_timeout: float = 15.0,
+        stall_timeout: float = 10.0,
         cancel_timeout: float = 2.0,
     ) -> None:
         self.transport = transport

@@ -1,0 +1,372 @@
+"""Agent-to-agent between real processes on a real nats-server.
+
+`fiskai a2a` runs as a subprocess serving a fisk application built from fixturectl's real command model;
+callers are `fiskai discover` subprocesses, the library's client and invoker, and raw NATS requests
+written the way the Go original writes them.
+"""
+
+import json
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import AsyncGenerator, Callable, Generator
+from contextlib import asynccontextmanager, contextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import nats
+import pytest
+from nats.aio.client import Client as NatsClient
+
+from fiskai_a2a import A2AClient, A2ARemoteInvoker, AgentUnavailableError, NatsContext, import_remote_tools
+from fiskai_a2a.nats_transport import connect
+from fiskai_a2a.protocol import ErrorMessage, Event, ToolReply, decode
+from fiskai_core.config import RemoteToolHost, ToolFilter
+from fiskai_core.remote import RemoteImportError
+
+pytestmark = [pytest.mark.nats, pytest.mark.anyio]
+
+_ROOT = Path(__file__).resolve().parents[1]
+_MODEL = _ROOT / "examples" / "fixturectl" / "fixturectl.introspect.json"
+_IDENTITY = "fixturectl"
+
+
+def _write_app(folder: Path) -> Path:
+    """fixturectl's real command model; a call prints its argv, `fail` exits with its code, `slow` sleeps.
+
+    A sleeping call writes its pid to `slow.pid` so a test can see the command itself stop.
+    """
+    app = folder / "fixturectl"
+    app.write_text(
+        "#!/bin/sh\n"
+        f'if [ "$#" -eq 1 ] && [ "$1" = "--fisk-introspect" ]; then exec cat "{_MODEL}"; fi\n'
+        'for arg in "$@"; do printf "[%s]\\n" "$arg"; done\n'
+        'for arg in "$@"; do if [ "$arg" = "slow" ]; then echo $$ > "$(dirname "$0")/slow.pid"; exec sleep 30; fi; done\n'
+        'if [ "$1" = "fail" ]; then for arg in "$@"; do case "$arg" in [0-9]*) exit "$arg";; esac; done; fi\n',
+        encoding="utf-8",
+    )
+    app.chmod(0o755)
+    return app
+
+
+def _write_config(folder: Path, *, max_concurrent: int = 2) -> Path:
+    app = _write_app(folder)
+    config = folder / "agent.yaml"
+    config.write_text(
+        f"identity: {_IDENTITY}\n"
+        f"application_path: {app}\n"
+        "nats_context: a2a-test\n"
+        "harness:\n  confirm_tags: [impact:rw]\n"
+        "expose:\n"
+        "  agent:\n"
+        "    agent_to_agent: true\n"
+        f"    a2a: {{max_concurrent_tools: {max_concurrent}, tool_timeout: 20s}}\n",
+        encoding="utf-8",
+    )
+    return config
+
+
+def _write_context(url: str) -> None:
+    """A nats CLI context named a2a-test in the isolated XDG_CONFIG_HOME (inherited by subprocesses)."""
+    folder = Path(os.environ["XDG_CONFIG_HOME"]) / "nats" / "context"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "a2a-test.json").write_text(json.dumps({"description": "tests", "url": url}), encoding="utf-8")
+
+
+class Served:
+    """A running `fiskai a2a` process."""
+
+    def __init__(self, proc: subprocess.Popen[str], lines: "queue.Queue[str]") -> None:
+        self.proc = proc
+        self.lines = lines
+
+    def stderr_so_far(self) -> str:
+        seen: list[str] = []
+        while not self.lines.empty():
+            seen.append(self.lines.get_nowait())
+        return "".join(seen)
+
+
+@contextmanager
+def serving(config: Path) -> Generator[Served]:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "fiskai_cli", "-c", str(config), "a2a"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    lines: queue.Queue[str] = queue.Queue()
+    assert proc.stderr is not None
+    reader = threading.Thread(target=lambda: [lines.put(line) for line in proc.stderr or ()], daemon=True)
+    reader.start()
+    try:
+        seen: list[str] = []
+        while True:
+            try:
+                line = lines.get(timeout=20)
+            except queue.Empty:
+                pytest.fail(f"fiskai a2a did not start in 20 s: {''.join(seen)}")
+            seen.append(line)
+            if line.startswith("Serving "):
+                break
+        yield Served(proc, lines)
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        reader.join(timeout=5)
+        proc.stderr.close()
+
+
+@asynccontextmanager
+async def client_for(url: str, **options: Any) -> AsyncGenerator[A2AClient]:
+    async with connect(NatsContext.from_url(url)) as transport:
+        yield A2AClient(transport, identity="caller", **options)
+
+
+@asynccontextmanager
+async def raw(url: str) -> AsyncGenerator[NatsClient]:
+    nc = await nats.connect(url)  # pyright: ignore[reportUnknownMemberType]
+    try:
+        yield nc
+    finally:
+        await nc.close()
+
+
+def _fiskai(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "fiskai_cli", *args], capture_output=True, text=True, timeout=60, check=False
+    )
+
+
+async def _until(condition: Callable[[], bool]) -> None:
+    """Poll `condition` until it holds; the caller's `fail_after` is the deadline."""
+    while True:
+        if condition():
+            return
+        await anyio.sleep(0.02)
+
+
+def _pid_gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+async def test_two_fiskai_processes_discover_and_call(nats_server: str, tmp_path: Path) -> None:
+    _write_context(nats_server)
+    with serving(_write_config(tmp_path)) as served:
+        listed = _fiskai("discover", _IDENTITY, "--context", "a2a-test", "--format", "json")
+        assert listed.returncode == 0, listed.stderr
+        card = json.loads(listed.stdout)
+        names = [tool["name"] for tool in card["tools"]]
+        assert card["name"] == _IDENTITY and card["protocols"] == ["io.choria.fisk-ai.v1"]
+        assert "cluster_node_list" in names and "fail" in names
+        # Confirmation-gated commands are never served (ai:confirm, and impact:rw via confirm_tags).
+        assert "cluster_node_drain" not in names and "cluster_config_set" not in names
+        text = _fiskai("discover", _IDENTITY, "--server", nats_server)
+        assert text.returncode == 0 and text.stdout.startswith(f"Agent Card for {_IDENTITY}")
+
+        async with client_for(nats_server) as client:
+            invoker = A2ARemoteInvoker(client)
+            listed_nodes = await invoker.invoke_tool(_IDENTITY, "cluster_node_list", {"limit": 2})
+            failed = await invoker.invoke_tool(_IDENTITY, "fail", {"code": 3})
+            gated = await invoker.invoke_tool(_IDENTITY, "cluster_node_drain", {"node": "n1"})
+        assert not listed_nodes.is_error and listed_nodes.exit_code == 0
+        assert "[--limit=2]" in listed_nodes.output and listed_nodes.command.startswith("cluster node list")
+        assert not failed.is_error and failed.exit_code == 3
+        assert gated.is_error and gated.output == 'tool "cluster_node_drain" is not available'
+        assert "Running tool call tool=cluster_node_list sender=caller" in served.stderr_so_far()
+
+
+async def test_a_run_import_names_and_calls_remote_tools(nats_server: str, tmp_path: Path) -> None:
+    _write_context(nats_server)
+    with serving(_write_config(tmp_path)):
+        async with client_for(nats_server) as client:
+            host = RemoteToolHost(name=_IDENTITY, alias="ops", include=ToolFilter(tools=["^cluster_", "^fail$"]))
+            imported = await import_remote_tools(
+                [host], client=client, taken=["cluster_node_list"], strict=True, context_name="a2a-test"
+            )
+            by_name = {tool.name: tool for tool in imported.tools}
+            assert set(by_name) == {"ops_cluster_node_list", "cluster_config_get", "fail"}
+            result = await by_name["fail"].execute('{"code": 4}')
+            assert json.loads(result.text)["exit_code"] == 4 and not result.is_error
+            missing = RemoteToolHost(name="nobody")
+            with pytest.raises(RemoteImportError) as caught:
+                await import_remote_tools([missing], client=client, taken=[], strict=True, context_name="a2a-test")
+            assert 'importing tools from remote agent "nobody" on context "a2a-test"' in str(caught.value)
+            lenient = await import_remote_tools([missing, host], client=client, taken=[], strict=False)
+            assert {t.name for t in lenient.tools} == {"cluster_node_list", "cluster_config_get", "fail"}
+            assert any("nobody" in warning for warning in lenient.warnings)
+
+
+async def test_go_wire_format_messages_are_answered(nats_server: str, tmp_path: Path) -> None:
+    _write_context(nats_server)
+    go_header = {
+        "id": "2pQZr0j5yQ4DqsSbOTKhT6GpW0B",
+        "request": "2pQZr0j5yQ4DqsSbOTKhT6GpW0B",
+        "conversation": "2pQZr0j5yQ4DqsSbOTKhT6GpW0B",
+        "sequence": 0,
+        "time": "2026-07-24T10:15:02.123456789Z",
+        "sender": {"name": "fisk-ai"},
+        "recipient": {"name": _IDENTITY},
+    }
+    with serving(_write_config(tmp_path)):
+        async with raw(nats_server) as nc:
+            discovery = {"protocol": "io.choria.fisk-ai.v1.discovery.request", **go_header}
+            msg = await nc.request(f"choria.fisk-ai.discovery.{_IDENTITY}", json.dumps(discovery).encode(), timeout=10)
+            card = json.loads(msg.data)
+            assert card["protocol"] == "io.choria.fisk-ai.v1.discovery.reply"
+            assert card["request"] == go_header["id"] and card["recipient"] == {"name": "fisk-ai"}
+
+            call = {"protocol": "io.choria.fisk-ai.v1.tool.request", **go_header, "name": "fail", "input": {"code": 5}}
+            msg = await nc.request(f"choria.fisk-ai.tool.{_IDENTITY}", json.dumps(call).encode(), timeout=10)
+            reply = decode(msg.data)
+            assert isinstance(reply, ToolReply) and reply.is_error is None
+            assert reply.exec is not None and reply.exec.exit_code == 5
+
+            for bad, expected in [
+                (b"{not json", "not JSON"),
+                (json.dumps({**call, "protocol": "io.choria.fisk-ai.v2.tool.request"}).encode(), "version"),
+                (json.dumps({**call, "protocol": "org.example.call"}).encode(), "unknown protocol"),
+                (json.dumps({**call, "unexpected": True}).encode(), "invalid tool.request message"),
+                (b"{" + b" " * (768 * 1024) + b"}", "exceeds the 786432-byte limit"),
+            ]:
+                msg = await nc.request(f"choria.fisk-ai.tool.{_IDENTITY}", bad, timeout=10)
+                assert (msg.headers or {}).get("Nats-Service-Error-Code") == "400"
+                error = decode(msg.data)
+                assert isinstance(error, ErrorMessage) and expected in error.error
+
+            # Wrong path: a tool request on the discovery subject is refused, meaning comes from the body.
+            msg = await nc.request(f"choria.fisk-ai.discovery.{_IDENTITY}", json.dumps(call).encode(), timeout=10)
+            assert (msg.headers or {}).get("Nats-Service-Error-Code") == "400"
+
+            # Still serving.
+            msg = await nc.request(f"choria.fisk-ai.tool.{_IDENTITY}", json.dumps(call).encode(), timeout=10)
+            assert isinstance(decode(msg.data), ToolReply)
+
+            # The micro service registration the original makes.
+            info = json.loads((await nc.request(f"$SRV.INFO.{_IDENTITY}", b"", timeout=10)).data)
+            assert info["name"] == _IDENTITY and info["version"] == "0.0.0"
+            assert info["description"] == "fisk-ai a2a tool server"
+            endpoints = {e["name"]: e for e in info["endpoints"]}
+            assert endpoints["tool"]["subject"] == f"choria.fisk-ai.tool.{_IDENTITY}"
+            assert endpoints["discovery"]["queue_group"] == _IDENTITY
+
+
+async def test_500_calls_from_20_clients_are_all_answered_with_the_cap_at_2(nats_server: str, tmp_path: Path) -> None:
+    _write_context(nats_server)
+    outcomes: dict[str, int] = {"result": 0, "busy": 0}
+    unanswered: list[str] = []
+    with serving(_write_config(tmp_path, max_concurrent=2)):
+
+        async def one_client(index: int) -> None:
+            async with client_for(nats_server, timeout=60) as client:
+                for call in range(25):
+                    try:
+                        reply = await client.call_tool(_IDENTITY, "fail", {"code": (index + call) % 7})
+                    except AgentUnavailableError as err:
+                        unanswered.append(str(err))
+                        continue
+                    if reply.is_error:
+                        assert "is busy" in (reply.output or ""), reply.output
+                        outcomes["busy"] += 1
+                    else:
+                        assert reply.exec is not None and (reply.exec.exit_code or 0) == (index + call) % 7
+                        outcomes["result"] += 1
+
+        with anyio.fail_after(240):
+            async with anyio.create_task_group() as tasks:
+                for index in range(20):
+                    tasks.start_soon(one_client, index)
+    assert unanswered == []
+    assert outcomes["result"] + outcomes["busy"] == 500
+    assert outcomes["result"] > 0
+
+
+async def test_two_servers_in_one_queue_group_both_take_work(nats_server: str, tmp_path: Path) -> None:
+    _write_context(nats_server)
+    config = _write_config(tmp_path)
+    instances: set[str] = set()
+    with serving(config), serving(config):
+        async with client_for(nats_server) as client:
+            with anyio.fail_after(60):
+                for _ in range(200):
+                    reply = await client.call_tool(_IDENTITY, "cluster_config_get", {"key": "a"})
+                    instances.add(reply.header.sender.instance or "")
+                    if len(instances) == 2:
+                        break
+    assert len(instances) == 2
+
+
+async def test_a_server_killed_mid_call_gives_the_caller_a_clear_error(nats_server: str, tmp_path: Path) -> None:
+    _write_context(nats_server)
+    message = ""
+    with serving(_write_config(tmp_path)) as served:
+        async with client_for(nats_server, stall_timeout=3, cancel_timeout=0.5) as client:
+            started = anyio.Event()
+
+            def on_progress(event: Event) -> None:
+                started.set()
+
+            async def kill_when_running() -> None:
+                await started.wait()
+                served.proc.kill()
+
+            with anyio.fail_after(30):
+                async with anyio.create_task_group() as tasks:
+                    tasks.start_soon(kill_when_running)
+                    try:
+                        await client.call_tool(
+                            _IDENTITY, "cluster_config_get", {"key": "slow"}, on_progress=on_progress
+                        )
+                    except AgentUnavailableError as err:
+                        message = str(err)
+    pid_file = tmp_path / "slow.pid"
+    if pid_file.exists():
+        # SIGKILL gave the server no chance to stop its command: clean up the orphan here.
+        try:
+            os.killpg(int(pid_file.read_text(encoding="utf-8")), signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    assert message.startswith(f'remote agent "{_IDENTITY}" stopped answering')
+
+
+async def test_cancel_over_nats_kills_the_command(nats_server: str, tmp_path: Path) -> None:
+    _write_context(nats_server)
+    pid_file = tmp_path / "slow.pid"
+    with serving(_write_config(tmp_path)) as served:
+        async with client_for(nats_server) as client:
+            with anyio.fail_after(30):
+                async with anyio.create_task_group() as tasks:
+                    tasks.start_soon(client.call_tool, _IDENTITY, "cluster_config_get", {"key": "slow"})
+                    await _until(lambda: pid_file.exists() and bool(pid_file.read_text(encoding="utf-8").strip()))
+                    tasks.cancel_scope.cancel()
+                pid = int(pid_file.read_text(encoding="utf-8"))
+                await _until(lambda: _pid_gone(pid))
+            # The server answered the canceled call and goes on serving.
+            reply = await client.call_tool(_IDENTITY, "fail", {"code": 1})
+            assert reply.exec is not None and reply.exec.exit_code == 1
+        assert "Tool call canceled tool=cluster_config_get by=caller" in served.stderr_so_far()
+
+
+def test_discover_errors_are_one_line_naming_the_fix(nats_server: str) -> None:
+    nobody = _fiskai("discover", "nobody", "--server", nats_server, "--timeout", "5")
+    assert nobody.returncode == 1
+    assert 'no agent "nobody" is serving' in nobody.stderr and "Traceback" not in nobody.stderr
+    dead = _fiskai("discover", "x", "--server", "nats://127.0.0.1:9")
+    assert dead.returncode == 1
+    assert "cannot connect to NATS at nats://127.0.0.1:9" in dead.stderr and "start nats-server" in dead.stderr
+    unknown = _fiskai("discover", "x", "--context", "missing-context")
+    assert unknown.returncode == 1 and 'unknown NATS context "missing-context"' in unknown.stderr
