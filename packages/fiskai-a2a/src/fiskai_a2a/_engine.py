@@ -28,7 +28,6 @@ from typing import Any, Final, cast
 import anyio
 from pydantic import JsonValue, ValidationError
 
-from fiskai_core.fisk import go_quote
 from fiskai_core.tools import Tool, ToolResult, requires_confirmation
 
 from .errors import A2AError, MessageError, MessageTooLargeError
@@ -191,10 +190,10 @@ class Server:
             return self._refuse(err, payload)
         tool = self.tools.get(request.name)
         if tool is None:
-            return self._reply(request, is_error=True, output=f"tool {go_quote(request.name)} is not available")
+            return self._reply(request, is_error=True, output=f"tool {_quote(request.name)} is not available")
         key = request.header.request
         if key in self._calls:
-            return self._reply(request, is_error=True, output=f"a call with request id {go_quote(key)} is in flight")
+            return self._reply(request, is_error=True, output=f"a call with request id {_quote(key)} is in flight")
         if self._slots.value == 0 and self._waiting >= self._max_waiting:
             return self._busy(request)
         call = _Call(request=request)
@@ -248,13 +247,13 @@ class Server:
             # The a2a boundary: whatever a tool raises becomes an in-band error, never a dead server.
             except Exception as err:  # noqa: BLE001
                 _log.warning("Tool call failed tool=%s error=%r", request.name, err)
-                return self._reply(request, is_error=True, output=f"tool {go_quote(request.name)} failed: {err}")
+                return self._reply(request, is_error=True, output=f"tool {_quote(request.name)} failed: {err}")
         if result is None:
             _log.warning("Tool call failed tool=%s error=timeout", request.name)
             return self._reply(
                 request,
                 is_error=True,
-                output=f"tool {go_quote(request.name)} timed out after {self.tool_timeout:g}s; the command was stopped",
+                output=f"tool {_quote(request.name)} timed out after {self.tool_timeout:g}s; the command was stopped",
             )
         output, exec_result = _result_parts(result)
         _log.info(
@@ -299,7 +298,7 @@ class Server:
         return self._reply(
             request,
             is_error=True,
-            output=f"agent {go_quote(self.identity)} is busy: {self.max_concurrent} calls running and no slot "
+            output=f"agent {_quote(self.identity)} is busy: {self.max_concurrent} calls running and no slot "
             f"freed within {self._queue_timeout:g}s; retry later",
         )
 
@@ -330,6 +329,11 @@ class Server:
         header = reply_header(ErrorMessage.PROTOCOL, _salvage_header(payload), sender=self.me)
         message = ErrorMessage(header=header, error=str(err), stop_reason="error", code=err.code)
         return Reply(payload=encode(message), error_code=err.code, error_text=str(err))
+
+
+def _quote(value: str) -> str:
+    """A value in double quotes with control characters escaped (as Go's %q shows a peer's input)."""
+    return json.dumps(value, ensure_ascii=False)
 
 
 def _skip_reason(tool: Tool, confirm_tags: Collection[str]) -> str:

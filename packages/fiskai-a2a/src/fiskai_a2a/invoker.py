@@ -11,11 +11,11 @@ from __future__ import annotations
 import time
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import anyio
 from pydantic import JsonValue
 
-from fiskai_core.config import RemoteToolHost
 from fiskai_core.errors import ToolSelectionError
 from fiskai_core.remote import (
     DiscoveredHost,
@@ -31,6 +31,9 @@ from fiskai_core.remote import (
 from .client import A2AClient
 from .errors import A2AError
 from .protocol import DiscoveryReply
+
+if TYPE_CHECKING:
+    from fiskai_core.config import RemoteToolHost
 
 __all__ = ["A2ARemoteInvoker", "RemoteImport", "import_remote_tools"]
 

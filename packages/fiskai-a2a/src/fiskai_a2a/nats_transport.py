@@ -21,6 +21,7 @@ except ImportError as import_error:  # pragma: no cover - nats-py is a dependenc
     raise ImportError("The a2a NATS binding needs nats-py: install `fiskai-a2a`.") from import_error
 
 import importlib.util
+import itertools
 import os
 import ssl
 from collections.abc import AsyncGenerator, Awaitable, Callable
@@ -64,6 +65,11 @@ class NatsTransport:
         self._nc = client
         self.context = context
         """Where this transport is connected, for messages."""
+        # One wildcard subscription carries the events of every call; each call gets a subject under it.
+        self._events_prefix = ""
+        self._events: dict[str, OnEvent] = {}
+        self._events_lock = anyio.Lock()
+        self._event_tokens = itertools.count()
 
     async def round_trip(
         self,
@@ -76,17 +82,13 @@ class NatsTransport:
     ) -> Reply:
         """Request/reply on the route's subject; see `Transport.round_trip`."""
         subject = subject_for(route)
-        events_sub = None
-        headers: dict[str, str] | None = None
+        events_subject = ""
         try:
+            headers: dict[str, str] | None = None
             if on_event is not None:
-                inbox = self._nc.new_inbox()
-
-                async def deliver(msg: Msg) -> None:
-                    on_event(msg.data)
-
-                events_sub = await self._nc.subscribe(inbox, cb=deliver)  # pyright: ignore[reportUnknownMemberType]
-                headers = {EVENTS_HEADER: inbox}
+                events_subject = await self._events_subject()
+                self._events[events_subject] = on_event
+                headers = {EVENTS_HEADER: events_subject}
             msg = await self._nc.request(subject, payload, timeout=timeout, headers=headers)
         except nats.errors.NoRespondersError:
             raise AgentUnavailableError(
@@ -103,12 +105,25 @@ class NatsTransport:
                 f"lost ({err.__class__.__name__})"
             ) from None
         finally:
-            if events_sub is not None:
-                with anyio.CancelScope(shield=True):
-                    await _quiet_unsubscribe(events_sub)
+            self._events.pop(events_subject, None)
         code = (msg.headers or {}).get("Nats-Service-Error-Code")
         text = (msg.headers or {}).get("Nats-Service-Error")
         return Reply(payload=msg.data, error_code=code, error_text=text)
+
+    async def _events_subject(self) -> str:
+        if not self._events_prefix:
+            async with self._events_lock:
+                if not self._events_prefix:
+                    prefix = self._nc.new_inbox()
+
+                    async def dispatch(msg: Msg) -> None:
+                        deliver = self._events.get(msg.subject)
+                        if deliver is not None:
+                            deliver(msg.data)
+
+                    await self._nc.subscribe(f"{prefix}.*", cb=dispatch)  # pyright: ignore[reportUnknownMemberType]
+                    self._events_prefix = prefix
+        return f"{self._events_prefix}.{next(self._event_tokens)}"
 
     async def serve(
         self,

@@ -1,7 +1,7 @@
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from jsonschema import Draft202012Validator
@@ -45,6 +45,7 @@ from fiskai_a2a.protocol import (
     request_header,
     schema_for,
 )
+from fiskai_a2a.protocol._schemas import checker_for, flat_schema
 
 _SHIPPED = Path(__file__).resolve().parents[2] / "src" / "fiskai_a2a" / "protocol" / "schemas" / "v1"
 ME = Identity(name="caller", instance="one")
@@ -272,3 +273,28 @@ def test_expected_protocol_is_enforced() -> None:
 def test_header_protocol_must_match_the_message_class() -> None:
     with pytest.raises(ValueError, match="does not match"):
         ToolReply(header=request_header(TOOL_REQUEST, sender=ME))
+
+
+def _mutations(document: dict[str, Any]) -> list[dict[str, Any]]:
+    """Valid and invalid variants: each key dropped, retyped or nested wrong, plus unknown keys."""
+    variants: list[dict[str, Any]] = [document, {**document, "surprise": 1}]
+    for key, value in document.items():
+        variants.append({k: v for k, v in document.items() if k != key})
+        wrongs: tuple[object, ...] = (5, -1, "x", [], {}, None, True)
+        variants.extend({**document, key: wrong} for wrong in wrongs)
+        if isinstance(value, dict):
+            nested = cast("dict[str, Any]", value)
+            variants.append({**document, key: {**nested, "extra": 1}})
+            variants.extend({**document, key: {**nested, inner: 3}} for inner in nested)
+    return variants
+
+
+@pytest.mark.parametrize("message", _every_message(), ids=lambda m: type(m).__name__)
+def test_the_flat_validators_agree_with_the_shipped_schemas(message: Message) -> None:
+    file = message.PROTOCOL.removeprefix("io.choria.fisk-ai.v1.") + ".json"
+    assert flat_schema(file) is not None  # every v1 message gets the fast form
+    fast, shipped = checker_for(file), checker_for(file, flat=False)
+    variants = _mutations(json.loads(encode(message)))
+    verdicts = [(shipped.is_valid(v), fast.is_valid(v)) for v in variants]
+    assert all(a == b for a, b in verdicts)
+    assert {a for a, _ in verdicts} == {True, False}

@@ -63,11 +63,14 @@ class _Wire(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+_NAME_PATTERN = r"^[a-zA-Z0-9_-]+$"
+
+
 class Identity(_Wire):
     """An agent: its logical name (the config identity) and optionally one running instance of it."""
 
-    name: str
-    instance: str | None = None
+    name: str = Field(pattern=_NAME_PATTERN)
+    instance: str | None = Field(default=None, pattern=_NAME_PATTERN)
 
 
 class Header(_Wire):
@@ -80,7 +83,7 @@ class Header(_Wire):
     """Correlation id: equals `id` on a request; every reply and event echoes it."""
     conversation: str
     """Stable across the requests of one session."""
-    sequence: int = 0
+    sequence: int = Field(default=0, ge=0)
     """Per-request ordering; 0 for direct RPCs, 1, 2, ... for the events of one call."""
     time: str
     """RFC 3339, UTC; advisory only."""
