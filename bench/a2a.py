@@ -14,7 +14,6 @@ per round, interleaved, so load drift on the shared machine hits all of them ali
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import shutil
 import socket
@@ -31,6 +30,7 @@ from pathlib import Path
 
 import anyio
 import nats
+from nats.aio.msg import Msg
 
 from fiskai_a2a import A2AClient, NatsContext, Server
 from fiskai_a2a.nats_transport import connect
@@ -89,13 +89,13 @@ async def _serve_echo(url: str) -> None:
     """Child mode: a bare NATS responder, the floor."""
     nc = await nats.connect(url)  # pyright: ignore[reportUnknownMemberType]
 
-    async def echo(msg: nats.aio.msg.Msg) -> None:
+    async def echo(msg: Msg) -> None:
         await msg.respond(msg.data)
 
     await nc.subscribe(ECHO, cb=echo)  # pyright: ignore[reportUnknownMemberType]
     await nc.flush()
     print("ready", file=sys.stderr, flush=True)
-    await asyncio.Event().wait()
+    await anyio.sleep_forever()
 
 
 async def _measure(url: str, rounds: int) -> dict[str, list[float]]:
