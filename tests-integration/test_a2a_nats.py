@@ -22,8 +22,15 @@ import nats
 import pytest
 from nats.aio.client import Client as NatsClient
 
-from fiskai_a2a import A2AClient, A2ARemoteInvoker, AgentUnavailableError, NatsContext, import_remote_tools
-from fiskai_a2a.nats_transport import connect
+from fiskai_a2a import (
+    A2AClient,
+    A2ARemoteInvoker,
+    AgentUnavailableError,
+    NatsContext,
+    import_remote_tools,
+    load_context,
+)
+from fiskai_a2a.nats_transport import connect, open_remote_tools
 from fiskai_a2a.protocol import ErrorMessage, Event, ToolReply, decode
 from fiskai_core.config import RemoteToolHost, ToolFilter
 from fiskai_core.remote import RemoteImportError
@@ -370,3 +377,22 @@ def test_discover_errors_are_one_line_naming_the_fix(nats_server: str) -> None:
     assert "cannot connect to NATS at nats://127.0.0.1:9" in dead.stderr and "start nats-server" in dead.stderr
     unknown = _fiskai("discover", "x", "--context", "missing-context")
     assert unknown.returncode == 1 and 'unknown NATS context "missing-context"' in unknown.stderr
+
+
+async def test_open_remote_tools_is_the_one_call_run_and_info_need(nats_server: str, tmp_path: Path) -> None:
+    _write_context(nats_server)
+    hosts = [RemoteToolHost(name=_IDENTITY, include=ToolFilter(tools=["^fail$"]))]
+    with serving(_write_config(tmp_path)):
+        async with open_remote_tools(
+            hosts, context=load_context("a2a-test"), identity="runner", call_timeout=30, taken=[], strict=True
+        ) as imported:
+            assert [tool.name for tool in imported.tools] == ["fail"]
+            result = await imported.tools[0].execute('{"code": 2}')
+            assert json.loads(result.text)["exit_code"] == 2
+    dead = NatsContext(name="dead", url="nats://127.0.0.1:9")
+    with pytest.raises(RemoteImportError) as caught:
+        async with open_remote_tools(hosts, context=dead, identity="runner", call_timeout=5, taken=[], strict=True):
+            pass
+    assert str(caught.value).startswith(f'importing tools from remote agent "{_IDENTITY}" on context "dead": cannot')
+    async with open_remote_tools(hosts, context=dead, identity="runner", call_timeout=5, taken=[], strict=False) as lax:
+        assert lax.tools == [] and "cannot connect to NATS" in lax.warnings[0]
