@@ -91,11 +91,15 @@ class Served:
         self.proc = proc
         self.lines = lines
 
-    def stderr_so_far(self) -> str:
-        seen: list[str] = []
-        while not self.lines.empty():
-            seen.append(self.lines.get_nowait())
-        return "".join(seen)
+    def wait_for_line(self, text: str) -> bool:
+        """Block until a stderr line contains `text` (True), or 20 s pass or the output ends (False)."""
+        while True:
+            try:
+                line = self.lines.get(timeout=20)
+            except queue.Empty:
+                return False
+            if text in line:
+                return True
 
 
 @contextmanager
@@ -194,7 +198,7 @@ async def test_two_fiskai_processes_discover_and_call(nats_server: str, tmp_path
         assert "[--limit=2]" in listed_nodes.output and listed_nodes.command.startswith("cluster node list")
         assert not failed.is_error and failed.exit_code == 3
         assert gated.is_error and gated.output == 'tool "cluster_node_drain" is not available'
-        assert "Running tool call tool=cluster_node_list sender=caller" in served.stderr_so_far()
+        assert served.wait_for_line("Running tool call tool=cluster_node_list sender=caller")
 
 
 async def test_a_run_import_names_and_calls_remote_tools(nats_server: str, tmp_path: Path) -> None:
@@ -365,7 +369,7 @@ async def test_cancel_over_nats_kills_the_command(nats_server: str, tmp_path: Pa
             # The server answered the canceled call and goes on serving.
             reply = await client.call_tool(_IDENTITY, "fail", {"code": 1})
             assert reply.exec is not None and reply.exec.exit_code == 1
-        assert "Tool call canceled tool=cluster_config_get by=caller" in served.stderr_so_far()
+        assert served.wait_for_line("Tool call canceled tool=cluster_config_get by=caller")
 
 
 def test_discover_errors_are_one_line_naming_the_fix(nats_server: str) -> None:
@@ -396,3 +400,26 @@ async def test_open_remote_tools_is_the_one_call_run_and_info_need(nats_server: 
     assert str(caught.value).startswith(f'importing tools from remote agent "{_IDENTITY}" on context "dead": cannot')
     async with open_remote_tools(hosts, context=dead, identity="runner", call_timeout=5, taken=[], strict=False) as lax:
         assert lax.tools == [] and "cannot connect to NATS" in lax.warnings[0]
+
+
+async def test_sigterm_answers_the_call_in_flight_and_kills_its_command(nats_server: str, tmp_path: Path) -> None:
+    _write_context(nats_server)
+    pid_file = tmp_path / "slow.pid"
+    reply = None
+    with serving(_write_config(tmp_path)) as served:
+        async with client_for(nats_server) as client:
+            with anyio.fail_after(30):
+                async with anyio.create_task_group() as tasks:
+
+                    async def stop_when_running() -> None:
+                        await _until(lambda: pid_file.exists() and bool(pid_file.read_text(encoding="utf-8").strip()))
+                        served.proc.send_signal(signal.SIGTERM)
+
+                    tasks.start_soon(stop_when_running)
+                    reply = await client.call_tool(_IDENTITY, "cluster_config_get", {"key": "slow"})
+                assert reply is not None and reply.is_error
+                assert reply.output == f'tool call stopped: agent "{_IDENTITY}" is shutting down'
+                await _until(lambda: _pid_gone(int(pid_file.read_text(encoding="utf-8"))))
+                await anyio.to_thread.run_sync(served.proc.wait)
+        assert served.proc.returncode == 0
+        assert await anyio.to_thread.run_sync(served.wait_for_line, "a2a server stopped")

@@ -347,3 +347,24 @@ async def test_no_server_is_agent_unavailable() -> None:
     client = A2AClient(FakeTransport(), identity="caller")
     with pytest.raises(AgentUnavailableError):
         await client.discover("nobody")
+
+
+async def test_stopping_answers_calls_in_flight_and_refuses_new_ones() -> None:
+    tool = GateTool()
+    server = Server(identity="app", version="1", tools=[tool])
+    replies: list[str] = []
+    refused = None
+    async with serving(server) as client:
+        async with anyio.create_task_group() as tasks:
+
+            async def call() -> None:
+                replies.append((await client.call_tool("app", "slow")).output or "")
+
+            tasks.start_soon(call)
+            with anyio.fail_after(5):
+                await tool.entered.wait()
+                await server.stop_calls('agent "app" is shutting down')
+            refused = await client.call_tool("app", "slow")
+    assert replies == ['tool call stopped: agent "app" is shutting down']
+    assert tool.cancelled == 1 and server.in_flight == 0
+    assert refused is not None and refused.is_error and refused.output == 'agent "app" is shutting down'

@@ -84,7 +84,8 @@ class SkippedTool:
 class _Call:
     request: ToolRequest
     scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
-    canceled_by: str = ""
+    stopped: str = ""
+    """Why the call was stopped before it finished (the in-band error text)."""
     phase: str = "queued"
     sequence: int = 0
 
@@ -150,6 +151,9 @@ class Server:
         self._slots = anyio.Semaphore(self.max_concurrent)
         self._waiting = 0
         self._calls: dict[str, _Call] = {}
+        self._closing = False
+        self._idle = anyio.Event()
+        self._idle.set()
         self._descriptors = [
             ToolDescriptor(name=tool.name, description=tool.description, input_schema=dict(tool.input_schema))
             for tool in served.values()
@@ -159,6 +163,19 @@ class Server:
     def in_flight(self) -> int:
         """Calls accepted and not yet answered (waiting or running)."""
         return len(self._calls)
+
+    async def stop_calls(self, reason: str) -> None:
+        """Refuse new calls and stop the ones in flight, each answered in-band with `reason`.
+
+        For a clean shutdown: while the transport still runs, every caller gets an answer instead of
+        waiting out its timeout, and every running command's process group is killed. Returns once no call
+        is in flight.
+        """
+        self._closing = True
+        for call in self._calls.values():
+            call.stopped = f"tool call stopped: {reason}"
+            call.scope.cancel()
+        await self._idle.wait()
 
     async def __call__(self, route: Route, payload: bytes, events: EventSink) -> Reply | None:
         """Answer one inbound message; never raises (see `fiskai_a2a.transport.Handler`)."""
@@ -194,16 +211,22 @@ class Server:
         key = request.header.request
         if key in self._calls:
             return self._reply(request, is_error=True, output=f"a call with request id {_quote(key)} is in flight")
+        if self._closing:
+            return self._reply(request, is_error=True, output=f"agent {_quote(self.identity)} is shutting down")
         if self._slots.value == 0 and self._waiting >= self._max_waiting:
             return self._busy(request)
         call = _Call(request=request)
+        if not self._calls:
+            self._idle = anyio.Event()
         self._calls[key] = call
         try:
             with call.scope:
                 return await self._queue_and_run(call, tool, events)
-            return self._reply(request, is_error=True, output=f"tool call canceled by {call.canceled_by}")
+            return self._reply(request, is_error=True, output=call.stopped)
         finally:
             del self._calls[key]
+            if not self._calls:
+                self._idle.set()
 
     async def _queue_and_run(self, call: _Call, tool: Tool, events: EventSink) -> Reply:
         reply: Reply | None = None
@@ -288,9 +311,10 @@ class Server:
         if call is None or call.request.header.sender.name != cancel.header.sender.name:
             return None  # another instance holds it, or it is already answered
         reason = f" ({cancel.reason})" if cancel.reason else ""
-        call.canceled_by = f"{cancel.header.sender.name}{reason}"
+        by = f"{cancel.header.sender.name}{reason}"
+        call.stopped = f"tool call canceled by {by}"
         call.scope.cancel()
-        _log.info("Tool call canceled tool=%s by=%s", call.request.name, call.canceled_by)
+        _log.info("Tool call canceled tool=%s by=%s", call.request.name, by)
         ack = Ack(header=reply_header(Ack.PROTOCOL, cancel.header, sender=self.me), accepted=True)
         return self._encoded(ack, payload)
 

@@ -26,6 +26,9 @@ from fiskai_core.tools import select_tools
 
 __all__ = ["a2a", "connection_options", "nats_target"]
 
+_DRAIN_SECONDS = 10.0
+"""How long a stopping server waits for its stopped calls to be answered."""
+
 
 def connection_options(command: Callable[..., None]) -> Callable[..., None]:
     """`--context` and `--server`, shared by `a2a` and `discover`."""
@@ -131,7 +134,7 @@ async def _serve(server: Server, target: NatsContext) -> None:
         async with connect(target, name=f"fiskai a2a {server.identity}") as transport:
             identity = server.identity
             async with anyio.create_task_group() as tasks:
-                await tasks.start(_stop_on_signal, tasks.cancel_scope)
+                await tasks.start(_stop_on_signal, tasks.cancel_scope, server)
                 await tasks.start(partial(transport.serve, identity=identity, version=server.version, handler=server))
                 click.echo(
                     f"Serving {len(server.tools)} tools over a2a as {identity}/{server.version} on {target.describe()}",
@@ -149,12 +152,18 @@ async def _serve(server: Server, target: NatsContext) -> None:
                 )
 
 
-async def _stop_on_signal(scope: anyio.CancelScope, *, task_status: anyio.abc.TaskStatus[None]) -> None:
+async def _stop_on_signal(scope: anyio.CancelScope, server: Server, *, task_status: anyio.abc.TaskStatus[None]) -> None:
+    """On SIGINT or SIGTERM, answer the calls in flight (their commands are stopped), then stop serving.
+
+    A second signal during that ends the process the default way.
+    """
     with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
         task_status.started()
         async for _ in signals:
-            scope.cancel()
-            return
+            break
+    with anyio.move_on_after(_DRAIN_SECONDS):
+        await server.stop_calls(f'agent "{server.identity}" is shutting down')
+    scope.cancel()
 
 
 def _log_to_stderr() -> None:
