@@ -22,6 +22,7 @@ except ImportError as import_error:  # pragma: no cover - nats-py is a dependenc
 
 import importlib.util
 import itertools
+import logging
 import os
 import ssl
 from collections.abc import AsyncGenerator, Awaitable, Callable, Collection, Sequence
@@ -59,6 +60,7 @@ SERVICE_DESCRIPTION: Final = "fisk-ai a2a tool server"
 EVENTS_HEADER: Final = "Fiskai-Events"
 """NATS header naming the inbox a caller listens on for Event messages of its call."""
 _CONNECT_TIMEOUT: Final = 5.0
+_log = logging.getLogger("fiskai_a2a")
 
 
 def subject_for(route: Route) -> str:
@@ -190,13 +192,23 @@ class NatsTransport:
         subject = (headers or {}).get(EVENTS_HEADER, "")
 
         async def publish(data: bytes) -> None:
-            if subject:
+            if not subject:
+                return
+            try:
                 await self._nc.publish(subject, data)
+            except (nats.errors.Error, OSError):
+                # Progress is best effort: a lost event must never fail the call it describes.
+                return
 
         return publish
 
     async def _answer(self, route: Route, request: MicroRequest, handler: Handler) -> None:
-        reply = await handler(route, request.data, self._events_to(request.headers))
+        try:
+            reply = await handler(route, request.data, self._events_to(request.headers))
+        # The serving boundary: a handler bug answers this one request with a 500 and the server keeps serving.
+        except Exception as err:  # noqa: BLE001
+            _log.exception("a2a handler failed")
+            reply = Reply(payload=b"", error_code="500", error_text=f"internal error: {err.__class__.__name__}")
         if reply is None:
             return
         try:
