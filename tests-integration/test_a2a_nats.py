@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import AsyncGenerator, Callable, Generator
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
@@ -34,6 +35,7 @@ from fiskai_a2a.nats_transport import connect, open_remote_tools
 from fiskai_a2a.protocol import ErrorMessage, Event, ToolReply, decode
 from fiskai_core.config import RemoteToolHost, ToolFilter
 from fiskai_core.remote import RemoteImportError
+from fiskai_core.testing import write_fake_app
 
 pytestmark = [pytest.mark.nats, pytest.mark.anyio]
 
@@ -117,11 +119,16 @@ def serving(config: Path) -> Generator[Served]:
     reader.start()
     try:
         seen: list[str] = []
+        deadline = time.monotonic() + 20
         while True:
             try:
-                line = lines.get(timeout=20)
+                line = lines.get(timeout=0.2)
             except queue.Empty:
-                pytest.fail(f"fiskai a2a did not start in 20 s: {''.join(seen)}")
+                if proc.poll() is not None and lines.empty():
+                    pytest.fail(f"fiskai a2a exited with {proc.returncode}: {''.join(seen)}")
+                if time.monotonic() > deadline:
+                    pytest.fail(f"fiskai a2a did not start in 20 s: {''.join(seen)}")
+                continue
             seen.append(line)
             if line.startswith("Serving "):
                 break
@@ -423,3 +430,25 @@ async def test_sigterm_answers_the_call_in_flight_and_kills_its_command(nats_ser
                 await anyio.to_thread.run_sync(served.proc.wait)
         assert served.proc.returncode == 0
         assert await anyio.to_thread.run_sync(served.wait_for_line, "a2a server stopped")
+
+
+async def test_the_nats_cli_s_whole_tool_set_fits_one_discovery_and_is_callable(
+    nats_server: str, tmp_path: Path, shared_fixtures: Path
+) -> None:
+    _write_context(nats_server)
+    app = write_fake_app(tmp_path, shared_fixtures / "fisk" / "natscli.introspect.json", name="nats")
+    config = tmp_path / "agent.yaml"
+    config.write_text(
+        f"identity: natscli\napplication_path: {app}\nnats_context: a2a-test\n"
+        "expose: {agent: {agent_to_agent: true}}\n",
+        encoding="utf-8",
+    )
+    with serving(config):
+        listed = _fiskai("discover", "natscli", "--server", nats_server, "--format", "json")
+        assert listed.returncode == 0, listed.stderr
+        card = json.loads(listed.stdout)
+        assert len(card["tools"]) > 200
+        assert len(listed.stdout.encode()) < 768 * 1024
+        async with client_for(nats_server) as client:
+            reply = await client.call_tool("natscli", "server_check_connection", {})
+        assert reply.exec is not None and (reply.exec.command or "").startswith("server check connection")

@@ -1,5 +1,4 @@
 import json
-import os
 from pathlib import Path
 from typing import Any, cast
 
@@ -139,15 +138,13 @@ def test_every_protocol_has_a_message_class_and_a_round_trip() -> None:
     assert covered == set(MESSAGE_TYPES) and len(covered) == 10
 
 
-def test_shipped_schemas_are_the_originals() -> None:
-    shared = Path(os.environ.get("FISKAI_SHARED_DIR", Path(__file__).resolve().parents[4].parent / "shared"))
-    originals = shared / "reference" / "schemas" / "a2a-v1"
-    if not originals.is_dir():
-        pytest.skip(f"no original schemas at {originals}; set FISKAI_SHARED_DIR to compare the shipped copies")
+def test_shipped_schemas_are_the_originals(shared_fixtures: Path) -> None:
+    originals = shared_fixtures.parent / "reference" / "schemas" / "a2a-v1"
     for path in originals.glob("*.json"):
         assert json.loads((_SHIPPED / path.name).read_text(encoding="utf-8")) == json.loads(
             path.read_text(encoding="utf-8")
         ), path.name
+    assert len(list(originals.glob("*.json"))) == 11
     assert schema_for(TOOL_REQUEST)["$id"] == SCHEMA_BASE + "tool.request.json"
 
 
