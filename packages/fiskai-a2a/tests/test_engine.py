@@ -10,6 +10,7 @@ from typing_extensions import override
 
 from fiskai_a2a import A2AClient, A2AError, AgentUnavailableError, RemoteAgentError, Server
 from fiskai_a2a.client import _expect
+from fiskai_a2a.invoker import A2ARemoteInvoker
 from fiskai_a2a.protocol import (
     MAX_MESSAGE_BYTES,
     TOOL_REQUEST,
@@ -23,7 +24,8 @@ from fiskai_a2a.protocol import (
     request_header,
 )
 from fiskai_a2a.testing import FakeTransport
-from fiskai_a2a.transport import EventSink, Reply, Route, Transport
+from fiskai_a2a.transport import EventSink, Handler, Reply, Route, Transport
+from fiskai_core.remote import RemoteInvoker
 from fiskai_core.testing import FakeTool
 from fiskai_core.tools import ToolResult
 
@@ -368,3 +370,10 @@ async def test_stopping_answers_calls_in_flight_and_refuses_new_ones() -> None:
     assert replies == ['tool call stopped: agent "app" is shutting down']
     assert tool.cancelled == 1 and server.in_flight == 0
     assert refused is not None and refused.is_error and refused.output == 'agent "app" is shutting down'
+
+
+def test_the_engine_is_a_handler_and_the_invoker_a_remote_invoker() -> None:
+    server = Server(identity="app", version="1", tools=[FakeTool(name="ok", description="Works.")])
+    handler: Handler = server
+    invoker: RemoteInvoker = A2ARemoteInvoker(A2AClient(FakeTransport(), identity="caller"))
+    assert handler is server and invoker is not None

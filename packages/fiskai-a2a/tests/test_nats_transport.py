@@ -18,7 +18,7 @@ import pytest
 
 from fiskai_a2a import A2AClient, AgentUnavailableError, NatsContext, NatsContextError, Server, load_context
 from fiskai_a2a.nats_transport import connect, subject_for
-from fiskai_a2a.transport import Route
+from fiskai_a2a.transport import Route, Transport
 from fiskai_core.testing import FakeTool
 from fiskai_core.tools import ToolResult
 
@@ -126,3 +126,11 @@ def test_subjects_are_the_originals() -> None:
     assert subject_for(Route(agent="ops", kind="discovery")) == "choria.fisk-ai.discovery.ops"
     assert subject_for(Route(agent="ops", kind="tool")) == "choria.fisk-ai.tool.ops"
     assert subject_for(Route(agent="ops", kind="control")) == "choria.fisk-ai.control.ops"
+
+
+async def test_nats_transport_is_a_transport(nats_server: str) -> None:
+    async with connect(NatsContext.from_url(nats_server)) as nats_transport:
+        transport: Transport = nats_transport
+        with pytest.raises(AgentUnavailableError) as caught:
+            await transport.round_trip(Route(agent="nobody", kind="discovery"), b"{}", timeout=5)
+    assert 'no reply on "choria.fisk-ai.discovery.nobody"' in str(caught.value)
