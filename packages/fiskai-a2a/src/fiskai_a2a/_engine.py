@@ -68,6 +68,7 @@ __all__ = [
 DEFAULT_MAX_CONCURRENT: Final = 2
 DEFAULT_TOOL_TIMEOUT: Final = 30.0
 DEFAULT_HEARTBEAT: Final = 1.0
+DEFAULT_QUEUE_TIMEOUT: Final = 10.0
 _NAME = re.compile(r"[a-zA-Z0-9_-]+")
 _log = logging.getLogger("fiskai_a2a")
 
@@ -100,7 +101,8 @@ class Server:
         confirm_tags: Extra gating tags (harness.confirm_tags); tools with them or `ai:confirm` are not served.
         max_concurrent: Calls running at once.
         tool_timeout: Seconds one call may run.
-        queue_timeout: Seconds a call may wait for a slot before it is answered busy (`tool_timeout` when None).
+        queue_timeout: Seconds a call may wait for a slot before it is answered busy; when None, the shorter
+            of `tool_timeout` and 10 s, so a queued call is answered before a 30 s caller gives up on it.
         max_waiting: Calls that may wait for a slot at once (`16 * max_concurrent` when None).
         heartbeat: Seconds between progress events while a call runs.
         description: The card's description.
@@ -145,7 +147,7 @@ class Server:
         """This instance: the identity plus a random instance id."""
         self.max_concurrent = max(1, max_concurrent)
         self.tool_timeout = tool_timeout
-        self._queue_timeout = tool_timeout if queue_timeout is None else queue_timeout
+        self._queue_timeout = min(tool_timeout, DEFAULT_QUEUE_TIMEOUT) if queue_timeout is None else queue_timeout
         self._max_waiting = 16 * self.max_concurrent if max_waiting is None else max_waiting
         self._heartbeat = heartbeat
         self._slots = anyio.Semaphore(self.max_concurrent)
