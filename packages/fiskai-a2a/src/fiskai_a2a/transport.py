@@ -74,7 +74,8 @@ class Transport(Protocol):
         route: Route,
         payload: bytes,
         *,
-        timeout: float,  # noqa: ASYNC109 - a transport deadline, reported as AgentUnavailableError with its subject
+        # A transport deadline, reported as AgentUnavailableError naming the subject; a cancel scope cannot say that.
+        timeout: float,  # noqa: ASYNC109
         on_event: OnEvent | None = None,
     ) -> Reply:
         """Send `payload` and wait up to `timeout` seconds for the reply.
