@@ -28,6 +28,7 @@ import pytest
 from nats.aio.client import Client as NatsClient
 
 from fiskai_a2a import (
+    DEFAULT_TIMEOUT,
     A2AClient,
     A2ARemoteInvoker,
     AgentUnavailableError,
@@ -294,7 +295,7 @@ async def test_500_calls_from_20_clients_are_all_answered_with_the_cap_at_2(nats
     with serving(_write_config(tmp_path, max_concurrent=2)):
 
         async def one_client(index: int) -> None:
-            async with client_for(nats_server, timeout=60) as client:
+            async with client_for(nats_server, timeout=DEFAULT_TIMEOUT) as client:
                 for call in range(25):
                     try:
                         reply = await client.call_tool(_IDENTITY, "fail", {"code": (index + call) % 7})

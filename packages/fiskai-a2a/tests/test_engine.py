@@ -18,9 +18,11 @@ from fiskai_a2a.protocol import (
     Event,
     Identity,
     StatusBlock,
+    ToolReply,
     ToolRequest,
     decode,
     encode,
+    reply_header,
     request_header,
 )
 from fiskai_a2a.testing import FakeTransport
@@ -341,7 +343,7 @@ async def test_a_message_on_the_wrong_route_is_refused() -> None:
         assert message.header.request == decode(payload).header.request
         assert tool.calls == []
         with pytest.raises(RemoteAgentError) as caught:
-            _expect(reply, "io.choria.fisk-ai.v1.discovery.reply", "app")
+            _expect(reply, "io.choria.fisk-ai.v1.discovery.reply", "app", "any")
         assert caught.value.code == "400"
 
 
@@ -377,3 +379,23 @@ def test_the_engine_is_a_handler_and_the_invoker_a_remote_invoker() -> None:
     handler: Handler = server
     invoker: RemoteInvoker = A2ARemoteInvoker(A2AClient(FakeTransport(), identity="caller"))
     assert handler is server and invoker is not None
+
+
+async def test_a_reply_for_another_request_is_refused() -> None:
+    transport = FakeTransport()
+
+    async def confused(route: Route, payload: bytes, events: EventSink) -> Reply | None:
+        other = request_header(TOOL_REQUEST, sender=Identity(name="someone"))
+        reply = ToolReply(header=reply_header(ToolReply.PROTOCOL, other, sender=Identity(name="app")), output="x")
+        return Reply(payload=encode(reply))
+
+    client = A2AClient(transport, identity="caller", timeout=5)
+    message = ""
+    async with anyio.create_task_group() as tasks:
+        await tasks.start(partial(transport.serve, identity="app", version="1", handler=confused))
+        try:
+            await client.call_tool("app", "x")
+        except RemoteAgentError as err:
+            message = str(err)
+        tasks.cancel_scope.cancel()
+    assert 'sent a reply for request "' in message

@@ -82,7 +82,7 @@ class A2AClient:
         reply = await self.transport.round_trip(
             Route(agent=agent, kind="discovery"), encode(request), timeout=self.timeout
         )
-        return cast("DiscoveryReply", _expect(reply, DISCOVERY_REPLY, agent))
+        return cast("DiscoveryReply", _expect(reply, DISCOVERY_REPLY, agent, request.header.request))
 
     async def call_tool(
         self,
@@ -146,7 +146,7 @@ class A2AClient:
                 f'remote agent "{agent}" stopped answering: no progress on the call to "{tool_name}" for '
                 f"{self.stall_timeout:g}s (the server died or lost its connection)"
             )
-        return cast("ToolReply", _expect(reply, TOOL_REPLY, agent))
+        return cast("ToolReply", _expect(reply, TOOL_REPLY, agent, header.request))
 
     async def cancel(self, agent: str, request: Header, *, reason: str = "") -> bool:
         """Ask `agent` to stop the call `request` started; True when a server stopped it.
@@ -160,17 +160,18 @@ class A2AClient:
             reply = await self.transport.round_trip(
                 Route(agent=agent, kind="control"), payload, timeout=self.cancel_timeout
             )
-            ack = _expect(reply, ACK, agent)
+            ack = _expect(reply, ACK, agent, request.request)
         except A2AError:
             return False
         return isinstance(ack, Ack) and ack.accepted
 
 
-def _expect(reply: Reply, protocol: str, agent: str) -> Message:
-    """The reply as `protocol`, or the error it carries.
+def _expect(reply: Reply, protocol: str, agent: str, request_id: str) -> Message:
+    """The reply to request `request_id` as `protocol`, or the error it carries.
 
     Raises:
-        RemoteAgentError: an error message, a bare micro error, or an invalid reply.
+        RemoteAgentError: an error message, a bare micro error, an invalid reply, or a reply that
+            correlates to another request.
     """
     if reply.error_code is not None and not reply.payload:
         raise RemoteAgentError(
@@ -187,5 +188,9 @@ def _expect(reply: Reply, protocol: str, agent: str) -> Message:
         raise RemoteAgentError(
             f'remote agent "{agent}" refused the request: {message.error}' + (f" (code {code})" if code else ""),
             code=code,
+        )
+    if message.header.request != request_id:
+        raise RemoteAgentError(
+            f'remote agent "{agent}" sent a reply for request "{message.header.request}" to request "{request_id}"'
         )
     return message
