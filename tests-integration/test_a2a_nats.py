@@ -511,3 +511,20 @@ async def test_the_server_rides_out_a_nats_restart(tmp_path: Path) -> None:
             async with client_for(url) as client:
                 reply = await client.call_tool(_IDENTITY, "fail", {"code": 6})
             assert reply.exec is not None and reply.exec.exit_code == 6
+
+
+async def test_a_remote_tool_whose_agent_went_away_is_an_error_result(nats_server: str, tmp_path: Path) -> None:
+    _write_context(nats_server)
+    hosts = [RemoteToolHost(name=_IDENTITY, include=ToolFilter(tools=["^fail$"]))]
+    text = ""
+    with serving(_write_config(tmp_path)) as served:
+        async with open_remote_tools(
+            hosts, context=load_context("a2a-test"), identity="runner", call_timeout=10, taken=[], strict=True
+        ) as imported:
+            served.proc.send_signal(signal.SIGTERM)
+            await anyio.to_thread.run_sync(served.proc.wait)
+            result = await imported.tools[0].execute('{"code": 1}')
+            assert result.is_error
+            text = result.text
+    assert text.startswith(f'calling tool "fail" on agent "{_IDENTITY}": remote agent unavailable: no reply on')
+    assert 'no agent "fixturectl" is serving' in text

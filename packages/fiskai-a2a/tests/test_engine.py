@@ -27,7 +27,7 @@ from fiskai_a2a.protocol import (
 )
 from fiskai_a2a.testing import FakeTransport
 from fiskai_a2a.transport import EventSink, Handler, Reply, Route, Transport
-from fiskai_core.remote import RemoteInvoker
+from fiskai_core.remote import RemoteCallError, RemoteDescriptor, RemoteInvoker, RemoteTool
 from fiskai_core.testing import FakeTool
 from fiskai_core.tools import ToolResult
 
@@ -347,10 +347,20 @@ async def test_a_message_on_the_wrong_route_is_refused() -> None:
         assert caught.value.code == "400"
 
 
-async def test_no_server_is_agent_unavailable() -> None:
-    client = A2AClient(FakeTransport(), identity="caller")
+async def test_no_server_is_agent_unavailable_and_an_error_result_for_a_remote_tool() -> None:
+    client = A2AClient(FakeTransport(), identity="caller", cancel_timeout=0.1)
     with pytest.raises(AgentUnavailableError):
         await client.discover("nobody")
+    with pytest.raises(AgentUnavailableError):
+        await client.call_tool("nobody", "x")
+    with pytest.raises(RemoteCallError):
+        await A2ARemoteInvoker(client).invoke_tool("nobody", "x", None)
+    tool = RemoteTool.from_descriptor(
+        RemoteDescriptor(name="x", description="X."), name="x", agent="nobody", invoker=A2ARemoteInvoker(client)
+    )
+    result = await tool.execute("{}")
+    assert result.is_error
+    assert result.text == 'calling tool "x" on agent "nobody": remote agent unavailable: no agent "nobody" is serving'
 
 
 async def test_stopping_answers_calls_in_flight_and_refuses_new_ones() -> None:

@@ -116,6 +116,7 @@ class A2AClient:
                 on_progress(cast("Event", event))
 
         reply: Reply | None = None
+        failure: A2AError | None = None
         try:
             async with anyio.create_task_group() as tasks:
 
@@ -131,14 +132,20 @@ class A2AClient:
                         return
 
                 tasks.start_soon(watch)
-                reply = await self.transport.round_trip(
-                    Route(agent=agent, kind="tool"), payload, timeout=self.timeout, on_event=on_event
-                )
+                try:
+                    reply = await self.transport.round_trip(
+                        Route(agent=agent, kind="tool"), payload, timeout=self.timeout, on_event=on_event
+                    )
+                except A2AError as err:
+                    # Raised after the group ends, so callers see it as itself, not in an exception group.
+                    failure = err
                 tasks.cancel_scope.cancel()
         except anyio.get_cancelled_exc_class():
             with anyio.CancelScope(shield=True):
                 await self.cancel(agent, header, reason="the caller stopped waiting")
             raise
+        if failure is not None:
+            raise failure
         if reply is None:
             with anyio.CancelScope(shield=True):
                 await self.cancel(agent, header, reason="no progress from the server")
