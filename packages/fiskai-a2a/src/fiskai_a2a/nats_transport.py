@@ -221,7 +221,12 @@ class NatsTransport:
             return
 
     async def _answer_control(self, route: Route, msg: Msg, handler: Handler) -> None:
-        reply = await handler(route, msg.data, self._events_to(msg.headers))
+        try:
+            reply = await handler(route, msg.data, self._events_to(msg.headers))
+        # The serving boundary, as in _answer: a handler bug must not take the server down.
+        except Exception:  # noqa: BLE001
+            _log.exception("a2a handler failed")
+            return
         if reply is None or not msg.reply:
             return
         try:

@@ -13,7 +13,8 @@ from collections.abc import Callable, Collection, Mapping
 from typing import Any, Final, cast
 
 from jsonschema import exceptions as schema_exceptions
-from jsonschema.exceptions import ValidationError
+from jsonschema.exceptions import ValidationError as SchemaError
+from pydantic import ValidationError
 
 from fiskai_a2a.errors import (
     MessageTooLargeError,
@@ -164,7 +165,12 @@ def decode(data: bytes, *, expect: Collection[str] | None = None) -> Message:
         raise UnknownProtocolError(f"unexpected message protocol {json.dumps(protocol)}: expected {wanted}")
     header = {key: value for key, value in fields.items() if key in HEADER_FIELDS}
     body = {key: value for key, value in fields.items() if key not in HEADER_FIELDS}
-    return MESSAGE_TYPES[protocol].model_validate({"header": header, **body})
+    try:
+        return MESSAGE_TYPES[protocol].model_validate({"header": header, **body})
+    except ValidationError as err:
+        # The models mirror the schema; should they ever disagree, the message is still refused cleanly.
+        short = protocol.removeprefix(NAMESPACE + ".")
+        raise MessageValidationError(f"invalid {short} message: {err.errors()[0]['msg']}") from None
 
 
 def encode(message: Message) -> bytes:
@@ -185,6 +191,6 @@ def encode(message: Message) -> bytes:
 
 # jsonschema's stubs leave the result type of best_match unknown.
 _best_match = cast(
-    "Callable[[list[ValidationError]], ValidationError | None]",
+    "Callable[[list[SchemaError]], SchemaError | None]",
     schema_exceptions.best_match,  # pyright: ignore[reportUnknownMemberType]
 )
