@@ -9,11 +9,13 @@ serving examples/fixturectl; a second server process serving a no-op tool throug
 protocol's own cost, with no command at all); and a bare NATS echo responder in a third process, the floor:
 one request/reply with nothing on either side. The bench process is the caller. Every measure runs once
 per round, interleaved, so load drift on the shared machine hits all of them alike; figures are medians.
+Sources and installed packages are compiled to bytecode first, as bench/startup.py does.
 """
 
 from __future__ import annotations
 
 import argparse
+import compileall
 import json
 import shutil
 import socket
@@ -170,6 +172,10 @@ def main() -> int:
         anyio.run(_serve_echo, args.serve_echo)
         return 0
 
+    # As bench/startup.py does: this machine sets PYTHONDONTWRITEBYTECODE=1, so without compiling first every
+    # new process (`fiskai a2a`, `fiskai discover`) would recompile its imports from source.
+    for folder in [*sorted((ROOT / "packages").glob("*/src")), Path(sysconfig.get_paths()["purelib"])]:
+        compileall.compile_dir(folder, quiet=1, workers=0)
     port = _free_port()
     url = f"nats://127.0.0.1:{port}"
     helpers: list[subprocess.Popen[str]] = []
