@@ -14,10 +14,12 @@ from importlib import metadata
 from pathlib import Path
 
 import anyio
+import nats
 import pytest
 
 from fiskai_a2a import A2AClient, AgentUnavailableError, NatsContext, NatsContextError, Server, load_context
-from fiskai_a2a.nats_transport import connect, subject_for
+from fiskai_a2a.nats_transport import EVENTS_HEADER, connect, subject_for
+from fiskai_a2a.protocol import TOOL_REQUEST, Event, Identity, ToolRequest, decode, encode, request_header
 from fiskai_a2a.transport import Route, Transport
 from fiskai_core.testing import FakeTool
 from fiskai_core.tools import ToolResult
@@ -134,3 +136,27 @@ async def test_nats_transport_is_a_transport(nats_server: str) -> None:
         with pytest.raises(AgentUnavailableError) as caught:
             await transport.round_trip(Route(agent="nobody", kind="discovery"), b"{}", timeout=5)
     assert 'no reply on "choria.fisk-ai.discovery.nobody"' in str(caught.value)
+
+
+async def test_events_go_only_to_the_caller_s_inbox_family(nats_server: str) -> None:
+    server = _server()
+    request = ToolRequest(header=request_header(TOOL_REQUEST, sender=Identity(name="caller")), name="echo")
+    async with connect(NatsContext.from_url(nats_server)) as transport:
+        async with anyio.create_task_group() as tasks:
+            await tasks.start(partial(transport.serve, identity="peer", version="1", handler=server))
+            nc = await nats.connect(nats_server)  # pyright: ignore[reportUnknownMemberType]
+            try:
+                elsewhere = await nc.subscribe("elsewhere.events")  # pyright: ignore[reportUnknownMemberType]
+                inbox = await nc.subscribe("_INBOX.test.events")  # pyright: ignore[reportUnknownMemberType]
+                for target in ("elsewhere.events", "_INBOX.test.events"):
+                    await nc.request(
+                        "choria.fisk-ai.tool.peer", encode(request), timeout=10, headers={EVENTS_HEADER: target}
+                    )
+                # An event is published before its reply on one connection, so by now it has been delivered.
+                assert elsewhere.pending_msgs == 0
+                assert inbox.pending_msgs >= 1
+                event = decode((await inbox.next_msg(timeout=5)).data)
+                assert isinstance(event, Event) and event.header.request == request.header.request
+            finally:
+                await nc.close()
+            tasks.cancel_scope.cancel()

@@ -188,8 +188,10 @@ class NatsTransport:
                 with anyio.CancelScope(shield=True), anyio.move_on_after(5):
                     await service.stop()
 
-    def _events_to(self, headers: dict[str, str] | None) -> EventSink:
+    def _events_to(self, headers: dict[str, str] | None, reply_to: str) -> EventSink:
         subject = (headers or {}).get(EVENTS_HEADER, "")
+        if not _inbox_like(subject, reply_to):
+            subject = ""
 
         async def publish(data: bytes) -> None:
             if not subject:
@@ -204,7 +206,9 @@ class NatsTransport:
 
     async def _answer(self, route: Route, request: MicroRequest, handler: Handler) -> None:
         try:
-            reply = await handler(route, request.data, self._events_to(request.headers))
+            # micro's Request keeps the message it wraps in `_msg` and offers no other way to its reply subject.
+            reply_to = request._msg.reply  # pyright: ignore[reportPrivateUsage]
+            reply = await handler(route, request.data, self._events_to(request.headers, reply_to))
         # The serving boundary: a handler bug answers this one request with a 500 and the server keeps serving.
         except Exception as err:  # noqa: BLE001
             _log.exception("a2a handler failed")
@@ -222,7 +226,7 @@ class NatsTransport:
 
     async def _answer_control(self, route: Route, msg: Msg, handler: Handler) -> None:
         try:
-            reply = await handler(route, msg.data, self._events_to(msg.headers))
+            reply = await handler(route, msg.data, self._events_to(msg.headers, msg.reply))
         # The serving boundary, as in _answer: a handler bug must not take the server down.
         except Exception:  # noqa: BLE001
             _log.exception("a2a handler failed")
@@ -233,6 +237,19 @@ class NatsTransport:
             await msg.respond(reply.payload)
         except (nats.errors.Error, OSError):
             return
+
+
+def _inbox_like(subject: str, reply_to: str) -> bool:
+    """Whether the caller's events subject may be published to: a plain subject under its reply's prefix.
+
+    The caller names the subject, but the server publishes with its own permissions; keeping events to the
+    inbox family the caller already receives its reply in stops a caller from aiming them anywhere else.
+    """
+    if not subject or not reply_to or subject == reply_to:
+        return False
+    if any(mark in subject for mark in ("*", ">", " ", "\t", "\r", "\n")):
+        return False
+    return subject.split(".", 1)[0] == reply_to.split(".", 1)[0] and "." in subject
 
 
 async def _quiet_unsubscribe(subscription: Any) -> None:
