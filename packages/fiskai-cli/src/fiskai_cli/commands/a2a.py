@@ -11,6 +11,7 @@ import signal
 import sys
 from collections.abc import Callable
 from functools import partial
+from typing import TextIO
 
 import anyio
 import click
@@ -166,9 +167,15 @@ async def _stop_on_signal(scope: anyio.CancelScope, server: Server, *, task_stat
     scope.cancel()
 
 
+class _StderrLines(logging.StreamHandler[TextIO]):
+    """The handler `fiskai a2a` adds, recognizable so it is added once."""
+
+
 def _log_to_stderr() -> None:
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
+    """The engine's per-call lines (`Running tool call`, ...) go to stderr, once however often this runs."""
     logger = logging.getLogger("fiskai_a2a")
-    logger.addHandler(handler)
     logger.setLevel(logging.INFO)
+    if not any(isinstance(handler, _StderrLines) for handler in logger.handlers):
+        handler = _StderrLines(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
+        logger.addHandler(handler)
