@@ -160,3 +160,77 @@ async def test_events_go_only_to_the_caller_s_inbox_family(nats_server: str) -> 
             finally:
                 await nc.close()
             tasks.cancel_scope.cancel()
+
+
+def _openssl(*args: str, cwd: Path) -> None:
+    subprocess.run(["openssl", *args], cwd=cwd, check=True, capture_output=True, timeout=60)
+
+
+@pytest.fixture
+def tls_server(tmp_path: Path) -> Generator[tuple[str, Path]]:
+    """A nats-server that requires mutual TLS; yields its tls:// URL and the folder with ca/client files."""
+    if shutil.which("openssl") is None:
+        pytest.skip("needs the openssl command to make test certificates")
+    ec = ("-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes")
+    _openssl(
+        "req", "-x509", *ec, "-keyout", "ca.key", "-out", "ca.pem", "-days", "1", "-subj", "/CN=test-ca", cwd=tmp_path
+    )
+    (tmp_path / "san.cnf").write_text("subjectAltName=IP:127.0.0.1\n", encoding="utf-8")
+    for name in ("server", "client"):
+        _openssl("req", *ec, "-keyout", f"{name}.key", "-out", f"{name}.csr", "-subj", f"/CN={name}", cwd=tmp_path)
+        _openssl(
+            "x509", "-req", "-in", f"{name}.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
+            "-out", f"{name}.pem", "-days", "1", "-extfile", "san.cnf", cwd=tmp_path,
+        )  # fmt: skip
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    proc = subprocess.Popen(
+        [
+            _binary(), "-a", "127.0.0.1", "-p", str(port), "--tlsverify",
+            "--tlscert", str(tmp_path / "server.pem"), "--tlskey", str(tmp_path / "server.key"),
+            "--tlscacert", str(tmp_path / "ca.pem"),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )  # fmt: skip
+    try:
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            if "Server is ready" in line:
+                break
+        else:
+            pytest.fail("nats-server with TLS did not start")
+        yield f"tls://127.0.0.1:{port}", tmp_path
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+        if proc.stderr is not None:
+            proc.stderr.close()
+
+
+async def test_a_context_with_tls_files_connects_with_mutual_tls(tls_server: tuple[str, Path]) -> None:
+    url, files = tls_server
+    folder = Path(os.environ["XDG_CONFIG_HOME"]) / "nats" / "context"
+    folder.mkdir(parents=True)
+    good = {
+        "url": url,
+        "ca": str(files / "ca.pem"),
+        "cert": str(files / "client.pem"),
+        "key": str(files / "client.key"),
+    }
+    (folder / "tls.json").write_text(json.dumps(good), encoding="utf-8")
+    (folder / "no-client-cert.json").write_text(json.dumps({"url": url, "ca": str(files / "ca.pem")}), encoding="utf-8")
+    server = _server()
+    reply = None
+    async with connect(load_context("tls")) as transport:
+        async with anyio.create_task_group() as tasks:
+            await tasks.start(partial(transport.serve, identity="peer", version="1", handler=server))
+            reply = await A2AClient(transport, identity="caller", timeout=10).call_tool("peer", "echo")
+            tasks.cancel_scope.cancel()
+    assert reply is not None and reply.output == "hi"
+    with pytest.raises(AgentUnavailableError) as caught:
+        async with connect(load_context("no-client-cert"), timeout=5):
+            pass
+    assert f'cannot connect to NATS at NATS context "no-client-cert" ({url})' in str(caught.value)
