@@ -1,6 +1,7 @@
 """Tools as drivers see them: the Tool shape, results, reserved tags, selection and deferral."""
 
 from ._deferral import TOOL_SEARCH_THRESHOLD, DeferralPlan, plan_deferral
+from ._finder import ToolFinder, ToolMatch
 from ._protocols import ArgumentValidator, Confirmable, FilterRule, Selectable, Tool
 from ._result import ToolResult
 from ._select import matches_rule, select_tools
@@ -17,6 +18,8 @@ __all__ = [
     "FilterRule",
     "Selectable",
     "Tool",
+    "ToolFinder",
+    "ToolMatch",
     "ToolResult",
     "matches_rule",
     "plan_deferral",

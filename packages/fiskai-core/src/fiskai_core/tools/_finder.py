@@ -1,0 +1,271 @@
+"""Client-side tool search: a BM25 index over tools a model has not been sent yet.
+
+Used when a tool set is large enough to defer but the model server offers no tool search of its own
+(local Anthropic-compatible servers): the model asks `find_tools` in words, and this index answers
+with the best few tools. Pure Python and deterministic: the same tools and query give the same list,
+ties broken by name.
+
+Each tool is one document with five fields, scored with BM25F (per-field length normalisation, field
+weights, one saturation): the name split on `_` and `-`, the first description line, the rest of the
+description (without its `Tags: ...` line), the argument names with their descriptions, and the tags.
+Text is case folded, split on anything not a letter or digit, stripped of stop words and lightly
+stemmed (plural, -ing, -ed, a final e) so `removes`, `removing` and `remove` meet. A query word also
+matches the few command-line synonyms in `_SYNONYM_GROUPS` at a lower weight (best variant per word,
+so a tool saying both `rm` and `remove` is not counted twice).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from ._protocols import Tool
+
+__all__ = ["ToolFinder", "ToolMatch"]
+
+_WORD = re.compile(r"[a-z0-9]+")
+
+# Words that say nothing about which tool is meant, in the way operators phrase requests.
+_STOP_WORDS = frozenset(
+    "a an the of to in on for from with by at as into onto about under over via "
+    "me my mine i we our us you your it its is are was were be been being am "
+    "this that these those there here and or but so then than not no "
+    "how what which who whom whose when where why "
+    "do does did can could would should will shall may might must "
+    "please want wants need needs let lets some any all much many more most every each "
+    "use using used tool tools command commands".split()
+)
+
+# Command-line verbs and nouns that name one action or thing differently across CLIs. Small on purpose:
+# each group is words an operator uses interchangeably for one kind of command (`rm` for delete, `ls`
+# for list); a word may sit in two groups when it is ambiguous (`show` lists or describes, `get`
+# reads or describes). `store` is left out: in the CLIs it is mostly a noun (KV store, object store).
+_SYNONYM_GROUPS: tuple[tuple[str, ...], ...] = (
+    ("delete", "remove", "rm", "del", "erase", "destroy", "drop"),
+    ("list", "ls", "enumerate", "show"),
+    ("create", "add", "new", "make"),
+    ("info", "information", "describe", "view", "show", "detail", "inspect", "get"),
+    ("get", "fetch", "retrieve", "read", "download"),
+    ("put", "write", "upload", "save"),
+    ("edit", "update", "modify", "change", "alter"),
+    ("publish", "pub", "send"),
+    ("subscribe", "sub", "listen"),
+    ("copy", "cp", "clone", "duplicate"),
+    ("backup", "snapshot"),
+    ("statistics", "stats", "stat", "metrics", "usage"),
+    ("connection", "connect", "conn", "client"),
+    ("select", "switch", "choose"),
+    ("jetstream", "js"),
+    ("message", "msg"),
+    ("kv", "bucket"),
+)
+
+_SYNONYM_WEIGHT = 0.6
+"""A synonym counts this much of the word itself, so the operator's own word wins a close call."""
+
+_FIELD_WEIGHTS: Mapping[str, float] = {"name": 3.0, "summary": 2.0, "body": 1.0, "arguments": 0.4, "tags": 0.5}
+"""Name and first line say what a tool does; argument help mentions many things a tool merely touches."""
+
+_K1 = 1.2
+_B = 0.75
+_SUMMARY_MAX = 200
+"""Characters of the one-line description a match carries (the model reads the full one once loaded)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ToolMatch:
+    """One search hit: a tool name and its one-line description."""
+
+    name: str
+    summary: str
+
+
+def _stem(word: str) -> str:
+    """Light suffix stripping (plural, -ing, -ed, final e): enough to meet `deletes`/`deleting`/`delete`."""
+    if len(word) <= 3 or word.isdigit():
+        return word
+    if word.endswith("ies") and len(word) > 4:
+        word = word[:-3] + "y"
+    elif word.endswith(("sses", "ches", "shes", "xes", "zes")):
+        word = word[:-2]
+    elif word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        word = word[:-1]
+    for suffix in ("ing", "ed"):
+        if word.endswith(suffix):
+            base = word[: -len(suffix)]
+            # `string` keeps its -ing (no vowel left); `speed` keeps its -ed.
+            if len(base) >= 3 and any(vowel in base for vowel in "aeiouy") and not base.endswith("e"):
+                if base[-1] == base[-2] and base[-1] not in "lsz":
+                    base = base[:-1]  # stopped -> stop, running -> run
+                word = base
+            break
+    if word.endswith("e") and len(word) > 3:
+        word = word[:-1]
+    return word
+
+
+def _terms(text: str, cache: dict[str, str]) -> list[str]:
+    """Stemmed, stop-word-free terms of `text`, in order (duplicates kept)."""
+    out: list[str] = []
+    for word in _WORD.findall(text.lower()):
+        if word in _STOP_WORDS:
+            continue
+        stem = cache.get(word)
+        if stem is None:
+            stem = cache[word] = _stem(word)
+        out.append(stem)
+    return out
+
+
+def _synonym_table() -> dict[str, tuple[str, ...]]:
+    table: dict[str, set[str]] = {}
+    for group in _SYNONYM_GROUPS:
+        stems = {_stem(word) for word in group}
+        for stem in stems:
+            table.setdefault(stem, set()).update(stems - {stem})
+    return {stem: tuple(sorted(others)) for stem, others in table.items()}
+
+
+_SYNONYMS = _synonym_table()
+
+
+def _split_description(description: str, tags: Sequence[str]) -> tuple[str, str]:
+    """The first line and the rest of a description, without the trailing `Tags: ...` line."""
+    text = description.strip()
+    if tags:
+        head, sep, last = text.rpartition("\n\n")
+        candidate = last if sep else text
+        if candidate.startswith("Tags: "):
+            text = head.strip() if sep else ""
+    first, _, rest = text.partition("\n")
+    return first.strip(), rest.strip()
+
+
+def _argument_text(schema: Mapping[str, object]) -> str:
+    properties = schema.get("properties")
+    if not isinstance(properties, Mapping):
+        return ""
+    parts: list[str] = []
+    for name, spec in properties.items():  # pyright: ignore[reportUnknownVariableType]
+        parts.append(str(name))  # pyright: ignore[reportUnknownArgumentType]
+        if isinstance(spec, Mapping):
+            help_text = spec.get("description")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+            if isinstance(help_text, str):
+                parts.append(help_text)
+    return "\n".join(parts)
+
+
+def _summary(first_line: str) -> str:
+    if len(first_line) <= _SUMMARY_MAX:
+        return first_line
+    return first_line[: _SUMMARY_MAX - 1].rstrip() + "\u2026"
+
+
+class ToolFinder:
+    """A BM25 index over a tool set, built once per run; `find` answers a query in words."""
+
+    __slots__ = ("_names", "_postings", "_summaries")
+
+    def __init__(self, tools: Sequence[Tool]) -> None:
+        """Index `tools` (the deferred ones: those the model was not sent).
+
+        Raises:
+            ValueError: Two tools share a name.
+        """
+        cache: dict[str, str] = {}
+        names: list[str] = []
+        summaries: list[str] = []
+        docs: list[dict[str, list[str]]] = []
+        for tool in tools:
+            first, rest = _split_description(tool.description, tool.tags)
+            names.append(tool.name)
+            summaries.append(_summary(first))
+            docs.append(
+                {
+                    "name": _terms(tool.name.replace("_", " "), cache),
+                    "summary": _terms(first, cache),
+                    "body": _terms(rest, cache),
+                    "arguments": _terms(_argument_text(tool.input_schema), cache),
+                    "tags": _terms(" ".join(tool.tags), cache),
+                }
+            )
+        if len(set(names)) != len(names):
+            duplicates = sorted({name for name in names if names.count(name) > 1})
+            raise ValueError(f"tool names must be unique to be searched; duplicated: {', '.join(duplicates)}")
+        self._names = tuple(names)
+        self._summaries = tuple(summaries)
+        self._postings = _postings(docs)
+
+    def __len__(self) -> int:
+        """How many tools the index holds."""
+        return len(self._names)
+
+    @property
+    def names(self) -> Sequence[str]:
+        """The indexed tool names, in the order given."""
+        return self._names
+
+    def find(self, query: str, limit: int = 5) -> list[ToolMatch]:
+        """The best `limit` tools for `query`, best first; ties by name. Empty when nothing matches.
+
+        Raises:
+            ValueError: `limit` is below 1.
+        """
+        if limit < 1:
+            raise ValueError(f"limit must be at least 1, got {limit}")
+        scores: dict[int, float] = {}
+        for variants in self._query_terms(query):
+            best: dict[int, float] = {}
+            for term, weight in variants:
+                for doc, impact in self._postings.get(term, ()):
+                    value = weight * impact
+                    if value > best.get(doc, 0.0):
+                        best[doc] = value
+            for doc, value in best.items():
+                scores[doc] = scores.get(doc, 0.0) + value
+        # Rounded so that equal scores reached by different float sums still tie, and fall to the name.
+        ranked = sorted(scores.items(), key=lambda item: (-round(item[1], 9), self._names[item[0]]))
+        return [ToolMatch(self._names[doc], self._summaries[doc]) for doc, _ in ranked[:limit]]
+
+    def _query_terms(self, query: str) -> list[list[tuple[str, float]]]:
+        """Per query word, the index terms it matches with their weights (itself first, then synonyms)."""
+        words = [w for w in _WORD.findall(query.lower()) if w not in _STOP_WORDS]
+        stems = [_stem(word) for word in words]
+        seen: set[str] = set()
+        out: list[list[tuple[str, float]]] = []
+        # Two words an index term writes as one (`back up` -> `backup`, `step down` -> `stepdown`).
+        joined = [_stem(a + b) for a, b in zip(words, words[1:], strict=False)]
+        for stem in (*stems, *(j for j in joined if j in self._postings)):
+            if stem in seen:
+                continue
+            seen.add(stem)
+            out.append([(stem, 1.0), *((other, _SYNONYM_WEIGHT) for other in _SYNONYMS.get(stem, ()))])
+        return out
+
+
+def _postings(docs: Sequence[Mapping[str, Sequence[str]]]) -> dict[str, list[tuple[int, float]]]:
+    """Term -> (document, BM25F impact) pairs; impacts are query-independent, so a query only adds."""
+    count = len(docs)
+    if count == 0:
+        return {}
+    average = {field: (sum(len(doc[field]) for doc in docs) / count) or 1.0 for field in _FIELD_WEIGHTS}
+    weighted: dict[str, list[tuple[int, float]]] = {}
+    for index, doc in enumerate(docs):
+        mass: dict[str, float] = {}
+        for field, weight in _FIELD_WEIGHTS.items():
+            terms = doc[field]
+            if not terms:
+                continue
+            norm = weight / (1.0 - _B + _B * len(terms) / average[field])
+            for term in terms:
+                mass[term] = mass.get(term, 0.0) + norm
+        for term, tf in mass.items():
+            weighted.setdefault(term, []).append((index, tf))
+    postings: dict[str, list[tuple[int, float]]] = {}
+    for term, entries in weighted.items():
+        df = len(entries)
+        idf = math.log(1.0 + (count - df + 0.5) / (df + 0.5))
+        postings[term] = [(doc, idf * tf / (_K1 + tf)) for doc, tf in entries]
+    return postings
