@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -106,17 +107,27 @@ def _stem(word: str) -> str:
     return word
 
 
-def _terms(text: str, cache: dict[str, str]) -> list[str]:
-    """Stemmed, stop-word-free terms of `text`, in order (duplicates kept)."""
-    out: list[str] = []
-    for word in _WORD.findall(text.lower()):
-        if word in _STOP_WORDS:
-            continue
-        stem = cache.get(word)
+@dataclass(frozen=True, slots=True)
+class _Bag:
+    """One field of one tool: stemmed term counts and the field's length in terms."""
+
+    counts: dict[str, int]
+    length: int
+
+
+def _bag(text: str, stems: dict[str, str]) -> _Bag:
+    """The stemmed, stop-word-free terms of `text`; `stems` caches word -> stem ("" for a stop word)."""
+    counts: dict[str, int] = {}
+    length = 0
+    # Counting words first (in C) means each distinct word is stemmed and looked up once per field.
+    for word, n in Counter(_WORD.findall(text.lower())).items():
+        stem = stems.get(word)
         if stem is None:
-            stem = cache[word] = _stem(word)
-        out.append(stem)
-    return out
+            stem = stems[word] = "" if word in _STOP_WORDS else _stem(word)
+        if stem:
+            counts[stem] = counts.get(stem, 0) + n
+            length += n
+    return _Bag(counts, length)
 
 
 def _synonym_table() -> dict[str, tuple[str, ...]]:
@@ -174,21 +185,21 @@ class ToolFinder:
         Raises:
             ValueError: Two tools share a name.
         """
-        cache: dict[str, str] = {}
+        stems: dict[str, str] = {}
         names: list[str] = []
         summaries: list[str] = []
-        docs: list[dict[str, list[str]]] = []
+        docs: list[dict[str, _Bag]] = []
         for tool in tools:
             first, rest = _split_description(tool.description, tool.tags)
             names.append(tool.name)
             summaries.append(_summary(first))
             docs.append(
                 {
-                    "name": _terms(tool.name.replace("_", " "), cache),
-                    "summary": _terms(first, cache),
-                    "body": _terms(rest, cache),
-                    "arguments": _terms(_argument_text(tool.input_schema), cache),
-                    "tags": _terms(" ".join(tool.tags), cache),
+                    "name": _bag(tool.name, stems),
+                    "summary": _bag(first, stems),
+                    "body": _bag(rest, stems),
+                    "arguments": _bag(_argument_text(tool.input_schema), stems),
+                    "tags": _bag(" ".join(tool.tags), stems),
                 }
             )
         if len(set(names)) != len(names):
@@ -245,24 +256,28 @@ class ToolFinder:
         return out
 
 
-def _postings(docs: Sequence[Mapping[str, Sequence[str]]]) -> dict[str, list[tuple[int, float]]]:
+def _postings(docs: Sequence[Mapping[str, _Bag]]) -> dict[str, list[tuple[int, float]]]:
     """Term -> (document, BM25F impact) pairs; impacts are query-independent, so a query only adds."""
     count = len(docs)
     if count == 0:
         return {}
-    average = {field: (sum(len(doc[field]) for doc in docs) / count) or 1.0 for field in _FIELD_WEIGHTS}
+    average = {field: (sum(doc[field].length for doc in docs) / count) or 1.0 for field in _FIELD_WEIGHTS}
     weighted: dict[str, list[tuple[int, float]]] = {}
     for index, doc in enumerate(docs):
         mass: dict[str, float] = {}
         for field, weight in _FIELD_WEIGHTS.items():
-            terms = doc[field]
-            if not terms:
+            bag = doc[field]
+            if not bag.length:
                 continue
-            norm = weight / (1.0 - _B + _B * len(terms) / average[field])
-            for term in terms:
-                mass[term] = mass.get(term, 0.0) + norm
+            norm = weight / (1.0 - _B + _B * bag.length / average[field])
+            for term, n in bag.counts.items():
+                mass[term] = mass.get(term, 0.0) + n * norm
         for term, tf in mass.items():
-            weighted.setdefault(term, []).append((index, tf))
+            entries = weighted.get(term)
+            if entries is None:
+                weighted[term] = [(index, tf)]
+            else:
+                entries.append((index, tf))
     postings: dict[str, list[tuple[int, float]]] = {}
     for term, entries in weighted.items():
         df = len(entries)

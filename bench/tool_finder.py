@@ -1,0 +1,209 @@
+"""The client-side tool finder on the NATS CLI: index build, query latency, ranking, request size.
+
+Run: uv run python bench/tool_finder.py [--rounds N]
+
+Budgets (issue 17): the index builds in <= 20 ms for 250 tools and answers a query in <= 2 ms. Floors,
+measured in the same run over the same tools: for the build, one pass that only lower-cases and joins
+each tool's name, description and argument help (what any search must read once); for a query, a plain
+substring scan of the query's words over that text (the naive search the index replaces).
+
+Request size: the JSON of the tool definitions a request carries (`name`, `description`,
+`input_schema`, as the Anthropic codec sends them), with every tool vs with `find_tools` alone (the NATS
+CLI has no `ai:no_defer` command, so nothing else is sent up front) and vs `find_tools` plus the five
+tools one search loads. Tokens are estimated at 4 bytes per token.
+
+Needs the shared fixtures (`../shared`, or `FISKAI_SHARED_DIR`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+
+from pydantic import JsonValue
+
+from fiskai_core.fisk import load_application
+from fiskai_core.fisk.execution import command_tools
+from fiskai_core.testing import write_fake_app
+from fiskai_core.tools import FindToolsTool, Tool, ToolFinder, ToolResult
+
+ROOT = Path(__file__).resolve().parent.parent
+QUESTIONS = ROOT / "packages" / "fiskai-core" / "tests" / "tools" / "test_finder_ranking.py"
+BUILD_BUDGET_MS = 20.0
+QUERY_BUDGET_MS = 2.0
+
+
+@dataclass(frozen=True, slots=True)
+class _Renamed:
+    """A real tool under another name, to pad the NATS CLI's 221 tools to 250 with real text."""
+
+    tool: Tool
+    name: str
+
+    @property
+    def tags(self) -> Sequence[str]:
+        return self.tool.tags
+
+    @property
+    def description(self) -> str:
+        return self.tool.description
+
+    @property
+    def input_schema(self) -> Mapping[str, JsonValue]:
+        return self.tool.input_schema
+
+    async def execute(self, arguments: str | bytes | None) -> ToolResult:
+        return await self.tool.execute(arguments)
+
+
+def _shared_fixtures() -> Path:
+    base = Path(os.environ.get("FISKAI_SHARED_DIR", ROOT.parent / "shared"))
+    path = base / "fixtures" / "fisk" / "with-schemas" / "natscli.introspect.json"
+    if not path.is_file():
+        sys.exit(f"NATS CLI fixture not found at {path}; put ../shared beside the checkout or set FISKAI_SHARED_DIR")
+    return path
+
+
+def _nats_tools(model: Path, scratch: Path) -> list[Tool]:
+    return list(command_tools(load_application(str(write_fake_app(scratch, model, name="nats")))))
+
+
+def _haystacks(tools: Sequence[Tool]) -> list[str]:
+    out: list[str] = []
+    for tool in tools:
+        parts = [tool.name, tool.description]
+        properties = tool.input_schema.get("properties")
+        if isinstance(properties, dict):
+            for name, spec in properties.items():
+                parts.append(name)
+                if isinstance(spec, dict) and isinstance(spec.get("description"), str):
+                    parts.append(str(spec["description"]))
+        out.append("\n".join(parts).lower())
+    return out
+
+
+def _substring_scan(haystacks: Sequence[str], names: Sequence[str], query: str, limit: int = 5) -> list[str]:
+    words = query.lower().split()
+    hits = [(sum(word in text for word in words), name) for text, name in zip(haystacks, names, strict=True)]
+    hits.sort(key=lambda hit: (-hit[0], hit[1]))
+    return [name for count, name in hits[:limit] if count]
+
+
+def _time_ms(call: Callable[[], object], repeat: int) -> list[float]:
+    samples: list[float] = []
+    for _ in range(repeat):
+        start = time.perf_counter_ns()
+        call()
+        samples.append((time.perf_counter_ns() - start) / 1e6)
+    return samples
+
+
+def _p95(samples: Sequence[float]) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+
+
+def _questions() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("finder_questions", QUESTIONS)
+    if spec is None or spec.loader is None:
+        sys.exit(f"cannot load the ranking questions from {QUESTIONS}")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _definition(tool: Tool) -> dict[str, object]:
+    return {"name": tool.name, "description": tool.description, "input_schema": tool.input_schema}
+
+
+def _size(tools: Sequence[Tool]) -> int:
+    return len(json.dumps([_definition(tool) for tool in tools], separators=(",", ":")).encode())
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rounds", type=int, default=30, help="builds per figure and passes over the questions")
+    args = parser.parse_args()
+
+    model = _shared_fixtures()
+    with tempfile.TemporaryDirectory() as scratch:
+        nats = _nats_tools(model, Path(scratch))
+    padded: list[Tool] = [*nats, *(_Renamed(tool, f"mirror_{tool.name}") for tool in nats[: 250 - len(nats)])]
+    questions = _questions()
+    tuned: Sequence[tuple[str, frozenset[str]]] = questions._TUNED  # the ranking test owns the questions
+    held_out: Sequence[tuple[str, frozenset[str]]] = questions._HELD_OUT
+    queries = [question for question, _ in (*tuned, *held_out)]
+
+    rows: list[tuple[str, list[float], list[float], float | None]] = []
+    for label, tools in ((f"build, NATS CLI ({len(nats)} tools)", nats), (f"build, {len(padded)} tools", padded)):
+        floor = _time_ms(lambda tools=tools: _haystacks(tools), args.rounds)
+        index = _time_ms(lambda tools=tools: ToolFinder(tools), args.rounds)
+        rows.append((label, index, floor, BUILD_BUDGET_MS))
+
+    finder = ToolFinder(padded)
+    haystacks = _haystacks(padded)
+    names = [tool.name for tool in padded]
+    query_index: list[float] = []
+    query_floor: list[float] = []
+    for _ in range(args.rounds):
+        for query in queries:
+            query_floor += _time_ms(lambda q=query: _substring_scan(haystacks, names, q), 1)
+            query_index += _time_ms(lambda q=query: finder.find(q), 1)
+    rows.append((f"query, {len(padded)} tools ({len(queries)} questions)", query_index, query_floor, QUERY_BUDGET_MS))
+
+    print(f"rounds: {args.rounds}; python {sys.version.split()[0]}; cores {os.cpu_count()}")
+    header = f"{'figure':<44} {'median ms':>10} {'p95 ms':>8} {'floor ms':>9} {'x floor':>8} {'budget ms':>10}  verdict"
+    print(header)
+    print("-" * len(header))
+    failed = False
+    for label, samples, floor, budget in rows:
+        median = statistics.median(samples)
+        floor_median = statistics.median(floor)
+        ok = budget is None or median <= budget
+        failed |= not ok
+        print(
+            f"{label:<44} {median:>10.3f} {_p95(samples):>8.3f} {floor_median:>9.3f} "
+            f"{median / floor_median:>8.1f} {budget if budget is not None else '-':>10}  {'ok' if ok else 'OVER'}"
+        )
+
+    print()
+    nats_finder = ToolFinder(nats)
+    scan_names = [tool.name for tool in nats]
+    scan_text = _haystacks(nats)
+    print(f"{'ranking on the NATS CLI':<32} {'top-1':>6} {'top-5':>6}   substring-scan top-5 (floor)")
+    for label, asked in (("tuned questions", tuned), ("held-out questions", held_out)):
+        top1 = sum(bool(expected & {m.name for m in nats_finder.find(q, limit=1)}) for q, expected in asked)
+        top5 = sum(bool(expected & {m.name for m in nats_finder.find(q, limit=5)}) for q, expected in asked)
+        scan5 = sum(bool(expected & set(_substring_scan(scan_text, scan_names, q))) for q, expected in asked)
+        print(f"{label:<32} {top1:>3}/{len(asked):<2} {top5:>3}/{len(asked):<2}   {scan5}/{len(asked)}")
+
+    print()
+    by_name = {tool.name: tool for tool in nats}
+    find_tools = FindToolsTool(nats_finder)
+    every = _size(nats)
+    alone = _size([find_tools])
+    after = sorted(_size([find_tools, *(by_name[m.name] for m in nats_finder.find(q))]) for q in queries)
+    print(f"{'request tool definitions (NATS CLI)':<52} {'bytes':>8} {'~tokens':>8} {'x finder':>9}")
+    sizes = (
+        (f"all {len(nats)} tools sent directly", every),
+        ("find_tools only (nothing is ai:no_defer)", alone),
+        ("find_tools + the 5 tools one search loads (median)", statistics.median(after)),
+        ("find_tools + the 5 tools one search loads (max)", after[-1]),
+    )
+    for label, size in sizes:
+        print(f"{label:<52} {size:>8.0f} {size / 4:>8.0f} {size / alone:>9.1f}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
