@@ -8,6 +8,10 @@ answer a question equally well, either counts.
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -16,7 +20,7 @@ import pytest
 from fiskai_core.fisk import load_application
 from fiskai_core.fisk.execution import CommandTool, command_tools
 from fiskai_core.testing import write_fake_app
-from fiskai_core.tools import ToolFinder
+from fiskai_core.tools import FindToolsTool, ToolFinder, found_tool_names
 
 _Question = tuple[str, frozenset[str]]
 
@@ -125,3 +129,46 @@ def test_fixturectl_questions_find_the_tool_in_the_top_three(shared_fixtures: Pa
     # apps (curl, chat2, completion, modular) have fewer than the threshold of 10, so nothing is deferred.
     finder = ToolFinder(_tools(tmp_path, shared_fixtures / "fisk" / "with-schemas" / "fixturectl.introspect.json"))
     assert _misses(finder, _FIXTURECTL, top=3) == []
+
+
+def test_find_tools_over_natscli_returns_tools_the_harness_can_load(nats_finder: ToolFinder) -> None:
+    answer = FindToolsTool(nats_finder).answer('{"query": "delete a KV bucket", "limit": 3}')
+    assert not answer.result.is_error
+    assert answer.found[0] == "kv_del"
+    assert len(answer.found) == 3
+    assert set(answer.found) <= set(nats_finder.names)
+    assert found_tool_names(answer.result.text) == answer.found
+    assert json.loads(answer.result.text)["tools"][0] == {
+        "name": "kv_del",
+        "description": "Deletes a key or the entire bucket",
+    }
+
+
+_RANK_SCRIPT = """
+import json, sys
+from fiskai_core.fisk import ApplicationModel, walk_commands
+from fiskai_core.testing import FakeTool
+from fiskai_core.tools import FindToolsTool, ToolFinder, found_tool_names
+specs = walk_commands(ApplicationModel.model_validate_json(open(sys.argv[1], "rb").read()))
+tools = [FakeTool(name=s.name, tags=s.tags, description=s.model_description, input_schema=s.input_schema) for s in specs]
+finder = ToolFinder(tools)
+print(json.dumps([[m.name for m in finder.find(q, limit=20)] for q in json.loads(sys.argv[2])]))
+"""
+
+
+def test_rankings_do_not_depend_on_the_hash_seed(shared_fixtures: Path) -> None:
+    # Sets and dicts of strings iterate in hash order; the ranking must not, or runs would differ.
+    model = shared_fixtures / "fisk" / "with-schemas" / "natscli.introspect.json"
+    questions = json.dumps([question for question, _ in (*_TUNED, *_HELD_OUT)])
+    outputs = {
+        subprocess.run(
+            [sys.executable, "-c", _RANK_SCRIPT, str(model), questions],
+            env={**os.environ, "PYTHONHASHSEED": seed},
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        for seed in ("1", "2")
+    }
+    assert len(outputs) == 1
+    assert len(json.loads(outputs.pop())) == len(_TUNED) + len(_HELD_OUT)
