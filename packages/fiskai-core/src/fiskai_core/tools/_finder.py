@@ -21,6 +21,7 @@ import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import cast
 
 from ._protocols import Tool
 
@@ -156,14 +157,15 @@ def _split_description(description: str, tags: Sequence[str]) -> tuple[str, str]
 
 
 def _argument_text(schema: Mapping[str, object]) -> str:
+    """Each argument's name and description, from the schema's `properties` (JSON, so checked as it is read)."""
     properties = schema.get("properties")
     if not isinstance(properties, Mapping):
         return ""
     parts: list[str] = []
-    for name, spec in properties.items():  # pyright: ignore[reportUnknownVariableType]
-        parts.append(str(name))  # pyright: ignore[reportUnknownArgumentType]
+    for name, spec in cast("Mapping[str, object]", properties).items():
+        parts.append(name)
         if isinstance(spec, Mapping):
-            help_text = spec.get("description")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+            help_text = cast("Mapping[str, object]", spec).get("description")
             if isinstance(help_text, str):
                 parts.append(help_text)
     return "\n".join(parts)
@@ -247,7 +249,7 @@ class ToolFinder:
         stems = [_stem(word) for word in words]
         seen: set[str] = set()
         out: list[list[tuple[str, float]]] = []
-        # Two words an index term writes as one (`back up` -> `backup`, `step down` -> `stepdown`).
+        # Two words an index term writes as one (`back up` -> `backup`, `key value` -> `keyvalue`).
         joined = [_stem(a + b) for a, b in zip(words, words[1:], strict=False)]
         for stem in (*stems, *(j for j in joined if j in self._postings)):
             if stem in seen:
