@@ -2,6 +2,7 @@
 
 from ._deferral import TOOL_SEARCH_THRESHOLD, DeferralPlan, plan_deferral
 from ._finder import ToolFinder, ToolMatch
+from ._finder_deferred import DeferredTools
 from ._finder_tool import FIND_TOOLS, FindToolsAnswer, FindToolsTool, found_tool_names, not_loaded_result
 from ._protocols import ArgumentValidator, Confirmable, FilterRule, Selectable, Tool
 from ._result import ToolResult
@@ -17,6 +18,7 @@ __all__ = [
     "ArgumentValidator",
     "Confirmable",
     "DeferralPlan",
+    "DeferredTools",
     "FilterRule",
     "FindToolsAnswer",
     "FindToolsTool",
