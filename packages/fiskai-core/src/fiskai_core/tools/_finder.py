@@ -113,23 +113,39 @@ def _stem(word: str) -> str:
 class _Bag:
     """One field of one tool: stemmed term counts and the field's length in terms."""
 
-    counts: dict[str, int]
+    counts: Mapping[str, int]
     length: int
+
+
+_EMPTY = _Bag({}, 0)
+_SHORT_TEXT = 12
 
 
 def _bag(text: str, stems: dict[str, str]) -> _Bag:
     """The stemmed, stop-word-free terms of `text`; `stems` caches word -> stem ("" for a stop word)."""
-    counts: dict[str, int] = {}
-    length = 0
-    # Counting words first (in C) means each distinct word is stemmed and looked up once per field.
-    for word, n in Counter(_WORD.findall(text.lower())).items():
-        stem = stems.get(word)
-        if stem is None:
-            stem = stems[word] = "" if word in _STOP_WORDS else _stem(word)
+    if not text:
+        return _EMPTY  # most tools have no long help
+    words = _WORD.findall(text.lower())
+    # Only words not seen before go through Python code.
+    for word in set(words).difference(stems):
+        stems[word] = "" if word in _STOP_WORDS else _stem(word)
+    if len(words) > _SHORT_TEXT:
+        counts = Counter(map(stems.__getitem__, words))  # counted in C: argument help runs long
+        stop_words = counts.pop("", 0)
+        return _Bag(counts, len(words) - stop_words)
+    short: dict[str, int] = {}  # a plain loop is twice as fast as building a Counter for a name or a line
+    for word in words:
+        stem = stems[word]
         if stem:
-            counts[stem] = counts.get(stem, 0) + n
-            length += n
-    return _Bag(counts, length)
+            short[stem] = short.get(stem, 0) + 1
+    return _Bag(short, sum(short.values()))
+
+
+def _tag_bag(tags: tuple[str, ...], cache: dict[tuple[str, ...], _Bag], stems: dict[str, str]) -> _Bag:
+    bag = cache.get(tags)
+    if bag is None:
+        bag = cache[tags] = _bag(" ".join(tags), stems)
+    return bag
 
 
 def _synonym_table() -> dict[str, tuple[str, ...]]:
@@ -189,6 +205,7 @@ class ToolFinder:
             ValueError: Two tools share a name.
         """
         stems: dict[str, str] = {}
+        tag_bags: dict[tuple[str, ...], _Bag] = {}  # a CLI uses a handful of tag combinations
         names: list[str] = []
         summaries: list[str] = []
         docs: list[dict[str, _Bag]] = []
@@ -202,7 +219,7 @@ class ToolFinder:
                     "summary": _bag(first, stems),
                     "body": _bag(rest, stems),
                     "arguments": _bag(_argument_text(tool.input_schema), stems),
-                    "tags": _bag(" ".join(tool.tags), stems),
+                    "tags": _tag_bag(tuple(tool.tags), tag_bags, stems),
                 }
             )
         if len(set(names)) != len(names):
@@ -233,8 +250,12 @@ class ToolFinder:
         for variants in self._query_terms(query):
             best: dict[int, float] = {}
             for term, weight in variants:
-                for doc, impact in self._postings.get(term, ()):
-                    value = weight * impact
+                posting = self._postings.get(term)
+                if posting is None:
+                    continue
+                idf, entries = posting
+                for doc, tf in entries:
+                    value = weight * idf * tf / (_K1 + tf)
                     if value > best.get(doc, 0.0):
                         best[doc] = value
             for doc, value in best.items():
@@ -259,8 +280,12 @@ class ToolFinder:
         return out
 
 
-def _postings(docs: Sequence[Mapping[str, _Bag]]) -> dict[str, list[tuple[int, float]]]:
-    """Term -> (document, BM25F impact) pairs; impacts are query-independent, so a query only adds."""
+def _postings(docs: Sequence[Mapping[str, _Bag]]) -> dict[str, tuple[float, list[tuple[int, float]]]]:
+    """Term -> (IDF, [(document, field-weighted normalised term frequency)]).
+
+    The BM25 saturation is applied at query time, to the few postings a query touches, rather than to
+    every posting at build time: the build is the part that runs once per run on every tool.
+    """
     count = len(docs)
     if count == 0:
         return {}
@@ -281,9 +306,7 @@ def _postings(docs: Sequence[Mapping[str, _Bag]]) -> dict[str, list[tuple[int, f
                 weighted[term] = [(index, tf)]
             else:
                 entries.append((index, tf))
-    postings: dict[str, list[tuple[int, float]]] = {}
-    for term, entries in weighted.items():
-        df = len(entries)
-        idf = math.log(1.0 + (count - df + 0.5) / (df + 0.5))
-        postings[term] = [(doc, idf * tf / (_K1 + tf)) for doc, tf in entries]
-    return postings
+    return {
+        term: (math.log(1.0 + (count - len(entries) + 0.5) / (len(entries) + 0.5)), entries)
+        for term, entries in weighted.items()
+    }
