@@ -42,7 +42,7 @@ from fiskai_core.tools import FindToolsTool, Tool, ToolFinder, ToolResult
 
 ROOT = Path(__file__).resolve().parent.parent
 QUESTIONS = ROOT / "packages" / "fiskai-core" / "tests" / "tools" / "test_finder_ranking.py"
-_WORD = re.compile(r"[a-z0-9]+")
+_WORD = re.compile(r"[^\W_]+")
 BUILD_BUDGET_MS = 20.0
 QUERY_BUDGET_MS = 2.0
 
@@ -92,7 +92,7 @@ def _haystacks(tools: Sequence[Tool]) -> list[str]:
                 parts.append(name)
                 if isinstance(spec, dict) and isinstance(spec.get("description"), str):
                     parts.append(str(spec["description"]))
-        out.append("\n".join(parts).lower())
+        out.append("\n".join(parts).casefold())
     return out
 
 

@@ -63,6 +63,13 @@ def test_cli_synonyms_and_joined_words_reach_the_tool(query: str, expected: str)
     assert _names(ToolFinder(_WIDGETS), query, limit=1) == [expected]
 
 
+def test_case_folding_covers_any_script() -> None:
+    finder = ToolFinder(
+        [_tool("eintrag_rm", "Löscht einen Eintrag aus der Straße"), _tool("widget_ls", "List widgets")]
+    )
+    assert _names(finder, "LÖSCHT STRASSE") == ["eintrag_rm"]
+
+
 def test_the_operators_own_word_beats_a_synonym() -> None:
     finder = ToolFinder([_tool("thing_remove", "Remove a thing"), _tool("thing_delete", "Delete a thing")])
     assert _names(finder, "delete thing") == ["thing_delete", "thing_remove"]
@@ -136,6 +143,11 @@ def test_find_tools_definition_tells_the_model_to_search_first() -> None:
         "maximum": 20,
     }
     assert set(properties) == {"query", "limit"}
+
+
+def test_find_tools_system_note_counts_the_tools_behind_the_search() -> None:
+    note = FindToolsTool(ToolFinder(_WIDGETS)).system_note
+    assert f"{len(_WIDGETS)} more are available through the find_tools tool" in note
 
 
 def test_find_tools_answers_with_names_and_one_line_descriptions() -> None:

@@ -8,7 +8,7 @@ ties broken by name.
 Each tool is one document with five fields, scored with BM25F (per-field length normalisation, field
 weights, one saturation): the name split on `_` and `-`, the first description line, the rest of the
 description (without its `Tags: ...` line), the argument names with their descriptions, and the tags.
-Text is case folded, split on anything not a letter or digit, stripped of stop words and lightly
+Text is case folded, split on anything not a letter or digit (any script), stripped of stop words and lightly
 stemmed (plural, -ing, -ed, a final e) so `removes`, `removing` and `remove` meet. A query word also
 matches the few command-line synonyms in `_SYNONYM_GROUPS` at a lower weight (best variant per word,
 so a tool saying both `rm` and `remove` is not counted twice).
@@ -27,7 +27,8 @@ from ._protocols import Tool
 
 __all__ = ["ToolFinder", "ToolMatch"]
 
-_WORD = re.compile(r"[a-z0-9]+")
+_WORD = re.compile(r"[^\W_]+")
+"""Runs of letters and digits in any script; `_`, `-` and `:` separate words (`consumer_rm`, `impact:ro`)."""
 
 # Words that say nothing about which tool is meant, in the way operators phrase requests.
 _STOP_WORDS = frozenset(
@@ -125,7 +126,7 @@ def _bag(text: str, stems: dict[str, str]) -> _Bag:
     """The stemmed, stop-word-free terms of `text`; `stems` caches word -> stem ("" for a stop word)."""
     if not text:
         return _EMPTY  # most tools have no long help
-    words = _WORD.findall(text.lower())
+    words = _WORD.findall(text.casefold())
     # Only words not seen before go through Python code.
     for word in set(words).difference(stems):
         stems[word] = "" if word in _STOP_WORDS else _stem(word)
@@ -266,7 +267,7 @@ class ToolFinder:
 
     def _query_terms(self, query: str) -> list[list[tuple[str, float]]]:
         """Per query word, the index terms it matches with their weights (itself first, then synonyms)."""
-        words = [w for w in _WORD.findall(query.lower()) if w not in _STOP_WORDS]
+        words = [w for w in _WORD.findall(query.casefold()) if w not in _STOP_WORDS]
         stems = [_stem(word) for word in words]
         seen: set[str] = set()
         out: list[list[tuple[str, float]]] = []

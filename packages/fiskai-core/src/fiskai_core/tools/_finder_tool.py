@@ -94,6 +94,19 @@ class FindToolsTool:
         """`{"query": string, "limit"?: integer 1-20}`; shared, never mutate it."""
         return _SCHEMA
 
+    @property
+    def system_note(self) -> str:
+        """A system-prompt block for runs that use `find_tools`.
+
+        Local models follow the search-first rule more reliably when the system prompt says it too.
+        """
+        return (
+            f"Only some of your tools are loaded: {len(self._finder)} more are available through the find_tools "
+            "tool. When no loaded tool fits the task, call find_tools with a few words for the action and the "
+            "thing it acts on, then call a tool it returns. Do not call a tool that is neither loaded nor returned "
+            "by find_tools."
+        )
+
     def answer(self, arguments: str | bytes | None) -> FindToolsAnswer:
         """Answer one call; malformed arguments give an error result, never an exception."""
         parsed = _parse(arguments)
