@@ -7,7 +7,9 @@ measured in the same run over the same tools: for the build, one pass that only 
 each tool's name, description and argument help and splits it into words (what any word index must do
 once); for a query, a plain substring scan of the query's words over that text (the naive search the
 index replaces). Floor and finder alternate sample by sample, so load from other processes on a shared
-machine hits both alike; the header prints the load average, and `min ms` is the least-disturbed sample.
+machine hits both alike. The header prints the load average; `cpu ms` is the median CPU time of this
+process for the same calls, which other processes on the machine do not inflate. The verdict is `ok`
+when the wall-clock median meets the budget, `ok (cpu)` when only the CPU time does (a loaded machine).
 
 Request size: the JSON of the tool definitions a request carries (`name`, `description`,
 `input_schema`, as the Anthropic codec sends them), with every tool vs with `find_tools` alone (the NATS
@@ -29,7 +31,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 
@@ -107,22 +109,28 @@ def _substring_scan(haystacks: Sequence[str], names: Sequence[str], query: str, 
     return [name for count, name in hits[:limit] if count]
 
 
-def _time_ms(call: Callable[[], object]) -> float:
-    start = time.perf_counter_ns()
+@dataclass
+class _Samples:
+    """Wall and CPU milliseconds of one figure, and the floor's wall milliseconds taken alongside."""
+
+    wall: list[float] = field(default_factory=list[float])
+    cpu: list[float] = field(default_factory=list[float])
+    floor: list[float] = field(default_factory=list[float])
+
+
+def _time(call: Callable[[], object]) -> tuple[float, float]:
+    wall, cpu = time.perf_counter_ns(), time.process_time_ns()
     call()
-    return (time.perf_counter_ns() - start) / 1e6
+    return (time.perf_counter_ns() - wall) / 1e6, (time.process_time_ns() - cpu) / 1e6
 
 
-def _alternate(
-    index: Callable[[], object], floor: Callable[[], object], rounds: int
-) -> tuple[list[float], list[float]]:
+def _alternate(index: Callable[[], object], floor: Callable[[], object], rounds: int, into: _Samples) -> None:
     """`rounds` samples of each, taken in turn."""
-    index_ms: list[float] = []
-    floor_ms: list[float] = []
     for _ in range(rounds):
-        floor_ms.append(_time_ms(floor))
-        index_ms.append(_time_ms(index))
-    return index_ms, floor_ms
+        into.floor.append(_time(floor)[0])
+        wall, cpu = _time(index)
+        into.wall.append(wall)
+        into.cpu.append(cpu)
 
 
 def _p95(samples: Sequence[float]) -> float:
@@ -161,41 +169,41 @@ def main() -> int:
     held_out: Sequence[tuple[str, frozenset[str]]] = questions._HELD_OUT
     queries = [question for question, _ in (*tuned, *held_out)]
 
-    rows: list[tuple[str, list[float], list[float], float | None]] = []
+    rows: list[tuple[str, _Samples, float]] = []
     for label, tools in ((f"build, NATS CLI ({len(nats)} tools)", nats), (f"build, {len(padded)} tools", padded)):
-        index, floor = _alternate(lambda tools=tools: ToolFinder(tools), lambda tools=tools: _words(tools), args.rounds)
-        rows.append((label, index, floor, BUILD_BUDGET_MS))
+        build = _Samples()
+        _alternate(lambda tools=tools: ToolFinder(tools), lambda tools=tools: _words(tools), args.rounds, build)
+        rows.append((label, build, BUILD_BUDGET_MS))
 
     finder = ToolFinder(padded)
     haystacks = _haystacks(padded)
     names = [tool.name for tool in padded]
-    query_index: list[float] = []
-    query_floor: list[float] = []
-    for query in queries:
-        index, floor = _alternate(
-            lambda q=query: finder.find(q), lambda q=query: _substring_scan(haystacks, names, q), args.rounds
+    query = _Samples()
+    for asked in queries:
+        _alternate(
+            lambda q=asked: finder.find(q), lambda q=asked: _substring_scan(haystacks, names, q), args.rounds, query
         )
-        query_index += index
-        query_floor += floor
-    rows.append((f"query, {len(padded)} tools ({len(queries)} questions)", query_index, query_floor, QUERY_BUDGET_MS))
+    rows.append((f"query, {len(padded)} tools ({len(queries)} questions)", query, QUERY_BUDGET_MS))
 
     load = os.getloadavg()[0]
     print(f"rounds: {args.rounds}; python {sys.version.split()[0]}; cores {os.cpu_count()}; load average {load:.1f}")
     header = (
-        f"{'figure':<44} {'median ms':>10} {'p95 ms':>8} {'min ms':>7} {'floor ms':>9} {'x floor':>8} "
+        f"{'figure':<44} {'median ms':>10} {'p95 ms':>8} {'cpu ms':>7} {'floor ms':>9} {'x floor':>8} "
         f"{'budget ms':>10}  verdict"
     )
     print(header)
     print("-" * len(header))
     failed = False
-    for label, samples, floor, budget in rows:
-        median = statistics.median(samples)
-        floor_median = statistics.median(floor)
-        ok = budget is None or median <= budget
-        failed |= not ok
+    for label, samples, budget in rows:
+        median = statistics.median(samples.wall)
+        cpu = statistics.median(samples.cpu)
+        floor = statistics.median(samples.floor)
+        # Over the budget on the wall clock but not in CPU time means other processes held the cores.
+        verdict = "ok" if median <= budget else "ok (cpu)" if cpu <= budget else "OVER"
+        failed |= verdict == "OVER"
         print(
-            f"{label:<44} {median:>10.3f} {_p95(samples):>8.3f} {min(samples):>7.3f} {floor_median:>9.3f} "
-            f"{median / floor_median:>8.1f} {budget if budget is not None else '-':>10}  {'ok' if ok else 'OVER'}"
+            f"{label:<44} {median:>10.3f} {_p95(samples.wall):>8.3f} {cpu:>7.3f} {floor:>9.3f} "
+            f"{median / floor:>8.1f} {budget:>10}  {verdict}"
         )
 
     print()
