@@ -124,10 +124,11 @@ def test_natscli_v08_model_without_schemas_ranks_as_well(shared_fixtures: Path, 
     assert total - len(misses) >= 0.9 * total, misses
 
 
-def test_fixturectl_questions_find_the_tool_in_the_top_three(shared_fixtures: Path, tmp_path: Path) -> None:
+def test_fixturectl_questions_find_the_tool_in_the_top_three(captured_fixtures: Path, tmp_path: Path) -> None:
     # fixturectl is the other fisk fixture with enough tools (13) for deferral to apply; the example
     # apps (curl, chat2, completion, modular) have fewer than the threshold of 10, so nothing is deferred.
-    finder = ToolFinder(_tools(tmp_path, shared_fixtures / "fisk" / "with-schemas" / "fixturectl.introspect.json"))
+    # Its capture lives in the repository, so this runs on a fresh clone too.
+    finder = ToolFinder(_tools(tmp_path, captured_fixtures / "fisk" / "with-schemas" / "fixturectl.introspect.json"))
     assert _misses(finder, _FIXTURECTL, top=3) == []
 
 
