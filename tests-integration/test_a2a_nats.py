@@ -94,12 +94,16 @@ def _write_context(url: str) -> None:
 class Served:
     """A running `fiskai a2a` process."""
 
-    def __init__(self, proc: subprocess.Popen[str], lines: "queue.Queue[str]") -> None:
+    def __init__(self, proc: subprocess.Popen[str], lines: "queue.Queue[str]", startup: list[str]) -> None:
         self.proc = proc
         self.lines = lines
+        self.startup = startup
+        """The stderr lines up to and including `Serving ...`."""
 
     def wait_for_line(self, text: str) -> bool:
         """Block until a stderr line contains `text` (True), or 20 s pass or the output ends (False)."""
+        if any(text in line for line in self.startup):
+            return True
         while True:
             try:
                 line = self.lines.get(timeout=20)
@@ -137,7 +141,7 @@ def serving(config: Path) -> Generator[Served]:
             seen.append(line)
             if line.startswith("Serving "):
                 break
-        yield Served(proc, lines)
+        yield Served(proc, lines, seen)
     finally:
         if proc.poll() is None:
             proc.send_signal(signal.SIGTERM)
@@ -528,3 +532,49 @@ async def test_a_remote_tool_whose_agent_went_away_is_an_error_result(nats_serve
             text = result.text
     assert text.startswith(f'calling tool "fail" on agent "{_IDENTITY}": remote agent unavailable: no reply on')
     assert 'no agent "fixturectl" is serving' in text
+
+
+def test_a_server_without_subscribe_permission_says_so(tmp_path: Path) -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server_conf = tmp_path / "nats.conf"
+    server_conf.write_text(
+        f"listen: 127.0.0.1:{port}\n"
+        "authorization { users = [ {user: limited, password: pw, "
+        'permissions: {publish: ">", subscribe: "_INBOX.>"}} ] }\n',
+        encoding="utf-8",
+    )
+    folder = Path(os.environ["XDG_CONFIG_HOME"]) / "nats" / "context"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "a2a-test.json").write_text(
+        json.dumps({"url": f"nats://127.0.0.1:{port}", "user": "limited", "password": "pw"}), encoding="utf-8"
+    )
+    with _nats_with_config(server_conf):
+        refused = _fiskai("-c", str(_write_config(tmp_path)), "a2a")
+    assert refused.returncode == 1
+    assert f'may not serve as {_IDENTITY}: nats: permissions violation for subscription to "choria.fisk-ai.' in (
+        refused.stderr
+    )
+    assert f"grant it subscribe permission on choria.fisk-ai.*.{_IDENTITY}" in refused.stderr
+    assert "Traceback" not in refused.stderr
+
+
+@contextmanager
+def _nats_with_config(config: Path) -> Generator[None]:
+    proc = subprocess.Popen(
+        [_nats_binary(), "-c", str(config)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            if "Server is ready" in line:
+                break
+        else:
+            pytest.fail("nats-server with a configuration did not start")
+        yield
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+        if proc.stderr is not None:
+            proc.stderr.close()

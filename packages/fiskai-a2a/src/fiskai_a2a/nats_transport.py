@@ -71,10 +71,12 @@ def subject_for(route: Route) -> str:
 class NatsTransport:
     """A `Transport` over one NATS connection (borrowed; `connect` owns and closes it)."""
 
-    def __init__(self, client: NatsClient, *, context: NatsContext) -> None:
+    def __init__(self, client: NatsClient, *, context: NatsContext, errors: list[str] | None = None) -> None:
         self._nc = client
         self.context = context
         """Where this transport is connected, for messages."""
+        self._errors = errors if errors is not None else []
+        """What NATS reported asynchronously on this connection (`connect` fills it)."""
         # One wildcard subscription carries the events of every call; each call gets a subject under it.
         self._events_prefix = ""
         self._events: dict[str, OnEvent] = {}
@@ -158,26 +160,45 @@ class NatsTransport:
 
                 return on_request
 
-            service: Service = await add_service(
-                self._nc,
-                name=identity,
-                version=SERVICE_VERSION,
-                description=SERVICE_DESCRIPTION,
-                queue_group=identity,
-            )
+            control = Route(agent=identity, kind="control")
+
+            async def on_control(msg: Msg) -> None:
+                tasks.start_soon(self._answer_control, control, msg, handler)
+
             try:
-                for kind in ("discovery", "tool"):
-                    route = Route(agent=identity, kind=kind)
-                    await service.add_endpoint(
-                        EndpointConfig(name=kind, subject=subject_for(route), handler=spawn(route))
+                service: Service = await add_service(
+                    self._nc,
+                    name=identity,
+                    version=SERVICE_VERSION,
+                    description=SERVICE_DESCRIPTION,
+                    queue_group=identity,
+                )
+            except (nats.errors.Error, OSError) as err:
+                raise AgentUnavailableError(
+                    f"cannot register the a2a service on {self.context.describe()}: {err}"
+                ) from None
+            try:
+                try:
+                    for kind in ("discovery", "tool"):
+                        route = Route(agent=identity, kind=kind)
+                        await service.add_endpoint(
+                            EndpointConfig(name=kind, subject=subject_for(route), handler=spawn(route))
+                        )
+                    control_sub = await self._nc.subscribe(subject_for(control), cb=on_control)  # pyright: ignore[reportUnknownMemberType]
+                    # The server answers a refused subscription before this flush's PONG, so it is known now.
+                    await self._nc.flush()
+                except (nats.errors.Error, OSError) as err:
+                    raise AgentUnavailableError(
+                        f"cannot subscribe to the a2a subjects on {self.context.describe()}: {err}"
+                    ) from None
+                # nats-py lowercases the server's error text.
+                ours = [f'"{subject_for(Route(agent=identity, kind=kind)).lower()}"' for kind in ("discovery", "tool")]
+                refused = [e for e in self._errors if "permissions violation" in e and any(s in e for s in ours)]
+                if refused:
+                    raise AgentUnavailableError(
+                        f"the NATS user of {self.context.describe()} may not serve as {identity}: {refused[0]}; "
+                        f"grant it subscribe permission on {SUBJECT_PREFIX}.*.{identity}"
                     )
-                control = Route(agent=identity, kind="control")
-
-                async def on_control(msg: Msg) -> None:
-                    tasks.start_soon(self._answer_control, control, msg, handler)
-
-                control_sub = await self._nc.subscribe(subject_for(control), cb=on_control)  # pyright: ignore[reportUnknownMemberType]
-                await self._nc.flush()
                 task_status.started()
                 try:
                     await anyio.sleep_forever()
@@ -277,14 +298,18 @@ async def connect(
     client = NatsClient()
     first_error: list[BaseException] = []
     failed = anyio.Event()
-
-    async def on_error(error: Exception) -> None:
-        if not client.is_connected and not first_error:
-            first_error.append(error)
-            failed.set()
-
     # Only a connection that was up and is not being closed by us is worth a line to the operator.
     watching = [False]
+    reported: list[str] = []
+
+    async def on_error(error: Exception) -> None:
+        if watching[0]:
+            # After start-up, NATS reports problems only here (a permissions violation, a slow consumer).
+            _log.warning("NATS reported an error on %s: %s", context.describe(), error)
+            reported.append(str(error))
+        elif not client.is_connected and not first_error:
+            first_error.append(error)
+            failed.set()
 
     async def on_disconnected() -> None:
         if watching[0]:
@@ -334,7 +359,7 @@ async def connect(
         )
     watching[0] = True
     try:
-        yield NatsTransport(client, context=context)
+        yield NatsTransport(client, context=context, errors=reported)
     finally:
         watching[0] = False
         with anyio.CancelScope(shield=True):

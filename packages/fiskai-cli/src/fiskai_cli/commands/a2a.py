@@ -16,7 +16,7 @@ from typing import TextIO
 import anyio
 import click
 
-from fiskai_a2a import DEFAULT_MAX_CONCURRENT, DEFAULT_TOOL_TIMEOUT, NatsContext, Server, load_context
+from fiskai_a2a import DEFAULT_MAX_CONCURRENT, DEFAULT_TOOL_TIMEOUT, A2AError, NatsContext, Server, load_context
 from fiskai_a2a.nats_transport import connect, subject_for
 from fiskai_a2a.transport import Route
 from fiskai_cli._version import VERSION
@@ -131,6 +131,17 @@ def _build_server(settings: Settings) -> Server:
 
 
 async def _serve(server: Server, target: NatsContext) -> None:
+    try:
+        await _serve_connected(server, target)
+    except* A2AError as group:
+        # A failure inside the serving task groups arrives grouped (nested); it is still one line for the operator.
+        first: BaseException = group
+        while isinstance(first, BaseExceptionGroup):
+            first = first.exceptions[0]
+        raise click.ClickException(str(first)) from None
+
+
+async def _serve_connected(server: Server, target: NatsContext) -> None:
     with reported():
         async with connect(target, name=f"fiskai a2a {server.identity}") as transport:
             identity = server.identity
