@@ -26,6 +26,7 @@ import anyio
 import nats
 import pytest
 from nats.aio.client import Client as NatsClient
+from nats.aio.msg import Msg
 
 from fiskai_a2a import (
     DEFAULT_TIMEOUT,
@@ -33,6 +34,7 @@ from fiskai_a2a import (
     A2ARemoteInvoker,
     AgentUnavailableError,
     NatsContext,
+    RemoteAgentError,
     import_remote_tools,
     load_context,
 )
@@ -578,3 +580,53 @@ def _nats_with_config(config: Path) -> Generator[None]:
         proc.wait(timeout=10)
         if proc.stderr is not None:
             proc.stderr.close()
+
+
+async def test_fiskai_calls_an_agent_that_answers_as_the_go_original(nats_server: str) -> None:
+    """A stand-in for a Go fisk-ai server: replies written by hand from the v1 schemas, Go's way."""
+
+    def go_reply(request: dict[str, Any], protocol: str, **body: Any) -> bytes:
+        header = {
+            "protocol": protocol,
+            "id": "2pQZr3m2oG7lQ0b9TQ8xQW2s9Zk",
+            "request": request["request"],
+            "conversation": request["conversation"],
+            "sequence": 0,
+            "time": "2026-07-24T10:15:02.987654321Z",
+            "sender": {"name": "goagent"},
+            "recipient": {"name": request["sender"]["name"]},
+        }
+        return json.dumps({**header, **body}).encode()
+
+    async def on_discovery(msg: Msg) -> None:
+        request = json.loads(msg.data)
+        tool = {"name": "status", "description": "Show status", "input_schema": {"type": "object"}}
+        card = go_reply(request, "io.choria.fisk-ai.v1.discovery.reply", name="goagent", version="1.4.0", tools=[tool])
+        await msg.respond(card)
+
+    async def on_tool(msg: Msg) -> None:
+        request = json.loads(msg.data)
+        if request["name"] != "status":
+            # The Go original answers an unusable request with a bare micro error.
+            error = {"Nats-Service-Error": "unknown tool", "Nats-Service-Error-Code": "400"}
+            await nc.publish(msg.reply, b"", headers=error)
+            return
+        reply = go_reply(request, "io.choria.fisk-ai.v1.tool.reply", output="ok\n", exec={"command": "status"})
+        await msg.respond(reply)
+
+    async with raw(nats_server) as nc:
+        await nc.subscribe("choria.fisk-ai.discovery.goagent", cb=on_discovery)  # pyright: ignore[reportUnknownMemberType]
+        await nc.subscribe("choria.fisk-ai.tool.goagent", cb=on_tool)  # pyright: ignore[reportUnknownMemberType]
+        await nc.flush()
+        listed = await anyio.to_thread.run_sync(
+            lambda: _fiskai("discover", "goagent", "--server", nats_server, "--format", "json")
+        )
+        assert listed.returncode == 0, listed.stderr
+        assert json.loads(listed.stdout)["tools"][0]["name"] == "status"
+        async with client_for(nats_server) as client:
+            imported = await import_remote_tools([RemoteToolHost(name="goagent")], client=client, taken=[], strict=True)
+            result = await imported.tools[0].execute(None)
+            assert json.loads(result.text) == {"command": "status", "exit_code": 0, "output": "ok\n"}
+            with pytest.raises(RemoteAgentError) as caught:
+                await client.call_tool("goagent", "nope")
+    assert caught.value.code == "400" and "unknown tool" in str(caught.value)
