@@ -5,7 +5,11 @@ Subjects (the original's, so a Go fisk-ai agent and a fiskai agent reach each ot
 service named after the identity (version `0.0.0`, queue group = identity, so instances sharing an
 identity share the work). fiskai adds `choria.fisk-ai.control.<identity>`, a plain subscription every
 instance hears, for Cancel. A caller that wants progress puts an inbox in the `Fiskai-Events` NATS
-header; the server publishes Event messages there. Headers and subjects route; they never carry meaning.
+header; the server publishes Event messages there, only if it is in the same inbox family as the
+request's reply subject. Headers and subjects route; they never carry meaning.
+
+Also here, because they connect: `connect` (a context or URL to a `NatsTransport`, failing fast with a
+line naming the server and the fix) and `open_remote_tools` (what `fiskai run` and `fiskai info` need).
 """
 
 from __future__ import annotations
