@@ -2,7 +2,8 @@
 
 Run: uv run python bench/a2a.py [--rounds N]
 
-Target (issue 13): a remote call's round trip adds <= 3 ms (median) to the command's own runtime.
+Target (issue 13): a remote call's round trip adds <= 3 ms (median) to the command's own runtime. Also
+measured: discovery of fixturectl (9 tools) and, when ../shared is present, of the NATS CLI (221 tools).
 
 Setup, all on one machine: a nats-server on a free loopback port; `fiskai a2a` (a real subprocess)
 serving examples/fixturectl; a second server process serving a no-op tool through the same engine (the
@@ -17,6 +18,7 @@ from __future__ import annotations
 import argparse
 import compileall
 import json
+import os
 import shutil
 import socket
 import statistics
@@ -38,11 +40,14 @@ from fiskai_a2a import A2AClient, NatsContext, Server
 from fiskai_a2a.nats_transport import connect
 from fiskai_core.fisk import load_application
 from fiskai_core.fisk.execution import command_tools
-from fiskai_core.testing import FakeTool
+from fiskai_core.testing import FakeTool, write_fake_app
 from fiskai_core.tools import ToolResult
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "fixturectl"
+NATS_CLI = (
+    Path(os.environ.get("FISKAI_SHARED_DIR", ROOT.parent / "shared")) / "fixtures" / "fisk" / "natscli.introspect.json"
+)
 ECHO = "bench.echo"
 ARGUMENTS = {"limit": 2}
 
@@ -100,7 +105,7 @@ async def _serve_echo(url: str) -> None:
     await anyio.sleep_forever()
 
 
-async def _measure(url: str, rounds: int) -> dict[str, list[float]]:
+async def _measure(url: str, rounds: int, *, big: bool) -> dict[str, list[float]]:
     application = load_application(str(EXAMPLE / "fixturectl"), base_dir=EXAMPLE)
     local = next(tool for tool in command_tools(application) if tool.name == "cluster_node_list")
     arguments = json.dumps(ARGUMENTS)
@@ -119,6 +124,10 @@ async def _measure(url: str, rounds: int) -> dict[str, list[float]]:
         async def discovery() -> None:
             await client.discover("fixturectl")
 
+        async def big_discovery() -> None:
+            card = await client.discover("natscli")
+            assert len(card.tools or []) > 200
+
         async def local_command() -> None:
             await local.execute(arguments)
 
@@ -132,6 +141,7 @@ async def _measure(url: str, rounds: int) -> dict[str, list[float]]:
             "discovery": discovery,
             "local": local_command,
             "remote": remote_command,
+            **({"big": big_discovery} if big else {}),
         }
         for run in measures.values():
             for _ in range(5):
@@ -186,6 +196,14 @@ def main() -> int:
             "expose: {agent: {agent_to_agent: true}}\n",
             encoding="utf-8",
         )
+        big = NATS_CLI.is_file()
+        big_config = Path(scratch) / "natscli.yaml"
+        if big:
+            app = write_fake_app(Path(scratch), NATS_CLI, name="nats")
+            big_config.write_text(
+                f"identity: natscli\napplication_path: {app}\nexpose: {{agent: {{agent_to_agent: true}}}}\n",
+                encoding="utf-8",
+            )
         try:
             nats_server = subprocess.Popen(
                 [_nats_server(), "-a", "127.0.0.1", "-p", str(port)], stderr=subprocess.PIPE, text=True
@@ -197,12 +215,13 @@ def main() -> int:
                 ([fiskai, "-c", str(config), "a2a", "--server", url], "Serving "),
                 ([sys.executable, __file__, "--serve-noop", url], "ready"),
                 ([sys.executable, __file__, "--serve-echo", url], "ready"),
+                *([([fiskai, "-c", str(big_config), "a2a", "--server", url], "Serving ")] if big else []),
             ]
             for argv, marker in spawn:
                 proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
                 helpers.append(proc)
                 _wait_for(proc, marker)
-            samples = anyio.run(_measure, url, args.rounds)
+            samples = anyio.run(partial(_measure, url, args.rounds, big=big))
             cli = _cli_discover(url, args.cli_runs)
         finally:
             for proc in reversed(helpers):
@@ -218,12 +237,15 @@ def main() -> int:
         ("bare NATS request/reply (floor)", med["floor"]),
         ("a2a call of a no-op tool (protocol cost)", med["noop"]),
         ("a2a discovery (library, 9 tools)", med["discovery"]),
+        *([("a2a discovery of the NATS CLI (221 tools)", med["big"])] if "big" in med else []),
         ("local run of cluster_node_list", med["local"]),
         ("a2a call of cluster_node_list via fiskai a2a", med["remote"]),
         ("remote minus local, paired per round", overhead),
         ("fiskai discover (new process, incl. start-up)", statistics.median(cli)),
     ]
     print(f"a2a on loopback: {args.rounds} interleaved rounds ({args.cli_runs} for the CLI), medians")
+    if "big" not in med:
+        print(f"(no NATS CLI row: {NATS_CLI} is absent; set FISKAI_SHARED_DIR to include it)")
     print(f"{'measure':<48} {'ms':>9} {'x floor':>9}")
     for label, value in rows:
         print(f"{label:<48} {value:>9.3f} {value / floor:>9.1f}")
