@@ -9,6 +9,7 @@ import subprocess
 import sysconfig
 import time
 from collections.abc import Generator
+from dataclasses import dataclass, field
 from functools import partial
 from importlib import metadata
 from pathlib import Path
@@ -16,10 +17,11 @@ from pathlib import Path
 import anyio
 import nats
 import pytest
+from pydantic import JsonValue
 
 from fiskai_a2a import A2AClient, AgentUnavailableError, NatsContext, NatsContextError, Server, load_context
 from fiskai_a2a.nats_transport import EVENTS_HEADER, connect, subject_for
-from fiskai_a2a.protocol import TOOL_REQUEST, Event, Identity, ToolRequest, decode, encode, request_header
+from fiskai_a2a.protocol import TOOL_REQUEST, Event, Identity, Message, ToolRequest, decode, encode, request_header
 from fiskai_a2a.transport import Route, Transport
 from fiskai_core.testing import FakeTool
 from fiskai_core.tools import ToolResult
@@ -138,9 +140,29 @@ async def test_nats_transport_is_a_transport(nats_server: str) -> None:
     assert 'no reply on "choria.fisk-ai.discovery.nobody"' in str(caught.value)
 
 
+@dataclass(kw_only=True)
+class _GatedTool:
+    """Runs until released, so a call stays in flight while its progress events flow."""
+
+    name: str = "gated"
+    tags: tuple[str, ...] = ()
+    description: str = "Waits."
+    input_schema: dict[str, JsonValue] = field(default_factory=lambda: {"type": "object"})
+    release: anyio.Event = field(default_factory=anyio.Event)
+
+    async def execute(self, arguments: str | bytes | None) -> ToolResult:
+        await self.release.wait()
+        return ToolResult(text='{"command":"gated","exit_code":0,"output":"done"}', exit_code=0)
+
+
 async def test_events_go_only_to_the_caller_s_inbox_family(nats_server: str) -> None:
-    server = _server()
-    request = ToolRequest(header=request_header(TOOL_REQUEST, sender=Identity(name="caller")), name="echo")
+    tool = _GatedTool()
+    server = Server(identity="peer", version="1", tools=[tool], heartbeat=0.01)
+    requests = {
+        target: ToolRequest(header=request_header(TOOL_REQUEST, sender=Identity(name="caller")), name="gated")
+        for target in ("elsewhere.events", "_INBOX.test.events")
+    }
+    events: list[Message] = []
     async with connect(NatsContext.from_url(nats_server)) as transport:
         async with anyio.create_task_group() as tasks:
             await tasks.start(partial(transport.serve, identity="peer", version="1", handler=server))
@@ -148,15 +170,24 @@ async def test_events_go_only_to_the_caller_s_inbox_family(nats_server: str) -> 
             try:
                 elsewhere = await nc.subscribe("elsewhere.events")  # pyright: ignore[reportUnknownMemberType]
                 inbox = await nc.subscribe("_INBOX.test.events")  # pyright: ignore[reportUnknownMemberType]
-                for target in ("elsewhere.events", "_INBOX.test.events"):
-                    await nc.request(
-                        "choria.fisk-ai.tool.peer", encode(request), timeout=10, headers={EVENTS_HEADER: target}
-                    )
+                async with anyio.create_task_group() as calls:
+                    for target, request in requests.items():
+                        headers = {EVENTS_HEADER: target}
+                        calls.start_soon(
+                            partial(
+                                nc.request, "choria.fisk-ai.tool.peer", encode(request), timeout=10, headers=headers
+                            )
+                        )
+                        await anyio.wait_all_tasks_blocked()
+                    # The misdirected call started first and beats on the same clock: once the good one has
+                    # beaten three times, the other has had as many chances to publish.
+                    with anyio.fail_after(10):
+                        events = [decode((await inbox.next_msg(timeout=5)).data) for _ in range(3)]
+                    tool.release.set()
                 # An event is published before its reply on one connection, so by now it has been delivered.
                 assert elsewhere.pending_msgs == 0
-                assert inbox.pending_msgs >= 1
-                event = decode((await inbox.next_msg(timeout=5)).data)
-                assert isinstance(event, Event) and event.header.request == request.header.request
+                assert all(isinstance(e, Event) for e in events)
+                assert {e.header.request for e in events} == {requests["_INBOX.test.events"].header.request}
             finally:
                 await nc.close()
             tasks.cancel_scope.cancel()

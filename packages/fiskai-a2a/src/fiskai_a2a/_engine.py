@@ -11,8 +11,10 @@ Policy (the original's, plus Cancel and Event):
 * Each call runs under `tool_timeout`; running out cancels it, which kills the command's process group.
 * A failure is always an in-band error reply; a non-zero exit is a successful reply with its exit code.
 * A Cancel from the caller that sent a call cancels it (the process group is killed) and is acked.
-* A caller that asked for events gets a `status` Event when its call is queued, when it starts, and
-  every `heartbeat` seconds while it runs, so it can tell a slow call from a dead server.
+* A caller that asked for events gets a `status` Event when its call has to queue, one `FIRST_BEAT`
+  seconds in (the phase then), and one every `heartbeat` seconds after, so it can tell a slow call from
+  a dead server. A call that finishes sooner sends none: on loopback an event costs about 0.3 ms, as
+  much as the rest of the protocol's overhead.
 """
 
 from __future__ import annotations
@@ -61,6 +63,7 @@ __all__ = [
     "DEFAULT_HEARTBEAT",
     "DEFAULT_MAX_CONCURRENT",
     "DEFAULT_TOOL_TIMEOUT",
+    "FIRST_BEAT",
     "Server",
     "SkippedTool",
 ]
@@ -69,6 +72,8 @@ DEFAULT_MAX_CONCURRENT: Final = 2
 DEFAULT_TOOL_TIMEOUT: Final = 30.0
 DEFAULT_HEARTBEAT: Final = 1.0
 DEFAULT_QUEUE_TIMEOUT: Final = 10.0
+FIRST_BEAT: Final = 0.1
+"""Seconds into a call before its first progress event: quicker calls send none."""
 _NAME = re.compile(r"[a-zA-Z0-9_-]+")
 _log = logging.getLogger("fiskai_a2a")
 
@@ -255,7 +260,6 @@ class Server:
             await self._slots.acquire()
         try:
             call.phase = "executing-tool"
-            await self._event(call, events)
             return await self._run(call, tool)
         finally:
             self._slots.release()
@@ -295,9 +299,10 @@ class Server:
     async def _beat(self, call: _Call, events: EventSink) -> None:
         if call.phase == "queued" and self._slots.value == 0:
             await self._event(call, events)
+        await anyio.sleep(min(FIRST_BEAT, self._heartbeat))
         while True:
-            await anyio.sleep(self._heartbeat)
             await self._event(call, events)
+            await anyio.sleep(self._heartbeat)
 
     async def _event(self, call: _Call, events: EventSink) -> None:
         call.sequence += 1
