@@ -91,8 +91,9 @@ def introspect(
 def _run(name: str, argv: list[str], env: Mapping[str, str], timeout: float) -> tuple[int, bytes, bool]:
     """Run `argv` in its own session; return its exit code, output, and whether the cap was hit.
 
-    On the time limit or the cap the whole process group gets SIGKILL. After the binary exits, reading
-    goes on for at most `_WAIT_DELAY` seconds, in case something it started still holds the pipe.
+    On the time limit or the cap the whole process group gets SIGKILL, and so does whatever the binary
+    left in its group when it exits. After the binary exits, reading goes on for at most `_WAIT_DELAY`
+    seconds, in case something that escaped the group still holds the pipe.
     """
     try:
         proc = subprocess.Popen(
@@ -123,6 +124,9 @@ def _run(name: str, argv: list[str], env: Mapping[str, str], timeout: float) -> 
                         "the binary must respond within this window"
                     )
                 if exited_by is None and proc.poll() is not None:
+                    # Whatever the binary left in its group dies with it; only a process that left the group
+                    # can keep the pipe open, and then for at most `_WAIT_DELAY`.
+                    kill_group(proc.pid)
                     exited_by = now + _WAIT_DELAY
                 if exited_by is not None and now >= exited_by:
                     break

@@ -40,6 +40,8 @@ class Application:
     selected: Sequence[CommandSpec]
     """What a model may call, in command-tree order."""
     exposed_global_flags: Sequence[FlagModel]
+    warnings: Sequence[str] = ()
+    """Commands refused while walking the tree (a hostile or broken name), one line each, for `info`."""
 
     @override
     def __repr__(self) -> str:
@@ -61,7 +63,7 @@ def resolve_application_path(application_path: str, *, base_dir: Path | None = N
         path = Path(expanded)
         if not path.is_absolute():
             # Absolute from here on: `Path("./app")` prints as `app`, which a runner would look up on PATH.
-            path = (base_dir / path) if base_dir is not None else path.absolute()
+            path = (base_dir / path if base_dir is not None else path).absolute()
         return str(path)
     found = shutil.which(expanded)
     if found is None:
@@ -100,11 +102,13 @@ def load_application(
     """
     path = resolve_application_path(application_path, base_dir=base_dir)
     model = introspect(path, env=tool_env(strip=tuple(strip_env)))
-    commands = walk_commands(model, global_flags=global_flags)
+    refused: list[str] = []
+    commands = walk_commands(model, global_flags=global_flags, refused=refused)
     return Application(
         path=path,
         model=model,
         commands=commands,
         selected=select_tools(commands, include=include, exclude=exclude),
         exposed_global_flags=resolve_global_flags(model, global_flags),
+        warnings=tuple(refused),
     )

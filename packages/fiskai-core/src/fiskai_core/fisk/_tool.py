@@ -19,8 +19,10 @@ from pydantic import JsonValue
 from fiskai_core.errors import ArgumentsError, CommandError
 from fiskai_core.tools import ToolResult
 
+from ._describe import capped_command_line
 from ._env import tool_env
 from ._exec import run_argv
+from ._gojson import go_quote
 from ._load import Application
 from ._validate import validate_arguments
 from ._walk import CommandSpec
@@ -62,14 +64,16 @@ class CommandTool:
         return self.spec.input_schema
 
     def schema_problems(self, arguments: str | bytes | None) -> list[str]:
-        """What in `arguments` violates the command's fisk schema (empty when it fits).
+        """What in `arguments` violates the command's advertised schema (empty when it fits).
 
-        Only a schema fisk itself computed is enforced: a schema derived from a v0.8 model knows no
-        value kinds, and rejecting `3` for a flag it can only call a string would mislead the model.
+        A schema fisk itself computed is enforced whole. A schema derived from a v0.8 model knows no
+        value kinds (rejecting `3` for a flag it can only call a string would mislead the model), so
+        only its keys are: what the model was shown wins, and a hidden flag or arg the schema leaves
+        out is refused although fisk's ArgsFromJSON would accept it (issue 9.4.3).
         """
-        if self.spec.schema_source != "fisk":
-            return []
-        return validate_arguments(self.spec.input_schema, arguments)
+        if self.spec.schema_source == "fisk":
+            return validate_arguments(self.spec.input_schema, arguments)
+        return validate_arguments(_keys_only(self.spec.input_schema), arguments)
 
     async def execute(self, arguments: str | bytes | None) -> ToolResult:
         """Check, render and run one call; every outcome is a result."""
@@ -85,11 +89,22 @@ class CommandTool:
             argv = self.spec.argv(arguments)
         except ArgumentsError as err:
             return ToolResult(text=str(err), is_error=True)
+        if any("\x00" in token for token in argv):
+            # fisk's ArgsFromJSON copies a NUL through, but no process can receive it in its argv.
+            return ToolResult(
+                text=f"building command line for {go_quote(self.spec.command)}: a value contains a NUL byte "
+                "(\\u0000), which no command line can carry; remove it and call again",
+                is_error=True,
+            )
         try:
             outcome = await run_argv([self.app_path, *argv], env=self.env, cwd=self.work_dir, timeout=self.timeout)
         except CommandError as err:
             return ToolResult(text=str(err), is_error=True)
-        body: dict[str, object] = {"command": " ".join(argv), "exit_code": outcome.exit_code, "output": outcome.output}
+        body: dict[str, object] = {
+            "command": capped_command_line(argv),
+            "exit_code": outcome.exit_code,
+            "output": outcome.output,
+        }
         if outcome.truncated:
             body["truncated"] = True
         return ToolResult(text=json.dumps(body, ensure_ascii=False, separators=(",", ":")), exit_code=outcome.exit_code)
@@ -115,3 +130,10 @@ def command_tools(
         CommandTool(spec=spec, app_path=application.path, env=env, work_dir=work_dir, timeout=tool_timeout)
         for spec in application.selected
     ]
+
+
+def _keys_only(schema: Mapping[str, JsonValue]) -> dict[str, JsonValue]:
+    """The schema's property names with no value constraints: checks unknown keys and nothing else."""
+    properties = schema.get("properties")
+    names = list(properties) if isinstance(properties, dict) else []
+    return {"type": "object", "additionalProperties": False, "properties": {name: {} for name in names}}
