@@ -13,7 +13,8 @@ import anyio.to_thread
 import pytest
 
 from fiskai_core.errors import IntrospectionError
-from fiskai_core.fisk import ApplicationModel, introspect, tool_env
+from fiskai_core.exec import tool_env
+from fiskai_core.fisk import ApplicationModel, introspect
 from fiskai_core.fisk._introspect import MAX_INTROSPECTION_BYTES
 
 # Refuses anything but exactly `--fisk-introspect`, so every passing test also proves the invocation.

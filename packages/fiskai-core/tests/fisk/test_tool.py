@@ -4,8 +4,8 @@ from pathlib import Path
 import pytest
 
 from fiskai_core.errors import IntrospectionError, ToolSelectionError
+from fiskai_core.exec.running import CommandTool, command_tools
 from fiskai_core.fisk import load_application, resolve_application_path
-from fiskai_core.fisk.execution import CommandTool, command_tools
 from fiskai_core.testing import Rule, write_fake_app
 
 pytestmark = pytest.mark.anyio

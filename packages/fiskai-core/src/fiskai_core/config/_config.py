@@ -14,9 +14,9 @@ from typing import cast
 
 from pydantic import Field, PrivateAttr, model_validator
 
+from fiskai_core._gojson import go_quote
 from fiskai_core.errors import ConfigError
 
-from ._duration import go_quote
 from ._origin import Origin
 from ._schema import (
     Block,

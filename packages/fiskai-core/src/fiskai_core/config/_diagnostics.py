@@ -16,9 +16,9 @@ from typing import Union, get_args, get_origin
 from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
+from fiskai_core._gojson import go_quote
 from fiskai_core.errors import ConfigError
 
-from ._duration import go_quote
 from ._origin import KeyPath, Origin, format_path
 from ._schema import MemorySettings, SessionsSettings, SettingError
 from ._yaml import YamlFloat, YamlInt

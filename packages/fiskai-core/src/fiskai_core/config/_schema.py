@@ -27,7 +27,9 @@ from pydantic import (
     model_validator,
 )
 
-from ._duration import DurationError, go_quote, parse_go_duration
+from fiskai_core._gojson import go_quote
+
+from ._duration import DurationError, parse_go_duration
 from ._yaml import YamlFloat, YamlInt
 
 __all__ = [

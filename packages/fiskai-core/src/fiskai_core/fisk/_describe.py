@@ -19,9 +19,7 @@ from fiskai_core.sanitize import elide_middle, sanitize_for_terminal
 from ._model import CmdModel
 
 __all__ = [
-    "MAX_COMMAND_CHARS",
     "TRACE_LINE_MAX_RUNES",
-    "capped_command_line",
     "command_line",
     "human_description",
     "model_description",
@@ -130,42 +128,3 @@ def trace_line_short(path: Sequence[str], argv: Sequence[str] | None) -> str:
         else:
             tokens.append(elide_middle(clean))
     return sanitize_for_terminal(command_line(tokens), TRACE_LINE_MAX_RUNES)
-
-
-MAX_COMMAND_CHARS = 4096
-"""Cap of the `command` field of a command tool's result, so five 120 KB values cannot make a 600 KB result."""
-_KEPT_VALUE_HEAD = 96
-_KEPT_VALUE_TAIL = 32
-
-
-def capped_command_line(argv: Sequence[str], limit: int = MAX_COMMAND_CHARS) -> str:
-    """`command_line`, bounded: long values elided in their middle, then the line itself if still too long.
-
-    A flag keeps its `--name=` and both ends of its value, so every argument stays visible in order
-    unless there are so many that even the elided line exceeds `limit`; then the middle of the line
-    goes, with a marker that says how much.
-
-    Args:
-        argv: Command path plus argument tokens.
-        limit: The most characters returned (plus the length of one marker).
-
-    Returns:
-        The line, at most about `limit` characters.
-    """
-    line = command_line(argv)
-    if len(line) <= limit:
-        return line
-    line = command_line([_elide_token(token) for token in argv])
-    if len(line) <= limit:
-        return line
-    cut = len(line) - limit
-    head = limit // 2
-    return f"{line[:head]}...[{cut} characters elided]...{line[head + cut :]}"
-
-
-def _elide_token(token: str) -> str:
-    name, sep, value = token.partition("=") if token.startswith("--") else ("", "", token)
-    if len(value) <= _KEPT_VALUE_HEAD + _KEPT_VALUE_TAIL + 40:
-        return token
-    elided = len(value) - _KEPT_VALUE_HEAD - _KEPT_VALUE_TAIL
-    return f"{name}{sep}{value[:_KEPT_VALUE_HEAD]}...[{elided} characters elided]...{value[-_KEPT_VALUE_TAIL:]}"

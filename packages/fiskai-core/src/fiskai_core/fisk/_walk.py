@@ -19,11 +19,13 @@ from typing import Literal
 
 from pydantic import JsonValue
 
+from fiskai_core._gojson import go_quote
 from fiskai_core.errors import ArgumentsError, IntrospectionError
+from fiskai_core.tools import ToolArguments, parse_arguments
 
+from ._args import build_argv
 from ._describe import human_description, model_description, trace_line, trace_line_short
-from ._globals import applicable_globals, build_argv, merge_global_flags, resolve_global_flags
-from ._gojson import go_quote
+from ._globals import applicable_globals, merge_global_flags, resolve_global_flags
 from ._model import ApplicationModel, CmdModel, FlagModel
 from ._schema import derived_command_schema
 
@@ -61,11 +63,16 @@ class CommandSpec:
         """The command path as typed, words separated by spaces (`cluster node drain`)."""
         return " ".join(self.path)
 
-    def argv(self, raw: str | bytes | None) -> list[str]:
-        """The argv for a call: path, global flag tokens, then the command's own tokens.
+    @property
+    def strict_schema(self) -> bool:
+        """True for fisk's own schema (values are checked against it); False for a derived one (keys only)."""
+        return self.schema_source == "fisk"
+
+    def build_argv(self, arguments: ToolArguments) -> list[str]:
+        """The argv for a decoded call: path, global flag tokens, then the command's own tokens.
 
         Args:
-            raw: The model's JSON arguments (`None`, empty and `null` mean `{}`).
+            arguments: The call, from `fiskai_core.tools.parse_arguments`.
 
         Returns:
             The argv without the binary.
@@ -73,7 +80,15 @@ class CommandSpec:
         Raises:
             ArgumentsError: The arguments cannot become an argv; the message is fisk-ai's.
         """
-        return build_argv(self.path, self.cmd, self.global_flags, raw)
+        return build_argv(self.path, self.cmd, self.global_flags, arguments)
+
+    def argv(self, raw: str | bytes | None) -> list[str]:
+        """`build_argv` for the model's raw JSON (`None`, empty and `null` mean `{}`).
+
+        Raises:
+            ArgumentsError: The arguments do not decode or cannot become an argv; the message is fisk-ai's.
+        """
+        return self.build_argv(parse_arguments(raw, command=self.command))
 
     def trace_line(self, raw: str | bytes | None) -> str:
         """The call as a sanitized command line (the command path when the arguments are unusable).

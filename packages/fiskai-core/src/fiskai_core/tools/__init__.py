@@ -1,23 +1,51 @@
-"""Tools as drivers see them: the Tool shape, results, reserved tags, selection and deferral."""
+"""Tools as drivers see them, and what a tool source provides.
 
+For drivers (agent, MCP, A2A): the `Tool` shape every tool kind satisfies and the `ToolResult` every
+call produces; the capability Protocols a runner checks with `isinstance` (`Confirmable` for the
+confirmation gate, `ArgumentValidator` for the required-parameter pre-check) and the message for the
+latter; reserved tags; the selection pipeline and deferral planning.
+
+For tool sources (`fiskai_core.fisk`, a future Python-CLI source): `ToolSource` / `SourceCommand`, the
+trust-boundary entry `parse_arguments` with its decoded value `ToolArguments` (`JsonNumber` keeps a
+number's literal text, `DecodedValue` is any decoded JSON value), and the schema checks run before an
+argv is built.
+"""
+
+from fiskai_core._gojson import DecodedValue, JsonNumber
+
+from ._arguments import ToolArguments, parse_arguments
 from ._deferral import TOOL_SEARCH_THRESHOLD, DeferralPlan, plan_deferral
-from ._protocols import FilterRule, Selectable, Tool
+from ._protocols import ArgumentValidator, Confirmable, FilterRule, Selectable, Tool
 from ._result import ToolResult
 from ._select import matches_rule, select_tools
+from ._source import SourceCommand, ToolSource
 from ._tags import TAG_CONFIRM, TAG_DENY, TAG_NO_DEFER, requires_confirmation
+from ._validate import keys_only_schema, missing_required, missing_required_message, validate_arguments
 
 __all__ = [
     "TAG_CONFIRM",
     "TAG_DENY",
     "TAG_NO_DEFER",
     "TOOL_SEARCH_THRESHOLD",
+    "ArgumentValidator",
+    "Confirmable",
+    "DecodedValue",
     "DeferralPlan",
     "FilterRule",
+    "JsonNumber",
     "Selectable",
+    "SourceCommand",
     "Tool",
+    "ToolArguments",
     "ToolResult",
+    "ToolSource",
+    "keys_only_schema",
     "matches_rule",
+    "missing_required",
+    "missing_required_message",
+    "parse_arguments",
     "plan_deferral",
     "requires_confirmation",
     "select_tools",
+    "validate_arguments",
 ]

@@ -15,9 +15,8 @@ import anyio.to_thread
 import pytest
 
 from fiskai_core.errors import CommandError, CommandStartError, CommandTimeoutError
-from fiskai_core.fisk import tool_env
-from fiskai_core.fisk._process import format_seconds
-from fiskai_core.fisk.execution import ExecOutcome, run_argv
+from fiskai_core.exec import format_seconds, tool_env
+from fiskai_core.exec.running import ExecOutcome, run_argv
 
 pytestmark = pytest.mark.anyio
 

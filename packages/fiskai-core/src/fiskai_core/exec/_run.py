@@ -52,7 +52,7 @@ class ExecOutcome:
     exit_code: int
     """The exit status; -1 when a signal fiskai did not send killed it."""
     output: str
-    """Combined stdout and stderr, capped (see `fiskai_core.fisk._output`), invalid UTF-8 replaced."""
+    """Combined stdout and stderr, capped (see `MAX_TOOL_OUTPUT_BYTES`), invalid UTF-8 replaced."""
     truncated: bool = False
     """True when the middle of the output was dropped by the cap."""
 

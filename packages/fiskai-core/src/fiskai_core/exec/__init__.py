@@ -1,0 +1,37 @@
+"""How any command tool runs, whatever its source: environment, output cap, process handling.
+
+This module is light (no event loop machinery): the credential-stripping environment `tool_env` and
+its lists, the output cap, and `run_blocking`, the start-up runner used for discovery
+(`--fisk-introspect`), so describing tools (`fiskai info`) never imports anyio.
+
+`fiskai_core.exec.running` is the async half the drivers import: `command_tools(source)` binds a tool
+source's commands (`fiskai_core.tools.ToolSource`; for fisk, an `Application`) to its binary as
+`CommandTool`s, and `run_argv` runs an argv: no shell, stdin from `/dev/null`, stdout and stderr on one
+pipe, its own process group (SIGKILLed on timeout, on cancellation, and when the command exits, so
+nothing it started lingers), output capped at `MAX_TOOL_OUTPUT_BYTES` (head and tail kept).
+"""
+
+from ._blocking import BlockingOutcome, run_blocking
+from ._env import (
+    DEFAULT_STRIPPED_ENV,
+    DEFAULT_STRIPPED_PREFIXES,
+    ENV_NAME_PATTERN,
+    HARNESS_CREDENTIAL_PREFIXES,
+    is_harness_credential,
+    tool_env,
+)
+from ._output import MAX_TOOL_OUTPUT_BYTES
+from ._process import format_seconds
+
+__all__ = [
+    "DEFAULT_STRIPPED_ENV",
+    "DEFAULT_STRIPPED_PREFIXES",
+    "ENV_NAME_PATTERN",
+    "HARNESS_CREDENTIAL_PREFIXES",
+    "MAX_TOOL_OUTPUT_BYTES",
+    "BlockingOutcome",
+    "format_seconds",
+    "is_harness_credential",
+    "run_blocking",
+    "tool_env",
+]
