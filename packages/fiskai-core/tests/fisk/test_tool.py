@@ -1,4 +1,6 @@
+import dataclasses
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -197,3 +199,23 @@ def test_load_application_reports_refused_command_names_as_warnings(tmp_path: Pa
     assert "--help" not in [spec.command for spec in loaded.commands]
     assert len(loaded.warnings) == 1
     assert '"--help" was skipped' in loaded.warnings[0]
+
+
+async def test_tools_run_without_default_credentials_unless_passed(
+    tmp_path: Path, model: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Issue 9.4.11: before, OPENAI_API_KEY, AWS_*, GITHUB_TOKEN and CLAUDE_CODE_OAUTH_TOKEN reached every tool.
+    secrets = ["OPENAI_API_KEY", "AWS_SECRET_ACCESS_KEY", "GITHUB_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN", "MYCORP_TOKEN"]
+    for name in [*secrets, "GH_TOKEN"]:
+        monkeypatch.setenv(name, "secret-value")
+    printenv = tmp_path / "printenv"
+    printenv.write_text(f"#!{sys.executable}\nimport json, os\nprint(json.dumps(dict(os.environ)))\n", encoding="utf-8")
+    printenv.chmod(0o755)
+    source = load_application(str(write_fake_app(tmp_path, model)))
+    tool = _tool(command_tools(source, strip_env=["MYCORP_*"], pass_env=["GH_TOKEN"]), "fail")
+    bound = dataclasses.replace(tool, app_path=str(printenv))
+    result = await bound.execute('{"code": 0}')
+    assert not result.is_error, result.text
+    seen = json.loads(json.loads(result.text)["output"])
+    assert not set(secrets) & seen.keys()
+    assert seen["GH_TOKEN"] == "secret-value"

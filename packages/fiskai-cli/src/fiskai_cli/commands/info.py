@@ -73,6 +73,7 @@ def _load(config: Config, config_path: Path) -> Application:
         include=config.include,
         exclude=config.exclude,
         strip_env=config.credential_env_names(),
+        pass_env=config.passed_env_names(),
     )
 
 
