@@ -7,7 +7,6 @@ file, line, key path and what is allowed. Components receive the sub-model they 
 """
 
 from ._config import DEFAULT_IDENTITY, Config
-from ._duration import DurationError, parse_go_duration
 from ._load import load_config, parse_config
 from ._modes import Mode
 from ._schema import (
@@ -36,7 +35,6 @@ __all__ = [
     "A2ASettings",
     "BudgetSettings",
     "Config",
-    "DurationError",
     "EmbeddingsSettings",
     "EnvironmentSettings",
     "ExposeAgentSettings",
@@ -56,5 +54,4 @@ __all__ = [
     "ToolFilter",
     "load_config",
     "parse_config",
-    "parse_go_duration",
 ]

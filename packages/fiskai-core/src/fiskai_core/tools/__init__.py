@@ -7,8 +7,8 @@ latter; reserved tags; the selection pipeline and deferral planning.
 
 For tool sources (`fiskai_core.fisk`, a future Python-CLI source): `ToolSource` / `SourceCommand`, the
 trust-boundary entry `parse_arguments` with its decoded value `ToolArguments` (`JsonNumber` keeps a
-number's literal text, `DecodedValue` is any decoded JSON value), and the schema checks run before an
-argv is built.
+number's literal text, `DecodedValue` is any decoded JSON value). A source renders argv only; schema
+checks, exec and results are `fiskai_core.exec`'s, the same for every source.
 """
 
 from fiskai_core._gojson import DecodedValue, JsonNumber
@@ -20,7 +20,7 @@ from ._result import ToolResult
 from ._select import matches_rule, select_tools
 from ._source import SourceCommand, ToolSource
 from ._tags import TAG_CONFIRM, TAG_DENY, TAG_NO_DEFER, requires_confirmation
-from ._validate import keys_only_schema, missing_required, missing_required_message, validate_arguments
+from ._validate import missing_required_message
 
 __all__ = [
     "TAG_CONFIRM",
@@ -39,13 +39,10 @@ __all__ = [
     "ToolArguments",
     "ToolResult",
     "ToolSource",
-    "keys_only_schema",
     "matches_rule",
-    "missing_required",
     "missing_required_message",
     "parse_arguments",
     "plan_deferral",
     "requires_confirmation",
     "select_tools",
-    "validate_arguments",
 ]

@@ -31,8 +31,18 @@ class SourceCommand(Selectable, Protocol):
     """
 
     @property
+    def path(self) -> Sequence[str]:
+        """The command path words, passed right after the binary (`("cluster", "node", "drain")`)."""
+        ...
+
+    @property
     def command(self) -> str:
         """The command path as a person types it, words separated by spaces (`cluster node drain`)."""
+        ...
+
+    @property
+    def description(self) -> str:
+        """The short description for people (`info`, `tools list`)."""
         ...
 
     @property
