@@ -18,8 +18,8 @@ pytestmark = pytest.mark.anyio
 
 
 @pytest.fixture(scope="module")
-def application(shared_fixtures: Path, tmp_path_factory: pytest.TempPathFactory) -> Application:
-    model = shared_fixtures / "fisk" / "with-schemas" / "fixturectl.introspect.json"
+def application(captured_fixtures: Path, tmp_path_factory: pytest.TempPathFactory) -> Application:
+    model = captured_fixtures / "fisk" / "with-schemas" / "fixturectl.introspect.json"
     return load_application(str(write_fake_app(tmp_path_factory.mktemp("app"), model)), global_flags=["output"])
 
 

@@ -209,12 +209,12 @@ def test_a_binary_that_hangs_times_out_naming_the_window(tmp_path: Path) -> None
 
 @pytest.mark.anyio
 async def test_a_background_child_left_in_the_group_dies_when_introspection_exits(
-    tmp_path: Path, shared_fixtures: Path
+    tmp_path: Path, captured_fixtures: Path
 ) -> None:
     # Issue 9.4.5: before the fix introspection waited out the 10 s wait delay and the sleeper survived it.
     fifo = tmp_path / "lifeline"
     os.mkfifo(fifo)
-    model = shared_fixtures / "fisk" / "with-schemas" / "fixturectl.introspect.json"
+    model = captured_fixtures / "fisk" / "with-schemas" / "fixturectl.introspect.json"
     # The lifeline is opened before the fork, so the sleeper surely holds it when the binary exits.
     app = _sh(tmp_path, "leaver", f"exec 3>{fifo}\nsleep 60 &\ncat {model}\n")
 

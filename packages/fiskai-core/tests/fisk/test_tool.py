@@ -167,9 +167,9 @@ async def test_the_command_field_is_capped_so_the_result_stays_bounded(tmp_path:
 
 
 async def test_derived_schema_refuses_a_hidden_flag_the_model_was_not_shown(
-    tmp_path: Path, shared_fixtures: Path
+    tmp_path: Path, captured_fixtures: Path
 ) -> None:
-    app = write_fake_app(tmp_path, shared_fixtures / "fisk" / "fixturectl.introspect.json")
+    app = write_fake_app(tmp_path, captured_fixtures / "fisk" / "fixturectl.introspect.json")
     tool = _tool(command_tools(load_application(str(app))), "types")
     assert "secret" not in tool.input_schema["properties"]  # pyright: ignore[reportOperatorIssue]
     result = await tool.execute('{"secret": "x"}')

@@ -193,9 +193,9 @@ def test_walk_model_description_combines_help_and_tags(short: str, long: str, ta
     assert spec.description == (short or long)
 
 
-def test_walk_refuses_hostile_command_names_with_a_reason_each(shared_fixtures: Path) -> None:
+def test_walk_refuses_hostile_command_names_with_a_reason_each(captured_fixtures: Path) -> None:
     # Issue 9.4.7: a captured document made hostile. Before the fix each of these became a tool.
-    document = json.loads((shared_fixtures / "fisk" / "with-schemas" / "fixturectl.introspect.json").read_bytes())
+    document = json.loads((captured_fixtures / "fisk" / "with-schemas" / "fixturectl.introspect.json").read_bytes())
     leaf = next(cmd for cmd in document["commands"] if cmd["name"] == "fail")
     hostile = ["../../etc", "--help", "", "two\nlines", "fail", "-x", "_hidden", "caf\u00e9"]
     document["commands"].extend({**leaf, "name": name} for name in hostile)
@@ -213,8 +213,8 @@ def test_walk_refuses_hostile_command_names_with_a_reason_each(shared_fixtures: 
     assert sum('"fail"' in line for line in refused) == 1
 
 
-def test_walk_refuses_a_tool_name_longer_than_model_apis_accept(shared_fixtures: Path) -> None:
-    document = json.loads((shared_fixtures / "fisk" / "with-schemas" / "fixturectl.introspect.json").read_bytes())
+def test_walk_refuses_a_tool_name_longer_than_model_apis_accept(captured_fixtures: Path) -> None:
+    document = json.loads((captured_fixtures / "fisk" / "with-schemas" / "fixturectl.introspect.json").read_bytes())
     leaf = next(cmd for cmd in document["commands"] if cmd["name"] == "fail")
     document["commands"].append({**leaf, "name": "x" * (MAX_TOOL_NAME_LENGTH + 1)})
     refused: list[str] = []
