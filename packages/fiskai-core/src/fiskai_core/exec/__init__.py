@@ -1,8 +1,8 @@
 """How any command tool runs, whatever its source: environment, output cap, process handling.
 
-This module is light (no event loop machinery): the credential-stripping environment `tool_env` and
-its lists, the output cap, and `run_blocking`, the start-up runner used for discovery
-(`--fisk-introspect`), so describing tools (`fiskai info`) never imports anyio.
+This module is light (loading agent.yaml imports it): the credential-stripping environment `tool_env`
+and its lists, and the output cap. `fiskai_core.exec.blocking` is `run_blocking`, the start-up runner
+used for discovery (`--fisk-introspect`), so describing tools (`fiskai info`) never imports anyio.
 
 `fiskai_core.exec.running` is the async half the drivers import: `command_tools(source)` binds a tool
 source's commands (`fiskai_core.tools.ToolSource`; for fisk, an `Application`) to its binary as
@@ -11,7 +11,6 @@ pipe, its own process group (SIGKILLed on timeout, on cancellation, and when the
 nothing it started lingers), output capped at `MAX_TOOL_OUTPUT_BYTES` (head and tail kept).
 """
 
-from ._blocking import BlockingOutcome, run_blocking
 from ._env import (
     DEFAULT_STRIPPED_ENV,
     DEFAULT_STRIPPED_PREFIXES,
@@ -29,9 +28,7 @@ __all__ = [
     "ENV_NAME_PATTERN",
     "HARNESS_CREDENTIAL_PREFIXES",
     "MAX_TOOL_OUTPUT_BYTES",
-    "BlockingOutcome",
     "format_seconds",
     "is_harness_credential",
-    "run_blocking",
     "tool_env",
 ]

@@ -25,7 +25,8 @@ from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
 from fiskai_core.errors import CommandError, CommandTimeoutError, IntrospectionError
-from fiskai_core.exec import format_seconds, run_blocking, tool_env
+from fiskai_core.exec import format_seconds, tool_env
+from fiskai_core.exec.blocking import run_blocking
 
 from ._model import ApplicationModel
 
