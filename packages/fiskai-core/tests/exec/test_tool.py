@@ -9,10 +9,11 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from fiskai_core.errors import ArgumentsError
+from fiskai_core.exec import SourceCommand, ToolSource
 from fiskai_core.exec.running import CommandTool, command_tools
 from fiskai_core.fisk import Application, load_application
 from fiskai_core.testing import write_fake_app
-from fiskai_core.tools import ArgumentValidator, Confirmable, SourceCommand, Tool, ToolSource
+from fiskai_core.tools import ArgumentValidator, Confirmable, Tool
 
 pytestmark = pytest.mark.anyio
 

@@ -121,7 +121,9 @@ async def run_to_sink(
             with anyio.move_on_after(timeout):
                 returncode = await process.wait()
             # The leader is gone either way: whatever it left in its group (a backgrounded child holding
-            # the pipe) dies with it, as on a timeout, so a normal exit never waits out `wait_delay`.
+            # the pipe) dies with it, as on a timeout, so a normal exit never waits out `wait_delay`. The
+            # leader is reaped by now, but its pid stays reserved while it names the session and group of
+            # any survivor, so the signal cannot reach an unrelated process group.
             kill_group(process.pid)
             if returncode is not None:
                 # Drain what is already in the pipe; only a process that left the group (setsid) can make

@@ -19,11 +19,13 @@ from pydantic import JsonValue
 
 from fiskai_core._gojson import go_quote
 from fiskai_core.errors import ArgumentsError, CommandError
-from fiskai_core.tools import SourceCommand, ToolArguments, ToolResult, ToolSource, parse_arguments
+from fiskai_core.tools import ToolResult
 from fiskai_core.tools._validate import keys_only_schema, missing_required, validate_arguments
 
+from ._arguments import ToolArguments, parse_arguments
 from ._env import tool_env
 from ._run import run_argv
+from ._source import SourceCommand, ToolSource
 
 __all__ = ["MAX_COMMAND_CHARS", "CommandTool", "capped_command_line", "command_tools"]
 

@@ -3,13 +3,13 @@
 What a library user needs:
 
 * `load_application(path, ...)`: resolve the binary, introspect it, walk its command tree, apply
-  `ai:deny` and include/exclude; returns an `Application`, which is a `fiskai_core.tools.ToolSource`
+  `ai:deny` and include/exclude; returns an `Application`, which is a `fiskai_core.exec.ToolSource`
   (bind it with `fiskai_core.exec.running.command_tools` to get runnable tools). Blocking.
   `resolve_application_path` is its path rule (relative to the config's folder, always absolute).
 * `introspect(path)` and `ApplicationModel` (with `CmdModel`, `FlagModel`, `ArgModel`): the
   introspection document itself.
 * `walk_commands(model)` and `CommandSpec`: the command tree as tool descriptions (a `CommandSpec` is a
-  `fiskai_core.tools.SourceCommand`: name, tags, descriptions, schema, argv of a call).
+  `fiskai_core.exec.SourceCommand`: name, tags, descriptions, schema, argv of a call).
 * `args_from_json(cmd, raw)`: fisk's `ArgsFromJSON` itself, exact to the fisk conformance vectors.
 * `trace_line(path, argv)` / `trace_line_short(path, argv)`: a call as a display line (sanitized,
   capped; the short one elides long values), for transcripts.

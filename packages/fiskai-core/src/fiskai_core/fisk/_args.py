@@ -13,7 +13,7 @@ fisk's rules exactly, error text included (a model that knows fisk recognizes th
   Checking values against the advertised schema is a separate pre-step (`fiskai_core.tools`).
 
 `build_argv` is the one entry tools use: it takes the `ToolArguments` decoded once by
-`fiskai_core.tools.parse_arguments`, renders exposed global flags and the command's own, and prefixes
+`fiskai_core.exec.parse_arguments`, renders exposed global flags and the command's own, and prefixes
 the command path. `args_from_json` is fisk's function itself (raw text in), kept for conformance.
 
 Note one deliberate difference from Go: with several unknown keys fisk names whichever one Go's map
@@ -26,7 +26,7 @@ from collections.abc import Mapping, Sequence
 
 from fiskai_core._gojson import DecodedValue, JsonNumber, go_quote
 from fiskai_core.errors import ArgumentsError
-from fiskai_core.tools import ToolArguments, parse_arguments
+from fiskai_core.exec import ToolArguments, parse_arguments
 
 from ._model import ArgModel, CmdModel, FlagModel
 

@@ -4,7 +4,7 @@ Every face (info, the agent, MCP, A2A) loads its application through `load_appli
 stripping, include/exclude and global-flag exposure mean the same everywhere. Loading is blocking and
 binds nothing to a process runner: `fiskai info` needs no event loop, and the drivers turn the
 selected commands into runnable tools with `fiskai_core.exec.running.command_tools` (an `Application`
-is a `fiskai_core.tools.ToolSource`).
+is a `fiskai_core.exec.ToolSource`).
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ from pydantic import JsonValue
 
 from fiskai_core._gojson import go_quote
 from fiskai_core.errors import ArgumentsError, IntrospectionError
-from fiskai_core.tools import ToolArguments, parse_arguments
+from fiskai_core.exec import ToolArguments, parse_arguments
 
 from ._args import build_argv
 from ._describe import human_description, model_description, trace_line, trace_line_short
@@ -72,7 +72,7 @@ class CommandSpec:
         """The argv for a decoded call: path, global flag tokens, then the command's own tokens.
 
         Args:
-            arguments: The call, from `fiskai_core.tools.parse_arguments`.
+            arguments: The call, from `fiskai_core.exec.parse_arguments`.
 
         Returns:
             The argv without the binary.

@@ -34,8 +34,7 @@ from pydantic import JsonValue
 
 from fiskai_core._gojson import DecodedValue, JsonNumber, go_quote
 from fiskai_core.errors import ArgumentsError
-
-from ._arguments import ToolArguments, parse_arguments
+from fiskai_core.exec import ToolArguments, parse_arguments
 
 __all__ = [
     "keys_only_schema",

@@ -4,7 +4,7 @@ A tool source is a kind of program whose commands fiskai offers to a model: toda
 (`fiskai_core.fisk`, which introspects a binary with `--fisk-introspect`); Python CLIs are next. A
 source only describes and renders. How a command then runs (no shell, no stdin, its own process
 group, credentials stripped, output capped) is `fiskai_core.exec`, the same for every source:
-`fiskai_core.exec.command_tools(source)` binds a source's commands to its binary as `Tool`s, which
+`fiskai_core.exec.running.command_tools(source)` binds a source's commands to its binary as `Tool`s, which
 every driver (agent, MCP, A2A) consumes without knowing the source.
 
 A second source is a new package beside `fiskai_core/fisk/` with an object satisfying `ToolSource`;
@@ -19,16 +19,26 @@ from typing import Protocol
 from pydantic import JsonValue
 
 from ._arguments import ToolArguments
-from ._protocols import Selectable
 
 __all__ = ["SourceCommand", "ToolSource"]
 
 
-class SourceCommand(Selectable, Protocol):
+class SourceCommand(Protocol):
     """One command of a source, described for a model and able to render a call as an argv.
 
     Pure: nothing here runs a process. Implementations are immutable values shared between calls.
+    It is also a `fiskai_core.tools.Selectable`, so `select_tools` applies to it.
     """
+
+    @property
+    def name(self) -> str:
+        """The tool name (for fisk, the command path joined with `_`); ASCII letters, digits, `-`, `_`."""
+        ...
+
+    @property
+    def tags(self) -> Sequence[str]:
+        """Tags in declaration order, reserved `ai:` tags included."""
+        ...
 
     @property
     def path(self) -> Sequence[str]:
