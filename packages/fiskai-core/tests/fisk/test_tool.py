@@ -219,3 +219,12 @@ async def test_tools_run_without_default_credentials_unless_passed(
     seen = json.loads(json.loads(result.text)["output"])
     assert not set(secrets) & seen.keys()
     assert seen["GH_TOKEN"] == "secret-value"
+
+
+async def test_arguments_too_long_for_a_command_line_are_an_error_result(tmp_path: Path, model: Path) -> None:
+    app = write_fake_app(tmp_path, model)
+    tool = _tool(command_tools(load_application(str(app))), "types")
+    result = await tool.execute(json.dumps({"strs": ["x" * 200_000] * 30}))
+    assert result.is_error
+    assert "too long for one command line" in result.text
+    assert _calls(app) == ""
