@@ -127,7 +127,7 @@ class CommandTool:
         problems = self._problems(decoded)
         if problems:
             raise ArgumentsError(
-                f"arguments for tool {self.name!r} do not match its schema: {'; '.join(problems)}. "
+                f"arguments for tool {go_quote(self.name)} do not match its schema: {'; '.join(problems)}. "
                 "Nothing was run; correct the arguments and call again."
             )
         argv = self.spec.build_argv(decoded)
