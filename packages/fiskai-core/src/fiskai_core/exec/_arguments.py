@@ -35,9 +35,6 @@ class ToolArguments:
     """False when more than whitespace followed the object. fisk's decoder ignores the rest; Go's
     `json.Unmarshal` (fisk-ai's global-flag split and required check) refuses such input."""
 
-    def __contains__(self, key: object) -> bool:
-        return key in self.values
-
 
 def parse_arguments(raw: str | bytes | None, *, command: str | None = None) -> ToolArguments:
     """Decode a model's tool arguments, as fisk's `ArgsFromJSON` does before rendering them.
