@@ -75,12 +75,13 @@ def subject_for(route: Route) -> str:
 class NatsTransport:
     """A `Transport` over one NATS connection (borrowed; `connect` owns and closes it)."""
 
-    def __init__(self, client: NatsClient, *, context: NatsContext, errors: list[str] | None = None) -> None:
+    def __init__(self, client: NatsClient, *, context: NatsContext) -> None:
         self._nc = client
         self.context = context
         """Where this transport is connected, for messages."""
-        self._errors = errors if errors is not None else []
-        """What NATS reported asynchronously on this connection (`connect` fills it)."""
+        self._errors: list[str] = []
+        """What NATS reported asynchronously on this connection (`connect` reports it through `note_error`)."""
+        self._error_seen = anyio.Event()
         # One wildcard subscription carries the events of every call; each call gets a subject under it.
         self._events_prefix = ""
         self._events: dict[str, OnEvent] = {}
@@ -189,29 +190,41 @@ class NatsTransport:
                             EndpointConfig(name=kind, subject=subject_for(route), handler=spawn(route))
                         )
                     control_sub = await self._nc.subscribe(subject_for(control), cb=on_control)  # pyright: ignore[reportUnknownMemberType]
-                    # The server answers a refused subscription before this flush's PONG, so it is known now.
+                    # A refused subscription usually comes back before this flush's PONG (not always: the
+                    # watch below catches a late one).
                     await self._nc.flush()
                 except (nats.errors.Error, OSError) as err:
                     raise AgentUnavailableError(
                         f"cannot subscribe to the a2a subjects on {self.context.describe()}: {err}"
                     ) from None
-                # nats-py lowercases the server's error text.
-                ours = [f'"{subject_for(Route(agent=identity, kind=kind)).lower()}"' for kind in ("discovery", "tool")]
-                refused = [e for e in self._errors if "permissions violation" in e and any(s in e for s in ours)]
-                if refused:
-                    raise AgentUnavailableError(
-                        f"the NATS user of {self.context.describe()} may not serve as {identity}: {refused[0]}; "
-                        f"grant it subscribe permission on {SUBJECT_PREFIX}.*.{identity}"
-                    )
+                self._raise_if_refused(identity)
                 task_status.started()
                 try:
-                    await anyio.sleep_forever()
+                    while True:
+                        await self._error_seen.wait()
+                        self._error_seen = anyio.Event()
+                        self._raise_if_refused(identity)
                 finally:
                     with anyio.CancelScope(shield=True):
                         await _quiet_unsubscribe(control_sub)
             finally:
                 with anyio.CancelScope(shield=True), anyio.move_on_after(5):
                     await service.stop()
+
+    def note_error(self, text: str) -> None:
+        """Record an error NATS reported on this connection; a server refused its subjects stops on it."""
+        self._errors.append(text)
+        self._error_seen.set()
+
+    def _raise_if_refused(self, identity: str) -> None:
+        # nats-py lowercases the server's error text.
+        ours = [f'"{subject_for(Route(agent=identity, kind=kind)).lower()}"' for kind in ("discovery", "tool")]
+        refused = [e for e in self._errors if "permissions violation" in e and any(s in e for s in ours)]
+        if refused:
+            raise AgentUnavailableError(
+                f"the NATS user of {self.context.describe()} may not serve as {identity}: {refused[0]}; "
+                f"grant it subscribe permission on {SUBJECT_PREFIX}.*.{identity}"
+            )
 
     def _events_to(self, headers: dict[str, str] | None, reply_to: str) -> EventSink:
         subject = (headers or {}).get(EVENTS_HEADER, "")
@@ -304,13 +317,13 @@ async def connect(
     failed = anyio.Event()
     # Only a connection that was up and is not being closed by us is worth a line to the operator.
     watching = [False]
-    reported: list[str] = []
+    transport = NatsTransport(client, context=context)
 
     async def on_error(error: Exception) -> None:
         if watching[0]:
             # After start-up, NATS reports problems only here (a permissions violation, a slow consumer).
             _log.warning("NATS reported an error on %s: %s", context.describe(), error)
-            reported.append(str(error))
+            transport.note_error(str(error))
         elif not client.is_connected and not first_error:
             first_error.append(error)
             failed.set()
@@ -363,7 +376,7 @@ async def connect(
         )
     watching[0] = True
     try:
-        yield NatsTransport(client, context=context, errors=reported)
+        yield transport
     finally:
         watching[0] = False
         with anyio.CancelScope(shield=True):
