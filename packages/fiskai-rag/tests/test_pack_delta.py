@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from fiskai_rag import ReceiptNotFoundError, Store, open_store
+from fiskai_rag import Store, open_store
 from fiskai_rag._receipts_store import KEEP_PER_STORE, receipts_dir
+from fiskai_rag.errors import ReceiptNotFoundError
 
 CORPUS = Path(__file__).parent / "data" / "pack" / "corpus"
 TODAY = dt.date(2026, 11, 30)

@@ -28,7 +28,7 @@ def main() -> None:
             os.utime(path, ns=(MTIME_NS, MTIME_NS))
         os.chdir(work)
         with open_store(work / "store", read_only=False) as store:
-            print(store.index(["corpus"]), file=sys.stderr)
+            sys.stderr.write(f"{store.index(['corpus'])}\n")
         shutil.copyfile(work / "store" / "knowledge.db", HERE / "knowledge.db")
 
 
