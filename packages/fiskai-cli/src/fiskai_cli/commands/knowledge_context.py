@@ -12,8 +12,8 @@ from typing import Literal, cast
 
 import click
 
-from fiskai_cli.commands.knowledge import open_knowledge_store
-from fiskai_rag import RagError
+from fiskai_cli.commands.knowledge import open_knowledge_store, remedy_text
+from fiskai_rag import RagError, Remedy
 
 __all__ = ["context_command"]
 
@@ -80,5 +80,8 @@ def context_command(
                 save_receipt=save_receipt,
             )
         except RagError as err:  # PackBudgetError's message names the minimum budget to retry with
-            raise click.ClickException(str(err)) from err
+            fix = remedy_text(err.remedy)
+            raise click.ClickException(f"{err}; {fix}" if fix else str(err)) from err
     click.echo(pack.text, nl=False)  # the text already ends in a newline, and is measured as delivered
+    if pack.status == "index_not_built":
+        click.echo(f"the knowledge index has not been built yet; {remedy_text(Remedy.INDEX)}", err=True)

@@ -19,13 +19,14 @@ from pathlib import Path
 import click
 import yaml
 
-from fiskai_rag import Embedder, OpenAICompatibleEmbedder, RagError, Store, check_evidence, open_store
+from fiskai_rag import Embedder, OpenAICompatibleEmbedder, RagError, Store, open_store
 from fiskai_rag.eval import (
     DEFAULT_RECALL_K,
     Bm25Baseline,
     EvalReport,
     EvalSuite,
     SuiteError,
+    check_evidence,
     evaluate,
     load_suite,
     suite_from_mapping,
