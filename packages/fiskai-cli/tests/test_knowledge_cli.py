@@ -82,7 +82,10 @@ def test_soft_messages_before_an_index_exists(workdir: Path) -> None:
     db = Path(os.environ["XDG_STATE_HOME"]) / "fiskai" / "knowledge" / "default" / "knowledge.db"
 
     assert (search.exit_code, search.stdout) == (1, "")
-    assert f"the knowledge index at {db} has not been built yet; run: fiskai knowledge index PATH" in search.stderr
+    assert (
+        f"the knowledge index has not been built yet (no index file at {db}); run: fiskai knowledge index PATH"
+        in search.stderr
+    )
     assert as_json.exit_code == 1
     assert _json(as_json) == {
         "tier": "lexical (FTS5) - no embeddings configured",
@@ -90,7 +93,7 @@ def test_soft_messages_before_an_index_exists(workdir: Path) -> None:
         "note": "the knowledge index has not been built yet",
         "results": [],
     }
-    assert rm.exit_code == 1 and "has not been built yet; nothing to remove" in rm.stderr
+    assert rm.exit_code == 1 and "nothing to remove: the knowledge index has not been built yet" in rm.stderr
     assert (reset.stdout, reset.stderr.strip()) == ("", "no knowledge index to reset")
     assert (sources.stdout, sources.stderr.strip()) == ("", "no indexed files")
 

@@ -25,6 +25,7 @@ from ._receipts_store import load_manifest, save_manifest
 from ._search import fts_query
 from ._sql import CHUNK_TEXT, CHUNKS, Columns, chunk_rows, find_chunk, find_documents
 from ._temporal import Window, resolve_window
+from .errors import NOT_BUILT_TEXT
 
 __all__ = ["EXCERPT_CHARS", "Pack", "build_pack"]
 
@@ -35,7 +36,7 @@ input digest) never depends on the budget. On CISI, 30, 40 and 50 candidates ran
 0.380, 0.374), and scoring fewer keeps a pack close to the cost of a plain search."""
 _MAX_IDENTIFIER_CHUNKS = 8
 _STALE_NOTE = "this index predates document dates (or is being rebuilt); index the documents again"
-_NOT_BUILT = "the knowledge index has not been built yet; index the documents to cite"
+_NOT_BUILT = f"{NOT_BUILT_TEXT}; index the documents to cite"
 
 
 @dataclass(frozen=True, slots=True)

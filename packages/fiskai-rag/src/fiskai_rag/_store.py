@@ -33,6 +33,7 @@ from ._sql import Columns, chunk_rows, find_chunk, find_documents
 from ._vec import load_vec, normalise, pack, vec_available
 from .embed import Embedder
 from .errors import (
+    NOT_BUILT_TEXT,
     CitationError,
     EmbedderError,
     EmbeddingDimensionError,
@@ -55,7 +56,7 @@ __all__ = ["DEFAULT_TOP_K", "SearchResult", "Source", "Store", "StoreStats", "op
 
 DEFAULT_TOP_K = 5
 _MAX_QUERY_BYTES = 8192
-NOT_BUILT_NOTE = "the knowledge index has not been built yet"
+NOT_BUILT_NOTE = NOT_BUILT_TEXT
 EMPTY_NOTE = "the knowledge index is empty or the query had no searchable terms"
 DEGRADED_NOTE = "the embeddings server was unreachable, so this query used the lexical tier only"
 

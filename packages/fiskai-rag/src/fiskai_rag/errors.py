@@ -45,6 +45,10 @@ __all__ = [
 ]
 
 
+NOT_BUILT_TEXT = "the knowledge index has not been built yet"
+"""The one wording of a missing index: search notes, pack receipts and `IndexNotBuiltError` share it."""
+
+
 class Remedy(StrEnum):
     """What an operator does about an error; the caller turns it into its own words."""
 
@@ -71,7 +75,7 @@ class IndexNotBuiltError(RagError):
     remedy = Remedy.INDEX
 
     def __init__(self, db_path: Path) -> None:
-        super().__init__(f"the knowledge index at {db_path} has not been built yet")
+        super().__init__(f"{NOT_BUILT_TEXT} (no index file at {db_path})")
         self.db_path = db_path
 
 

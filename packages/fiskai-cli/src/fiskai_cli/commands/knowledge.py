@@ -42,7 +42,7 @@ from fiskai_rag import (
     Store,
     open_store,
 )
-from fiskai_rag.errors import IndexLockedError, PathsNotFoundError
+from fiskai_rag.errors import IndexLockedError, IndexNotBuiltError, PathsNotFoundError
 
 if TYPE_CHECKING:
     from typing_extensions import override
@@ -411,7 +411,11 @@ def _search_json(result: SearchResult) -> str:
 
 
 def _not_built(store: Store) -> str:
-    return f"the knowledge index at {store.db_path} has not been built yet; {remedy_text(Remedy.INDEX)}"
+    return _worded(IndexNotBuiltError(store.db_path))
+
+
+def _not_built_at(store_dir: Path) -> str:
+    return str(IndexNotBuiltError(store_dir / "knowledge.db"))
 
 
 def _nothing_found(store: Store, result: SearchResult) -> str | None:
@@ -561,9 +565,7 @@ def rm_command(ctx: click.Context, sources: tuple[str, ...]) -> None:
     """
     settings = _settings(ctx)
     if not (settings.store_dir / "knowledge.db").exists():
-        raise click.ClickException(
-            f"the knowledge index at {settings.store_dir / 'knowledge.db'} has not been built yet; nothing to remove"
-        )
+        raise click.ClickException(f"nothing to remove: {_not_built_at(settings.store_dir)}")
     with _open(ctx, read_only=False) as (store, _), _rag_errors():
         missing: list[str] = []
         for source in sources:

@@ -14,6 +14,7 @@ import click
 
 from fiskai_cli.commands.knowledge import open_knowledge_store, remedy_text
 from fiskai_rag import RagError, Remedy
+from fiskai_rag.errors import NOT_BUILT_TEXT
 
 __all__ = ["context_command"]
 
@@ -84,4 +85,4 @@ def context_command(
             raise click.ClickException(f"{err}; {fix}" if fix else str(err)) from err
     click.echo(pack.text, nl=False)  # the text already ends in a newline, and is measured as delivered
     if pack.status == "index_not_built":
-        click.echo(f"the knowledge index has not been built yet; {remedy_text(Remedy.INDEX)}", err=True)
+        click.echo(f"{NOT_BUILT_TEXT}; {remedy_text(Remedy.INDEX)}", err=True)
