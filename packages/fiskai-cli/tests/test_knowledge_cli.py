@@ -150,10 +150,29 @@ def test_a_config_supplies_paths_and_the_store_directory(workdir: Path) -> None:
 
     assert indexed.stdout.splitlines()[-1] == "indexed: added=2 updated=0 skipped=0 removed=0 (2 files, 2 chunks)"
     assert reconciled.stdout.splitlines()[-1] == "indexed: added=0 updated=0 skipped=1 removed=1 (1 files, 1 chunks)"
-    assert (workdir / "knowledge" / "demo" / "knowledge.db").is_file()
+    assert (Path(os.environ["XDG_STATE_HOME"]) / "fiskai" / "knowledge" / "demo" / "knowledge.db").is_file()
+    assert not (workdir / "knowledge").exists()  # no state under the working directory
     assert len(searched["results"]) == 1  # the configured top_k
-    cache = list((Path(os.environ["XDG_STATE_HOME"]) / "fiskai" / "config-cache").glob("*.json"))
-    assert len(cache) == 1
+
+
+def test_relative_config_paths_resolve_against_the_config_folder(
+    workdir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (workdir / "agent.yaml").write_text(
+        "identity: demo\nharness:\n  knowledge:\n    enabled: true\n    paths: [docs]\n    directory: state/kb\n",
+        encoding="utf-8",
+    )
+    elsewhere = workdir / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+
+    indexed = _run("-c", "../agent.yaml", "knowledge", "index")
+    found = _run("-c", "../agent.yaml", "knowledge", "search", "installer")
+
+    assert indexed.stdout.startswith("indexed: added=2")
+    assert (workdir / "state" / "kb" / "knowledge.db").is_file()
+    assert found.stdout.splitlines()[0] == "docs/install.md#0"
+    assert list(elsewhere.iterdir()) == []
 
 
 def test_a_config_without_knowledge_enabled_is_refused(workdir: Path) -> None:
@@ -172,7 +191,7 @@ def test_an_explicit_missing_config_is_an_error(workdir: Path) -> None:
     result = CliRunner().invoke(cli, ["-c", "nope.yaml", "knowledge", "search", "x"])
 
     assert result.exit_code == 1
-    assert 'config file "nope.yaml" does not exist' in result.output
+    assert 'reading config "nope.yaml": the file does not exist' in result.output
 
 
 def test_doctor_passes_on_a_healthy_store_and_fails_on_a_damaged_one(workdir: Path) -> None:

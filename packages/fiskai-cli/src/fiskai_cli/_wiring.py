@@ -60,6 +60,7 @@ __all__ = [
     "open_journal_store",
     "open_knowledge_store",
     "open_memory_store",
+    "remedy_text",
     "reported",
     "state_home",
 ]
@@ -192,7 +193,23 @@ def reported(location: str | None = None) -> Generator[None]:
         if not _operator_error(err):
             raise
         where = f" in {location}" if location and type(err).__name__ == "MemoryNotFoundError" else ""
-        raise click.ClickException(f"{err}{where}") from err
+        fix = remedy_text(getattr(err, "remedy", None))
+        raise click.ClickException(f"{err}{where}" + (f"; {fix}" if fix else "")) from err
+
+
+# fiskai_rag errors carry a `remedy` (a StrEnum, compared by value so this module never imports the tier)
+# rather than naming commands; this is how the CLI says each one.
+_REMEDIES = {
+    "index": "run: fiskai knowledge index PATH",
+    "reindex": "run 'fiskai knowledge index --reindex'",
+    "reset": "run 'fiskai knowledge reset --force' and index again",
+    "upgrade": "upgrade fiskai",
+}
+
+
+def remedy_text(remedy: object) -> str:
+    """How an operator applies a knowledge-index `Remedy` with this CLI ("" for None or an unknown one)."""
+    return _REMEDIES.get(str(remedy), "") if remedy is not None else ""
 
 
 def _operator_error(err: Exception) -> bool:

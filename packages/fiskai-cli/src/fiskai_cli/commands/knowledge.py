@@ -1,22 +1,25 @@
 """`fiskai knowledge`: build and inspect the local knowledge index searched by `knowledge_search`.
 
-Where the index lives:
+Where the index lives (`fiskai_cli._wiring` decides, as for every command):
 
-- with an agent.yaml (`-c/--config`, default `agent.yaml` when that file exists): `harness.knowledge.directory`
-  (default `knowledge/<identity>`); a relative directory resolves under `--store-dir` when given, else the
-  current directory. `harness.knowledge.enabled` must be true.
-- without one: `<store-dir>/knowledge/default`, where the store dir defaults to `$XDG_STATE_HOME/fiskai`
-  (`~/.local/state/fiskai`). Paths are then passed on the command line.
+- with an agent.yaml (`-c/--config`, or `./agent.yaml` when that file exists): `harness.knowledge.directory`,
+  a relative one under the configuration file's folder; unset, `$XDG_STATE_HOME/fiskai/knowledge/<identity>`
+  (or `<store-dir>/knowledge/<identity>` with `--store-dir`). `harness.knowledge.paths` resolve under the
+  file's folder too. `harness.knowledge.enabled` must be true.
+- without one: `$XDG_STATE_HOME/fiskai/knowledge/default` (`<store-dir>/knowledge/default` with
+  `--store-dir`). Paths are then passed on the command line.
+
+Nothing is created under the working directory. Documents are keyed by their resolved absolute path, so
+one index holds any number of folders; each is cited under its folder's name (`docs/design.md#3`).
 
 Deliberate differences from Fisk AI's `knowledge` command: `index` reconciles deletions by default also for
 paths given on the command line, but only under the roots it walked (so a subpath walk never prunes
 outside it; `--no-reconcile` turns it off); a relative `--store-dir` is resolved against the current
 directory instead of being refused; `watch` polls sizes and mtimes every debounce interval instead of
-using inotify; the `rag` and `k` aliases are not registered.
+using inotify; the `tier:` line is a diagnostic on stderr; the `rag` and `k` aliases are not registered.
 
-The search path stays fast: it imports no pydantic, rich or httpx (unless embeddings are configured). The
-validated knowledge block of an agent.yaml is cached beside the state dir, keyed by the file's size and
-mtime, so the full config loader runs once per edit rather than once per search.
+The search path without a configuration imports no pydantic, rich or httpx; with one, the configuration
+loads through `_wiring.load_settings` like every other command's.
 """
 
 from __future__ import annotations
@@ -32,21 +35,23 @@ from typing import TYPE_CHECKING, Any, cast
 
 import click
 
-from fiskai_rag import (
-    MAX_TOP_K,
-    Embedder,
-    OpenAICompatibleEmbedder,
-    RagError,
-    Remedy,
-    SearchResult,
-    Store,
-    open_store,
+from fiskai_cli._wiring import (
+    invocation,
+    knowledge_directory,
+    knowledge_paths,
+    load_settings,
+    open_knowledge_store as open_store_at,
+    remedy_text,
+    reported,
+    state_home,
 )
+from fiskai_rag import MAX_TOP_K, Embedder, OpenAICompatibleEmbedder, RagError, SearchResult, Store, open_store
 from fiskai_rag.errors import IndexLockedError, IndexNotBuiltError, PathsNotFoundError
 
 if TYPE_CHECKING:
     from typing_extensions import override
 
+    from fiskai_core.config import EmbeddingsSettings
     from fiskai_rag import IndexStats
 else:  # typing_extensions costs import time on the search path; the decorator only matters to pyright
 
@@ -54,20 +59,15 @@ else:  # typing_extensions costs import time on the search path; the decorator o
         return func
 
 
-__all__ = ["knowledge", "open_knowledge_store", "remedy_text"]
+__all__ = ["knowledge", "open_knowledge_store"]
 
 _LAZY_COMMANDS = {
     "eval": ("fiskai_cli.commands.knowledge_eval", "eval_command"),
     "context": ("fiskai_cli.commands.knowledge_context", "context_command"),
 }
-_REMEDIES = {
-    Remedy.INDEX: "run: fiskai knowledge index PATH",
-    Remedy.REINDEX: "run 'fiskai knowledge index --reindex'",
-    Remedy.RESET: "run 'fiskai knowledge reset --force' and index again",
-    Remedy.UPGRADE: "upgrade fiskai",
-}
 _SNIPPET_RUNES = 100
-_CACHE_VERSION = 1
+_STORE_DIR = "fiskai.knowledge.store_dir"
+"""`ctx.meta` key of the group's `--store-dir`."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,8 +75,7 @@ class _Settings:
     store_dir: Path
     paths: list[str] = field(default_factory=lambda: [])
     top_k: int = 5
-    embeddings: dict[str, Any] | None = None
-    config: str | None = None
+    embeddings: EmbeddingsSettings | None = None
 
 
 class _KnowledgeGroup(click.Group):
@@ -114,99 +113,52 @@ class _KnowledgeGroup(click.Group):
     type=click.Path(file_okay=False),
     envvar="FISKAI_STORE_DIR",
     default=None,
-    help="Base directory for fiskai state (env FISKAI_STORE_DIR). Default: $XDG_STATE_HOME/fiskai without a "
-    "config, the current directory with one.",
+    help="Base directory for fiskai state (env FISKAI_STORE_DIR); the index is <store-dir>/knowledge/<identity> "
+    "unless harness.knowledge.directory says otherwise. Default: $XDG_STATE_HOME/fiskai.",
 )
 @click.pass_context
 def knowledge(ctx: click.Context, store_dir: str | None) -> None:
-    """Build and inspect the local knowledge base for the knowledge_search tool."""
-    ctx.ensure_object(dict)
-    obj = cast(dict[str, Any], ctx.obj)
-    obj["knowledge_store_dir"] = store_dir
+    """Build and inspect the local knowledge base for the knowledge_search tool.
+
+    \b
+    Examples:
+      fiskai knowledge index docs
+      fiskai knowledge search how does backpressure work
+      fiskai -c agent.yaml knowledge index
+    """
+    ctx.meta[_STORE_DIR] = store_dir
 
 
 # -- settings --------------------------------------------------------------------------------------
 
 
-def _state_home() -> Path:
-    xdg = os.environ.get("XDG_STATE_HOME")
-    return Path(xdg) if xdg else Path.home() / ".local" / "state"
-
-
 def _settings(ctx: click.Context) -> _Settings:
-    root = ctx.find_root()
-    obj = cast(dict[str, Any], ctx.obj or {})
-    config_path = str(obj.get("config_path") or "agent.yaml")
-    base_text: str | None = obj.get("knowledge_store_dir")
-    base = Path(base_text).absolute() if base_text else None
-    source = root.get_parameter_source("config_path")
-    explicit = source is not None and source.name != "DEFAULT"
-    if not os.path.isfile(config_path):
-        if explicit:
-            raise click.ClickException(f'config file "{config_path}" does not exist')
-        return _Settings(store_dir=(base or _state_home() / "fiskai") / "knowledge" / "default")
-    block = _knowledge_block(config_path)
-    if not block.get("enabled"):
+    base_text = cast("str | None", ctx.meta.get(_STORE_DIR))
+    home = Path(base_text).absolute() if base_text else state_home()
+    given = invocation(ctx)
+    if not given.config_explicit and not given.config_path.exists():
+        # No configuration: decided without importing the config loader (pydantic), so a plain
+        # `knowledge search` stays fast.
+        return _Settings(store_dir=home / "knowledge" / "default")
+    from fiskai_core.config import Mode
+
+    settings = load_settings(ctx, Mode.MCP, required=True)
+    assert settings is not None  # required=True raises instead
+    config = settings.config
+    block = config.harness.knowledge
+    if not block.enabled:
         raise click.ClickException(
-            f"knowledge is not enabled in \"{config_path}\"; add a harness.knowledge block with 'enabled: true'"
+            f"knowledge is not enabled in \"{settings.path}\"; add a harness.knowledge block with 'enabled: true'"
         )
-    directory = Path(str(block.get("directory") or "knowledge/default"))
-    if not directory.is_absolute():
-        directory = (base or Path.cwd()) / directory
+    directory = knowledge_directory(block, identity=config.identity, folder=settings.folder)
+    if base_text and directory == state_home() / "knowledge" / config.identity:
+        directory = home / "knowledge" / config.identity
     return _Settings(
         store_dir=directory,
-        paths=[str(p) for p in cast(list[Any], block.get("paths") or [])],
-        top_k=int(block.get("top_k") or 5),
-        embeddings=block.get("embeddings"),
-        config=config_path,
+        paths=[str(p) for p in knowledge_paths(block, folder=settings.folder)],
+        top_k=block.top_k,
+        embeddings=block.embeddings,
     )
-
-
-def _knowledge_block(config_path: str) -> dict[str, Any]:
-    """The validated `harness.knowledge` block, from the cache when the file is unchanged."""
-    import hashlib  # only a config path needs these; keeps `search` without a config lean
-    import json
-
-    absolute = os.path.abspath(config_path)
-    st = os.stat(absolute)
-    stamp = [absolute, st.st_size, st.st_mtime_ns, st.st_ctime_ns, _CACHE_VERSION]
-    cache = _state_home() / "fiskai" / "config-cache" / (hashlib.sha256(absolute.encode()).hexdigest()[:24] + ".json")
-    with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
-        cached = json.loads(cache.read_text(encoding="utf-8"))
-        if cached["stamp"] == stamp:
-            return cast(dict[str, Any], cached["knowledge"])
-    # Only a changed (or first-seen) config pays for the full, pydantic-validated loader.
-    from fiskai_core.config import Mode, load_config
-    from fiskai_core.errors import ConfigError
-
-    try:
-        config = load_config(config_path, Mode.MCP)
-    except ConfigError as err:
-        raise click.ClickException(str(err)) from err
-    settings = config.harness.knowledge
-    embeddings = settings.embeddings
-    block: dict[str, Any] = {
-        "enabled": settings.enabled,
-        "paths": list(settings.paths),
-        "directory": settings.directory,
-        "top_k": settings.top_k,
-        "embeddings": None
-        if embeddings is None
-        else {
-            "base_url": embeddings.base_url,
-            "model": embeddings.model,
-            "api_key_env": embeddings.api_key_env,
-            "timeout": embeddings.timeout.total_seconds(),
-            "query_prefix": embeddings.query_prefix,
-            "document_prefix": embeddings.document_prefix,
-        },
-    }
-    with contextlib.suppress(OSError):
-        cache.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        scratch = cache.with_suffix(f".{os.getpid()}.tmp")
-        scratch.write_text(json.dumps({"stamp": stamp, "knowledge": block}), encoding="utf-8")
-        os.replace(scratch, cache)
-    return block
 
 
 def _dumps(document: object) -> str:
@@ -220,18 +172,13 @@ def _embedder(settings: _Settings) -> Embedder | None:
     if spec is None:
         return None
     return OpenAICompatibleEmbedder(
-        base_url=str(spec.get("base_url", "")),
-        model=str(spec.get("model", "")),
-        api_key_env=str(spec.get("api_key_env") or "") or None,
-        timeout=float(spec.get("timeout") or 30.0),
-        query_prefix=str(spec.get("query_prefix", "")),
-        document_prefix=str(spec.get("document_prefix", "")),
+        base_url=spec.base_url,
+        model=spec.model,
+        api_key_env=spec.api_key_env or None,
+        timeout=spec.timeout.total_seconds(),
+        query_prefix=spec.query_prefix,
+        document_prefix=spec.document_prefix,
     )
-
-
-def remedy_text(remedy: Remedy | None) -> str:
-    """How an operator applies a library remedy with this CLI ("" when there is none)."""
-    return _REMEDIES.get(remedy, "") if remedy is not None else ""
 
 
 def _worded(err: RagError) -> str:
@@ -239,12 +186,8 @@ def _worded(err: RagError) -> str:
     return f"{err}; {fix}" if fix else str(err)
 
 
-@contextlib.contextmanager
-def _rag_errors() -> Generator[None]:
-    try:
-        yield
-    except RagError as err:
-        raise click.ClickException(_worded(err)) from err
+_rag_errors = reported
+"""Every knowledge-index error becomes one line naming the fix (the CLI words the library's `remedy`)."""
 
 
 def _echo_tier(store: Store) -> None:
@@ -256,11 +199,12 @@ def _echo_tier(store: Store) -> None:
 def _open(ctx: click.Context, *, read_only: bool) -> Generator[tuple[Store, _Settings]]:
     settings = _settings(ctx)
     with _rag_errors():
-        store = open_store(settings.store_dir, read_only=read_only, embedder=_embedder(settings))
-        try:
-            yield store, settings
-        finally:
-            store.close()
+        embedder = _embedder(settings)
+    store = open_store_at(settings.store_dir, read_only=read_only, embedder=embedder)
+    try:
+        yield store, settings
+    finally:
+        store.close()
 
 
 @contextlib.contextmanager
@@ -270,12 +214,11 @@ def open_knowledge_store(ctx: click.Context) -> Generator[Store]:
     No embedder: packs are lexical by design, so the embeddings client and the vector tier never load.
     """
     settings = _settings(ctx)
-    with _rag_errors():
-        store = open_store(settings.store_dir, read_only=True)
-        try:
-            yield store
-        finally:
-            store.close()
+    store = open_store_at(settings.store_dir, read_only=True)
+    try:
+        yield store
+    finally:
+        store.close()
 
 
 def _tier(store: Store) -> str:
@@ -424,7 +367,7 @@ def _nothing_found(store: Store, result: SearchResult) -> str | None:
         return _not_built(store)
     if result.status == "index_empty":
         if not store.stats().chunks:
-            return f"the knowledge index at {store.db_path} is empty; {remedy_text(Remedy.INDEX)}"
+            return f"the knowledge index at {store.db_path} is empty; {remedy_text('index')}"
         return "the query has no searchable terms: use words of two or more letters or digits"
     return None
 
@@ -597,7 +540,7 @@ def reset_command(ctx: click.Context, force: bool) -> None:
         click.echo("no knowledge index to reset", err=True)
         return
     # No embedder: reset must work whatever the manifest says and whether or not the server is up.
-    with _rag_errors(), open_store(settings.store_dir, read_only=False) as store:
+    with _rag_errors(), open_store_at(settings.store_dir, read_only=False) as store:
         if not force:
             try:
                 stats = store.stats()
@@ -654,7 +597,7 @@ def stats_command(ctx: click.Context, fmt: str) -> None:
         }
         click.echo(_dumps(document))
         return
-    store_line = str(stats.db_path) + ("" if stats.built else f" (not built; {remedy_text(Remedy.INDEX)})")
+    store_line = str(stats.db_path) + ("" if stats.built else f" (not built; {remedy_text('index')})")
     rows = [("Tier", tier), ("Store", store_line), ("Documents", str(stats.documents))]
     rows += [("Chunks", str(stats.chunks)), ("Vectors", str(stats.vectors))]
     if manifest is not None and manifest.has_vectors:
@@ -712,6 +655,7 @@ def _watch_pass(ctx: click.Context, roots: list[str], changed: list[str]) -> boo
             click.echo(f"  ... and {len(changed) - 20} more")
     settings = _settings(ctx)
     try:
+        # The library's opener, not `_wiring`'s: a busy lock must stay an IndexLockedError to be retried.
         with open_store(settings.store_dir, read_only=False, embedder=_embedder(settings)) as store:
             stats = store.index(roots, reconcile=True)
     except IndexLockedError:
@@ -754,7 +698,7 @@ def watch_command(ctx: click.Context, paths: tuple[str, ...], debounce: float, n
     if debounce < 0.1:
         raise click.ClickException("debounce must be at least 100ms")
     settings = _settings(ctx)
-    with _rag_errors(), open_store(settings.store_dir, read_only=True, embedder=_embedder(settings)) as store:
+    with _rag_errors(), open_store_at(settings.store_dir, read_only=True, embedder=_embedder(settings)) as store:
         _echo_tier(store)
     roots: list[str] = []
     for root in list(paths) or settings.paths:

@@ -12,7 +12,8 @@ from typing import Literal, cast
 
 import click
 
-from fiskai_cli.commands.knowledge import open_knowledge_store, remedy_text
+from fiskai_cli._wiring import remedy_text
+from fiskai_cli.commands.knowledge import open_knowledge_store
 from fiskai_rag import RagError, Remedy
 from fiskai_rag.errors import NOT_BUILT_TEXT
 
