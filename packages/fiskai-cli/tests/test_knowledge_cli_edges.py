@@ -171,7 +171,9 @@ def test_rm_of_an_unknown_path_fails(workdir: Path) -> None:
     assert "not indexed: docs/nope.md" in result.stderr
 
 
-@pytest.mark.parametrize("command", ["index", "search", "show", "sources", "rm", "reset", "stats", "doctor", "watch"])
+@pytest.mark.parametrize(
+    "command", ["index", "search", "show", "sources", "rm", "reset", "stats", "doctor", "watch", "context", "eval"]
+)
 def test_every_knowledge_subcommand_help_has_examples(command: str) -> None:
     result = _invoke("knowledge", command, "--help")
 

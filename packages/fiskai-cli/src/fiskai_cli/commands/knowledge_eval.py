@@ -306,6 +306,12 @@ def eval_command(
     answer-bearing checks: the context pack an agent would receive (--budget) must deliver the URI
     within k with those words in its excerpt, and reading the citation back must show the read
     fragments. Exits 1 when a --min-* threshold is missed or any evidence is missing.
+
+    \b
+    Examples:
+      fiskai knowledge eval suites/ops.yaml
+      fiskai knowledge eval ../shared/ir/cisi --min-ndcg 0.35 --format json
+      fiskai knowledge eval suite.yaml --store ~/.local/state/fiskai/knowledge/default --no-index
     """
     try:
         suite = _read_suite(suite_path)
