@@ -204,6 +204,7 @@ _REMEDIES = {
     "reindex": "run 'fiskai knowledge index --reindex'",
     "reset": "run 'fiskai knowledge reset --force' and index again",
     "upgrade": "upgrade fiskai",
+    "reseed": "run the original query with --save-receipt (and without --since-receipt) to seed it again",
 }
 
 

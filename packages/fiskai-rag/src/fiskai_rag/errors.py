@@ -60,6 +60,8 @@ class Remedy(StrEnum):
     """Delete the unusable index file and index again."""
     UPGRADE = "upgrade"
     """A newer fiskai-rag wrote this index; upgrade."""
+    RESEED = "reseed"
+    """Build the original query's pack again with `save_receipt`, without `since_receipt`."""
 
 
 class RagError(Exception):
@@ -170,3 +172,7 @@ class PackBudgetError(RagError):
 
 class ReceiptNotFoundError(RagError):
     """`since_receipt` names no saved receipt for this store (never saved, evicted, or for another query)."""
+
+    def __init__(self, message: str, *, remedy: Remedy | None = None) -> None:
+        super().__init__(message)
+        self.remedy = remedy
