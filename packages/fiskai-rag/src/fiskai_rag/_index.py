@@ -92,11 +92,12 @@ class _Labels:
         self.labels = set(self.roots.values())
         self.new: list[tuple[str, str]] = []
         self.taken = taken
+        self._bases: dict[str, str] = {}
 
     def _base(self, root: str) -> str:
         containing = [r for r in self.roots if _under(root, r)]
         if containing:
-            return min(containing, key=len)
+            return min(containing, key=len)  # the outermost registered folder
         label = os.path.basename(root.rstrip("/")) or root
         if label in self.labels:
             label = root
@@ -106,7 +107,9 @@ class _Labels:
         return root
 
     def cite(self, candidate: Candidate) -> str:
-        base = self._base(candidate.root)
+        base = self._bases.get(candidate.root)
+        if base is None:
+            base = self._bases[candidate.root] = self._base(candidate.root)
         label = self.roots[base]
         rel = candidate.key[len(base) :].lstrip("/")
         if os.path.isabs(label):
