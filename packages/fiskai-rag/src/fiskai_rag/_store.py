@@ -514,9 +514,10 @@ class Store:
         """Index files and directories incrementally (writer only).
 
         Args:
-            paths: Roots to walk; each document's key (and citation path) is the root as given joined
-                with the file's relative path.
-            reconcile: Remove documents under the walked roots whose files no longer exist.
+            paths: Roots to walk. A document is keyed by its resolved absolute path, so roots indexed
+                from different folders never replace each other, and cited under its root folder's
+                name (`docs/design.md#3`; see `Citation`).
+            reconcile: Remove documents under the walked roots (and only there) whose files no longer exist.
             reindex: Empty the index first and rebuild everything (also after a model change).
             dry_run: Count what would be indexed and embedded; write nothing.
             progress: Called after each file with (done, total, key).
@@ -527,6 +528,8 @@ class Store:
         Raises:
             ManifestMismatchError: The embedder does not match the model the index was built with.
             EmbedderError: The embeddings server failed while indexing.
+            PathsNotFoundError: None of `paths` exists (`.paths` names them).
+            StoreCorruptError: The index file is damaged or holds another program's tables.
         """
         # Imported here: the indexer (hashing, walking, chunking) is the writer's business, and readers,
         # which agents and `knowledge search` open, start faster without it.
