@@ -116,3 +116,7 @@ def test_an_index_run_elsewhere_adopts_old_documents_by_content(
     keys = _keys(store_dir)
     assert keys["corpus/ops/runbook.md"] == str(corpus.resolve() / "ops" / "runbook.md")
     assert keys["corpus/glossary.md"] == "corpus/glossary.md"
+    assert stats.notes == [
+        "1 document(s) from an older index were not found under the walked paths and keep their old key, e.g. "
+        '"corpus/glossary.md": they stay searchable; remove them, or index their folder if their files still exist'
+    ]
