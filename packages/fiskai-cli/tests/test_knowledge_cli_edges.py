@@ -180,3 +180,22 @@ def test_every_knowledge_subcommand_help_has_examples(command: str) -> None:
     assert result.exit_code == 0
     assert "Examples:" in result.stdout
     assert f"fiskai knowledge {command}" in result.stdout
+
+
+def test_an_index_written_by_an_older_fiskai_keeps_its_documents_and_citations(workdir: Path) -> None:
+    import shutil
+
+    data = Path(__file__).parents[2] / "fiskai-rag" / "tests" / "data"
+    _db().parent.mkdir(parents=True)
+    shutil.copyfile(data / "store-v1" / "knowledge.db", _db())
+    shutil.copytree(data / "pack" / "corpus", workdir / "corpus")
+
+    before = _invoke("knowledge", "show", "corpus/glossary.md#1")
+    listed = _invoke("knowledge", "sources")
+    indexed = _invoke("knowledge", "index", "corpus")
+    after = _invoke("knowledge", "show", "corpus/glossary.md#1")
+
+    assert before.exit_code == 0 and before.stdout == after.stdout
+    assert all(line.endswith("  -") for line in listed.stdout.splitlines()[1:])  # indexed before it was recorded
+    assert indexed.stdout.startswith("indexed: added=0 updated=0 skipped=8 removed=0")
+    assert len(_invoke("knowledge", "sources").stdout.splitlines()) == 1 + 8
