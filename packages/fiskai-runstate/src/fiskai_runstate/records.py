@@ -135,6 +135,8 @@ class ToolIntentRecord:
     """The command line of a local command tool."""
     remote_target: str | None = None
     """The peer agent and tool of a remote call."""
+    gate: JsonObject | None = None
+    """The confirm gate's decision that let the call run (`{allowed, channel, tag?, digest}`), for a gated tool."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -147,6 +149,9 @@ class ToolResultRecord:
     """The provider-neutral tool result block `{tool_use_id, content, is_error?}` (opaque here)."""
     remote: bool = False
     """True when the call went to another agent."""
+    gate: JsonObject | None = None
+    """The confirm gate's decision when it refused the call (`{allowed: false, channel, tag?, digest}`); the
+    result is then the denial the model received and no tool_intent precedes it."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
