@@ -25,6 +25,11 @@ COMMANDS: dict[str, LazyCommand] = {
         summary="List, show and remove the memories an agent's model has saved.",
         extra="memory",
     ),
+    "run": LazyCommand(
+        import_path="fiskai_cli.commands.run:run",
+        summary="Run the agent: a model that may call only the configured commands.",
+        extra="agent",
+    ),
     "session": LazyCommand(
         import_path="fiskai_cli.commands.session:session",
         summary="Manage checkpointed agent runs: list, show, rm, export.",
