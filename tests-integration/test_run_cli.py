@@ -1,0 +1,234 @@
+"""`fiskai run` end to end: the real CLI in a subprocess, the real SDK, the scripted Messages server.
+
+The CLI finds the server through `ANTHROPIC_BASE_URL`; stdin is not a terminal, so gated commands are
+denied; stdout is a pipe, so it must carry the final answer and nothing else.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fiskai_agent.testing import MessagesServer, RecordedRequest, Turn, Usage, text, thinking, tool_search, tool_use
+
+_ROOT = Path(__file__).resolve().parents[1]
+_FIXTURECTL = _ROOT / "examples" / "fixturectl"
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, str]:
+    """A clean environment: no real credentials, state under tmp_path."""
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "FISKAI_"))}
+    base.update(XDG_STATE_HOME=str(tmp_path / "state"), XDG_CONFIG_HOME=str(tmp_path / "config"), NO_COLOR="1")
+    return base
+
+
+@pytest.fixture
+def server() -> Iterator[MessagesServer]:
+    with MessagesServer() as scripted:
+        yield scripted
+
+
+def fiskai(
+    args: Sequence[str], env: Mapping[str, str], server: MessagesServer | None = None, timeout: float = 60
+) -> subprocess.CompletedProcess[str]:
+    full = dict(env)
+    if server is not None:
+        full.update(ANTHROPIC_BASE_URL=server.base_url, ANTHROPIC_API_KEY="test-key")
+    return subprocess.run(
+        [sys.executable, "-m", "fiskai_cli", *args],
+        env=full,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def copy_fixturectl(tmp_path: Path, **llm: Any) -> Path:
+    """examples/fixturectl in tmp_path, with `llm` settings changed (budgets, say)."""
+    folder = tmp_path / "fixturectl"
+    shutil.copytree(_FIXTURECTL, folder)
+    config = folder / "agent.yaml"
+    text_ = config.read_text(encoding="utf-8")
+    for key, value in llm.items():
+        text_ = text_.replace(f"    {key}: ", f"    {key}: {value}  # was ", 1)
+    config.write_text(text_, encoding="utf-8")
+    return config
+
+
+def _result_for(request: RecordedRequest, tool_use_id: str) -> Mapping[str, Any]:
+    for block in request.tool_results():
+        if block["tool_use_id"] == tool_use_id:
+            return block
+    raise AssertionError(f"no tool_result for {tool_use_id} in request {request.index}")
+
+
+_ANSWER = "Nodes **n1** and n2 are healthy. I did not drain n3: the operator could not be asked."
+
+
+def test_multi_step_task_over_fixturectl_denies_the_gated_command_and_pipes_only_the_answer(
+    env: dict[str, str], server: MessagesServer
+) -> None:
+    """Steps:
+    1. The model narrates and lists the nodes (ungated, runs).
+    2. It searches for and calls the drain command (gated by ai:confirm; no terminal, so denied).
+    3. It answers; stdout holds exactly that answer.
+    """
+    server.add(
+        Turn(
+            [
+                thinking("Check the nodes first."),
+                text("Listing the nodes."),
+                tool_use("cluster_node_list", {}, id="toolu_list"),
+            ]
+        ),
+        Turn(
+            [
+                *tool_search("drain a node", ["cluster_node_drain"], id="srvtoolu_1"),
+                tool_use("cluster_node_drain", {"node": "n3", "reason": "maintenance"}, id="toolu_drain"),
+            ]
+        ),
+        Turn([text(_ANSWER)]),
+    )
+    done = fiskai(
+        ["-c", str(_FIXTURECTL / "agent.yaml"), "run", "drain", "n3", "if", "the", "others", "are", "fine"], env, server
+    )
+
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == _ANSWER + "\n"
+    first, second, third = server.requests
+    # Deferral: 11 tools reach the threshold, so all but the ai:no_defer ones go out deferred with the search tool.
+    assert "tool_search_tool_bm25" in first.tool_names
+    assert set(first.loaded_tool_names) == {"types", "cluster_node_list"}
+    assert "cluster_node_drain" in first.deferred_tool_names
+    assert first.messages[0]["content"][0]["text"] == "drain n3 if the others are fine"
+    listed = _result_for(second, "toolu_list")
+    assert "fixturectl was called with" in str(listed["content"])
+    assert "[node]" in str(listed["content"])
+    denied = _result_for(third, "toolu_drain")
+    assert not denied.get("is_error")
+    assert json.loads(str(denied["content"]))["allowed"] is False
+    # The server's own tool-search blocks went back verbatim in the assistant turn.
+    assistant = [block["type"] for block in third.messages[-2]["content"]]
+    assert assistant == ["server_tool_use", "tool_search_tool_result", "tool_use"]
+    # The operator saw the narration, the call, the warning and the stats on stderr.
+    assert "Listing the nodes." in done.stderr
+    assert "Check the nodes first." in done.stderr
+    assert "-> " in done.stderr
+    assert "cluster node list" in done.stderr
+    assert "require confirmation" in done.stderr
+    assert "Run summary:" in done.stderr
+    assert "llm_calls=3 tool_calls=2" in done.stderr
+
+
+def test_budget_stop_runs_no_tool_of_the_turn_that_crossed_it(
+    tmp_path: Path, env: dict[str, str], server: MessagesServer
+) -> None:
+    config = copy_fixturectl(tmp_path, max_tokens=500)
+    server.add(Turn([tool_use("cluster_node_list", {}, id="toolu_1")], usage=Usage(input_tokens=450, output_tokens=60)))
+    done = fiskai(["-c", str(config), "run", "list the nodes"], env, server)
+
+    assert done.returncode == 1
+    assert done.stdout == ""
+    assert "token budget (500) exhausted after 1 iterations" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert len(server.requests) == 1
+    assert "-> " not in done.stderr
+
+
+def test_format_json_prints_one_object_with_answer_stats_and_session(
+    env: dict[str, str], server: MessagesServer
+) -> None:
+    server.add(Turn([text("All good.")], usage=Usage(input_tokens=12, output_tokens=3, cache_read_input_tokens=40)))
+    done = fiskai(
+        [
+            "-c",
+            str(_FIXTURECTL / "agent.yaml"),
+            "run",
+            "--checkpoint",
+            "--name",
+            "json-run",
+            "--format",
+            "json",
+            "status?",
+        ],
+        env,
+        server,
+    )
+
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["answer"] == "All good."
+    assert report["reason"] == "completed"
+    assert report["session_id"] == "json-run"
+    assert report["stats"]["llm_calls"] == 1
+    assert (report["stats"]["input_tokens"], report["stats"]["output_tokens"]) == (12, 3)
+    assert report["stats"]["cache_read_tokens"] == 40
+    assert "session=json-run" in done.stderr
+
+
+def test_trace_file_records_each_exchange_and_is_never_overwritten(
+    tmp_path: Path, env: dict[str, str], server: MessagesServer
+) -> None:
+    trace = tmp_path / "trace.jsonl"
+    server.add(Turn([text("one")]))
+    done = fiskai(["-c", str(_FIXTURECTL / "agent.yaml"), "run", "--trace", str(trace), "hi"], env, server)
+
+    assert done.returncode == 0, done.stderr
+    assert trace.stat().st_mode & 0o777 == 0o600
+    lines = [json.loads(line) for line in trace.read_text(encoding="utf-8").splitlines()]
+    assert [line["type"] for line in lines] == ["session", "request", "response", "summary"]
+    assert lines[0]["model"] == "claude-sonnet-4-6"
+    assert lines[1]["body"]["messages"][0]["content"][0]["text"] == "hi"
+    assert lines[2]["status_code"] == 200
+    assert lines[3]["llm_calls"] == 1
+    again = fiskai(["-c", str(_FIXTURECTL / "agent.yaml"), "run", "--trace", str(trace), "hi"], env, server)
+    assert again.returncode == 1
+    assert "already exists" in again.stderr
+    assert len(server.requests) == 1
+
+
+def test_without_credentials_or_base_url_it_says_what_to_set(env: dict[str, str]) -> None:
+    done = fiskai(["-c", str(_FIXTURECTL / "agent.yaml"), "run", "hi"], env)
+
+    assert done.returncode == 1
+    assert done.stdout == ""
+    for needed in ("ANTHROPIC_API_KEY", "llm.base_url", "ANTHROPIC_BASE_URL", "http://localhost:11434"):
+        assert needed in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_plain_http_to_a_remote_host_is_refused_before_anything_runs(env: dict[str, str]) -> None:
+    done = fiskai(["-c", str(_FIXTURECTL / "agent.yaml"), "run", "--base-url", "http://example.com", "hi"], env)
+
+    assert done.returncode == 1
+    assert "non-loopback" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--resume", "abc", "--checkpoint"], "--resume cannot be combined with --checkpoint"),
+        (["--resume", "abc", "more"], "--resume does not take a query"),
+        (["--name", "x"], "--name requires --checkpoint"),
+        (["--force"], "--force only applies when resuming"),
+    ],
+)
+def test_conflicting_flags_are_refused_with_the_original_messages(
+    env: dict[str, str], args: list[str], message: str
+) -> None:
+    done = fiskai(["-c", str(_FIXTURECTL / "agent.yaml"), "run", *args], env)
+
+    assert done.returncode == 2
+    assert message in done.stderr
