@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import io
 
+from typing_extensions import override
+
 from fiskai_agent import RunStats
 from fiskai_agent.events import Advisory, ResumeInfo, RunInfo, ToolResultTrace, ToolTrace
 from fiskai_agent.llm import Message, Response, TextBlock, ThinkingBlock, ToolUseBlock, Usage
@@ -12,13 +14,14 @@ from fiskai_cli.ui.line_stats import go_duration, stats_line
 
 
 class _Tty(io.StringIO):
+    @override
     def isatty(self) -> bool:
         return True
 
 
-def _events(**kwargs: bool) -> tuple[LineEvents, io.StringIO, io.StringIO]:
+def _events(*, verbose: bool = False, answer_to_stdout: bool = True) -> tuple[LineEvents, io.StringIO, io.StringIO]:
     out, err = io.StringIO(), io.StringIO()
-    return LineEvents(stdout=out, stderr=err, **kwargs), out, err
+    return LineEvents(stdout=out, stderr=err, verbose=verbose, answer_to_stdout=answer_to_stdout), out, err
 
 
 def _response(*blocks: TextBlock | ThinkingBlock | ToolUseBlock, stop: str = "end_turn") -> Response:
