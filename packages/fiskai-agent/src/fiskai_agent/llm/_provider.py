@@ -115,6 +115,9 @@ class ProviderSettings:
     """Retries on 408/409/429/5xx and connection errors (the SDK's backoff honours `retry-after`)."""
     observer: HttpObserver | None = None
     overrides: CapabilityOverrides | None = None
+    stream: bool = False
+    """Use the streaming (SSE) transport for every call; it is used anyway when the output cap is too large
+    for a non-streaming call."""
 
 
 class Provider(Protocol):

@@ -1,6 +1,7 @@
 """Test doubles for code that drives the agent loop.
 
-`MessagesServer` is a scripted Anthropic Messages API on a loopback port: the real SDK talks to it
+`ScriptedProvider` is a provider-level fake (no HTTP) with `reply`, `answer` and `calls` helpers;
+`RecordingEvents` records every `Events` callback. `MessagesServer` is a scripted Anthropic Messages API on a loopback port: the real SDK talks to it
 over HTTP (JSON and SSE), so tests and benches exercise retries, timeouts and streaming for real.
 """
 
@@ -21,6 +22,8 @@ from fiskai_agent.testing._messages_server import (
     tool_search_result,
     tool_use,
 )
+from fiskai_agent.testing._recording import RecordingEvents
+from fiskai_agent.testing._scripted import ScriptedProvider, answer, calls, reply
 
 __all__ = [
     "Drop",
@@ -28,10 +31,15 @@ __all__ = [
     "Hang",
     "MessagesServer",
     "RecordedRequest",
+    "RecordingEvents",
+    "ScriptedProvider",
     "Step",
     "Turn",
     "Usage",
+    "answer",
+    "calls",
     "redacted_thinking",
+    "reply",
     "server_tool_use",
     "text",
     "thinking",

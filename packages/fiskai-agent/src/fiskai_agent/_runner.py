@@ -1,0 +1,292 @@
+"""The iteration loop (reference 6.2) and tool dispatch (6.5), with the crash-safe intent rules.
+
+Per iteration: stop at the boundary if a suspend was requested; call the model; journal its turn before
+any tool runs; a `max_tokens` stop is an error whose tool calls never run; a turn with no tool call (and
+not paused) is the answer; otherwise check the run budget, then run the calls one at a time, journaling
+an intent before and the result after each, and feed all results back as one user message.
+
+Dispatch, in order: unknown tool; missing required parameters (before the gate, so an operator is never
+asked about a broken call); the confirm gate; the intent record (durable before the tool starts, its
+effect id exported to the command as `FISKAI_EFFECT_ID`); the call; the result record.
+
+After a crash, a call whose intent has no result may already have had its effect. It is re-run without
+asking only when the tool is tagged `ai:idempotent`; otherwise the operator is asked, and without a
+terminal the call is refused in-band.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from fiskai_agent._options import StopReason
+from fiskai_agent._setup import Setup
+from fiskai_agent._tools import Entry, argv_of, display_of, missing_of, with_effect_id
+from fiskai_agent.errors import ProviderError
+from fiskai_agent.events import Advisory, ToolResultTrace, ToolTrace
+from fiskai_agent.llm import (
+    Message,
+    Request,
+    Response,
+    TextBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    message_from_json,
+    message_to_json,
+    tool_result_from_json,
+)
+from fiskai_core.confirm import GateDecision
+from fiskai_core.errors import ArgumentsError
+from fiskai_core.prompter import PromptDeclined
+from fiskai_core.tools import ToolResult
+from fiskai_runstate import effect_id
+
+__all__ = ["Outcome", "Runner"]
+
+_PREVIEW_RUNES = 60
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """How the loop ended."""
+
+    reason: StopReason
+    error: str = ""
+    answer: str = ""
+
+
+class Runner:
+    """Drives one run's loop over a prepared `Setup`."""
+
+    def __init__(self, setup: Setup) -> None:
+        self._s = setup
+        self._iteration = setup.start_iteration
+
+    async def loop(self) -> Outcome:
+        """Run until an answer, a budget, the cap, an error or a suspend."""
+        s = self._s
+        control = s.options.control
+        if s.pending is not None:
+            await self._complete_pending()
+        while self._iteration < s.budget.max_iterations:
+            if s.journal.active and control is not None and control.suspend_requested:
+                return Outcome("suspended")
+            index = self._iteration
+            self._iteration += 1
+            request = self._request(index)
+            if s.options.verbose:
+                s.options.events.llm_request(_summary(request))
+            try:
+                response = await s.provider.call(request)
+            except ProviderError as err:
+                return Outcome("error", f"llm call: {err}")
+            self._count(response)
+            s.messages.append(response.message)
+            await s.journal.assistant(index, response)
+            uses = response.message.tool_uses
+            if response.stop_reason == "max_tokens":
+                s.options.events.message(response, True)
+                return Outcome("error", "model reply truncated at the output token limit; the answer is incomplete")
+            terminal = not uses and response.stop_reason != "pause_turn"
+            s.options.events.message(response, terminal)
+            if terminal:
+                if response.stop_reason == "refusal":
+                    return Outcome("error", "model refused to respond")
+                return Outcome("completed", answer=response.message.text)
+            if s.budget.exhausted(s.stats.total_tokens):
+                return Outcome("budget", s.budget.exhausted_message(index + 1))
+            if uses:
+                results = [await self._dispatch(use) for use in uses]
+                s.messages.append(Message(role="user", content=tuple(results)))
+        return Outcome("max_iterations", f"max iterations ({s.budget.max_iterations}) reached without a final answer")
+
+    def _request(self, iteration: int) -> Request:
+        s = self._s
+        llm = s.options.llm
+        return Request(
+            model=llm.model,
+            system=tuple(s.system),
+            messages=tuple(s.messages),
+            tools=s.tool_defs,
+            tool_search=s.tool_search,
+            thinking=s.thinking,
+            max_output_tokens=s.budget.max_output_tokens,
+            prompt_cache=s.capabilities.prompt_cache and not llm.no_prompt_cache,
+            cache_ttl="1h" if s.options.interactive else "5m",
+            iteration=iteration,
+        )
+
+    def _count(self, response: Response) -> None:
+        stats, usage = self._s.stats, response.usage
+        stats.llm_calls += 1
+        stats.input_tokens += usage.input_tokens
+        stats.output_tokens += usage.output_tokens
+        stats.cache_read_tokens += usage.cache_read_tokens
+        stats.cache_create_tokens += usage.cache_create_tokens
+
+    async def _complete_pending(self) -> None:
+        """Finish the last turn's batch: reuse journaled results, run (or refuse) the rest, in block order."""
+        s = self._s
+        pending = s.pending
+        assert pending is not None
+        assistant = message_from_json(pending.assistant)
+        journaled = {record.tool_use_id: tool_result_from_json(record.result) for record in pending.results}
+        results: list[ToolResultBlock] = []
+        for use in assistant.tool_uses:
+            done = journaled.get(use.id)
+            if done is not None:
+                results.append(done)
+            elif use.id in s.intents:
+                results.append(await self._after_crash(use))
+            else:
+                results.append(await self._dispatch(use))
+        s.messages.append(assistant)
+        s.messages.append(Message(role="user", content=tuple(results)))
+        s.pending = None
+
+    async def _after_crash(self, use: ToolUseBlock) -> ToolResultBlock:
+        """A call that was started before a crash and has no result: re-run only when safe or approved."""
+        s = self._s
+        entry = s.entries.get(use.name)
+        if entry is None:
+            return await self._dispatch(use)
+        events = s.options.events
+        if entry.idempotent:
+            events.warn(
+                Advisory(
+                    kind="intent_rerun",
+                    name=use.name,
+                    message=f're-running "{use.name}", interrupted by a crash; it is tagged ai:idempotent',
+                )
+            )
+            return await self._dispatch(use, recovered=True)
+        prompter = s.options.prompter
+        question = f'The run crashed while "{use.name}" was running, so it may already have taken effect. Run it again?'
+        reason = ""
+        if not prompter.can_prompt():
+            reason = "no interactive terminal is attached, so no operator could approve running it again"
+        else:
+            try:
+                if await prompter.ask_confirm(question):
+                    return await self._dispatch(use, recovered=True)
+                reason = "the operator declined to run it again"
+            except PromptDeclined as err:
+                reason = f"the operator did not approve running it again: {err}"
+        events.warn(Advisory(kind="intent_declined", name=use.name, message=f'not re-running "{use.name}": {reason}'))
+        body = {
+            "allowed": False,
+            "reason": f"the run crashed while this call was running, so it may already have taken effect; {reason}. "
+            "Check the current state before deciding what to do; this decision is final, do not retry",
+        }
+        result = ToolResult(text=json.dumps(body, separators=(",", ":")))
+        s.stats.tool_calls += 1
+        return await s.journal.result(use, result)
+
+    # One step per reference check, in order; splitting it would hide that order.
+    async def _dispatch(self, use: ToolUseBlock, *, recovered: bool = False) -> ToolResultBlock:
+        s = self._s
+        events, stats, journal = s.options.events, s.stats, s.journal
+        stats.tool_calls += 1
+        entry = s.entries.get(use.name)
+        if entry is None:
+            stats.by_kind["unknown"] = stats.by_kind.get("unknown", 0) + 1
+            events.warn(Advisory(kind="unknown_tool", name=use.name, message=f'model called unknown tool "{use.name}"'))
+            return await journal.result(use, ToolResult(text=f'unknown tool "{use.name}"', is_error=True))
+        stats.by_kind[entry.kind] = stats.by_kind.get(entry.kind, 0) + 1
+        arguments = use.arguments
+        missing = missing_of(entry.tool, arguments)
+        if missing is not None:
+            events.warn(
+                Advisory(
+                    kind="missing_required",
+                    name=use.name,
+                    message=f'model called tool "{use.name}" without required parameter(s); not run',
+                )
+            )
+            return await journal.result(use, ToolResult(text=missing, is_error=True))
+        try:
+            argv = argv_of(entry.tool, arguments)
+        except ArgumentsError as err:
+            if entry.gate_tag is not None:
+                # Never put a call that cannot become a command line to an operator.
+                return await journal.result(use, ToolResult(text=str(err), is_error=True))
+            argv = None
+        decision: GateDecision | None = None
+        if entry.gate_tag is not None:
+            decision = await s.gate.check(name=use.name, tags=entry.tool.tags, argv=argv or [use.name, arguments])
+            if not decision.allowed:
+                events.warn(
+                    Advisory(
+                        kind="confirm_denied",
+                        name=use.name,
+                        message=f'"{use.name}" was not run: {decision.reason}',
+                    )
+                )
+                return await journal.result(use, decision.denial_result(), gate=decision)
+        effect = effect_id(journal.run_id, use.id)
+        remote = entry.kind == "remote"
+        if not recovered:
+            await journal.intent(
+                use,
+                effect_id=effect,
+                argv=argv,
+                remote_target=f"{entry.agent}/{use.name}" if remote else None,
+                gate=decision,
+            )
+        display, display_short = display_of(entry, arguments, argv)
+        events.tool_call(
+            ToolTrace(
+                tool_use_id=use.id,
+                name=use.name,
+                display=display,
+                display_short=display_short,
+                presentation=entry.presentation,
+                kind=entry.kind,
+                agent=entry.agent,
+            )
+        )
+        if remote:
+            stats.remote_tool_calls += 1
+        result = await with_effect_id(entry.tool, effect).execute(arguments)
+        events.tool_result(_result_trace(use, entry, result))
+        return await journal.result(use, result, remote=remote)
+
+
+def _result_trace(use: ToolUseBlock, entry: Entry, result: ToolResult) -> ToolResultTrace:
+    return ToolResultTrace(
+        tool_use_id=use.id,
+        name=use.name,
+        presentation=entry.presentation,
+        kind=entry.kind,
+        output=result.text,
+        is_error=result.is_error,
+        exit_code=result.exit_code,
+    )
+
+
+def _summary(request: Request) -> str:
+    """`"<preview>" (msgs=<n>, <size>)` for a verbose run's request line."""
+    last = request.messages[-1] if request.messages else None
+    preview = "(empty)"
+    if last is not None:
+        texts = [b.text for b in last.content if isinstance(b, TextBlock)]
+        results = sum(1 for b in last.content if isinstance(b, ToolResultBlock))
+        if texts:
+            text = " ".join(texts[0].split())
+            preview = json.dumps(
+                text[:_PREVIEW_RUNES] + ("…" if len(text) > _PREVIEW_RUNES else ""), ensure_ascii=False
+            )
+        elif results:
+            preview = "1 tool result" if results == 1 else f"{results} tool results"
+        elif last.content:
+            preview = "(no text)"
+    size = len(json.dumps([message_to_json(m) for m in request.messages], ensure_ascii=False))
+    return f"{preview} (msgs={len(request.messages)}, {_size(size)})"
+
+
+def _size(n: int) -> str:
+    if n < 1024:
+        return f"{n} B"
+    if n < 1024 * 1024:
+        return f"{n / 1024:.1f} KB"
+    return f"{n / (1024 * 1024):.1f} MB"
