@@ -122,16 +122,15 @@ def request_params(request: Request, capabilities: Capabilities) -> JsonObject:
     if cache and system:
         system[-1] = {**system[-1], "cache_control": cache_control}
     tool_search = capabilities.tool_search and request.tool_search
-    tools: list[JsonObject] = [
-        {
-            "type": "custom",
-            "name": tool.name,
-            "description": tool.description,
-            "defer_loading": tool.defer_loading and tool_search,
-            "input_schema": _annotated_schema(tool.input_schema),
-        }
-        for tool in request.tools
-    ]
+    tools: list[JsonObject] = []
+    for tool in request.tools:
+        param: JsonObject = {"type": "custom", "name": tool.name, "description": tool.description}
+        # Always present where tool search exists (as the original sends it); left out where it does not,
+        # since local Anthropic-compatible servers reject the unknown field even when false.
+        if capabilities.tool_search:
+            param["defer_loading"] = tool.defer_loading and tool_search
+        param["input_schema"] = _annotated_schema(tool.input_schema)
+        tools.append(param)
     if tool_search:
         tools.append(dict(_SEARCH_TOOL))
     params: JsonObject = {
