@@ -20,6 +20,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -29,7 +30,7 @@ from typing import Any
 import pytest
 
 from fiskai_agent.testing import Hang, MessagesServer, RecordedRequest, Turn, text, tool_use
-from fiskai_runstate import Record, decode_record
+from fiskai_runstate import FileJournalStore, Record, decode_record
 
 _ROOT = Path(__file__).resolve().parents[1]
 _FIXTURECTL = _ROOT / "examples" / "fixturectl"
@@ -100,7 +101,7 @@ def env(tmp_path: Path) -> dict[str, str]:
 
 
 def _journal(env: Mapping[str, str]) -> Path:
-    return Path(env["XDG_STATE_HOME"]) / "fiskai" / "runs" / f"{_RUN_ID}.jsonl"
+    return FileJournalStore(Path(env["XDG_STATE_HOME"]) / "fiskai" / "runs").journal_path(_RUN_ID)
 
 
 def records(env: Mapping[str, str]) -> list[Record]:
@@ -127,8 +128,22 @@ def wait_until(condition: Callable[[], bool], what: str, timeout: float = 30) ->
         time.sleep(0.02)
 
 
+_STARTED: list[subprocess.Popen[str]] = []
+
+
+@pytest.fixture(autouse=True)
+def _reap() -> Iterator[None]:
+    """A failed test leaves no CLI running (nor its pipes open)."""
+    yield
+    while _STARTED:
+        proc = _STARTED.pop()
+        if proc.poll() is None:
+            proc.kill()
+        proc.communicate(timeout=30)
+
+
 def start(args: Sequence[str], env: Mapping[str, str], server: MessagesServer) -> subprocess.Popen[str]:
-    return subprocess.Popen(
+    proc = subprocess.Popen(
         [sys.executable, "-m", "fiskai_cli", *args],
         env={**env, "ANTHROPIC_BASE_URL": server.base_url},
         stdin=subprocess.DEVNULL,
@@ -137,6 +152,8 @@ def start(args: Sequence[str], env: Mapping[str, str], server: MessagesServer) -
         text=True,
         start_new_session=True,
     )
+    _STARTED.append(proc)
+    return proc
 
 
 def finish(proc: subprocess.Popen[str], timeout: float = 60) -> tuple[int, str, str]:
@@ -248,7 +265,7 @@ def test_killed_after_a_tool_result_keeps_the_result_and_does_not_rerun_the_tool
     assert len(app.call_log()) == 1
     (result,) = server.requests[-1].tool_results()
     assert result["tool_use_id"] == "toolu_get"
-    assert "fixturectl ran: [cluster] [config] [get] [region]" in str(result["content"])
+    assert "fixturectl ran: [cluster] [config] [get] [--] [region]" in str(result["content"])
     assert out.startswith("region: ")
 
 
@@ -274,13 +291,17 @@ def test_sigterm_suspends_at_the_loop_boundary_and_the_resume_finishes(app: App,
     with MessagesServer(script, responder=_answer_when_results_arrive("region")) as server:
         proc = checkpointed(app, env, server, "what is the region?")
         wait_until(lambda: len(app.call_log()) == 1, "the tool call")
+        stream = proc.stderr
+        assert stream is not None
+        lines: list[str] = []
+        reader = threading.Thread(target=lambda: lines.extend(iter(stream.readline, "")), daemon=True)
+        reader.start()
         proc.send_signal(signal.SIGTERM)
-        assert proc.stderr is not None
-        notice = proc.stderr.readline() + proc.stderr.readline()
-        assert "suspend requested" in notice
+        wait_until(lambda: any("suspend requested" in line for line in lines), "the suspend notice")
         app.release()
-        code, _, err = finish(proc)
-        assert code == 0, err
+        assert proc.wait(timeout=60) == 0, "".join(lines)
+        reader.join(timeout=10)
+        err = "".join(lines)
         assert "resume with:" in err
         assert "Run suspended:" in err
         assert len(server.requests) == 1

@@ -352,25 +352,29 @@ async def _drive(options: RunOptions, checkpointing: bool) -> RunResult:
     """Run the agent while turning SIGINT/SIGTERM into a suspend (journaled runs) or an abort."""
     control = options.control
     assert control is not None
-    result: RunResult | None = None
+    outcome: list[RunResult | FiskaiError] = []
+
+    async def watch_signals() -> None:
+        with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+            async for _ in signals:
+                if checkpointing and not control.suspend_requested:
+                    click.echo(_SUSPEND_NOTICE, err=True)
+                    control.request_suspend()
+                else:
+                    control.abort()
+
     async with anyio.create_task_group() as tg:
-
-        async def watch_signals() -> None:
-            with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-                async for _ in signals:
-                    if checkpointing and not control.suspend_requested:
-                        click.echo(_SUSPEND_NOTICE, err=True)
-                        control.request_suspend()
-                    else:
-                        control.abort()
-
         tg.start_soon(watch_signals)
         try:
-            result = await run_agent(options)
+            outcome.append(await run_agent(options))
+        except FiskaiError as err:
+            # Raised outside the task group, so the caller sees the error itself, not a group.
+            outcome.append(err)
         finally:
             tg.cancel_scope.cancel()
-    assert result is not None
-    return result
+    if isinstance(outcome[0], FiskaiError):
+        raise outcome[0]
+    return outcome[0]
 
 
 def _finish(result: RunResult, events: LineEvents, *, output_format: str, verbose: bool, config_path: Path) -> None:
