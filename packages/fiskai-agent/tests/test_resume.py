@@ -9,12 +9,13 @@ from typing import Any, Protocol
 
 import pytest
 
-from fiskai_agent import ResumeRefusedError, RunOptions, SessionOptions, run
+from fiskai_agent import MemoryOptions, ResumeRefusedError, RunOptions, SessionOptions, run
 from fiskai_agent.llm import ToolResultBlock
 from fiskai_agent.testing import RecordingEvents, ScriptedProvider, answer
 from fiskai_core.config import LLMSettings
 from fiskai_core.testing import FakeTool, ScriptedPrompter
 from fiskai_core.tools import Tool
+from fiskai_memory.testing import InMemoryMemoryStore
 from fiskai_runstate import (
     AssistantRecord,
     FileJournalStore,
@@ -239,3 +240,25 @@ async def test_an_unknown_session_names_the_fix(tmp_path: Path) -> None:
             )
         )
     assert str(caught.value).startswith('run not found: "nope"')
+
+
+async def test_a_read_only_built_in_reruns_after_a_crash_without_asking(store: FileJournalStore) -> None:
+    memory = InMemoryMemoryStore()
+    await memory.write("k", "a note", "body")
+    await _crashed(
+        store, "crash5", [_use("t1", "memory_read", {"key": "k"})], [_intent(3, "t1", "memory_read", {"key": "k"})]
+    )
+    provider = ScriptedProvider.of(answer("ok"))
+    prompter = ScriptedPrompter.of()
+    await run(
+        RunOptions(
+            prompt="",
+            llm=LLM,
+            memory=MemoryOptions(store=memory),
+            provider=provider,
+            prompter=prompter,
+            session=SessionOptions(store=store, resume_id="crash5", force=True),
+        )
+    )
+    (sent,) = _sent(provider)
+    assert json.loads(sent.content)["found"] is True and prompter.asked == []

@@ -413,7 +413,7 @@ async def _resume(setup: Setup, fingerprint: Fingerprint, run_id: str) -> Resume
         messages=tuple(messages),
         next_iteration=state.next_iteration,
         pending_calls=pending_calls,
-        forced_changes=tuple(str(change) for change in changes),
+        forced_changes=tuple(change.describe() for change in changes),
     )
 
 

@@ -41,6 +41,8 @@ EFFECT_ID_ENV = "FISKAI_EFFECT_ID"
 """The variable a command tool's process finds its call's stable effect id in (an idempotency key)."""
 TAG_IDEMPOTENT = "ai:idempotent"
 """A command safe to run twice: after a crash its unfinished call is re-run without asking."""
+_READ_ONLY_BUILTINS = frozenset({"memory_list", "memory_read", KNOWLEDGE_SEARCH})
+"""Built-ins with no side effect: safe to repeat after a crash without asking."""
 _TRACE_MAX_RUNES = 200
 _DISPLAY_MAX_RUNES = 2000
 
@@ -84,7 +86,9 @@ class Entry:
 
     @property
     def idempotent(self) -> bool:
-        """Tagged `ai:idempotent`."""
+        """Safe to run twice: tagged `ai:idempotent`, or a read-only built-in."""
+        if self.kind == "builtin":
+            return self.tool.name in _READ_ONLY_BUILTINS
         return TAG_IDEMPOTENT in self.tool.tags
 
     @property
