@@ -401,3 +401,52 @@ async def test_abort_kills_the_tool_and_journals_an_error(app: App, store: FileJ
     terminal = records[-1].payload
     assert isinstance(terminal, TerminalRecord) and terminal.reason == "error"
     assert isinstance(records[1].payload, AssistantRecord)
+
+
+async def test_a_truncated_turns_tool_call_never_runs_even_on_resume(app: App, store: FileJournalStore) -> None:
+    truncated = reply(ToolUseBlock(id="t1", name="cluster_node_list", input={}), stop_reason="max_tokens")
+    session = SessionOptions(store=store, checkpoint=True, name="cut")
+    first = await run(
+        RunOptions(
+            prompt="go", llm=llm(), app_tools=app.tools, provider=ScriptedProvider.of(truncated), session=session
+        )
+    )
+    assert first.reason == "error"
+    provider = ScriptedProvider.of(answer("retrying differently"))
+    resumed = await run(
+        RunOptions(
+            prompt="",
+            llm=llm(),
+            app_tools=app.tools,
+            provider=provider,
+            session=SessionOptions(store=store, resume_id="cut"),
+        )
+    )
+    assert resumed.reason == "completed"
+    assert app.calls() == []
+    (result,) = _results(provider, 0)
+    assert result.is_error and result.content.startswith("not run: the reply that asked for this call was cut off")
+
+
+async def test_a_bug_in_a_tool_is_reported_as_an_internal_error_and_journaled(
+    app: App, store: FileJournalStore
+) -> None:
+    async def broken() -> ToolResult:
+        raise RuntimeError("bug")
+
+    events = RecordingEvents()
+    result = await run(
+        RunOptions(
+            prompt="go",
+            llm=llm(),
+            custom_tools=[CallbackTool("broken", broken)],
+            provider=ScriptedProvider.of(calls(("broken", {}))),
+            events=events,
+            session=SessionOptions(store=store, checkpoint=True, name="bug"),
+        )
+    )
+    assert result.internal_error and result.reason is None
+    assert result.error.startswith("internal error: fiskai crashed")
+    assert events.names[-1] == "panicked"
+    terminal = (await store.load("bug"))[-1].payload
+    assert isinstance(terminal, TerminalRecord) and terminal.reason == "error"

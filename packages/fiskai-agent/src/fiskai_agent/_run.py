@@ -7,10 +7,12 @@ import traceback
 
 import anyio
 
-from fiskai_agent._options import RunOptions, RunResult
+from fiskai_agent._options import RunOptions, RunResult, RunStats
 from fiskai_agent._runner import Outcome, Runner
 from fiskai_agent._setup import Setup, prepare
+from fiskai_agent.errors import AgentError
 from fiskai_agent.events import Advisory
+from fiskai_runstate import JournalError
 
 __all__ = ["INTERNAL_ERROR", "run", "run_sync"]
 
@@ -38,7 +40,15 @@ async def run(options: RunOptions) -> RunResult:
         fiskai_runstate.JournalError: The session store failed before the loop started.
     """
     started = time.monotonic()
-    setup = await prepare(options)
+    try:
+        setup = await prepare(options)
+    except (AgentError, JournalError):
+        raise
+    # The panic barrier covers setup too: a bug is reported, never shown as a traceback.
+    except Exception as err:  # noqa: BLE001
+        options.events.panicked(err, traceback.format_exc())
+        stats = RunStats(model=options.llm.model, elapsed=time.monotonic() - started)
+        return RunResult(reason=None, answer="", error=INTERNAL_ERROR, stats=stats, internal_error=True)
     stats = setup.stats
     try:
         outcome = await _loop(setup)

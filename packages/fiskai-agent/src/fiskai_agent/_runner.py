@@ -44,6 +44,7 @@ from fiskai_runstate import effect_id
 __all__ = ["Outcome", "Runner"]
 
 _PREVIEW_RUNES = 60
+_TRUNCATED = "not run: the reply that asked for this call was cut off at the output token limit"
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,6 +137,10 @@ class Runner:
             done = journaled.get(use.id)
             if done is not None:
                 results.append(done)
+            elif pending.stop_reason == "max_tokens":
+                # A truncated reply's tool calls may be cut mid-argument: they never run, not even on resume.
+                s.stats.tool_calls += 1
+                results.append(await s.journal.result(use, ToolResult(text=_TRUNCATED, is_error=True)))
             elif use.id in s.intents:
                 results.append(await self._after_crash(use))
             else:
