@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from fiskai_agent.testing import MessagesServer, RecordedRequest, Turn, Usage, text, thinking, tool_search, tool_use
+from fiskai_core.testing import write_fake_app
 
 _ROOT = Path(__file__).resolve().parents[1]
 _FIXTURECTL = _ROOT / "examples" / "fixturectl"
@@ -232,3 +233,62 @@ def test_conflicting_flags_are_refused_with_the_original_messages(
 
     assert done.returncode == 2
     assert message in done.stderr
+
+
+def _nats_agent(tmp_path: Path, shared_fixtures: Path, *, model: str = "claude-sonnet-4-6") -> Path:
+    app = write_fake_app(tmp_path, shared_fixtures / "fisk" / "with-schemas" / "natscli.introspect.json", name="nats")
+    config = tmp_path / "agent.yaml"
+    config.write_text(
+        f"application_path: {app}\n"
+        "system_prompt: You operate a NATS deployment through the nats tools.\n"
+        "harness:\n  confirm_tags: [impact:rw]\n"
+        f"llm:\n  model: {model}\n",
+        encoding="utf-8",
+    )
+    return config
+
+
+def test_run_over_the_nats_cli_defers_its_tools_and_calls_one_found_by_search(
+    tmp_path: Path, env: dict[str, str], server: MessagesServer, shared_fixtures: Path
+) -> None:
+    """Steps:
+    1. 232 NATS CLI tools: the request carries a few loaded tools, the rest deferred, plus the search tool.
+    2. The server's tool search finds stream_ls; the model calls it; the fake nats binary runs it.
+    3. The answer arrives; every request kept the deferral.
+    """
+    config = _nats_agent(tmp_path, shared_fixtures)
+    server.add(
+        Turn([*tool_search("list streams", ["stream_ls"], id="srvtoolu_s"), tool_use("stream_ls", {}, id="toolu_ls")]),
+        Turn([text("There are no streams.")]),
+    )
+    done = fiskai(["-c", str(config), "run", "which streams exist?"], env, server)
+
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "There are no streams.\n"
+    for request in server.requests:
+        assert len(request.deferred_tool_names) >= 200
+        assert len(request.loaded_tool_names) < 20
+        assert "tool_search_tool_bm25" in request.tool_names
+    assert "[stream]\n[ls]" in (tmp_path / "nats.calls").read_text(encoding="utf-8")
+    (result,) = server.requests[1].tool_results()
+    assert "[ls]" in str(result["content"])
+
+
+def test_a_local_server_gets_every_nats_tool_plainly_and_no_server_capability(
+    tmp_path: Path, env: dict[str, str], shared_fixtures: Path
+) -> None:
+    """A non-Claude model behind a local Anthropic-compatible server: no defer_loading, no search tool,
+    no cache breakpoints are sent (the local-mode server would refuse the first two), and the operator
+    is told why on stderr."""
+    config = _nats_agent(tmp_path, shared_fixtures, model="qwen3")
+    with MessagesServer([Turn([tool_use("stream_ls", {}, id="toolu_ls")]), Turn([text("none")])], local=True) as local:
+        done = fiskai(["-c", str(config), "run", "which streams exist?"], env, local)
+
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "none\n"
+    assert "not a Claude model" in done.stderr
+    for request in local.requests:
+        assert request.deferred_tool_names == []
+        assert "tool_search_tool_bm25" not in request.tool_names
+        assert "cache_control" not in request.raw.decode()
+    assert "[stream]\n[ls]" in (tmp_path / "nats.calls").read_text(encoding="utf-8")

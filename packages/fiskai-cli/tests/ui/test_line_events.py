@@ -181,7 +181,7 @@ def test_remote_calls_name_their_agent() -> None:
 
 def test_start_lines_quiet_and_verbose() -> None:
     quiet, _, quiet_err = _events()
-    quiet.starting(_info(session_id="run-1", new_session=True))
+    quiet.starting(_info(session_id="run-1", new_session=True, capabilities_note="reduced"))
     loud, _, loud_err = _events(verbose=True)
     loud.starting(_info(capabilities_note="model qwen3 behind http://localhost:11434"))
 

@@ -73,7 +73,7 @@ class LineEvents:
             self._line(f"Running agent with {info.total_tools} tools, thinking {thinking}")
             tags = "".join(f", {tag} (config)" for tag in info.confirm_tags)
             self._line(f"confirmation gating: ai:confirm (always){tags} -> {info.confirm_tools} tool(s) gated")
-        if self.verbose or info.capabilities_note:
+            # Without -v a reduced capability arrives as its own `capabilities_reduced` warning.
             self._line(_capabilities_line(info))
         if info.no_application:
             self._line("running without a wrapped application; built-in and remote tools only")
