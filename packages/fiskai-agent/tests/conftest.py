@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -48,18 +47,6 @@ def calls_log(directory: Path) -> list[str]:
     return log.read_text(encoding="utf-8").splitlines() if log.exists() else []
 
 
-def natscli_model() -> Path:
-    """The NATS CLI introspection model (200+ commands), or skip when the shared fixtures are absent."""
-    candidates = [_ROOT / "tests-integration" / "fixtures" / "natscli.introspect.json"]
-    shared = os.environ.get("FISKAI_SHARED_DIR")
-    base = Path(shared) if shared else _ROOT.parent / "shared"
-    candidates.append(base / "fixtures" / "fisk" / "natscli.introspect.json")
-    for candidate in candidates:
-        if candidate.exists():
-            return candidate
-    pytest.skip("the NATS CLI fixture needs ../shared/fixtures (set FISKAI_SHARED_DIR to its parent folder)")
-
-
 @dataclass
 class App:
     """fixturectl bound as tools, with the argv log of every call it ran."""
@@ -81,9 +68,9 @@ def app(tmp_path: Path) -> App:
 
 
 @pytest.fixture
-def natscli() -> Path:
-    """The NATS CLI model path (skips without the shared fixtures)."""
-    return natscli_model()
+def natscli(shared_fixtures: Path) -> Path:
+    """The NATS CLI model (221 commands) from the shared fixtures; skips without them (see `shared_fixtures`)."""
+    return shared_fixtures / "fisk" / "natscli.introspect.json"
 
 
 @pytest.fixture

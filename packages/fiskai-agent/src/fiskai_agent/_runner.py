@@ -235,7 +235,7 @@ class Runner:
                 use,
                 effect_id=effect,
                 argv=argv,
-                remote_target=f"{entry.agent}/{use.name}" if remote else None,
+                remote_target=f"{entry.agent}/{getattr(entry.tool, 'remote_name', use.name)}" if remote else None,
                 gate=decision,
             )
         display, display_short = display_of(entry, arguments, argv)
