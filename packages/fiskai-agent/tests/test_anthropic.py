@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any, Protocol
 
 import anyio
@@ -37,6 +38,9 @@ from fiskai_agent.testing import (
     tool_use,
 )
 from fiskai_core.config import BudgetSettings, LLMSettings
+from fiskai_core.fisk import load_application
+from fiskai_core.fisk.execution import command_tools
+from fiskai_core.testing import write_fake_app
 from fiskai_core.tools import Tool
 
 pytestmark = pytest.mark.anyio
@@ -296,3 +300,33 @@ async def test_an_unknown_provider_lists_the_known_ones() -> None:
     with pytest.raises(SetupError) as caught:
         create_provider("openai", ProviderSettings(model=MODEL))
     assert str(caught.value) == 'unknown llm provider "openai": known providers are [anthropic]'
+
+
+async def test_the_nats_cli_runs_end_to_end_with_its_tools_deferred(
+    server: MessagesServer, natscli: Path, tmp_path: Path
+) -> None:
+    """Steps:
+    1. 221 real NATS CLI commands go to the server deferred, with the BM25 search tool last.
+    2. The model searches, loads `stream_ls` and calls it; the command runs; the search blocks go back intact.
+    """
+    tools = command_tools(load_application(str(write_fake_app(tmp_path, natscli, name="nats"))))
+    server.add(
+        Turn([*tool_search("list streams", ["stream_ls"]), tool_use("stream_ls", {})]),
+        Turn([text("No streams yet.")]),
+    )
+    result = await run(
+        RunOptions(
+            prompt="what streams exist?",
+            llm=LLMSettings(model=MODEL),
+            app_tools=tools,
+            api_key="t",
+            base_url=server.base_url,
+        )
+    )
+    assert result.answer == "No streams yet."
+    first, second = server.requests
+    assert len(first.deferred_tool_names) >= 200
+    assert first.tool_names[-1] == "tool_search_tool_bm25"
+    assert set(first.loaded_tool_names) == {t.name for t in tools if "ai:no_defer" in t.tags}
+    assert second.messages[1]["content"][:2] == tool_search("list streams", ["stream_ls"])
+    assert (tmp_path / "nats.calls").read_text(encoding="utf-8").startswith("[stream]\n[ls]\n")
