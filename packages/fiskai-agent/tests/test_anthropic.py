@@ -26,6 +26,7 @@ from fiskai_agent.llm import (
     create_provider,
 )
 from fiskai_agent.testing import (
+    Drop,
     Failure,
     Hang,
     MessagesServer,
@@ -330,3 +331,25 @@ async def test_the_nats_cli_runs_end_to_end_with_its_tools_deferred(
     assert set(first.loaded_tool_names) == {t.name for t in tools if "ai:no_defer" in t.tags}
     assert second.messages[1]["content"][:2] == tool_search("list streams", ["stream_ls"])
     assert (tmp_path / "nats.calls").read_text(encoding="utf-8").startswith("[stream]\n[ls]\n")
+
+
+async def test_a_dropped_connection_is_a_provider_error_naming_the_server(server: MessagesServer) -> None:
+    server.add(Drop())
+    provider = _provider(server, max_retries=0)
+    try:
+        with anyio.fail_after(10), pytest.raises(ProviderError) as caught:
+            await provider.call(_request())
+    finally:
+        await provider.aclose()
+    assert str(caught.value).startswith(f"cannot reach {server.base_url}")
+
+
+async def test_a_large_output_cap_switches_to_streaming(server: MessagesServer) -> None:
+    server.add(Turn([text("long answer")]))
+    provider = _provider(server)
+    try:
+        response = await provider.call(_request(max_output_tokens=32000))
+    finally:
+        await provider.aclose()
+    assert response.message.text == "long answer"
+    assert server.requests[0].stream and server.requests[0].body["max_tokens"] == 32000

@@ -275,6 +275,9 @@ class AnthropicProvider:
         except anthropic.APIConnectionError as err:
             where = self._settings.base_url or "the Anthropic API"
             raise ProviderError(f"cannot reach {where}: {err}", retryable=True) from None
+        except anthropic.APIError as err:
+            # A response the SDK could not use (for example a server that is not a Messages API).
+            raise ProviderError(f"the model API answered with something unusable: {err}") from None
         finally:
             _iteration.reset(token)
         return _response(message)
