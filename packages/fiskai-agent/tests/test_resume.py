@@ -9,11 +9,12 @@ from typing import Any, Protocol
 
 import pytest
 
-from fiskai_agent import MemoryOptions, ResumeRefusedError, RunOptions, SessionOptions, run
+from fiskai_agent import KnowledgeOptions, MemoryOptions, ResumeRefusedError, RunOptions, SessionOptions, run
+from fiskai_agent.errors import ProviderError
 from fiskai_agent.llm import ToolResultBlock
-from fiskai_agent.testing import RecordingEvents, ScriptedProvider, answer
+from fiskai_agent.testing import RecordingEvents, ScriptedProvider, answer, calls
 from fiskai_core.config import LLMSettings
-from fiskai_core.testing import FakeTool, ScriptedPrompter
+from fiskai_core.testing import FakeSearcher, FakeTool, ScriptedPrompter
 from fiskai_core.tools import Tool
 from fiskai_memory.testing import InMemoryMemoryStore
 from fiskai_runstate import (
@@ -262,3 +263,36 @@ async def test_a_read_only_built_in_reruns_after_a_crash_without_asking(store: F
     )
     (sent,) = _sent(provider)
     assert json.loads(sent.content)["found"] is True and prompter.asked == []
+
+
+async def test_knowledge_citations_delivered_before_a_resume_are_not_delivered_again(store: FileJournalStore) -> None:
+    """Steps:
+    1. A checkpointed run searches the knowledge base, then its next model call fails.
+    2. The resumed run searches again: the searcher is told to skip what the first search delivered.
+    """
+    searcher = FakeSearcher(excerpts={"ops.md#1": "streams are replicated", "ops.md#2": "streams have limits"})
+    search = calls(("knowledge_search", {"query": "streams"}))
+    knowledge = KnowledgeOptions(searcher=searcher, max_injected_tokens=1000)
+    first = await run(
+        RunOptions(
+            prompt="streams?",
+            llm=LLM,
+            knowledge=knowledge,
+            provider=ScriptedProvider.of(search, ProviderError("HTTP 529 from the model API: overloaded")),
+            session=SessionOptions(store=store, checkpoint=True, name="cites"),
+        )
+    )
+    assert first.reason == "error"
+    records = await store.load("cites")
+    (journaled,) = [r.payload for r in records if isinstance(r.payload, ToolResultRecord)]
+    assert journaled.result["citations"] == ["ops.md#1", "ops.md#2"]
+    await run(
+        RunOptions(
+            prompt="",
+            llm=LLM,
+            knowledge=knowledge,
+            provider=ScriptedProvider.of(search, answer("done")),
+            session=SessionOptions(store=store, resume_id="cites"),
+        )
+    )
+    assert [excluded for _, _, excluded in searcher.calls] == [frozenset(), frozenset({"ops.md#1", "ops.md#2"})]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import secrets
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from fiskai_agent.llm import Response, ToolResultBlock, ToolUseBlock, message_to_json, tool_result_to_json
 from fiskai_core.confirm import GateDecision
@@ -26,7 +26,10 @@ from fiskai_runstate import (
     args_digest,
 )
 
-__all__ = ["RunJournal", "gate_json", "new_run_id"]
+__all__ = ["CITATIONS_KEY", "RunJournal", "delivered_citations", "gate_json", "new_run_id"]
+
+CITATIONS_KEY = "citations"
+"""Key of the knowledge citations a journaled knowledge_search result delivered."""
 
 _BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 _KSUID_EPOCH = 1_400_000_000
@@ -108,14 +111,27 @@ class RunJournal:
         )
 
     async def result(
-        self, use: ToolUseBlock, result: ToolResult, *, remote: bool = False, gate: GateDecision | None = None
+        self,
+        use: ToolUseBlock,
+        result: ToolResult,
+        *,
+        remote: bool = False,
+        gate: GateDecision | None = None,
+        citations: Sequence[str] = (),
     ) -> ToolResultBlock:
-        """A call's result, as soon as it exists; returns the block the model receives."""
+        """A call's result, as soon as it exists; returns the block the model receives.
+
+        `citations` (knowledge_search) ride in the journaled result object beside the content, so a resumed
+        run knows what was already delivered; the model never sees that key.
+        """
         block = ToolResultBlock(tool_use_id=use.id, content=result.text, is_error=result.is_error)
+        body = tool_result_to_json(block)
+        if citations:
+            body[CITATIONS_KEY] = list(citations)
         await self._append(
             ToolResultRecord(
                 tool_use_id=use.id,
-                result=tool_result_to_json(block),
+                result=body,
                 remote=remote,
                 gate=gate_json(gate) if gate is not None else None,
             )
@@ -130,3 +146,13 @@ class RunJournal:
         """Release the journal (its lock)."""
         if self._journal is not None:
             await self._journal.aclose()
+
+
+def delivered_citations(results: Iterable[JsonObject]) -> list[str]:
+    """Every citation journaled with `results` (tool result objects), in order, without repeats."""
+    seen: dict[str, None] = {}
+    for result in results:
+        listed = result.get(CITATIONS_KEY)
+        if isinstance(listed, list):
+            seen.update(dict.fromkeys(c for c in listed if isinstance(c, str)))
+    return list(seen)

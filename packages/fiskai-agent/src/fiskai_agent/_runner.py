@@ -35,6 +35,7 @@ from fiskai_agent.llm import (
     message_to_json,
     tool_result_from_json,
 )
+from fiskai_core.builtins import KnowledgeSearchTool
 from fiskai_core.confirm import GateDecision
 from fiskai_core.errors import ArgumentsError
 from fiskai_core.prompter import PromptDeclined
@@ -252,9 +253,12 @@ class Runner:
         )
         if remote:
             stats.remote_tool_calls += 1
-        result = await with_effect_id(entry.tool, effect).execute(arguments)
+        tool = entry.tool
+        before = len(tool.delivered_citations) if isinstance(tool, KnowledgeSearchTool) else 0
+        result = await with_effect_id(tool, effect).execute(arguments)
         events.tool_result(_result_trace(use, entry, result))
-        return await journal.result(use, result, remote=remote)
+        cited = tool.delivered_citations[before:] if isinstance(tool, KnowledgeSearchTool) else ()
+        return await journal.result(use, result, remote=remote, citations=cited)
 
 
 def _result_trace(use: ToolUseBlock, entry: Entry, result: ToolResult) -> ToolResultTrace:

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
+from typing import cast
 
 from fiskai_agent._budget import Budget
-from fiskai_agent._journal import RunJournal, new_run_id
+from fiskai_agent._journal import RunJournal, delivered_citations, new_run_id
 from fiskai_agent._memory_tools import memory_tools
 from fiskai_agent._options import RunOptions, RunStats
 from fiskai_agent._tools import Entry, tool_def, tools_hash_input
@@ -31,13 +32,20 @@ from fiskai_agent.llm import (
     provider_spec,
     validate_base_url,
 )
-from fiskai_core.builtins import HITL_SYSTEM_NOTE, KNOWLEDGE_SYSTEM_NOTE, KnowledgeSearchTool, ask_human_tools
+from fiskai_core.builtins import (
+    HITL_SYSTEM_NOTE,
+    KNOWLEDGE_SEARCH,
+    KNOWLEDGE_SYSTEM_NOTE,
+    KnowledgeSearchTool,
+    ask_human_tools,
+)
 from fiskai_core.confirm import ConfirmGate
 from fiskai_core.tools import Tool, plan_deferral
 from fiskai_memory import MEMORY_SYSTEM_NOTE, MemoryStoreError, build_memory_index
 from fiskai_runstate import (
     Fingerprint,
     JournalNotFoundError,
+    JsonObject,
     MetaRecord,
     PendingBatch,
     ResumeError,
@@ -405,6 +413,7 @@ async def _resume(setup: Setup, fingerprint: Fingerprint, run_id: str) -> Resume
     setup.pending = state.pending
     setup.intents = {intent.tool_use_id: intent for intent in state.intents_without_results}
     setup.system.append(RESUME_REMINDER)
+    _seed_knowledge(setup, state)
     _seed_stats(setup.stats, state, run_id)
     setup.last_stop_reason = state.last_stop_reason
     pending_calls = len(state.pending.unanswered) if state.pending is not None else 0
@@ -415,6 +424,34 @@ async def _resume(setup: Setup, fingerprint: Fingerprint, run_id: str) -> Resume
         pending_calls=pending_calls,
         forced_changes=tuple(change.describe() for change in changes),
     )
+
+
+def _seed_knowledge(setup: Setup, state: RunState) -> None:
+    """Give knowledge_search the citations this session already delivered, so it does not repeat them."""
+    knowledge = setup.options.knowledge
+    entry = setup.entries.get(KNOWLEDGE_SEARCH)
+    if knowledge is None or entry is None:
+        return
+    results = [result for message in state.messages for result in _tool_results(message)]
+    if state.pending is not None:
+        results.extend(record.result for record in state.pending.results)
+    delivered = delivered_citations(results)
+    if delivered:
+        tool = KnowledgeSearchTool(
+            knowledge.searcher, max_injected_tokens=knowledge.max_injected_tokens, delivered=delivered
+        )
+        setup.entries[KNOWLEDGE_SEARCH] = replace(entry, tool=tool)
+
+
+def _tool_results(message: JsonObject) -> list[JsonObject]:
+    content = message.get("content")
+    blocks = cast("list[object]", content) if isinstance(content, list) else []
+    found: list[JsonObject] = []
+    for block in blocks:
+        inner = cast("JsonObject", block).get("tool_result") if isinstance(block, dict) else None
+        if isinstance(inner, dict):
+            found.append(inner)
+    return found
 
 
 def _seed_stats(stats: RunStats, state: RunState, run_id: str) -> None:
