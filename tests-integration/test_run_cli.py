@@ -17,7 +17,18 @@ from typing import Any
 
 import pytest
 
-from fiskai_agent.testing import MessagesServer, RecordedRequest, Turn, Usage, text, thinking, tool_search, tool_use
+from fiskai_agent.testing import (
+    Failure,
+    Hang,
+    MessagesServer,
+    RecordedRequest,
+    Turn,
+    Usage,
+    text,
+    thinking,
+    tool_search,
+    tool_use,
+)
 from fiskai_core.testing import write_fake_app
 
 _ROOT = Path(__file__).resolve().parents[1]
@@ -292,3 +303,69 @@ def test_a_local_server_gets_every_nats_tool_plainly_and_no_server_capability(
         assert "tool_search_tool_bm25" not in request.tool_names
         assert "cache_control" not in request.raw.decode()
     assert "[stream]\n[ls]" in (tmp_path / "nats.calls").read_text(encoding="utf-8")
+
+
+def test_overloaded_answers_are_retried_and_each_attempt_is_traced(
+    tmp_path: Path, env: dict[str, str], server: MessagesServer
+) -> None:
+    trace = tmp_path / "trace.jsonl"
+    server.add(
+        Failure(529, "Overloaded", retry_after=0.01), Failure(429, "slow down", retry_after=0.01), Turn([text("ok")])
+    )
+    done = fiskai(["-c", str(_FIXTURECTL / "agent.yaml"), "run", "--trace", str(trace), "hi"], env, server)
+
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "ok\n"
+    assert [r.retry_count for r in server.requests] == [0, 1, 2]
+    lines = [json.loads(line) for line in trace.read_text(encoding="utf-8").splitlines()]
+    responses = [(line.get("attempt", 0), line["status_code"]) for line in lines if line["type"] == "response"]
+    assert responses == [(0, 529), (1, 429), (2, 200)]
+    assert "llm_calls=1 " in done.stderr
+
+
+def test_a_hung_model_call_ends_at_the_call_timeout_with_one_line(
+    tmp_path: Path, env: dict[str, str], server: MessagesServer
+) -> None:
+    config = copy_fixturectl(tmp_path, call_timeout="1s")
+    server.add(Hang(), Hang(), Hang())
+    done = fiskai(["-c", str(config), "run", "hi"], env, server)
+
+    assert done.returncode == 1
+    assert done.stdout == ""
+    assert "Traceback" not in done.stderr
+    error = done.stderr.strip().splitlines()[-1]
+    assert error.startswith("Error: ")
+    assert "call_timeout" in error
+
+
+def test_http_debug_dumps_both_bodies_to_a_private_file(
+    tmp_path: Path, env: dict[str, str], server: MessagesServer
+) -> None:
+    dump = tmp_path / "http.log"
+    dump.write_text("an old dump\n", encoding="utf-8")
+    server.add(Turn([text("ok")]))
+    done = fiskai(["-c", str(_FIXTURECTL / "agent.yaml"), "run", "--http-debug", str(dump), "hi"], env, server)
+
+    assert done.returncode == 0, done.stderr
+    assert dump.stat().st_mode & 0o777 == 0o600
+    content = dump.read_text(encoding="utf-8")
+    assert "an old dump" not in content
+    assert "=== HTTP request: POST " in content
+    assert "=== HTTP response: 200 OK ===" in content
+    assert '"text": "hi"' in content
+    assert "contains the full conversation" in done.stderr
+
+
+def test_verbose_shows_full_tool_output_and_request_summaries(env: dict[str, str], server: MessagesServer) -> None:
+    server.add(Turn([tool_use("cluster_node_list", {"limit": 3}, id="t1")]), Turn([text("three nodes")]))
+    quiet = fiskai(["-c", str(_FIXTURECTL / "agent.yaml"), "run", "list"], env, server)
+    server.add(Turn([tool_use("cluster_node_list", {"limit": 3}, id="t1")]), Turn([text("three nodes")]))
+    loud = fiskai(["-c", str(_FIXTURECTL / "agent.yaml"), "run", "-v", "list"], env, server)
+
+    assert quiet.returncode == loud.returncode == 0
+    assert quiet.stdout == loud.stdout == "three nodes\n"
+    folded = [line for line in quiet.stderr.splitlines() if line.startswith("<- ")]
+    assert len(folded) == 1
+    assert '.. "list" (msgs=1' in loud.stderr
+    assert "Running agent with 11 tools" in loud.stderr
+    assert "   fixturectl was called with" in loud.stderr

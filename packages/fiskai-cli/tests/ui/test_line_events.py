@@ -205,6 +205,25 @@ def test_resume_lines_report_pending_calls_and_forced_changes() -> None:
     ]
 
 
+def test_command_tool_results_show_the_commands_own_output() -> None:
+    envelope = '{"command":"cluster node list","exit_code":3,"output":"line one\\nline two\\n"}'
+    trace = ToolResultTrace(
+        tool_use_id="t",
+        name="cluster_node_list",
+        presentation="command",
+        kind="application",
+        output=envelope,
+        is_error=True,
+    )
+    folded, _, folded_err = _events()
+    folded.tool_result(trace)
+    verbose, _, verbose_err = _events(verbose=True)
+    verbose.tool_result(trace)
+
+    assert folded_err.getvalue() == "<- error (exit 3), 2 lines: line one line two\n"
+    assert verbose_err.getvalue() == "<- error (exit 3)\n   line one\n   line two\n"
+
+
 def test_fold_result_shapes() -> None:
     assert fold_result("", is_error=False, exit_code=0) == "exit 0: (no output)"
     assert fold_result("boom\n", is_error=True, exit_code=2) == "error (exit 2): boom"

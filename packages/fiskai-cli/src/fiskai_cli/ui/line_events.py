@@ -12,8 +12,9 @@ Rich markup is never interpreted in such text, and Markdown links are not turned
 
 from __future__ import annotations
 
+import json
 import sys
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, TextIO, cast
 
 from fiskai_agent.events import Advisory, ResumeInfo, RunInfo, ToolResultTrace, ToolTrace
 from fiskai_agent.llm import Response, ThinkingBlock
@@ -128,17 +129,18 @@ class LineEvents:
         """One folded line per result, or the whole output with `-v`; traced and self-rendered tools only with `-v`."""
         if trace.presentation in ("traced", "self_rendered") and not self.verbose:
             return
+        output, exit_code = command_output(trace.output, trace.exit_code)
         if self.verbose:
             head = "<- error" if trace.is_error else "<-"
-            if trace.exit_code is not None:
-                head += f" (exit {trace.exit_code})"
+            if exit_code is not None:
+                head += f" (exit {exit_code})"
             self._line(head)
-            output = sanitize_for_display(trace.output).rstrip()
-            if output:
-                self._err.write("".join(f"   {line}\n" for line in output.splitlines()))
+            shown = sanitize_for_display(output).rstrip()
+            if shown:
+                self._err.write("".join(f"   {line}\n" for line in shown.splitlines()))
                 self._err.flush()
             return
-        self._line(f"<- {fold_result(trace.output, is_error=trace.is_error, exit_code=trace.exit_code)}")
+        self._line(f"<- {fold_result(output, is_error=trace.is_error, exit_code=exit_code)}")
 
     def panicked(self, error: BaseException, traceback: str) -> None:
         """The stack, for the bug report (the command prints the one-line error after)."""
@@ -170,6 +172,27 @@ class LineEvents:
             console = Console(file=stream, markup=False, emoji=False, highlight=False, soft_wrap=False)
             self._consoles[id(stream)] = console
         return console
+
+
+def command_output(result: str, exit_code: int | None) -> tuple[str, int | None]:
+    """The command's own output and exit code from a command tool's JSON result; other results unchanged.
+
+    A command tool answers the model `{"command": ..., "exit_code": N, "output": "..."}`; an operator
+    wants the output as the command printed it.
+    """
+    if not result.startswith("{"):
+        return result, exit_code
+    try:
+        body: object = json.loads(result)
+    except ValueError:
+        return result, exit_code
+    if not isinstance(body, dict):
+        return result, exit_code
+    fields = cast("dict[str, object]", body)
+    output, code = fields.get("output"), fields.get("exit_code")
+    if not isinstance(output, str) or "command" not in fields:
+        return result, exit_code
+    return output, code if isinstance(code, int) and exit_code is None else exit_code
 
 
 def fold_result(output: str, *, is_error: bool, exit_code: int | None) -> str:
