@@ -79,6 +79,13 @@ def _result(seq: int, use_id: str, content: str) -> Record:
     )
 
 
+def _result_gate(records: list[Record]) -> tuple[object, object]:
+    """(allowed, channel) of the crash decision journaled on the only tool_result."""
+    (result,) = [r.payload for r in records if isinstance(r.payload, ToolResultRecord)]
+    assert result.gate is not None
+    return result.gate["allowed"], result.gate["channel"]
+
+
 def _sent(provider: ScriptedProvider) -> list[ToolResultBlock]:
     last = provider.requests[0].messages[-1]
     return [b for b in last.content if isinstance(b, ToolResultBlock)]
@@ -142,6 +149,7 @@ async def test_an_interrupted_call_is_not_rerun_without_an_operator(app: App, st
     assert body["allowed"] is False and "may already have taken effect" in body["reason"]
     assert not refusal.is_error
     assert "intent_declined" in events.advisory_kinds()
+    assert _result_gate(await store.load("crash2")) == (False, "no_terminal")
 
 
 async def test_an_interrupted_call_reruns_when_the_operator_approves(app: App, store: FileJournalStore) -> None:
@@ -170,6 +178,7 @@ async def test_an_interrupted_call_reruns_when_the_operator_approves(app: App, s
     records = await store.load("crash3")
     intents = [r for r in records if isinstance(r.payload, ToolIntentRecord)]
     assert len(intents) == 1, "a re-run keeps the original intent and effect id"
+    assert _result_gate(records) == (True, "prompt")
 
 
 async def test_an_idempotent_interrupted_call_reruns_without_asking(store: FileJournalStore) -> None:
@@ -190,6 +199,7 @@ async def test_an_idempotent_interrupted_call_reruns_without_asking(store: FileJ
     )
     assert tool.calls == ["{}"] and prompter.asked == []
     assert "intent_rerun" in events.advisory_kinds()
+    assert _result_gate(await store.load("crash4")) == (True, "policy")
 
 
 async def test_a_completed_session_cannot_be_resumed(store: FileJournalStore) -> None:

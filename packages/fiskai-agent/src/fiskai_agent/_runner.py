@@ -36,7 +36,7 @@ from fiskai_agent.llm import (
     tool_result_from_json,
 )
 from fiskai_core.builtins import KnowledgeSearchTool
-from fiskai_core.confirm import GateDecision
+from fiskai_core.confirm import GateChannel, GateDecision, argv_digest
 from fiskai_core.errors import ArgumentsError
 from fiskai_core.prompter import PromptDeclined
 from fiskai_core.tools import ToolResult
@@ -151,45 +151,64 @@ class Runner:
         s.pending = None
 
     async def _after_crash(self, use: ToolUseBlock) -> ToolResultBlock:
-        """A call that was started before a crash and has no result: re-run only when safe or approved."""
+        """A call that was started before a crash and has no result: re-run only when safe or approved.
+
+        The decision is journaled on the call's result like a gate decision: channel `policy` for an
+        idempotent tool, `prompt` when the operator was asked, `no_terminal` when nobody could be.
+        """
         s = self._s
         entry = s.entries.get(use.name)
         if entry is None:
             return await self._dispatch(use)
         events = s.options.events
+        intent = s.intents[use.id]
+        digest = argv_digest(intent.argv) if intent.argv is not None else intent.args_digest
+
+        def decided(allowed: bool, channel: GateChannel, reason: str = "") -> GateDecision:
+            return GateDecision(
+                allowed=allowed, reason=reason, channel=channel, tag=None, digest=digest, display=use.name
+            )
+
         if entry.idempotent:
             events.warn(
                 Advisory(
                     kind="intent_rerun",
                     name=use.name,
-                    message=f're-running "{use.name}", interrupted by a crash; it is tagged ai:idempotent',
+                    message=f're-running "{use.name}", interrupted by a crash; it is safe to repeat (ai:idempotent '
+                    "or read-only)",
                 )
             )
-            return await self._dispatch(use, recovered=True)
+            return await self._dispatch(use, recovery=decided(True, "policy"))
         prompter = s.options.prompter
         question = f'The run crashed while "{use.name}" was running, so it may already have taken effect. Run it again?'
-        reason = ""
         if not prompter.can_prompt():
-            reason = "no interactive terminal is attached, so no operator could approve running it again"
+            decision = decided(
+                False,
+                "no_terminal",
+                "no interactive terminal is attached, so no operator could approve running it again",
+            )
         else:
             try:
                 if await prompter.ask_confirm(question):
-                    return await self._dispatch(use, recovered=True)
-                reason = "the operator declined to run it again"
+                    return await self._dispatch(use, recovery=decided(True, "prompt"))
+                decision = decided(False, "prompt", "the operator declined to run it again")
             except PromptDeclined as err:
-                reason = f"the operator did not approve running it again: {err}"
-        events.warn(Advisory(kind="intent_declined", name=use.name, message=f'not re-running "{use.name}": {reason}'))
+                decision = decided(False, "prompt", f"the operator did not approve running it again: {err}")
+        events.warn(
+            Advisory(kind="intent_declined", name=use.name, message=f'not re-running "{use.name}": {decision.reason}')
+        )
         body = {
             "allowed": False,
-            "reason": f"the run crashed while this call was running, so it may already have taken effect; {reason}. "
-            "Check the current state before deciding what to do; this decision is final, do not retry",
+            "reason": f"the run crashed while this call was running, so it may already have taken effect; "
+            f"{decision.reason}. Check the current state before deciding what to do; this decision is final, do "
+            "not retry",
         }
         result = ToolResult(text=json.dumps(body, separators=(",", ":")))
         s.stats.tool_calls += 1
-        return await s.journal.result(use, result)
+        return await s.journal.result(use, result, gate=decision)
 
     # One step per reference check, in order; splitting it would hide that order.
-    async def _dispatch(self, use: ToolUseBlock, *, recovered: bool = False) -> ToolResultBlock:
+    async def _dispatch(self, use: ToolUseBlock, *, recovery: GateDecision | None = None) -> ToolResultBlock:
         s = self._s
         events, stats, journal = s.options.events, s.stats, s.journal
         stats.tool_calls += 1
@@ -231,7 +250,7 @@ class Runner:
                 return await journal.result(use, decision.denial_result(), gate=decision)
         effect = effect_id(journal.run_id, use.id)
         remote = entry.kind == "remote"
-        if not recovered:
+        if recovery is None:
             await journal.intent(
                 use,
                 effect_id=effect,
@@ -258,7 +277,7 @@ class Runner:
         result = await with_effect_id(tool, effect).execute(arguments)
         events.tool_result(_result_trace(use, entry, result))
         cited = tool.delivered_citations[before:] if isinstance(tool, KnowledgeSearchTool) else ()
-        return await journal.result(use, result, remote=remote, citations=cited)
+        return await journal.result(use, result, remote=remote, gate=recovery, citations=cited)
 
 
 def _result_trace(use: ToolUseBlock, entry: Entry, result: ToolResult) -> ToolResultTrace:

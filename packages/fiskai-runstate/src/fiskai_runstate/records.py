@@ -150,8 +150,9 @@ class ToolResultRecord:
     remote: bool = False
     """True when the call went to another agent."""
     gate: JsonObject | None = None
-    """The confirm gate's decision when it refused the call (`{allowed: false, channel, tag?, digest}`); the
-    result is then the denial the model received and no tool_intent precedes it."""
+    """A decision taken without a fresh intent (`{allowed, channel, tag?, digest}`): the confirm gate refusing
+    the call (the result is the denial the model received, and no tool_intent precedes it), or whether a
+    call interrupted by a crash was run again (`policy` for an idempotent tool, `prompt`, `no_terminal`)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
