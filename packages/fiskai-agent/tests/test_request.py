@@ -200,3 +200,10 @@ async def test_a_bad_base_url_is_refused_before_anything_runs(url: str, fragment
     with pytest.raises(SetupError) as caught:
         await run(RunOptions(prompt="x", llm=LLM, custom_tools=[FakeTool(name="t", description="t")], base_url=url))
     assert fragment in str(caught.value)
+
+
+async def test_an_environment_base_url_is_validated_like_a_flag(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://models.example.com")
+    with pytest.raises(SetupError) as caught:
+        await run(RunOptions(prompt="x", llm=LLM, custom_tools=[FakeTool(name="t", description="t")], api_key="k"))
+    assert "uses http to a non-loopback host" in str(caught.value)
