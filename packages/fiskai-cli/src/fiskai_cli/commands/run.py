@@ -11,12 +11,13 @@ second aborts; either way the journal gets its terminal record and the stats lin
 
 from __future__ import annotations
 
-import importlib
+import contextlib
 import json
 import os
 import signal
 import sys
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -32,12 +33,14 @@ from fiskai_agent import (
     SessionOptions,
     run as run_agent,
 )
-from fiskai_agent.llm import credential_env_names, preload_provider, provider_spec, validate_base_url
+from fiskai_agent.llm import preload_provider, provider_spec, validate_base_url
+from fiskai_cli import _wiring as wiring
 from fiskai_cli._version import VERSION
 from fiskai_cli.commands.run_trace import HttpDebugDump, Observers, TraceFile, open_exclusive
 from fiskai_cli.ui.line_events import LineEvents
 from fiskai_cli.ui.line_stats import result_json, stats_line
-from fiskai_core.config import Config, Mode, load_config
+from fiskai_cli.ui.prompter import LinePrompter
+from fiskai_core.config import Config, Mode
 from fiskai_core.errors import FiskaiError
 from fiskai_core.prompter import DenyPrompter, Prompter
 
@@ -114,19 +117,22 @@ def run(
       fiskai -c agent.yaml run --format json "status?" | jq -r .answer
     """
     _check_flags(prompt, checkpoint=checkpoint, name=name, resume_id=resume_id, force=force)
-    config_path = Path(ctx.obj["config_path"])
-    config = _load(config_path, model)
-    folder = config_path.resolve().parent
+    settings = _load(ctx, model)
+    config = settings.config
     api_key, resolved_url = _credentials(config, base_url)
     # The SDK import (seconds) overlaps the introspection below, which waits on a subprocess.
     preload_provider(config.llm.provider)
-    tools = _application_tools(config, config_path)
+    application = wiring.load_application(settings)
+    tools = wiring.command_tools(settings, application) if application is not None else []
 
     checkpointing = checkpoint or resume_id is not None
-    session = _session(config, state_dir, checkpoint=checkpoint, name=name, resume_id=resume_id, force=force)
+    session = None
+    if checkpointing:
+        store = wiring.open_journal_store(config.harness.sessions, folder=settings.folder, state_dir=state_dir)
+        session = SessionOptions(store=store, checkpoint=checkpoint, name=name, resume_id=resume_id, force=force)
     events = LineEvents(verbose=verbose, answer_to_stdout=output_format == "text", trace_file=str(trace_path or ""))
     warn = _warner()
-    trace = _open_trace(trace_path, config, config_path, warn)
+    trace = _open_trace(trace_path, config, settings.path, warn)
     dump = _open_http_debug(http_debug_path, warn)
     writers = [w for w in (trace, dump) if w is not None]
     options = RunOptions(
@@ -135,11 +141,9 @@ def run(
         system_prompt=config.system_prompt,
         app_tools=tools,
         has_application=bool(config.application_path),
-        config_file=str(config_path),
+        config_file=str(settings.path),
         confirm_tags=tuple(config.harness.confirm_tags),
         human_in_the_loop=config.harness.human_in_the_loop.enabled,
-        memory=_memory(config, folder),
-        knowledge=_knowledge(config),
         prompter=_prompter(),
         events=events,
         session=session,
@@ -150,16 +154,15 @@ def run(
         verbose=verbose,
     )
     try:
-        result = anyio.run(_drive, options, checkpointing)
-    except FiskaiError as err:
-        raise click.ClickException(str(err)) from err
+        with wiring.reported():
+            result = anyio.run(_drive, options, settings, checkpointing)
     finally:
         if dump is not None:
             dump.close()
     if trace is not None:
         trace.summary(result.stats)
         trace.close()
-    _finish(result, events, output_format=output_format, verbose=verbose, config_path=config_path)
+    _finish(result, output_format=output_format, verbose=verbose, config_path=settings.path)
 
 
 def _check_flags(
@@ -176,19 +179,13 @@ def _check_flags(
         raise click.UsageError("--force only applies when resuming")
 
 
-def _load(config_path: Path, model: str | None) -> Config:
-    if not config_path.exists():
-        raise click.ClickException(
-            f'no configuration at "{config_path}"; name one before the subcommand: '
-            'fiskai -c path/to/agent.yaml run "..." (examples/fixturectl/agent.yaml is a complete example)'
-        )
-    try:
-        config = load_config(config_path, Mode.AGENT)
-    except FiskaiError as err:
-        raise click.ClickException(str(err)) from err
-    if model:
-        config = config.model_copy(update={"llm": config.llm.model_copy(update={"model": model})})
-    return config
+def _load(ctx: click.Context, model: str | None) -> wiring.Settings:
+    settings = wiring.load_settings(ctx, Mode.AGENT, required=True)
+    assert settings is not None  # required=True raises instead
+    if not model:
+        return settings
+    llm = settings.config.llm.model_copy(update={"model": model})
+    return replace(settings, config=settings.config.model_copy(update={"llm": llm}))
 
 
 def _credentials(config: Config, flag_url: str | None) -> tuple[str | None, str | None]:
@@ -223,90 +220,10 @@ def _credentials(config: Config, flag_url: str | None) -> tuple[str | None, str 
     return api_key, url
 
 
-def _application_tools(config: Config, config_path: Path) -> list[Any]:
-    if not config.application_path:
-        return []
-    from fiskai_core.fisk import load_application
-    from fiskai_core.fisk.execution import command_tools
-
-    strip = (*config.credential_env_names(), *credential_env_names())
-    try:
-        application = load_application(
-            config.application_path,
-            base_dir=config_path.resolve().parent,
-            global_flags=config.global_flags,
-            include=config.include,
-            exclude=config.exclude,
-            strip_env=strip,
-        )
-    except FiskaiError as err:
-        raise click.ClickException(str(err)) from err
-    return list(command_tools(application, strip_env=strip))
-
-
-def _session(
-    config: Config, state_dir: Path | None, *, checkpoint: bool, name: str | None, resume_id: str | None, force: bool
-) -> SessionOptions | None:
-    if not checkpoint and resume_id is None:
-        return None
-    backend = config.harness.sessions.backend
-    if backend != "file":
-        raise click.ClickException(
-            f'harness.sessions.backend "{backend}" is not available to fiskai run yet; use the file backend'
-        )
-    from fiskai_runstate import FileJournalStore
-
-    directory: Any = config.harness.sessions.options.get("directory")
-    if state_dir is None and isinstance(directory, str) and directory:
-        state_dir = Path(directory).expanduser()
-    store = FileJournalStore(state_dir)
-    return SessionOptions(store=store, checkpoint=checkpoint, name=name, resume_id=resume_id, force=force)
-
-
-def _memory(config: Config, folder: Path) -> MemoryOptions | None:
-    memory = config.harness.memory
-    if not memory.enabled:
-        return None
-    try:
-        from fiskai_memory import MemoryStoreError, open_file_store
-    except ImportError as err:  # pragma: no cover - the agent extra pulls fiskai-memory in
-        raise click.ClickException(
-            f"harness.memory needs the `memory` extra: pip install 'fiskai-cli[memory]' ({err})"
-        ) from err
-    if memory.backend != "file":
-        raise click.ClickException(
-            f'harness.memory.backend "{memory.backend}" is not available to fiskai run yet; use the file backend'
-        )
-    directory = memory.options.get("directory")
-    try:
-        store = open_file_store(
-            config.identity, directory=directory if isinstance(directory, str) else None, store_dir=folder
-        )
-    except MemoryStoreError as err:
-        raise click.ClickException(f"opening harness.memory: {err}") from err
-    return MemoryOptions(store=store, no_index=memory.no_index)
-
-
-def _knowledge(config: Config) -> KnowledgeOptions | None:
-    knowledge = config.harness.knowledge
-    if not knowledge.enabled:
-        return None
-    # The read-only index is wired by the composition module; until then knowledge_search answers
-    # `index_not_built`, which the run reports as an advisory.
-    return KnowledgeOptions(
-        searcher=None, max_injected_tokens=knowledge.max_injected_tokens, index_path=knowledge.directory
-    )
-
-
 def _prompter() -> Prompter:
+    # Deny by default: only an operator at a terminal can approve a gated command.
     if sys.stdin.isatty():
-        # The lead's line prompter lands on main separately; until then a terminal gets the deny prompter.
-        try:
-            module = importlib.import_module("fiskai_cli.ui.prompter")
-        except ImportError:
-            return DenyPrompter()
-        prompter: Prompter = module.LinePrompter()
-        return prompter
+        return LinePrompter()
     return DenyPrompter()
 
 
@@ -348,11 +265,11 @@ def _open_http_debug(path: Path | None, warn: Any) -> HttpDebugDump | None:
     return HttpDebugDump(path, fd, warn)
 
 
-async def _drive(options: RunOptions, checkpointing: bool) -> RunResult:
-    """Run the agent while turning SIGINT/SIGTERM into a suspend (journaled runs) or an abort."""
+async def _drive(options: RunOptions, settings: wiring.Settings, checkpointing: bool) -> RunResult:
+    """Open the run's stores, then run the agent while SIGINT/SIGTERM suspend (journaled runs) or abort it."""
     control = options.control
     assert control is not None
-    outcome: list[RunResult | FiskaiError] = []
+    outcome: list[RunResult | Exception] = []
 
     async def watch_signals() -> None:
         with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
@@ -363,21 +280,47 @@ async def _drive(options: RunOptions, checkpointing: bool) -> RunResult:
                 else:
                     control.abort()
 
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(watch_signals)
-        try:
-            outcome.append(await run_agent(options))
-        except FiskaiError as err:
-            # Raised outside the task group, so the caller sees the error itself, not a group.
-            outcome.append(err)
-        finally:
-            tg.cancel_scope.cancel()
-    if isinstance(outcome[0], FiskaiError):
+    async with contextlib.AsyncExitStack() as stack:
+        options = replace(options, memory=await _memory(settings, stack), knowledge=_knowledge(settings, stack))
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(watch_signals)
+            try:
+                outcome.append(await run_agent(options))
+            except Exception as err:  # noqa: BLE001 - re-raised below, outside the task group
+                # Raised outside the group, so the caller sees the error itself, not an exception group.
+                outcome.append(err)
+            finally:
+                tg.cancel_scope.cancel()
+    if isinstance(outcome[0], Exception):
         raise outcome[0]
     return outcome[0]
 
 
-def _finish(result: RunResult, events: LineEvents, *, output_format: str, verbose: bool, config_path: Path) -> None:
+async def _memory(settings: wiring.Settings, stack: contextlib.AsyncExitStack) -> MemoryOptions | None:
+    memory = settings.config.harness.memory
+    if not memory.enabled:
+        return None
+    store, _where = await stack.enter_async_context(
+        wiring.open_memory_store(memory, identity=settings.config.identity, folder=settings.folder)
+    )
+    return MemoryOptions(store=store, no_index=memory.no_index)
+
+
+def _knowledge(settings: wiring.Settings, stack: contextlib.AsyncExitStack) -> KnowledgeOptions | None:
+    knowledge = settings.config.harness.knowledge
+    if not knowledge.enabled:
+        return None
+    directory = wiring.knowledge_directory(knowledge, identity=settings.config.identity, folder=settings.folder)
+    limit = knowledge.max_injected_tokens
+    if not (directory / "knowledge.db").exists():
+        # knowledge_search then answers index_not_built and the run warns where it looked.
+        return KnowledgeOptions(searcher=None, max_injected_tokens=limit, index_path=str(directory))
+    # Lexical search: the embeddings client for the vector tier is not wired into run yet.
+    store = stack.enter_context(wiring.open_knowledge_store(directory, read_only=True))
+    return KnowledgeOptions(searcher=store, max_injected_tokens=limit, index_path=str(directory))
+
+
+def _finish(result: RunResult, *, output_format: str, verbose: bool, config_path: Path) -> None:
     if result.internal_error:
         click.echo("internal error: fiskai crashed (a bug, not a model or tool failure); please report it", err=True)
     if result.reason == "suspended" and result.session_id:
