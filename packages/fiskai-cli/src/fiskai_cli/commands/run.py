@@ -162,7 +162,8 @@ def run(
     if trace is not None:
         trace.summary(result.stats)
         trace.close()
-    _finish(result, output_format=output_format, verbose=verbose, config_path=settings.path)
+    aborted = options.control is not None and options.control.aborted
+    _finish(result, output_format=output_format, verbose=verbose, config_path=settings.path, aborted=aborted)
 
 
 def _check_flags(
@@ -320,7 +321,7 @@ def _knowledge(settings: wiring.Settings, stack: contextlib.AsyncExitStack) -> K
     return KnowledgeOptions(searcher=store, max_injected_tokens=limit, index_path=str(directory))
 
 
-def _finish(result: RunResult, *, output_format: str, verbose: bool, config_path: Path) -> None:
+def _finish(result: RunResult, *, output_format: str, verbose: bool, config_path: Path, aborted: bool) -> None:
     if result.internal_error:
         click.echo("internal error: fiskai crashed (a bug, not a model or tool failure); please report it", err=True)
     if result.reason == "suspended" and result.session_id:
@@ -331,4 +332,9 @@ def _finish(result: RunResult, *, output_format: str, verbose: bool, config_path
         click.echo(json.dumps(result_json(result), indent=2, ensure_ascii=False))
     if result.ok:
         return
-    raise click.ClickException(result.error or f"the run ended: {result.reason}")
+    message = result.error or f"the run ended: {result.reason}"
+    if aborted:
+        # 128 + SIGINT, as a shell reports an interrupted command.
+        click.echo(f"Error: {message}", err=True)
+        sys.exit(130)
+    raise click.ClickException(message)
