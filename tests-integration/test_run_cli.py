@@ -369,3 +369,36 @@ def test_verbose_shows_full_tool_output_and_request_summaries(env: dict[str, str
     assert '.. "list" (msgs=1' in loud.stderr
     assert "Running agent with 11 tools" in loud.stderr
     assert "   fixturectl was called with" in loud.stderr
+
+
+def test_a_reply_cut_at_max_tokens_is_an_error_and_its_tool_call_never_runs(
+    env: dict[str, str], server: MessagesServer
+) -> None:
+    server.add(
+        Turn(
+            [text("I will list the nodes and then"), tool_use("cluster_node_list", {}, id="t1")],
+            stop_reason="max_tokens",
+        )
+    )
+    done = fiskai(["-c", str(_FIXTURECTL / "agent.yaml"), "run", "list"], env, server)
+
+    assert done.returncode == 1
+    assert done.stdout == ""
+    assert "I will list the nodes and then" in done.stderr
+    assert "output token limit" in done.stderr
+    assert "-> " not in done.stderr
+    assert len(server.requests) == 1
+
+
+def test_a_paused_turn_is_sent_back_to_continue(env: dict[str, str], server: MessagesServer) -> None:
+    server.add(
+        Turn(tool_search("node commands", ["cluster_node_drain"], id="srvtoolu_p"), stop_reason="pause_turn"),
+        Turn([text("Nothing to drain.")]),
+    )
+    done = fiskai(["-c", str(_FIXTURECTL / "agent.yaml"), "run", "anything to drain?"], env, server)
+
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "Nothing to drain.\n"
+    continued = server.requests[1]
+    assert [m["role"] for m in continued.messages] == ["user", "assistant"]
+    assert [b["type"] for b in continued.messages[1]["content"]] == ["server_tool_use", "tool_search_tool_result"]
