@@ -46,7 +46,10 @@ _QUESTION_MAX_RUNES = 500
 _MAX_OPTIONS = 25
 NO_TERMINAL_REASON = "no interactive terminal is attached, so no operator could be asked"
 
-_QUESTION: dict[str, JsonValue] = {"type": "string", "description": "The question to put to the operator, in one or two plain sentences."}
+_QUESTION: dict[str, JsonValue] = {
+    "type": "string",
+    "description": "The question to put to the operator, in one or two plain sentences.",
+}
 
 _AUTHORITATIVE = (
     " The answer is the operator's decision: it is authoritative and must not be retried or second-guessed; a "
