@@ -33,6 +33,7 @@ from fiskai_agent.testing import (
     RecordingEvents,
     Turn,
     Usage as WireUsage,
+    redacted_thinking,
     text,
     thinking,
     tool_search,
@@ -353,3 +354,22 @@ async def test_a_large_output_cap_switches_to_streaming(server: MessagesServer) 
         await provider.aclose()
     assert response.message.text == "long answer"
     assert server.requests[0].stream and server.requests[0].body["max_tokens"] == 32000
+
+
+async def test_redacted_thinking_goes_back_unchanged(server: MessagesServer) -> None:
+    server.add(Turn([redacted_thinking("b3BhcXVl"), text("ok")]), Turn([text("again")]))
+    provider = _provider(server)
+    try:
+        first = await provider.call(_request())
+        assert first.message.content[0] == ProviderBlock(
+            kind="redacted_thinking", raw={"type": "redacted_thinking", "data": "b3BhcXVl"}
+        )
+        follow = (
+            *_request().messages,
+            first.message,
+            Message(role="user", content=(TextBlock(text="more"),)),
+        )
+        await provider.call(_request(messages=follow))
+    finally:
+        await provider.aclose()
+    assert server.requests[1].messages[1]["content"][0] == {"type": "redacted_thinking", "data": "b3BhcXVl"}

@@ -450,3 +450,26 @@ async def test_a_bug_in_a_tool_is_reported_as_an_internal_error_and_journaled(
     assert events.names[-1] == "panicked"
     terminal = (await store.load("bug"))[-1].payload
     assert isinstance(terminal, TerminalRecord) and terminal.reason == "error"
+
+
+async def test_the_start_line_facts_and_verbose_request_summaries(app: App, store: FileJournalStore) -> None:
+    events = RecordingEvents()
+    provider = ScriptedProvider.of(calls(("cluster_node_list", {})), answer("done"))
+    await run(
+        RunOptions(
+            prompt="list the nodes please",
+            llm=llm(),
+            app_tools=app.tools,
+            provider=provider,
+            events=events,
+            verbose=True,
+            session=SessionOptions(store=store, checkpoint=True, name="info"),
+        )
+    )
+    info = events.info
+    assert (info.app_tools, info.total_tools, info.confirm_tools) == (len(app.tools), len(app.tools), 2)
+    assert info.deferred_tools == len(app.tools) - 2, "the two ai:no_defer commands stay direct"
+    assert info.tool_search and info.new_session and info.session_id == "info" and not info.resumed
+    summaries = [payload for name, payload in events.events if name == "llm_request"]
+    assert summaries[0] == '"list the nodes please" (msgs=1, 76 B)'
+    assert str(summaries[1]).startswith("1 tool result (msgs=3, ")
