@@ -473,3 +473,39 @@ async def test_the_start_line_facts_and_verbose_request_summaries(app: App, stor
     summaries = [payload for name, payload in events.events if name == "llm_request"]
     assert summaries[0] == '"list the nodes please" (msgs=1, 76 B)'
     assert str(summaries[1]).startswith("1 tool result (msgs=3, ")
+
+
+class PeerTool:
+    """A tool served by another agent, as the remote-invoker seam presents one."""
+
+    def __init__(self) -> None:
+        self.name = "billing_invoice_ls"
+        self.remote_name = "invoice_ls"
+        self.agent = "billing"
+        self.tags: tuple[str, ...] = ("ai:confirm",)
+        self.description = "List invoices (remote)."
+        self.input_schema: dict[str, Any] = {"type": "object", "properties": {}}
+
+    async def execute(self, arguments: str | bytes | None) -> ToolResult:
+        return ToolResult(text='{"invoices":[]}')
+
+
+async def test_remote_tools_are_traced_counted_and_journaled_as_remote(store: FileJournalStore) -> None:
+    events = RecordingEvents()
+    result = await run(
+        RunOptions(
+            prompt="invoices?",
+            llm=llm(),
+            remote_tools=[PeerTool()],
+            provider=ScriptedProvider.of(calls(("billing_invoice_ls", {})), answer("none")),
+            events=events,
+            session=SessionOptions(store=store, checkpoint=True, name="remote"),
+        )
+    )
+    (trace,) = events.tool_calls
+    assert (trace.presentation, trace.kind, trace.agent) == ("remote", "remote", "billing")
+    assert result.stats.remote_tool_calls == 1 and events.info.confirm_tools == 0, "remote tools are never gated"
+    records = await store.load("remote")
+    (intent,) = [r.payload for r in records if isinstance(r.payload, ToolIntentRecord)]
+    (journaled,) = [r.payload for r in records if isinstance(r.payload, ToolResultRecord)]
+    assert intent.remote_target == "billing/invoice_ls" and journaled.remote
