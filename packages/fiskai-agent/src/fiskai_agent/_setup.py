@@ -13,6 +13,8 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import cast
 
+import anyio
+
 from fiskai_agent._budget import Budget
 from fiskai_agent._journal import RunJournal, delivered_citations, new_run_id
 from fiskai_agent._memory_tools import memory_tools
@@ -281,6 +283,7 @@ async def prepare(options: RunOptions) -> Setup:
         )
 
     provider, owns = _provider(options)
+    setup: Setup | None = None
     try:
         caps = provider.capabilities
         if caps.reason:
@@ -317,8 +320,11 @@ async def prepare(options: RunOptions) -> Setup:
         resume_info = await _journal(setup, fingerprint)
         await _memory_index(setup)
     except BaseException:
-        if owns:
-            await provider.aclose()
+        with anyio.CancelScope(shield=True):
+            if setup is not None:
+                await setup.journal.aclose()
+            if owns:
+                await provider.aclose()
         raise
 
     options.events.starting(
