@@ -178,6 +178,8 @@ def test_retryable_failures_are_retried_by_the_sdk_and_seen_by_the_server(status
         message = _create(_client(server, max_retries=2))
     assert message.content[0].type == "text"
     assert [r.retry_count for r in server.requests] == [0, 1, 2]
+    assert len(server.service_seconds) == 3
+    assert all(seconds >= 0 for seconds in server.service_seconds)
 
 
 def test_retries_exhausted_surface_the_status_error() -> None:
@@ -204,6 +206,7 @@ def test_hang_ends_in_the_client_timeout_and_the_retry_is_served() -> None:
     assert block.type == "text"
     assert block.text == "after the hang"
     assert [r.retry_count for r in server.requests] == [0, 1]
+    assert len(server.service_seconds) == 1
 
 
 def test_hang_without_retries_raises_the_timeout() -> None:

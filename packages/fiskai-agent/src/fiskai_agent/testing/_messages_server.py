@@ -22,11 +22,12 @@ import math
 import select
 import socket
 import threading
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
-from typing import Any, Self, cast
+from typing import Any, ClassVar, Self, cast
 
 __all__ = [
     "Drop",
@@ -252,6 +253,7 @@ class MessagesServer:
         self.local = local
         self._lock = threading.Condition()
         self._requests: list[RecordedRequest] = []
+        self._service: list[float] = []
         self._closing = threading.Event()
         self._ids = itertools.count(1)
         self._httpd: ThreadingHTTPServer | None = None
@@ -305,6 +307,19 @@ class MessagesServer:
         """Every request received so far, in arrival order (a copy)."""
         with self._lock:
             return list(self._requests)
+
+    @property
+    def service_seconds(self) -> list[float]:
+        """For each answered request (not hangs or drops), the seconds from its headers to the last byte sent.
+
+        The server's share of a call's wall time, so a bench can subtract "model time" exactly.
+        """
+        with self._lock:
+            return list(self._service)
+
+    def _served(self, seconds: float) -> None:
+        with self._lock:
+            self._service.append(seconds)
 
     @property
     def remaining(self) -> int:
@@ -452,66 +467,72 @@ def _split(value: str, size: int = 16) -> list[str]:
     return [value[i : i + size] for i in range(0, len(value), size)] or [""]
 
 
-def _handler_for(server: MessagesServer) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
+class _Handler(BaseHTTPRequestHandler):
+    messages: ClassVar[MessagesServer]
+    protocol_version = "HTTP/1.1"
 
-        def do_POST(self) -> None:
-            length = int(self.headers.get("content-length") or 0)
-            raw = self.rfile.read(length) if length else b""
-            headers = {key.lower(): value for key, value in self.headers.items()}
-            path = self.path.split("?", 1)[0]
-            if path != "/v1/messages":
-                self._error(Failure(404, f"scripted server serves POST /v1/messages, not {path}"))
-                return
-            request = server._record(path, headers, raw)  # pyright: ignore[reportPrivateUsage]
-            self._answer(request, server._answer_for(request))  # pyright: ignore[reportPrivateUsage]
-
-        def _answer(self, request: RecordedRequest, answer: Turn | Failure | Hang | Drop) -> None:
-            if isinstance(answer, Failure):
-                self._error(answer)
-            elif isinstance(answer, Hang):
-                server._wait_for_disconnect(self.connection)  # pyright: ignore[reportPrivateUsage]
-                self.close_connection = True
-            elif isinstance(answer, Drop):
-                self.close_connection = True
-                self.connection.shutdown(socket.SHUT_RDWR)
-            else:
-                message = server._message(request, answer)  # pyright: ignore[reportPrivateUsage]
-                if request.stream:
-                    body = "".join(
-                        f"event: {name}\ndata: {json.dumps(data)}\n\n" for name, data in _sse_events(message)
-                    ).encode()
-                    self._send(200, body, "text/event-stream")
-                else:
-                    self._send(200, json.dumps(message).encode(), "application/json")
-
-        def _error(self, failure: Failure) -> None:
-            kind = _ERROR_TYPES.get(failure.status, "api_error")
-            body = {"type": "error", "error": {"type": kind, "message": failure.message}}
-            extra: dict[str, str] = {}
-            if failure.retry_after is not None:
-                extra["retry-after-ms"] = str(round(failure.retry_after * 1000))
-            if failure.should_retry is not None:
-                extra["x-should-retry"] = "true" if failure.should_retry else "false"
-            self._send(failure.status, json.dumps(body).encode(), "application/json", extra)
-
-        def _send(self, status: int, body: bytes, content_type: str, extra: Mapping[str, str] | None = None) -> None:
-            try:
-                self.send_response(status)
-                self.send_header("content-type", content_type)
-                self.send_header("content-length", str(len(body)))
-                self.send_header("request-id", server._next_id("req"))  # pyright: ignore[reportPrivateUsage]
-                for key, value in (extra or {}).items():
-                    self.send_header(key, value)
-                self.end_headers()
-                self.wfile.write(body)
-            except OSError:
-                # The client gave up (its timeout) while we answered; nothing left to tell it.
-                self.close_connection = True
-
-        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002  # pyright: ignore[reportImplicitOverride]
-            # Quiet: test output is the client's story, not the server's access log.
+    def do_POST(self) -> None:
+        started = time.perf_counter()
+        length = int(self.headers.get("content-length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        headers = {key.lower(): value for key, value in self.headers.items()}
+        path = self.path.split("?", 1)[0]
+        if path != "/v1/messages":
+            self._error(Failure(404, f"scripted server serves POST /v1/messages, not {path}"))
             return
+        request = self.messages._record(path, headers, raw)  # pyright: ignore[reportPrivateUsage]
+        answer = self.messages._answer_for(request)  # pyright: ignore[reportPrivateUsage]
+        self._answer(request, answer)
+        if not isinstance(answer, Hang | Drop):
+            self.messages._served(time.perf_counter() - started)  # pyright: ignore[reportPrivateUsage]
 
-    return Handler
+    def _answer(self, request: RecordedRequest, answer: Turn | Failure | Hang | Drop) -> None:
+        if isinstance(answer, Failure):
+            self._error(answer)
+        elif isinstance(answer, Hang):
+            self.messages._wait_for_disconnect(self.connection)  # pyright: ignore[reportPrivateUsage]
+            self.close_connection = True
+        elif isinstance(answer, Drop):
+            self.close_connection = True
+            self.connection.shutdown(socket.SHUT_RDWR)
+        else:
+            message = self.messages._message(request, answer)  # pyright: ignore[reportPrivateUsage]
+            if request.stream:
+                body = "".join(
+                    f"event: {name}\ndata: {json.dumps(data)}\n\n" for name, data in _sse_events(message)
+                ).encode()
+                self._send(200, body, "text/event-stream")
+            else:
+                self._send(200, json.dumps(message).encode(), "application/json")
+
+    def _error(self, failure: Failure) -> None:
+        kind = _ERROR_TYPES.get(failure.status, "api_error")
+        body = {"type": "error", "error": {"type": kind, "message": failure.message}}
+        extra: dict[str, str] = {}
+        if failure.retry_after is not None:
+            extra["retry-after-ms"] = str(round(failure.retry_after * 1000))
+        if failure.should_retry is not None:
+            extra["x-should-retry"] = "true" if failure.should_retry else "false"
+        self._send(failure.status, json.dumps(body).encode(), "application/json", extra)
+
+    def _send(self, status: int, body: bytes, content_type: str, extra: Mapping[str, str] | None = None) -> None:
+        try:
+            self.send_response(status)
+            self.send_header("content-type", content_type)
+            self.send_header("content-length", str(len(body)))
+            self.send_header("request-id", self.messages._next_id("req"))  # pyright: ignore[reportPrivateUsage]
+            for key, value in (extra or {}).items():
+                self.send_header(key, value)
+            self.end_headers()
+            self.wfile.write(body)
+        except OSError:
+            # The client gave up (its timeout) while we answered; nothing left to tell it.
+            self.close_connection = True
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002  # pyright: ignore[reportImplicitOverride]
+        # Quiet: test output is the client's story, not the server's access log.
+        return
+
+
+def _handler_for(server: MessagesServer) -> type[BaseHTTPRequestHandler]:
+    return type("MessagesHandler", (_Handler,), {"messages": server})
