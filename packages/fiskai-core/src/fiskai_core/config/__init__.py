@@ -13,6 +13,7 @@ from ._modes import Mode
 from ._schema import (
     A2ASettings,
     BudgetSettings,
+    CapabilitiesSettings,
     EmbeddingsSettings,
     ExposeAgentSettings,
     ExposeSettings,
@@ -34,6 +35,7 @@ __all__ = [
     "DEFAULT_IDENTITY",
     "A2ASettings",
     "BudgetSettings",
+    "CapabilitiesSettings",
     "Config",
     "DurationError",
     "EmbeddingsSettings",
