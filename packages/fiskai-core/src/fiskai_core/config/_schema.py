@@ -207,13 +207,13 @@ class LLMSettings(Block):
     model: Text = ""
     """Required in agent mode; any string is accepted."""
     provider: Text = "anthropic"
-    base_url: Text = ""
-    """An Anthropic-compatible server (Ollama, llama.cpp, vLLM, a proxy); empty means the provider's own API."""
     budget: BudgetSettings = Field(default_factory=BudgetSettings)
     thinking: ThinkingSettings = Field(default_factory=ThinkingSettings)
-    capabilities: CapabilitiesSettings = Field(default_factory=CapabilitiesSettings)
     no_prompt_cache: bool = False
     no_tool_search: bool = False
+    base_url: Text = ""
+    """An Anthropic-compatible server (Ollama, llama.cpp, vLLM, a proxy); empty means the provider's own API."""
+    capabilities: CapabilitiesSettings = Field(default_factory=CapabilitiesSettings)
 
     @field_validator("provider")
     @classmethod
