@@ -81,7 +81,7 @@ async def test_built_ins_count_toward_the_threshold(app: App) -> None:
     assert [d.defer_loading for d in request.tools] == [True] * 6 + [False] * 4
 
 
-async def test_a_backend_without_tool_search_gets_every_tool_directly_with_a_warning(app: App) -> None:
+async def test_a_backend_without_tool_search_gets_find_tools_instead_of_the_deferred_tools(app: App) -> None:
     provider = ScriptedProvider.of(answer("ok"), capabilities=Capabilities(provider="anthropic"))
     events = RecordingEvents()
     many = [FakeTool(name=f"t{i}", description="t") for i in range(12)]
@@ -89,7 +89,10 @@ async def test_a_backend_without_tool_search_gets_every_tool_directly_with_a_war
         RunOptions(prompt="x", llm=LLM, custom_tools=many, provider=provider, events=events), provider
     )
     assert not request.tool_search and not any(d.defer_loading for d in request.tools)
-    assert events.advisory_kinds() == ["tool_search_unsupported"]
+    assert [d.name for d in request.tools] == ["find_tools"]
+    assert "find_tools" in request.system[-1]
+    (advisory,) = events.advisories
+    assert advisory.kind == "tool_finder" and advisory.count == 12
 
 
 async def test_no_tool_search_sends_every_tool_directly_with_its_own_warning() -> None:

@@ -5,7 +5,12 @@ any tool runs; a `max_tokens` stop is an error whose tool calls never run; a tur
 not paused) is the answer; otherwise check the run budget, then run the calls one at a time, journaling
 an intent before and the result after each, and feed all results back as one user message.
 
-Dispatch, in order: unknown tool; missing required parameters (before the gate, so an operator is never
+A 400 naming a capability the request used (`defer_loading`, the tool-search tool, `cache_control`,
+thinking) makes the run drop those capabilities once, with a warning, and repeat the call (`fall_back`).
+
+Dispatch, in order: a deferred tool the model has not found through `find_tools` (refused in-band,
+nothing runs); `find_tools` itself (answered, its tools loaded; no gate, no intent); unknown tool;
+missing required parameters (before the gate, so an operator is never
 asked about a broken call); the confirm gate; the intent record (durable before the tool starts, its
 effect id exported to the command as `FISKAI_EFFECT_ID`); the call; the result record.
 
@@ -20,7 +25,8 @@ import json
 from dataclasses import dataclass
 
 from fiskai_agent._options import StopReason
-from fiskai_agent._setup import Setup
+from fiskai_agent._setup import Setup, fall_back
+from fiskai_agent._tool_finder import refused_capability
 from fiskai_agent._tools import Entry, argv_of, display_of, missing_of, with_effect_id
 from fiskai_agent.errors import ProviderError
 from fiskai_agent.events import Advisory, ToolResultTrace, ToolTrace
@@ -39,7 +45,7 @@ from fiskai_core.builtins import KnowledgeSearchTool
 from fiskai_core.confirm import GateChannel, GateDecision, argv_digest
 from fiskai_core.errors import ArgumentsError
 from fiskai_core.prompter import PromptDeclined
-from fiskai_core.tools import ToolResult
+from fiskai_core.tools import FIND_TOOLS, ToolResult, found_tool_names
 from fiskai_runstate import effect_id
 
 __all__ = ["Outcome", "Runner"]
@@ -75,13 +81,9 @@ class Runner:
                 return Outcome("suspended")
             index = self._iteration
             self._iteration += 1
-            request = self._request(index)
-            if s.options.verbose:
-                s.options.events.llm_request(_summary(request))
-            try:
-                response = await s.provider.call(request)
-            except ProviderError as err:
-                return Outcome("error", f"llm call: {err}")
+            response = await self._call(index)
+            if isinstance(response, Outcome):
+                return response
             self._count(response)
             s.messages.append(response.message)
             await s.journal.assistant(index, response)
@@ -102,6 +104,21 @@ class Runner:
                 s.messages.append(Message(role="user", content=tuple(results)))
         return Outcome("max_iterations", f"max iterations ({s.budget.max_iterations}) reached without a final answer")
 
+    async def _call(self, index: int) -> Response | Outcome:
+        """One model call; a capability the server refuses is dropped once and the call repeated."""
+        s = self._s
+        while True:
+            request = self._request(index)
+            if s.options.verbose:
+                s.options.events.llm_request(_summary(request))
+            try:
+                return await s.provider.call(request)
+            except ProviderError as err:
+                refused = None if s.fell_back else refused_capability(err, request)
+                if refused is None:
+                    return Outcome("error", f"llm call: {err}")
+                fall_back(s, refused, f"HTTP {err.status}: {err.detail or err}")
+
     def _request(self, iteration: int) -> Request:
         s = self._s
         llm = s.options.llm
@@ -109,13 +126,14 @@ class Runner:
             model=llm.model,
             system=tuple(s.system),
             messages=tuple(s.messages),
-            tools=s.tool_defs,
+            tools=s.request_tools(),
             tool_search=s.tool_search,
             thinking=s.thinking,
             max_output_tokens=s.budget.max_output_tokens,
             prompt_cache=s.capabilities.prompt_cache and not llm.no_prompt_cache,
             cache_ttl="1h" if s.options.interactive else "5m",
             iteration=iteration,
+            capabilities=s.capabilities,
         )
 
     def _count(self, response: Response) -> None:
@@ -137,6 +155,8 @@ class Runner:
         for use in assistant.tool_uses:
             done = journaled.get(use.id)
             if done is not None:
+                if use.name == FIND_TOOLS and not done.is_error and s.finder is not None:
+                    s.finder.deferred.load(found_tool_names(done.content))
                 results.append(done)
             elif pending.stop_reason == "max_tokens":
                 # A truncated reply's tool calls may be cut mid-argument: they never run, not even on resume.
@@ -212,6 +232,20 @@ class Runner:
         s = self._s
         events, stats, journal = s.options.events, s.stats, s.journal
         stats.tool_calls += 1
+        if s.finder is not None:
+            refusal = s.finder.deferred.refusal(use.name)
+            if refusal is not None:
+                stats.by_kind["not_loaded"] = stats.by_kind.get("not_loaded", 0) + 1
+                events.warn(
+                    Advisory(
+                        kind="tool_not_loaded",
+                        name=use.name,
+                        message=f'model called "{use.name}" before finding it with find_tools; not run',
+                    )
+                )
+                return await journal.result(use, refusal)
+            if use.name == FIND_TOOLS:
+                return await self._find(use)
         entry = s.entries.get(use.name)
         if entry is None:
             stats.by_kind["unknown"] = stats.by_kind.get("unknown", 0) + 1
@@ -278,6 +312,30 @@ class Runner:
         events.tool_result(_result_trace(use, entry, result))
         cited = tool.delivered_citations[before:] if isinstance(tool, KnowledgeSearchTool) else ()
         return await journal.result(use, result, remote=remote, gate=recovery, citations=cited)
+
+    async def _find(self, use: ToolUseBlock) -> ToolResultBlock:
+        """Answer `find_tools` and load what it found for the next request: no gate, no intent (no effect)."""
+        s = self._s
+        finder = s.finder
+        assert finder is not None
+        entry = finder.entry
+        s.stats.by_kind[entry.kind] = s.stats.by_kind.get(entry.kind, 0) + 1
+        display, display_short = display_of(entry, use.arguments, None)
+        s.options.events.tool_call(
+            ToolTrace(
+                tool_use_id=use.id,
+                name=use.name,
+                display=display,
+                display_short=display_short,
+                presentation=entry.presentation,
+                kind=entry.kind,
+            )
+        )
+        found = finder.tool.answer(use.arguments)
+        if not found.result.is_error:
+            finder.deferred.load(found.found)
+        s.options.events.tool_result(_result_trace(use, entry, found.result))
+        return await s.journal.result(use, found.result)
 
 
 def _result_trace(use: ToolUseBlock, entry: Entry, result: ToolResult) -> ToolResultTrace:

@@ -3,6 +3,10 @@
 Tools and built-ins (name clashes are errors), the confirm gate and its advisories, the provider and its
 capabilities, tool-search deferral, the system blocks, the fingerprint, then the journal: a new
 checkpoint, a resume (load, fold, guard), or nothing.
+
+Deferral takes one of three forms: server-side tool search (deferred tools marked, the search tool
+added); the client-side `find_tools` finder when the server has no tool search (`_tool_finder`); or,
+when the operator set `llm.no_tool_search`, every tool sent directly as the original does.
 """
 
 from __future__ import annotations
@@ -19,11 +23,13 @@ from fiskai_agent._budget import Budget
 from fiskai_agent._journal import RunJournal, delivered_citations, new_run_id
 from fiskai_agent._memory_tools import memory_tools
 from fiskai_agent._options import RunOptions, RunStats
+from fiskai_agent._tool_finder import FinderMode, finder_mode, found_answers
 from fiskai_agent._tools import Entry, tool_def, tools_hash_input
 from fiskai_agent.errors import ResumeRefusedError, SetupError
 from fiskai_agent.events import Advisory, Presentation, ResumeInfo, RunInfo, ToolKind
 from fiskai_agent.llm import (
     Capabilities,
+    CapabilityOverrides,
     Message,
     Provider,
     ProviderSettings,
@@ -31,6 +37,7 @@ from fiskai_agent.llm import (
     ToolDef,
     create_provider,
     message_from_json,
+    overrides_from_settings,
     provider_spec,
     validate_base_url,
 )
@@ -42,7 +49,7 @@ from fiskai_core.builtins import (
     ask_human_tools,
 )
 from fiskai_core.confirm import ConfirmGate
-from fiskai_core.tools import Tool, plan_deferral
+from fiskai_core.tools import FIND_TOOLS, Tool, plan_deferral
 from fiskai_memory import MEMORY_SYSTEM_NOTE, MemoryStoreError, build_memory_index
 from fiskai_runstate import (
     Fingerprint,
@@ -58,7 +65,7 @@ from fiskai_runstate import (
     sha256_json,
 )
 
-__all__ = ["RESUME_REMINDER", "Setup", "prepare"]
+__all__ = ["RESUME_REMINDER", "Setup", "fall_back", "prepare"]
 
 DEFAULT_PROMPT = "assist the user"
 RESUME_REMINDER = (
@@ -92,6 +99,16 @@ class Setup:
     session_id: str | None = None
     last_stop_reason: str = ""
     """The stop reason of the last journaled model turn (resume only)."""
+    finder: FinderMode | None = None
+    """The client-side tool finder, when deferred tools are reached through `find_tools`."""
+    deferrable: list[Entry] = field(default_factory=list[Entry])
+    builtins: list[Entry] = field(default_factory=list[Entry])
+    fell_back: bool = False
+    """A server refused a capability and the run dropped them (at most once per run)."""
+
+    def request_tools(self) -> tuple[ToolDef, ...]:
+        """The tool list of the next request."""
+        return self.finder.tools() if self.finder is not None else self.tool_defs
 
 
 def _entries(options: RunOptions, gate: ConfirmGate) -> tuple[dict[str, Entry], list[Entry], list[Entry]]:
@@ -209,9 +226,14 @@ def _provider(options: RunOptions) -> tuple[Provider, bool]:
         base_url=base_url,
         call_timeout=llm.budget.call_timeout.total_seconds(),
         observer=options.http_observer,
-        overrides=options.capabilities,
+        overrides=_overrides(options),
     )
     return create_provider(llm.provider, settings), True
+
+
+def _overrides(options: RunOptions) -> CapabilityOverrides | None:
+    """`RunOptions.capabilities`, else `llm.capabilities` from agent.yaml."""
+    return options.capabilities or overrides_from_settings(options.llm.capabilities)
 
 
 def _tool_defs(
@@ -229,6 +251,22 @@ def _tool_defs(
     defs = [tool_def(e, defer=plan.deferred.get(e.tool.name, False)) for e in deferrable]
     defs.extend(tool_def(e, defer=False) for e in builtins)
     return tuple(defs), plan.add_search_tool
+
+
+def _deferral(
+    options: RunOptions,
+    entries: dict[str, Entry],
+    deferrable: Sequence[Entry],
+    builtins: Sequence[Entry],
+    caps: Capabilities,
+) -> tuple[tuple[ToolDef, ...], bool, tuple[ToolDef, ...], FinderMode | None]:
+    """(base tool list, server tool search, what the fingerprint hashes, the client-side finder or None)."""
+    finder = None if caps.tool_search or options.llm.no_tool_search else finder_mode(deferrable, builtins)
+    if finder is None:
+        tool_defs, tool_search = _tool_defs(options, deferrable, builtins, caps)
+        return tool_defs, tool_search, tool_defs, None
+    entries[FIND_TOOLS] = finder.entry
+    return finder.base, False, finder.hashed, finder
 
 
 def _system_blocks(options: RunOptions) -> list[str]:
@@ -285,18 +323,21 @@ async def prepare(options: RunOptions) -> Setup:
     provider, owns = _provider(options)
     setup: Setup | None = None
     try:
-        caps = provider.capabilities
+        # An injected provider reports its own capabilities; the operator's forced settings still apply.
+        caps = provider.capabilities.restricted(_overrides(options))
         if caps.reason:
             options.events.warn(Advisory(kind="capabilities_reduced", message=caps.reason))
-        tool_defs, tool_search = _tool_defs(options, deferrable, builtins, caps)
+        tool_defs, tool_search, hashed, finder = _deferral(options, entries, deferrable, builtins, caps)
         thinking = llm.thinking.enabled and caps.thinking
         budget = Budget.from_settings(llm.budget, thinking=thinking)
         system = _system_blocks(options)
+        if finder is not None:
+            system.append(finder.tool.system_note)
         fingerprint = Fingerprint(
             provider=caps.provider,
             model=llm.model,
             system_hash=sha256_json(system),
-            tools_hash=sha256_json(tools_hash_input(tool_defs)),
+            tools_hash=sha256_json(tools_hash_input(hashed)),
             thinking_mode="summarized" if thinking else "off",
             max_tokens=budget.max_tokens,
             max_iterations=budget.max_iterations,
@@ -316,8 +357,14 @@ async def prepare(options: RunOptions) -> Setup:
             journal=RunJournal(None, run_id=f"ephemeral-{new_run_id()}", last_seq=0),
             messages=[],
             stats=RunStats(model=llm.model),
+            finder=finder,
+            deferrable=deferrable,
+            builtins=builtins,
         )
         resume_info = await _journal(setup, fingerprint)
+        if finder is not None:
+            finder.deferred.restore(found_answers(setup.messages))
+            _advise_finder(options, finder, len(entries))
         await _memory_index(setup)
     except BaseException:
         with anyio.CancelScope(shield=True):
@@ -333,11 +380,15 @@ async def prepare(options: RunOptions) -> Setup:
             provider=caps.provider,
             app_tools=sum(1 for e in entries.values() if e.kind == "application"),
             total_tools=len(entries),
-            deferred_tools=sum(1 for d in tool_defs if d.defer_loading),
+            deferred_tools=len(finder.deferred_defs)
+            if finder is not None
+            else sum(1 for d in tool_defs if d.defer_loading),
             thinking=thinking,
             tool_search=tool_search,
             prompt_cache=caps.prompt_cache and not llm.no_prompt_cache,
             capabilities_note=caps.reason,
+            tool_finder=finder is not None,
+            capabilities=caps.describe(),
             confirm_tools=sum(1 for e in entries.values() if e.gate_tag is not None),
             confirm_tags=tuple(dict.fromkeys(options.confirm_tags)),
             session_id=setup.session_id,
@@ -357,6 +408,50 @@ async def prepare(options: RunOptions) -> Setup:
                 )
             )
     return setup
+
+
+def _advise_finder(options: RunOptions, finder: FinderMode, total: int) -> None:
+    hidden = len(finder.deferred_defs)
+    options.events.warn(
+        Advisory(
+            kind="tool_finder",
+            count=hidden,
+            message=f"{total} tools are available and the model server has no tool search, so {hidden} are "
+            f"deferred behind the client-side find_tools tool: each request carries {len(finder.base)} tools plus "
+            "those the model has found",
+        )
+    )
+
+
+def fall_back(setup: Setup, capability: str, detail: str) -> None:
+    """Drop server-side tool search, caching and thinking for the rest of the run (a server refused one).
+
+    Deferred tools move behind `find_tools` (the loaded set rebuilt from the conversation so far); when
+    a tool already has that name, or the operator set `llm.no_tool_search`, every tool is sent directly.
+    """
+    options = setup.options
+    setup.fell_back = True
+    shown = {"tool_search": "server-side tool search", "prompt_cache": "prompt caching", "thinking": "thinking"}
+    why = f"the model server refused {shown.get(capability, capability)} ({detail})"
+    had_search = setup.capabilities.tool_search
+    setup.capabilities = setup.capabilities.without_server_features(why)
+    setup.thinking = False
+    note = "continuing without server-side tool search, prompt caching and thinking"
+    if had_search and setup.finder is None:
+        finder = None
+        if not options.llm.no_tool_search and FIND_TOOLS not in setup.entries:
+            finder = finder_mode(setup.deferrable, setup.builtins)
+        if finder is not None:
+            setup.finder = finder
+            setup.entries[FIND_TOOLS] = finder.entry
+            setup.system.append(finder.tool.system_note)
+            finder.deferred.restore(found_answers(setup.messages))
+            note += f"; {len(finder.deferred_defs)} deferred tools are reached through the client-side find_tools tool"
+        else:
+            setup.tool_defs = tuple(tool_def(e, defer=False) for e in (*setup.deferrable, *setup.builtins))
+            note += "; every tool is sent directly"
+        setup.tool_search = False
+    options.events.warn(Advisory(kind="capabilities_fallback", name=capability, message=f"{why}; {note}"))
 
 
 async def _journal(setup: Setup, fingerprint: Fingerprint) -> ResumeInfo | None:

@@ -23,7 +23,7 @@ from fiskai_core.confirm import render_command_line
 from fiskai_core.fisk import missing_required_message, trace_line, trace_line_short
 from fiskai_core.fisk.execution import CommandTool
 from fiskai_core.sanitize import sanitize_for_terminal
-from fiskai_core.tools import TAG_NO_DEFER, Tool
+from fiskai_core.tools import FIND_TOOLS, TAG_NO_DEFER, Tool
 
 __all__ = [
     "EFFECT_ID_ENV",
@@ -41,7 +41,7 @@ EFFECT_ID_ENV = "FISKAI_EFFECT_ID"
 """The variable a command tool's process finds its call's stable effect id in (an idempotency key)."""
 TAG_IDEMPOTENT = "ai:idempotent"
 """A command safe to run twice: after a crash its unfinished call is re-run without asking."""
-_READ_ONLY_BUILTINS = frozenset({"memory_list", "memory_read", KNOWLEDGE_SEARCH})
+_READ_ONLY_BUILTINS = frozenset({"memory_list", "memory_read", KNOWLEDGE_SEARCH, FIND_TOOLS})
 """Built-ins with no side effect: safe to repeat after a crash without asking."""
 _TRACE_MAX_RUNES = 200
 _DISPLAY_MAX_RUNES = 2000
@@ -131,20 +131,21 @@ def display_of(entry: Entry, arguments: str, argv: Sequence[str] | None) -> tupl
     if _traced(tool):
         line = sanitize_for_terminal(tool.trace_line(arguments), _DISPLAY_MAX_RUNES)
         return line, line
-    if tool.name == KNOWLEDGE_SEARCH:
-        line = _knowledge_trace(arguments)
+    if tool.name in (KNOWLEDGE_SEARCH, FIND_TOOLS):
+        line = _query_trace(tool.name, arguments)
         return line, line
     return tool.name, tool.name
 
 
-def _knowledge_trace(arguments: str) -> str:
+def _query_trace(name: str, arguments: str) -> str:
+    """`knowledge_search("...")` / `find_tools("...")`: the query a search tool was asked."""
     try:
         data: object = json.loads(arguments)
     except ValueError:
         data = None
     query = cast("dict[str, Any]", data).get("query") if isinstance(data, dict) else None
     shown = sanitize_for_terminal(query, _TRACE_MAX_RUNES) if isinstance(query, str) else ""
-    return f'{KNOWLEDGE_SEARCH}("{shown}")'
+    return f'{name}("{shown}")'
 
 
 def with_effect_id(tool: Tool, effect_id: str) -> Tool:

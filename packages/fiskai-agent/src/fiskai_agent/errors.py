@@ -30,9 +30,10 @@ class ResumeRefusedError(AgentError):
 
 
 class ProviderError(AgentError):
-    """A model call failed; `status` is the HTTP status when there was one."""
+    """A model call failed; `status` is the HTTP status when there was one, `detail` the server's own words."""
 
-    def __init__(self, message: str, *, status: int | None = None, retryable: bool = False) -> None:
+    def __init__(self, message: str, *, status: int | None = None, retryable: bool = False, detail: str = "") -> None:
         super().__init__(message)
         self.status = status
         self.retryable = retryable
+        self.detail = detail

@@ -46,6 +46,9 @@ AdvisoryKind = Literal[
     "tool_search_unsupported",
     "tool_search_disabled",
     "capabilities_reduced",
+    "capabilities_fallback",
+    "tool_finder",
+    "tool_not_loaded",
     "knowledge_index_absent",
 ]
 """Stable tokens for structured sinks; the `message` of an `Advisory` is the line a UI prints."""
@@ -87,6 +90,10 @@ class RunInfo:
     prompt_cache: bool
     capabilities_note: str
     """Why a capability is off (empty when all are on)."""
+    tool_finder: bool = False
+    """Deferred tools are reached through the client-side `find_tools` tool (the server has no tool search)."""
+    capabilities: str = ""
+    """Which capabilities are on and why (`server tool search off (llm.capabilities), ... (auto: ...)`)."""
     confirm_tools: int
     """Tools behind the confirm gate."""
     confirm_tags: tuple[str, ...]

@@ -5,9 +5,8 @@ statically: `create_provider("anthropic", ...)` loads it when a run starts.
 """
 
 from ._base_url import validate_base_url
+from ._capabilities import Capabilities, CapabilityOverrides, overrides_from_settings
 from ._provider import (
-    Capabilities,
-    CapabilityOverrides,
     HttpExchange,
     HttpObserver,
     Provider,
@@ -17,6 +16,7 @@ from ._provider import (
     credential_env_names,
     known_providers,
     preload_provider,
+    provider_capabilities,
     provider_spec,
 )
 from ._types import (
@@ -67,7 +67,9 @@ __all__ = [
     "known_providers",
     "message_from_json",
     "message_to_json",
+    "overrides_from_settings",
     "preload_provider",
+    "provider_capabilities",
     "provider_spec",
     "tool_result_from_json",
     "tool_result_to_json",

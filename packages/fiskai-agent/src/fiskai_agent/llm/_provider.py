@@ -12,11 +12,12 @@ from __future__ import annotations
 import importlib
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Protocol
 
 from fiskai_agent.errors import SetupError
 
+from ._capabilities import Capabilities, CapabilityOverrides, anthropic_capabilities
 from ._types import Request, Response
 
 __all__ = [
@@ -31,44 +32,9 @@ __all__ = [
     "credential_env_names",
     "known_providers",
     "preload_provider",
+    "provider_capabilities",
     "provider_spec",
 ]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Capabilities:
-    """What a provider (and the server behind it) supports for this run."""
-
-    provider: str
-    """The neutral provider id journaled in the fingerprint (`anthropic`); a resume cannot change it."""
-    tool_search: bool = False
-    """Server-side tool search: deferred tools plus the BM25 search tool."""
-    prompt_cache: bool = False
-    """`cache_control` breakpoints."""
-    thinking: bool = False
-    """Adaptive thinking."""
-    reason: str = ""
-    """Why capabilities were turned off, for the start line (empty when all are on)."""
-
-    def restricted(self, overrides: CapabilityOverrides | None) -> Capabilities:
-        """These capabilities with the operator's forced settings applied (`None` fields keep the auto value)."""
-        if overrides is None:
-            return self
-        return replace(
-            self,
-            tool_search=self.tool_search if overrides.tool_search is None else overrides.tool_search,
-            prompt_cache=self.prompt_cache if overrides.prompt_cache is None else overrides.prompt_cache,
-            thinking=self.thinking if overrides.thinking is None else overrides.thinking,
-        )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class CapabilityOverrides:
-    """Forced capability settings; `None` keeps the provider's automatic choice."""
-
-    tool_search: bool | None = None
-    prompt_cache: bool | None = None
-    thinking: bool | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -156,6 +122,8 @@ class ProviderSpec:
     key_env: str = ""
     """The variable a missing-key message tells the operator to set."""
     base_url_env: str = ""
+    capabilities: Callable[[str, str, str | None], Capabilities] | None = None
+    """The automatic capabilities for (provider name, model, base URL), decided without importing the SDK."""
 
 
 _REGISTRY: dict[str, ProviderSpec] = {}
@@ -180,6 +148,7 @@ _register(
         ),
         key_env="ANTHROPIC_API_KEY",
         base_url_env="ANTHROPIC_BASE_URL",
+        capabilities=anthropic_capabilities,
     )
 )
 
@@ -199,6 +168,19 @@ def provider_spec(name: str) -> ProviderSpec:
     if spec is None:
         raise SetupError(f'unknown llm provider "{name}": known providers are [{" ".join(known_providers())}]')
     return spec
+
+
+def provider_capabilities(
+    name: str, model: str, base_url: str | None, overrides: CapabilityOverrides | None = None
+) -> Capabilities:
+    """What a run of `model` on provider `name` at `base_url` uses, with the operator's forced settings.
+
+    Raises:
+        fiskai_agent.errors.SetupError: No provider has that name.
+    """
+    spec = provider_spec(name)
+    auto = spec.capabilities(name, model, base_url) if spec.capabilities is not None else Capabilities(provider=name)
+    return auto.restricted(overrides)
 
 
 def credential_env_names() -> tuple[str, ...]:

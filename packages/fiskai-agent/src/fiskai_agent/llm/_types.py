@@ -21,6 +21,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias, cast
 
+from ._capabilities import Capabilities
+
 __all__ = [
     "CacheTTL",
     "ContentBlock",
@@ -162,6 +164,9 @@ class Request:
     """1h for interactive runs, whose pauses between turns outlast 5 minutes."""
     iteration: int = 0
     """The loop iteration, for tracing."""
+    capabilities: Capabilities | None = None
+    """The run's capabilities when narrower than the provider's own (a server refused one mid-run): a
+    capability off here is neither used nor named in the request. `None` keeps the provider's."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

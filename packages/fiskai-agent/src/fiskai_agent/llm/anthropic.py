@@ -11,9 +11,10 @@ Neutral requests become Messages API parameters (GA, no beta header):
 * blocks the neutral model does not know (server tool calls, search results, redacted thinking) are
   sent back exactly as they came.
 
-Capabilities are decided per run: a Claude model (`claude-*`) keeps tool search, caching and thinking
-whatever the base URL (proxies and test servers serve them); any other model behind a non-Anthropic
-base URL runs without them, since local Anthropic-compatible servers reject those fields.
+Capabilities are decided per run (`fiskai_agent.llm._capabilities`): a Claude model (`claude-*`) keeps
+tool search, caching and thinking whatever the base URL (proxies and test servers serve them); any other
+model behind a non-Anthropic base URL runs without them, since local Anthropic-compatible servers reject
+those fields. A request may narrow them further (`Request.capabilities`, after a server refused one).
 """
 
 from __future__ import annotations
@@ -25,7 +26,6 @@ import time
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any, cast
-from urllib.parse import urlsplit
 
 import anthropic
 import anyio
@@ -33,7 +33,8 @@ from anthropic import AsyncAnthropic
 
 from fiskai_agent.errors import ProviderError, SetupError
 
-from ._provider import Capabilities, HttpExchange, HttpObserver, ProviderSettings
+from ._capabilities import Capabilities, anthropic_capabilities
+from ._provider import HttpExchange, HttpObserver, ProviderSettings
 from ._types import (
     ContentBlock,
     JsonObject,
@@ -59,17 +60,8 @@ _iteration: contextvars.ContextVar[int] = contextvars.ContextVar("fiskai_iterati
 
 
 def capabilities_for(model: str, base_url: str | None) -> Capabilities:
-    """The automatic capabilities for `model` at `base_url` (see the module docstring)."""
-    if model.startswith("claude") or not base_url:
-        return Capabilities(provider=PROVIDER_ID, tool_search=True, prompt_cache=True, thinking=True)
-    host = (urlsplit(base_url).hostname or "").lower()
-    if host == "anthropic.com" or host.endswith(".anthropic.com"):
-        return Capabilities(provider=PROVIDER_ID, tool_search=True, prompt_cache=True, thinking=True)
-    return Capabilities(
-        provider=PROVIDER_ID,
-        reason=f'model "{model}" behind {host or base_url} is not a Claude model on Anthropic, so server-side tool '
-        "search, prompt caching and thinking are off",
-    )
+    """The automatic capabilities for `model` at `base_url` (see `fiskai_agent.llm._capabilities`)."""
+    return anthropic_capabilities(PROVIDER_ID, model, base_url)
 
 
 def _annotated_schema(schema: Mapping[str, Any]) -> JsonObject:
@@ -257,7 +249,7 @@ class AnthropicProvider:
 
     async def call(self, request: Request) -> Response:
         """One Messages call, retries included, bounded by `call_timeout`."""
-        params = request_params(request, self._capabilities)
+        params = request_params(request, _narrowed(self._capabilities, request.capabilities))
         token = _iteration.set(request.iteration)
         timeout = self._settings.call_timeout
         try:
@@ -295,13 +287,27 @@ class AnthropicProvider:
         message = f"HTTP {status} from the model API: {detail}"
         if status == 401:
             message += "; check ANTHROPIC_API_KEY (or --api-key)"
-        elif status == 400 and request.thinking and self._capabilities.thinking:
+        elif status == 400 and request.thinking and _narrowed(self._capabilities, request.capabilities).thinking:
             message += f'; model "{request.model}" may not support thinking, set llm.thinking.enabled to false'
-        return ProviderError(message, status=status, retryable=status in (408, 409, 429) or status >= 500)
+        return ProviderError(
+            message, status=status, retryable=status in (408, 409, 429) or status >= 500, detail=detail
+        )
 
     async def aclose(self) -> None:
         """Close the HTTP client."""
         await self._client.close()
+
+
+def _narrowed(own: Capabilities, run: Capabilities | None) -> Capabilities:
+    """`own` with every capability `run` turned off turned off too."""
+    if run is None:
+        return own
+    return replace(
+        own,
+        tool_search=own.tool_search and run.tool_search,
+        prompt_cache=own.prompt_cache and run.prompt_cache,
+        thinking=own.thinking and run.thinking,
+    )
 
 
 def _error_detail(err: anthropic.APIStatusError) -> str:
