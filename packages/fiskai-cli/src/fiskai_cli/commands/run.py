@@ -16,10 +16,9 @@ import json
 import os
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 import anyio
 import click
@@ -197,7 +196,7 @@ def _credentials(config: Config, flag_url: str | None) -> tuple[str | None, str 
         raise click.ClickException(str(err)) from err
     key_env = spec.key_env or "ANTHROPIC_API_KEY"
     url_env = spec.base_url_env or "ANTHROPIC_BASE_URL"
-    configured: str = getattr(config.llm, "base_url", "") or ""
+    configured = config.llm.base_url
     if flag_url:
         url, label = flag_url, "--base-url"
     elif configured:
@@ -228,14 +227,14 @@ def _prompter() -> Prompter:
     return DenyPrompter()
 
 
-def _warner() -> Any:
+def _warner() -> Callable[[str], None]:
     def warn(message: str) -> None:
         click.echo(f"warning: {message}", err=True)
 
     return warn
 
 
-def _open_trace(path: Path | None, config: Config, config_path: Path, warn: Any) -> TraceFile | None:
+def _open_trace(path: Path | None, config: Config, config_path: Path, warn: Callable[[str], None]) -> TraceFile | None:
     if path is None:
         return None
     try:
@@ -251,7 +250,7 @@ def _open_trace(path: Path | None, config: Config, config_path: Path, warn: Any)
     return trace
 
 
-def _open_http_debug(path: Path | None, warn: Any) -> HttpDebugDump | None:
+def _open_http_debug(path: Path | None, warn: Callable[[str], None]) -> HttpDebugDump | None:
     if path is None:
         return None
     try:
