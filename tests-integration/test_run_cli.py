@@ -285,24 +285,47 @@ def test_run_over_the_nats_cli_defers_its_tools_and_calls_one_found_by_search(
     assert "[ls]" in str(result["content"])
 
 
-def test_a_local_server_gets_every_nats_tool_plainly_and_no_server_capability(
+def test_a_local_model_finds_nats_tools_with_find_tools_and_each_request_stays_small(
     tmp_path: Path, env: dict[str, str], shared_fixtures: Path
 ) -> None:
-    """A non-Claude model behind a local Anthropic-compatible server: no defer_loading, no search tool,
-    no cache breakpoints are sent (the local-mode server would refuse the first two), and the operator
-    is told why on stderr."""
+    """Issue 17 end to end, against the local-server mode (which refuses defer_loading and search tools).
+
+    Steps:
+    1. A non-Claude model behind a local server: the first request carries find_tools and few tools.
+    2. The model asks find_tools for streams; the harness answers with a ranked list naming stream_ls.
+    3. The next request carries stream_ls in full; the model calls it (it runs) and also calls a
+       deferred tool it never found (refused in-band, nothing runs).
+    4. The answer arrives; no request carried 20 or more tool definitions.
+    """
     config = _nats_agent(tmp_path, shared_fixtures, model="qwen3")
-    with MessagesServer([Turn([tool_use("stream_ls", {}, id="toolu_ls")]), Turn([text("none")])], local=True) as local:
+    script = [
+        Turn([tool_use("find_tools", {"query": "list the streams"}, id="f1")]),
+        Turn([tool_use("stream_ls", {}, id="s1"), tool_use("account_info", {}, id="a1")]),
+        Turn([text("No streams yet.")]),
+    ]
+    with MessagesServer(script, local=True) as local:
         done = fiskai(["-c", str(config), "run", "which streams exist?"], env, local)
 
     assert done.returncode == 0, done.stderr
-    assert done.stdout == "none\n"
+    assert done.stdout == "No streams yet.\n"
     assert "not a Claude model" in done.stderr
+    first, second, third = local.requests
     for request in local.requests:
         assert request.deferred_tool_names == []
         assert "tool_search_tool_bm25" not in request.tool_names
+        assert "find_tools" in request.tool_names
+        assert len(request.tool_names) < 20, request.tool_names
         assert "cache_control" not in request.raw.decode()
-    assert "[stream]\n[ls]" in (tmp_path / "nats.calls").read_text(encoding="utf-8")
+    assert "stream_ls" not in first.tool_names
+    (found,) = second.tool_results()
+    assert "stream_ls" in str(found["content"])
+    assert "stream_ls" in second.tool_names
+    results = {block["tool_use_id"]: block for block in third.tool_results()}
+    assert "[ls]" in str(results["s1"]["content"])
+    assert "find_tools" in str(results["a1"]["content"])
+    calls = (tmp_path / "nats.calls").read_text(encoding="utf-8")
+    assert "[stream]\n[ls]" in calls
+    assert "[account]" not in calls
 
 
 def test_overloaded_answers_are_retried_and_each_attempt_is_traced(
