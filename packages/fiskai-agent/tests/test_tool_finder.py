@@ -253,7 +253,10 @@ async def test_agent_yaml_forces_capabilities_either_way(nats: list[CommandTool]
     assert "find_tools" in request.tool_names and not request.deferred_tool_names
     assert "cache_control" in request.body
     assert events.info is not None
-    assert events.info.capabilities.startswith("server tool search off (llm.capabilities), prompt cache on")
+    assert (
+        events.info.capabilities
+        == "server tool search set in llm.capabilities; auto: claude-sonnet-4-6 is a Claude model"
+    )
     assert events.advisory_kinds() == ["tool_finder"]
 
     forced_on = _config("{tool_search: on, prompt_cache: true}", model="qwen3:8b")
@@ -263,8 +266,8 @@ async def test_agent_yaml_forces_capabilities_either_way(nats: list[CommandTool]
         (request,) = server.requests
     assert len(request.deferred_tool_names) >= 200 and "cache_control" in request.body
     assert events.info is not None and events.info.capabilities == (
-        "server tool search on (llm.capabilities), prompt cache on (llm.capabilities), thinking off "
-        '(auto: model "qwen3:8b" behind 127.0.0.1 is not a Claude model on Anthropic)'
+        "server tool search, prompt cache set in llm.capabilities; "
+        'auto: model "qwen3:8b" behind 127.0.0.1 is not a Claude model on Anthropic'
     )
     # Thinking is still off by the automatic choice, so the reduced-capability warning stays.
     assert "capabilities_reduced" in events.advisory_kinds()
@@ -300,5 +303,7 @@ async def test_capabilities_are_decided_per_run_without_the_sdk(
 ) -> None:
     caps = provider_capabilities("anthropic", model, base_url, overrides)
     assert (caps.tool_search, caps.prompt_cache, caps.thinking) == expected
+    shown = caps.describe()
+    assert shown.startswith("server tool search ") and ("(llm.capabilities)" in shown) is (overrides is not None)
     # A warning only for what the automatic choice turned off and the operator did not decide.
     assert bool(caps.reason) is warned

@@ -388,7 +388,7 @@ async def prepare(options: RunOptions) -> Setup:
             prompt_cache=caps.prompt_cache and not llm.no_prompt_cache,
             capabilities_note=caps.reason,
             tool_finder=finder is not None,
-            capabilities=caps.describe(),
+            capabilities=caps.why(),
             confirm_tools=sum(1 for e in entries.values() if e.gate_tag is not None),
             confirm_tags=tuple(dict.fromkeys(options.confirm_tags)),
             session_id=setup.session_id,

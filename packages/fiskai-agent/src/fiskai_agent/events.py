@@ -93,7 +93,8 @@ class RunInfo:
     tool_finder: bool = False
     """Deferred tools are reached through the client-side `find_tools` tool (the server has no tool search)."""
     capabilities: str = ""
-    """Which capabilities are on and why (`server tool search off (llm.capabilities), ... (auto: ...)`)."""
+    """Why the capabilities are what they are (`prompt cache set in llm.capabilities; auto: <model> is a
+    Claude model`)."""
     confirm_tools: int
     """Tools behind the confirm gate."""
     confirm_tags: tuple[str, ...]

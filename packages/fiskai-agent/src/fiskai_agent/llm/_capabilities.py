@@ -97,6 +97,15 @@ class Capabilities:
         """All three off: the fallback after a server refused one of them (`why` says which)."""
         return replace(self, tool_search=False, prompt_cache=False, thinking=False, reason=why, basis=why, forced=())
 
+    def why(self) -> str:
+        """`server tool search set in llm.capabilities; auto: claude-sonnet-4-6 is a Claude model`."""
+        parts: list[str] = []
+        if self.forced:
+            parts.append(f"{', '.join(_SHOWN[name] for name in self.forced)} set in llm.capabilities")
+        if len(self.forced) < len(CAPABILITY_NAMES) and self.basis:
+            parts.append(f"auto: {self.basis}")
+        return "; ".join(parts)
+
     def describe(self) -> str:
         """`server tool search on, prompt cache off (llm.capabilities), thinking on (auto: <basis>)`."""
         parts = [
