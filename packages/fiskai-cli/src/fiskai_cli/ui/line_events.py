@@ -218,10 +218,12 @@ def _capabilities_line(info: RunInfo) -> str:
         return "on" if on else "off"
 
     deferred = f" ({info.deferred_tools} of {info.total_tools} tools deferred)" if info.deferred_tools else ""
+    search = "client-side, find_tools" if info.tool_finder else state(info.tool_search)
     line = (
-        f"model {sanitize_for_terminal(info.model)} via {info.provider}: tool search {state(info.tool_search)}"
+        f"model {sanitize_for_terminal(info.model)} via {info.provider}: tool search {search}"
         f"{deferred}, prompt cache {state(info.prompt_cache)}, thinking {state(info.thinking)}"
     )
-    if info.capabilities_note:
-        line += f" ({sanitize_for_terminal(info.capabilities_note)})"
+    note = info.capabilities or info.capabilities_note
+    if note:
+        line += f" ({sanitize_for_terminal(note)})"
     return line
