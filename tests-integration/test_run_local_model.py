@@ -188,3 +188,28 @@ def test_a_claude_model_on_a_server_that_refuses_tool_search_falls_back_once_wit
     assert requests[0].deferred_tool_names and not requests[1].deferred_tool_names
     assert err.count("the model server refused server-side tool search") == 1
     assert "defer_loading" in err
+
+
+def test_info_says_which_capabilities_a_run_would_use_and_why(
+    tmp_path: Path, env: dict[str, str], shared_fixtures: Path
+) -> None:
+    config = _agent(tmp_path, shared_fixtures)
+    with config.open("a", encoding="utf-8") as file:
+        file.write("  base_url: http://127.0.0.1:11434\n  capabilities: {prompt_cache: on}\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "fiskai_cli", "-c", str(config), "info", "--format", "json"],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    model = json.loads(done.stdout)["model"]
+    assert model["capabilities"] == (
+        "server tool search off, prompt cache on (llm.capabilities), thinking off "
+        '(auto: model "qwen3:8b" behind 127.0.0.1 is not a Claude model on Anthropic)'
+    )
+    assert model["tool_search"].startswith("client-side find_tools")
+    assert model["deferred_tools"] == 221
