@@ -167,7 +167,8 @@ class RunStats:
     """Every call the model made, rejected, unknown and denied ones included."""
     remote_tool_calls: int = 0
     by_kind: dict[str, int] = field(default_factory=dict[str, int])
-    """Calls per `ToolKind` in this process (not restored on resume)."""
+    """Calls per `ToolKind` in this process, plus `unknown` and `not_loaded` (a deferred tool never found);
+    not restored on resume."""
     input_tokens: int = 0
     output_tokens: int = 0
     cache_read_tokens: int = 0
