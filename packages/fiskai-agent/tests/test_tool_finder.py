@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Protocol
 
 import pytest
 
@@ -26,13 +27,19 @@ from fiskai_agent.testing import (
     text,
     tool_use,
 )
-from fiskai_core.config import LLMSettings, Mode, parse_config
+from fiskai_core.config import LLMSettings, Mode, ThinkingSettings, parse_config
 from fiskai_core.fisk import load_application
 from fiskai_core.fisk.execution import CommandTool, command_tools
 from fiskai_core.testing import FakeTool, write_fake_app
+from fiskai_core.tools import Tool
 from fiskai_runstate import FileJournalStore, ToolIntentRecord, ToolResultRecord
 
 pytestmark = pytest.mark.anyio
+
+
+class App(Protocol):
+    tools: list[Tool]
+
 
 LOCAL = LLMSettings(model="qwen3:8b")
 CLAUDE = LLMSettings(model="claude-sonnet-4-6")
@@ -154,6 +161,8 @@ async def test_a_resumed_run_carries_the_tools_found_before_it_stopped(nats: lis
     (journaled,) = [p for p in records if isinstance(p, ToolResultRecord)]
     found = [tool["name"] for tool in json.loads(str(journaled.result["content"]))["tools"]]
     assert "kv_ls" in found
+    # find_tools has no effect to recover after a crash, so it leaves no intent record.
+    assert not any(isinstance(p, ToolIntentRecord) for p in records)
 
     with MessagesServer(local=True) as local:
         local.add(Turn([tool_use("kv_ls", {}, id="toolu_kv")]), Turn([text("No buckets.")]))
@@ -202,6 +211,24 @@ async def test_a_400_naming_a_capability_switches_the_run_to_the_fallback_once(
     assert fallback.name == "tool_search"
     assert "defer_loading" in fallback.message and "find_tools" in fallback.message
     assert _calls(tmp_path).startswith("[stream]\n[ls]\n")
+
+
+async def test_a_refused_thinking_turns_it_off_and_a_small_tool_set_keeps_every_tool(app: App) -> None:
+    """Below the deferral threshold there is nothing to find: the fallback only drops the capabilities."""
+    few = app.tools[:5]
+    events = RecordingEvents()
+    thinking = LLMSettings(model="claude-sonnet-4-6", thinking=ThinkingSettings(enabled=True))
+    with MessagesServer(
+        [Failure(400, "thinking.type: Input tag 'adaptive' is not supported", should_retry=False), Turn([text("ok")])]
+    ) as server:
+        result = await run(RunOptions(prompt="x", llm=thinking, app_tools=few, base_url=server.base_url, events=events))
+        refused, served = server.requests
+    assert result.answer == "ok"
+    assert "thinking" in refused.body and "cache_control" in refused.body
+    assert "thinking" not in served.body and "cache_control" not in served.body
+    assert served.tool_names == [t.name for t in few]
+    (fallback,) = [a for a in events.advisories if a.kind == "capabilities_fallback"]
+    assert fallback.name == "thinking" and fallback.message.startswith("the model server refused thinking (HTTP 400")
 
 
 async def test_after_the_fallback_a_second_refusal_ends_the_run(nats: list[CommandTool]) -> None:
