@@ -57,6 +57,7 @@ def fiskai(
         full.update(ANTHROPIC_BASE_URL=server.base_url, ANTHROPIC_API_KEY="test-key")
     return subprocess.run(
         [sys.executable, "-m", "fiskai_cli", *args],
+        cwd=Path(env["XDG_STATE_HOME"]).parent,  # nothing a run writes lands in the checkout
         env=full,
         stdin=subprocess.DEVNULL,
         capture_output=True,
@@ -425,3 +426,59 @@ def test_a_paused_turn_is_sent_back_to_continue(env: dict[str, str], server: Mes
     continued = server.requests[1]
     assert [m["role"] for m in continued.messages] == ["user", "assistant"]
     assert [b["type"] for b in continued.messages[1]["content"]] == ["server_tool_use", "tool_search_tool_result"]
+
+
+def _with_harness(tmp_path: Path, harness: str) -> Path:
+    config = copy_fixturectl(tmp_path)
+    text_ = config.read_text(encoding="utf-8").replace(
+        "  confirm_tags: [impact:rw]\n", f"  confirm_tags: [impact:rw]\n{harness}"
+    )
+    config.write_text(text_, encoding="utf-8")
+    return config
+
+
+def test_memory_written_in_one_run_is_indexed_and_read_in_the_next(
+    tmp_path: Path, env: dict[str, str], server: MessagesServer
+) -> None:
+    config = _with_harness(tmp_path, "  memory:\n    enabled: true\n")
+    note = {"key": "region", "description": "the cluster's region", "content": "eu-west-3"}
+    server.add(Turn([tool_use("memory_write", note, id="w1")]), Turn([text("Saved.")]))
+    first = fiskai(["-c", str(config), "run", "remember the region is eu-west-3"], env, server)
+    server.add(Turn([tool_use("memory_read", {"key": "region"}, id="r1")]), Turn([text("eu-west-3")]))
+    second = fiskai(["-c", str(config), "run", "which region?"], env, server)
+
+    assert first.returncode == 0, first.stderr
+    assert second.returncode == 0, second.stderr
+    assert "memory_write" in server.requests[0].tool_names
+    start_of_second = server.requests[2]
+    assert "the cluster's region" in json.dumps(start_of_second.body["system"])
+    (read,) = server.requests[3].tool_results()
+    assert "eu-west-3" in str(read["content"])
+    assert (Path(env["XDG_STATE_HOME"]) / "fiskai" / "memory" / "fixturectl").is_dir()
+
+
+def test_knowledge_search_answers_from_the_index_built_by_fiskai_knowledge_index(
+    tmp_path: Path, env: dict[str, str], server: MessagesServer
+) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "drain.md").write_text(
+        "# Draining a node\n\nBefore draining, cordon the node; a drain waits for the grace period.\n", encoding="utf-8"
+    )
+    # An absolute directory: `fiskai knowledge` still resolves a relative one against the working directory.
+    index = tmp_path / "index"
+    config = _with_harness(tmp_path, f"  knowledge:\n    enabled: true\n    directory: {index}\n    paths: [{docs}]\n")
+    server.add(Turn([tool_use("knowledge_search", {"query": "how do I drain a node"}, id="k1")]), Turn([text("a")]))
+    absent = fiskai(["-c", str(config), "run", "how to drain?"], env, server)
+    built = fiskai(["-c", str(config), "knowledge", "index"], env)
+    server.add(Turn([tool_use("knowledge_search", {"query": "how do I drain a node"}, id="k2")]), Turn([text("b")]))
+    present = fiskai(["-c", str(config), "run", "how to drain?"], env, server)
+
+    assert absent.returncode == 0, absent.stderr
+    assert "no index exists" in absent.stderr
+    (missing,) = server.requests[1].tool_results()
+    assert "index_not_built" in str(missing["content"])
+    assert built.returncode == 0, built.stderr
+    assert present.returncode == 0, present.stderr
+    (found,) = server.requests[3].tool_results()
+    assert "cordon the node" in str(found["content"])

@@ -146,6 +146,7 @@ def _reap() -> Iterator[None]:
 def start(args: Sequence[str], env: Mapping[str, str], server: MessagesServer) -> subprocess.Popen[str]:
     proc = subprocess.Popen(
         [sys.executable, "-m", "fiskai_cli", *args],
+        cwd=Path(env["XDG_STATE_HOME"]).parent,  # nothing a run writes lands in the checkout
         env={**env, "ANTHROPIC_BASE_URL": server.base_url},
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,

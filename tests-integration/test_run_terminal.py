@@ -31,6 +31,7 @@ class Terminal:
         self._master, slave = pty.openpty()
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "fiskai_cli", *args],
+            cwd=Path(env["XDG_STATE_HOME"]).parent,  # nothing a run writes lands in the checkout
             env=env,
             stdin=slave,
             stdout=subprocess.PIPE,
