@@ -99,7 +99,9 @@ async def test_a_local_server_run_finds_a_deferred_tool_then_calls_it(nats: list
     assert _calls(tmp_path).startswith("[stream]\n[ls]\n")
     assert events.info is not None and events.info.tool_finder and not events.info.tool_search
     assert events.info.deferred_tools == len(nats) - len(_pinned(nats))
-    assert "tool_finder" in events.advisory_kinds()
+    (finder,) = [a for a in events.advisories if a.kind == "tool_finder"]
+    assert finder.message.startswith(f"{len(nats)} tools are available and the model server has no tool search")
+    assert events.info.total_tools == len(nats)
     assert [t.display for t in events.tool_calls][0] == 'find_tools("list the streams")'
 
 

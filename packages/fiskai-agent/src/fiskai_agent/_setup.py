@@ -364,7 +364,7 @@ async def prepare(options: RunOptions) -> Setup:
         resume_info = await _journal(setup, fingerprint)
         if finder is not None:
             finder.deferred.restore(found_answers(setup.messages))
-            _advise_finder(options, finder, len(entries))
+            _advise_finder(options, finder, len(entries) - 1)
         await _memory_index(setup)
     except BaseException:
         with anyio.CancelScope(shield=True):
@@ -379,7 +379,7 @@ async def prepare(options: RunOptions) -> Setup:
             model=llm.model,
             provider=caps.provider,
             app_tools=sum(1 for e in entries.values() if e.kind == "application"),
-            total_tools=len(entries),
+            total_tools=len(entries) - (finder is not None),
             deferred_tools=len(finder.deferred_defs)
             if finder is not None
             else sum(1 for d in tool_defs if d.defer_loading),
@@ -417,10 +417,14 @@ def _advise_finder(options: RunOptions, finder: FinderMode, total: int) -> None:
             kind="tool_finder",
             count=hidden,
             message=f"{total} tools are available and the model server has no tool search, so {hidden} are "
-            f"deferred behind the client-side find_tools tool: each request carries {len(finder.base)} tools plus "
-            "those the model has found",
+            f"deferred behind the client-side find_tools tool: each request carries {_count(len(finder.base), 'tool')} "
+            "plus those the model has found",
         )
     )
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 def fall_back(setup: Setup, capability: str, detail: str) -> None:

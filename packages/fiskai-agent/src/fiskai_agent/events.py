@@ -82,7 +82,7 @@ class RunInfo:
     app_tools: int
     """Tools from the wrapped application."""
     total_tools: int
-    """Every tool the model can call (built-ins, remote and custom included)."""
+    """Every tool the model can call (built-ins, remote and custom included; the harness's `find_tools` not)."""
     deferred_tools: int
     """Tools the model finds through tool search instead of receiving up front."""
     thinking: bool
