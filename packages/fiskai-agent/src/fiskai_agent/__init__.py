@@ -12,18 +12,50 @@ Example:
     ```
 """
 
-from ._options import (
-    KnowledgeOptions,
-    MemoryOptions,
-    RunControl,
-    RunOptions,
-    RunResult,
-    RunStats,
-    SessionOptions,
-    StopReason,
-)
-from ._run import run, run_sync
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
 from .errors import AgentError, ProviderError, ResumeRefusedError, SetupError
+
+if TYPE_CHECKING:
+    from ._options import (
+        KnowledgeOptions,
+        MemoryOptions,
+        RunControl,
+        RunOptions,
+        RunResult,
+        RunStats,
+        SessionOptions,
+        StopReason,
+    )
+    from ._run import run, run_sync
+
+# The loop pulls in the stores and the built-ins; loaded on first use, so a caller that needs only
+# `fiskai_agent.llm` (`fiskai info` deciding capabilities) does not pay for them.
+_LAZY = {
+    "KnowledgeOptions": "._options",
+    "MemoryOptions": "._options",
+    "RunControl": "._options",
+    "RunOptions": "._options",
+    "RunResult": "._options",
+    "RunStats": "._options",
+    "SessionOptions": "._options",
+    "StopReason": "._options",
+    "run": "._run",
+    "run_sync": "._run",
+}
+
+
+def __getattr__(name: str) -> object:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "AgentError",
