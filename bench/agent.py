@@ -18,6 +18,9 @@ Run: uv run python bench/agent.py [--runs N] [--iterations N]
 3. Peak RSS of a 50-iteration run with 250 tools through the real SDK and the scripted server (a
    child process reporting its VmHWM), beside the peak RSS of `python -c "import anthropic"`.
 
+4. Request sizes of a NATS CLI task on the scripted server's local-server mode (issue 17): every
+   tool sent on each request, against the client-side find_tools finder.
+
 Needs the captured fisk models in ../shared/fixtures (or FISKAI_SHARED_DIR).
 """
 
@@ -289,6 +292,40 @@ def measure_first_request(config: Path, runs: int) -> dict[str, list[float]]:
     return samples
 
 
+def measure_request_sizes(folder: Path, app: Path) -> dict[str, list[float]]:
+    """Request bytes of one NATS CLI task on the local-server mode: every tool sent vs the find_tools finder.
+
+    Tokens are estimated as bytes / 4 (the scripted server's estimate, not a tokenizer).
+    """
+    sizes: dict[str, list[float]] = {}
+    for label, extra, script in (
+        (
+            "all 221 tools sent (no_tool_search)",
+            "  no_tool_search: true\n",
+            [Turn([tool_use("stream_ls", {})]), Turn([text("done")])],
+        ),
+        (
+            "find_tools finder",
+            "",
+            [
+                Turn([tool_use("find_tools", {"query": "list the streams"})]),
+                Turn([tool_use("stream_ls", {})]),
+                Turn([text("done")]),
+            ],
+        ),
+    ):
+        config = folder / "sizes.yaml"
+        config.write_text(
+            f"application_path: {app}\nsystem_prompt: operate NATS\nllm:\n  model: qwen3\n{extra}", encoding="utf-8"
+        )
+        with MessagesServer(script, local=True) as server:
+            env = {**os.environ, "ANTHROPIC_BASE_URL": server.base_url, "ANTHROPIC_API_KEY": "bench"}
+            argv = [sys.executable, "-m", "fiskai_cli", "-c", str(config), "run", "which streams exist?"]
+            _wait(_spawn_timed(argv, env)[1])
+            sizes[label] = [len(request.raw) / 1024 for request in server.requests]
+    return sizes
+
+
 # -- peak RSS ---------------------------------------------------------------------------------------
 
 
@@ -367,6 +404,7 @@ def main() -> int:
         sdk_floor = measure_sdk_floor(bodies, args.runs)
         nats = write_fake_app(folder, SHARED / "natscli.introspect.json", name="nats")
         first = measure_first_request(_write_config(folder, nats), args.runs)
+        sizes = measure_request_sizes(folder, nats)
     rss = measure_rss(args.iterations, max(3, args.runs // 2))
 
     print(f"python {sys.version.split()[0]}; cores {os.cpu_count()}; {TOOLS} tools; medians of {args.runs} runs")
@@ -394,6 +432,10 @@ def main() -> int:
     rss_floor = statistics.median(rss["import anthropic"])
     for label, values in rss.items():
         print(_row(f"peak RSS: {label}", values, "MiB", rss_floor))
+    all_tools = statistics.median(sizes["all 221 tools sent (no_tool_search)"])
+    for label, values in sizes.items():
+        tokens = f"~{statistics.median(values) * 1024 / 4:,.0f} tokens/request (bytes/4)"
+        print(_row(f"request KiB, local server: {label}", values, "KiB", all_tools, tokens))
     overhead_ok = statistics.median(harness) <= OVERHEAD_BUDGET_MS
     first_ok = statistics.median(fr) <= floor + FIRST_REQUEST_SLACK_MS
     print(
