@@ -362,3 +362,26 @@ def test_a_resumed_local_run_keeps_the_tools_find_tools_found(
     assert "stream_ls" in resumed.tool_names
     assert len(resumed.tool_names) < 20
     assert "[stream]\n[ls]" in (tmp_path / "nats.calls").read_text(encoding="utf-8")
+
+
+def test_resume_after_a_configuration_change_needs_force_and_says_what_changed(app: App, env: dict[str, str]) -> None:
+    with MessagesServer([Hang(), Turn([text("fine")])]) as server:
+        proc = checkpointed(app, env, server, "status?")
+        server.wait_for_requests(1, timeout=30)
+        wait_until(lambda: kinds(env)[:1] == ["meta"], "the meta record")
+        kill(proc)
+        config = app.config.read_text(encoding="utf-8")
+        app.config.write_text(config.replace("Prefer read-only commands", "Prefer safe commands"), encoding="utf-8")
+        refused, _, refused_err = resume(app, env, server)
+        forced, out, forced_err = finish(
+            start(["-c", str(app.config), "run", "--resume", _RUN_ID, "--force"], env, server)
+        )
+
+    assert refused == 1
+    assert "--force" in refused_err
+    assert "Traceback" not in refused_err
+    assert forced == 0, forced_err
+    assert out == "fine\n"
+    assert "warning: resuming despite a configuration change (--force): " in forced_err
+    assert f'resuming session "{_RUN_ID}"' in forced_err
+    assert len(server.requests) == 2
