@@ -155,12 +155,12 @@ def run(
     try:
         with wiring.reported():
             result = anyio.run(_drive, options, settings, checkpointing)
+        if trace is not None:
+            trace.summary(result.stats)
     finally:
-        if dump is not None:
-            dump.close()
-    if trace is not None:
-        trace.summary(result.stats)
-        trace.close()
+        # Closed even when setup failed, so what was written reaches the disk.
+        for writer in writers:
+            writer.close()
     aborted = options.control is not None and options.control.aborted
     _finish(result, output_format=output_format, verbose=verbose, config_path=settings.path, aborted=aborted)
 
