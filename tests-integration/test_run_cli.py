@@ -482,3 +482,15 @@ def test_knowledge_search_answers_from_the_index_built_by_fiskai_knowledge_index
     assert present.returncode == 0, present.stderr
     (found,) = server.requests[3].tool_results()
     assert "cordon the node" in str(found["content"])
+
+
+def test_a_local_server_needs_no_api_key(env: dict[str, str], server: MessagesServer) -> None:
+    server.add(Turn([text("ok")]))
+    done = fiskai(
+        ["-c", str(_FIXTURECTL / "agent.yaml"), "run", "--base-url", server.base_url, "--model", "qwen3", "hi"], env
+    )
+
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "ok\n"
+    assert server.requests[0].body["model"] == "qwen3"
+    assert "ANTHROPIC_API_KEY" not in done.stderr
