@@ -13,6 +13,10 @@ from ._wiring import DEFAULT_CONFIG, Invocation
 
 # Every subcommand, by name. Modules load only when their command runs.
 COMMANDS: dict[str, LazyCommand] = {
+    "approvals": LazyCommand(
+        import_path="fiskai_cli.commands.approvals:approvals",
+        summary="List, add and remove an agent's persisted approval rules for gated commands.",
+    ),
     "info": LazyCommand(
         import_path="fiskai_cli.commands.info:info",
         summary="Show the tools, prompt and settings loaded from a configuration.",
