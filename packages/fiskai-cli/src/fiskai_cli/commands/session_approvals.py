@@ -1,19 +1,16 @@
-"""`fiskai session show ID --approvals`: every gate decision a run journaled, with how it was reached.
-
-A call that ran carries its decision on its `tool_intent` record; a call that did not (denied, or a
-crash re-run refused) carries it on its `tool_result`. Tool names of results come from the assistant
-turn that asked for the call. Only the argv digest is journaled, never the values.
-"""
+"""`fiskai session show ID --approvals`: every gate decision a run journaled, with how it was reached."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import asdict
 from typing import Any
 
 import click
 
 from fiskai_cli.ui.text import table
-from fiskai_runstate import AssistantRecord, Record, ToolIntentRecord, ToolResultRecord
+from fiskai_runstate import Record
+from fiskai_runstate.gate_log import gate_entries
 
 __all__ = ["APPROVALS_FLAG", "CHANNELS", "approval_rows", "remember_approvals_flag", "render_approvals"]
 
@@ -39,47 +36,9 @@ def remember_approvals_flag(ctx: click.Context, _param: click.Parameter, value: 
     ctx.meta[APPROVALS_FLAG] = value
 
 
-def _tool_names(records: Sequence[Record]) -> dict[str, str]:
-    names: dict[str, str] = {}
-    for record in records:
-        payload = record.payload
-        if isinstance(payload, AssistantRecord):
-            content = payload.message.get("content")
-            for block in content if isinstance(content, list) else []:
-                if isinstance(block, dict) and block.get("type") == "tool_use":
-                    use_id, name = block.get("id"), block.get("name")
-                    if isinstance(use_id, str) and isinstance(name, str):
-                        names[use_id] = name
-        elif isinstance(payload, ToolIntentRecord):
-            names[payload.tool_use_id] = payload.tool_name
-    return names
-
-
 def approval_rows(records: Sequence[Record]) -> list[dict[str, Any]]:
-    """One object per journaled gate decision, in journal order."""
-    names = _tool_names(records)
-    rows: list[dict[str, Any]] = []
-    for record in records:
-        payload = record.payload
-        if not isinstance(payload, ToolIntentRecord | ToolResultRecord) or payload.gate is None:
-            continue
-        gate = payload.gate
-        channel = str(gate.get("channel", ""))
-        rows.append(
-            {
-                "seq": record.seq,
-                "tool_use_id": payload.tool_use_id,
-                "tool": names.get(payload.tool_use_id, ""),
-                "allowed": gate.get("allowed") is True,
-                "channel": channel,
-                "channel_text": CHANNELS.get(channel, channel),
-                "tag": gate.get("tag"),
-                "rule": gate.get("rule"),
-                "digest": gate.get("digest"),
-                "ran": isinstance(payload, ToolIntentRecord),
-            }
-        )
-    return rows
+    """One object per journaled gate decision, in journal order (`channel_text` in words)."""
+    return [{**asdict(e), "channel_text": CHANNELS.get(e.channel, e.channel)} for e in gate_entries(records)]
 
 
 def render_approvals(rows: Sequence[dict[str, Any]]) -> str:
