@@ -39,8 +39,10 @@ def _tool_names(records: Sequence[Record]) -> dict[str, str]:
         if isinstance(payload, AssistantRecord):
             content = payload.message.get("content")
             for block in content if isinstance(content, list) else []:
-                if isinstance(block, dict) and block.get("type") == "tool_use":
-                    use_id, name = block.get("id"), block.get("name")
+                # The journal's block form is {"tool_use": {"id", "name", "input"}}.
+                use = block.get("tool_use") if isinstance(block, dict) else None
+                if isinstance(use, dict):
+                    use_id, name = use.get("id"), use.get("name")
                     if isinstance(use_id, str) and isinstance(name, str):
                         names[use_id] = name
         elif isinstance(payload, ToolIntentRecord):
