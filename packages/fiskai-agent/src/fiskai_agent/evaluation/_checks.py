@@ -65,6 +65,8 @@ def _check_gated(expected: Sequence[Gated], run: CaseRun) -> list[Failure]:
             failures.append(Failure(where, f"expected {want.tool} {wanted}, journal has {got.tool} {verdict}"))
         elif want.channel is not None and got.channel != want.channel:
             failures.append(Failure(where, f"{want.tool} {verdict} via {got.channel}, expected via {want.channel}"))
+        elif want.tag is not None and got.tag != want.tag:
+            failures.append(Failure(where, f"{want.tool} was gated by tag {got.tag}, expected {want.tag}"))
         elif want.rule is not None and got.rule != want.rule:
             failures.append(Failure(where, f"{want.tool} {verdict} by rule {got.rule!r}, expected {want.rule!r}"))
     if len(seen) > len(expected):

@@ -90,6 +90,8 @@ class Gated(_Strict):
     tool: str
     allowed: bool
     channel: str | None = None
+    tag: str | None = None
+    """The tag that gated the tool (`ai:confirm` or a confirm_tags entry)."""
     rule: str | None = None
 
 
