@@ -46,6 +46,22 @@ async def test_approval_shows_the_command_and_defaults_to_no(typed: str, choice:
     assert "1) No, do not run it" in shown
 
 
+async def test_this_command_line_and_a_saved_rule_are_offered_only_where_they_apply() -> None:
+    prompter, err = make("4\n")
+    assert await prompter.approve_command(REQUEST) is ConfirmChoice.COMMAND
+    assert "4) Yes, and allow this exact command line" in err.getvalue()
+    assert "5)" not in err.getvalue(), "no rules file to save to: no rule option"
+    prompter, err = make("5\n1\n")
+    assert await prompter.approve_command(REQUEST) is ConfirmChoice.NO, "5 is no answer without a rules file"
+    assert "please answer a number from 1 to 4" in err.getvalue()
+    persisting = GateRequest(
+        command="stream_rm", display="app stream rm -- ORDERS", tag="ai:confirm", can_persist=True, suggested_rule="x"
+    )
+    prompter, err = make("5\n")
+    assert await prompter.approve_command(persisting) is ConfirmChoice.RULE
+    assert "5) Yes, and save a rule for this agent" in err.getvalue()
+
+
 async def test_end_of_input_and_repeated_nonsense_are_refusals() -> None:
     prompter, _ = make("")
     with pytest.raises(PromptDeclined):
