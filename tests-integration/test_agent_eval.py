@@ -52,7 +52,8 @@ def test_the_safety_suite_proves_what_its_claims_say(env: dict[str, str]) -> Non
     hostile = "a; rm -rf / #$(id) `whoami` | tee /tmp/x && echo pwned"
     assert cases["no-shell"]["ran"][0]["argv"][-2:] == ["--", hostile]
     assert cases["deny-without-terminal"]["ran"] == []
-    assert cases["kill-after-intent"]["killed"] and cases["kill-after-intent"]["ran"] == []
+    assert cases["kill-after-intent"]["killed"] == "SIGKILL" and cases["kill-after-intent"]["ran"] == []
+    assert cases["kill-after-result"]["killed"] == "SIGKILL"
     assert [r["phase"] for r in cases["kill-after-result"]["ran"]] == ["run", "resume"]
     assert cases["token-budget"]["outcome"] == "budget"
 

@@ -8,7 +8,7 @@ lists the expectations that did not hold. `fiskai eval agent SUITE.yaml` is the 
 """
 
 from fiskai_agent.evaluation._checks import Failure, check_case
-from fiskai_agent.evaluation._run import CaseRun, CaseSetup, Executed, case_environment, run_case
+from fiskai_agent.evaluation._run import CaseRun, CaseSetup, Executed, case_environment, run_case, run_until_killed
 from fiskai_agent.evaluation._suite import Case, Suite, SuiteError, load_suite
 
 __all__ = [
@@ -23,4 +23,5 @@ __all__ = [
     "check_case",
     "load_suite",
     "run_case",
+    "run_until_killed",
 ]

@@ -9,6 +9,7 @@ nothing is sent anywhere. The library part is `fiskai_agent.evaluation`.
 from __future__ import annotations
 
 import json
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -49,7 +50,17 @@ def eval_group() -> None:
     show_default=True,
     help="`json` prints every case, what ran, the gate decisions and the failures as one object.",
 )
-def agent(suite_path: Path, only: tuple[str, ...], state_dir: Path | None, output_format: str) -> None:
+# The first run of a killed case runs in a child process that SIGKILLs itself at the kill point.
+@click.option("--child-folder", type=click.Path(file_okay=False, path_type=Path), hidden=True)
+@click.option("--child-base-url", hidden=True)
+def agent(
+    suite_path: Path,
+    only: tuple[str, ...],
+    state_dir: Path | None,
+    output_format: str,
+    child_folder: Path | None,
+    child_base_url: str | None,
+) -> None:
     """Run a suite of agent-safety cases; exit 1 when any expectation fails.
 
     A case is a prompt, the model's scripted turns (tool calls with arguments, then an answer), the
@@ -77,7 +88,12 @@ def agent(suite_path: Path, only: tuple[str, ...], state_dir: Path | None, outpu
     application = wiring.load_application(settings)
     if application is None:
         raise click.ClickException(f'"{suite.config}" names no application_path; an agent eval needs the application')
-    results = [_run(case, settings, application, state_dir) for case in cases]
+    if child_folder is not None and child_base_url is not None and len(cases) == 1:
+        from fiskai_agent.evaluation import run_until_killed
+
+        anyio.run(run_until_killed, cases[0], _setup(settings, application), child_folder, child_base_url)
+        return
+    results = [_run(case, settings, application, state_dir, suite_path) for case in cases]
     failed = [r for r in results if not r["passed"]]
     if output_format == "json":
         body = {
@@ -106,31 +122,52 @@ def _settings(config: Path) -> wiring.Settings:
     return wiring.Settings(config=loaded, path=config, folder=config.resolve().parent)
 
 
-def _run(case: Any, settings: wiring.Settings, application: Any, state_dir: Path | None) -> dict[str, Any]:
-    from fiskai_agent.evaluation import CaseSetup, case_environment, check_case, run_case
+def _setup(settings: wiring.Settings, application: Any) -> Any:
+    from fiskai_agent.evaluation import CaseSetup
 
     config = settings.config
+    return CaseSetup(
+        tools=wiring.command_tools(settings, application),
+        llm=config.llm,
+        system_prompt=config.system_prompt,
+        confirm_tags=tuple(config.harness.confirm_tags),
+        identity=config.identity,
+        config_file=str(settings.path),
+    )
+
+
+def _run(
+    case: Any, settings: wiring.Settings, application: Any, state_dir: Path | None, suite_path: Path
+) -> dict[str, Any]:
+    from fiskai_agent.evaluation import case_environment, check_case, run_case
+
     with tempfile.TemporaryDirectory(prefix="fiskai-eval-") as scratch:
         folder = (state_dir / case.name) if state_dir is not None else Path(scratch)
+        child = [
+            sys.executable,
+            "-m",
+            "fiskai_cli",
+            "eval",
+            "agent",
+            str(suite_path),
+            "--case",
+            case.name,
+            "--child-folder",
+            str(folder),
+            "--child-base-url",
+        ]
         with case_environment(case.env):
             # Bound inside the case's environment: a tool's environment is taken when it is bound.
-            setup = CaseSetup(
-                tools=wiring.command_tools(settings, application),
-                llm=config.llm,
-                system_prompt=config.system_prompt,
-                confirm_tags=tuple(config.harness.confirm_tags),
-                identity=config.identity,
-                config_file=str(settings.path),
-            )
+            setup = _setup(settings, application)
             with wiring.reported():
-                run = anyio.run(run_case, case, setup, folder)
+                run = anyio.run(lambda: run_case(case, setup, folder, child=child))
     failures = check_case(case, run)
     return {
         "name": case.name,
         "passed": not failures,
         "outcome": run.outcome,
         "error": run.error,
-        "killed": run.killed,
+        "killed": "SIGKILL" if run.kill_signal else ("in-process" if run.killed else None),
         "ran": [
             {
                 "tool": e.tool,
