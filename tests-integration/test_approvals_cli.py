@@ -133,3 +133,24 @@ def test_run_honours_a_persisted_rule_and_session_show_lists_every_decision(
     assert all(r["tool"] == "cluster_node_drain" and len(r["digest"]) == 64 for r in rows)
     table = fiskai(["session", "show", "drains", "--approvals"], env).stdout
     assert "persisted rule" in table and "no terminal" in table
+
+
+def test_a_rule_made_under_other_tags_no_longer_applies_and_check_says_why(
+    env: dict[str, str], server: MessagesServer
+) -> None:
+    """The application re-tagged drain since the rule was made (here: the rule says only ai:confirm)."""
+    path = rules_file(env)
+    path.parent.mkdir(parents=True)
+    path.write_text(
+        "rules:\n  - tool: cluster_node_drain\n    patterns: ['...']\n    tags: [ai:confirm]\n", encoding="utf-8"
+    )
+    checked = fiskai(["approvals", "check", "cluster_node_drain", '{"node": "n1", "reason": "x"}'], env)
+    assert checked.returncode == 1
+    assert "no longer applies" in checked.stderr and "now tagged ai:confirm,impact:rw" in checked.stderr
+    server.add(
+        Turn([tool_use("cluster_node_drain", {"node": "n1", "reason": "x"}, id="toolu_d")], stop_reason="tool_use"),
+        Turn([text("not drained")]),
+    )
+    ran = fiskai(["run", "drain n1"], env, server)
+    assert ran.returncode == 0, ran.stderr
+    assert '"allowed":false' in str(server.requests[1].tool_results()[0]["content"])

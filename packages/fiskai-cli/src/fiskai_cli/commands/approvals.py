@@ -235,13 +235,18 @@ def check(ctx: click.Context, tool: str, arguments: str, identity: str | None, o
     except ArgumentsError as err:
         raise click.ClickException(f"{tool}: {err}") from err
     path = wiring.approvals_file(name)
-    rule = next((r for r in _load(path) if r.matches(name=tool, tags=tags, argv=argv)), None)
+    rules = _load(path)
+    rule = next((r for r in rules if r.matches(name=tool, tags=tags, argv=argv)), None)
+    current = tuple(sorted(set(tags)))
+    # Rules for this tool made when it had other tags no longer apply: say so, or the operator is left guessing.
+    stale = [r for r in rules if r.tool == tool and r.tags != current]
     if output_format == "json":
         body = {
             "tool": tool,
             "argv": list(argv),
             "approved": rule is not None,
             "rule": _rule_json(rule) if rule else None,
+            "stale_rules": [_rule_json(r) for r in stale],
         }
         click.echo(json.dumps(body, indent=2, ensure_ascii=False))
     else:
@@ -250,6 +255,12 @@ def check(ctx: click.Context, tool: str, arguments: str, identity: str | None, o
             f"approved by {rule.id}: {rule.text}"
             if rule
             else "no rule approves this call; it would be put to the operator"
+        )
+    for old in stale:
+        click.echo(
+            f"note: rule {old.id} ({old.text}) was made when the tool was tagged {','.join(old.tags)}; it is now "
+            f"tagged {','.join(current)}, so the rule no longer applies (add it again to approve again)",
+            err=True,
         )
     if rule is None:
         ctx.exit(1)
