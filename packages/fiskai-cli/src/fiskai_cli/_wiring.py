@@ -52,6 +52,7 @@ __all__ = [
     "DEFAULT_CONFIG",
     "Invocation",
     "Settings",
+    "approvals_file",
     "command_tools",
     "invocation",
     "knowledge_directory",
@@ -60,7 +61,6 @@ __all__ = [
     "open_journal_store",
     "open_knowledge_store",
     "open_memory_store",
-    "approvals_file",
     "reported",
     "state_home",
 ]
