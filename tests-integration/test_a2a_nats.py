@@ -40,6 +40,7 @@ from fiskai_a2a import (
 )
 from fiskai_a2a.nats_transport import connect, open_remote_tools
 from fiskai_a2a.protocol import ErrorMessage, Event, ToolReply, decode
+from fiskai_agent.testing import MessagesServer, Turn, text, tool_use
 from fiskai_core.config import RemoteToolHost, ToolFilter
 from fiskai_core.remote import RemoteImportError
 from fiskai_core.testing import write_fake_app
@@ -632,3 +633,52 @@ async def test_fiskai_calls_an_agent_that_answers_as_the_go_original(nats_server
             with pytest.raises(RemoteAgentError) as caught:
                 await client.call_tool("goagent", "nope")
     assert caught.value.code == "400" and "unknown tool" in str(caught.value)
+
+
+def test_a_run_imports_a_peer_s_tools_and_the_scripted_model_calls_them(nats_server: str, tmp_path: Path) -> None:
+    """Steps:
+    1. A peer `fiskai a2a` serves fixturectl on the NATS context.
+    2. `fiskai run` on an agent whose only tools are that peer's `fail` and `cluster_node_list`.
+    3. The scripted model calls both; each result has the local command shape; the run answers.
+    """
+    _write_context(nats_server)
+    peer = tmp_path / "peer"
+    peer.mkdir()
+    runner = tmp_path / "runner.yaml"
+    runner.write_text(
+        "identity: runner\n"
+        "nats_context: a2a-test\n"
+        "system_prompt: Use the remote tools.\n"
+        "remote_tools:\n"
+        "  - name: fixturectl\n"
+        "    alias: ops\n"
+        '    include: {tools: ["^fail$", "^cluster_node_list$"]}\n'
+        "llm: {model: claude-sonnet-4-6}\n",
+        encoding="utf-8",
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "FISKAI_"))}
+    with serving(_write_config(peer)), MessagesServer() as model:
+        model.add(
+            Turn([tool_use("fail", {"code": 3}, id="toolu_fail"), tool_use("cluster_node_list", {}, id="toolu_list")]),
+            Turn([text("Both ran remotely.")]),
+        )
+        done = subprocess.run(
+            [sys.executable, "-m", "fiskai_cli", "-c", str(runner), "run", "check the cluster"],
+            env={**env, "ANTHROPIC_BASE_URL": model.base_url, "ANTHROPIC_API_KEY": "test-key"},
+            cwd=tmp_path,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "Both ran remotely.\n"
+    first, second = model.requests
+    assert {"fail", "cluster_node_list"} <= set(first.tool_names)
+    results = {block["tool_use_id"]: block for block in second.tool_results()}
+    failed = json.loads(str(results["toolu_fail"]["content"]))
+    assert not results["toolu_fail"].get("is_error")
+    assert failed["exit_code"] == 3 and failed["command"].startswith("fail")
+    listed = json.loads(str(results["toolu_list"]["content"]))
+    assert listed["exit_code"] == 0 and "[cluster]" in listed["output"]

@@ -43,6 +43,7 @@ from fiskai_core.approvals import Approvals
 from fiskai_core.config import Config, Mode
 from fiskai_core.errors import FiskaiError
 from fiskai_core.prompter import DenyPrompter, Prompter
+from fiskai_core.tools import Tool
 
 __all__ = ["run"]
 
@@ -290,6 +291,7 @@ async def _drive(options: RunOptions, settings: wiring.Settings, checkpointing: 
 
     async with contextlib.AsyncExitStack() as stack:
         options = replace(options, memory=await _memory(settings, stack), knowledge=_knowledge(settings, stack))
+        options = replace(options, remote_tools=await _remote_tools(settings, options, stack))
         async with anyio.create_task_group() as tg:
             tg.start_soon(watch_signals)
             try:
@@ -312,6 +314,38 @@ async def _memory(settings: wiring.Settings, stack: contextlib.AsyncExitStack) -
         wiring.open_memory_store(memory, identity=settings.config.identity, folder=settings.folder)
     )
     return MemoryOptions(store=store, no_index=memory.no_index)
+
+
+async def _remote_tools(
+    settings: wiring.Settings, options: RunOptions, stack: contextlib.AsyncExitStack
+) -> Sequence[Tool]:
+    """Import the `remote_tools` hosts' tools (strict: the prompt may depend on them) for the whole run.
+
+    The NATS connection stays open on `stack` for the tools' calls. Needs the `a2a` extra.
+    """
+    config = settings.config
+    if not config.remote_tools:
+        return ()
+    try:
+        from fiskai_a2a import load_context
+        from fiskai_a2a.nats_transport import open_remote_tools
+    except ImportError as err:
+        raise click.ClickException(
+            f"remote_tools needs the `a2a` extra: pip install 'fiskai-cli[a2a]' ({err})"
+        ) from err
+    imported = await stack.enter_async_context(
+        open_remote_tools(
+            config.remote_tools,
+            context=load_context(config.nats_context),
+            identity=config.identity,
+            call_timeout=config.llm.budget.call_timeout.total_seconds(),
+            taken=[tool.name for tool in options.app_tools],
+            strict=True,
+        )
+    )
+    for warning in imported.warnings:
+        click.echo(f"warning: {warning}", err=True)
+    return imported.tools
 
 
 def _knowledge(settings: wiring.Settings, stack: contextlib.AsyncExitStack) -> KnowledgeOptions | None:
