@@ -682,3 +682,29 @@ def test_a_run_imports_a_peer_s_tools_and_the_scripted_model_calls_them(nats_ser
     assert failed["exit_code"] == 3 and failed["command"].startswith("fail")
     listed = json.loads(str(results["toolu_list"]["content"]))
     assert listed["exit_code"] == 0 and "[cluster]" in listed["output"]
+
+
+def test_a_run_whose_peer_is_absent_fails_closed_before_the_model_is_called(nats_server: str, tmp_path: Path) -> None:
+    _write_context(nats_server)
+    runner = tmp_path / "runner.yaml"
+    runner.write_text(
+        "identity: runner\nnats_context: a2a-test\nsystem_prompt: Use the remote tools.\n"
+        "remote_tools:\n  - name: nobody\nllm: {model: claude-sonnet-4-6}\n",
+        encoding="utf-8",
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "FISKAI_"))}
+    with MessagesServer() as model:
+        done = subprocess.run(
+            [sys.executable, "-m", "fiskai_cli", "-c", str(runner), "run", "check"],
+            env={**env, "ANTHROPIC_BASE_URL": model.base_url, "ANTHROPIC_API_KEY": "test-key"},
+            cwd=tmp_path,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert model.requests == []
+    assert done.returncode == 1
+    assert 'importing tools from remote agent "nobody" on context "a2a-test": remote agent unavailable' in done.stderr
+    assert "Traceback" not in done.stderr
