@@ -51,11 +51,16 @@ class App:
         """The next command blocks (reading the FIFO) until `release`."""
         self.block.touch()
 
-    def release(self) -> None:
-        with contextlib.suppress(OSError):
+    def release(self) -> bool:
+        """Let a blocked command go on; False when no command is reading the FIFO yet."""
+        try:
             fd = os.open(self.fifo, os.O_WRONLY | os.O_NONBLOCK)
+        except OSError:
+            return False
+        with contextlib.suppress(OSError):
             os.write(fd, b"go\n")
-            os.close(fd)
+        os.close(fd)
+        return True
 
     def call_log(self) -> list[str]:
         return self.calls.read_text(encoding="utf-8").splitlines() if self.calls.exists() else []
@@ -300,7 +305,7 @@ def test_sigterm_suspends_at_the_loop_boundary_and_the_resume_finishes(app: App,
         reader.start()
         proc.send_signal(signal.SIGTERM)
         wait_until(lambda: any("suspend requested" in line for line in lines), "the suspend notice")
-        app.release()
+        wait_until(app.release, "the blocked tool to take the release")
         assert proc.wait(timeout=60) == 0, "".join(lines)
         reader.join(timeout=10)
         err = "".join(lines)
