@@ -7,7 +7,6 @@ file, line, key path and what is allowed. Components receive the sub-model they 
 """
 
 from ._config import DEFAULT_IDENTITY, Config
-from ._duration import DurationError, parse_go_duration
 from ._load import load_config, parse_config
 from ._modes import Mode
 from ._schema import (
@@ -15,6 +14,7 @@ from ._schema import (
     BudgetSettings,
     CapabilitiesSettings,
     EmbeddingsSettings,
+    EnvironmentSettings,
     ExposeAgentSettings,
     ExposeSettings,
     ExposeToolsSettings,
@@ -37,8 +37,8 @@ __all__ = [
     "BudgetSettings",
     "CapabilitiesSettings",
     "Config",
-    "DurationError",
     "EmbeddingsSettings",
+    "EnvironmentSettings",
     "ExposeAgentSettings",
     "ExposeSettings",
     "ExposeToolsSettings",
@@ -56,5 +56,4 @@ __all__ = [
     "ToolFilter",
     "load_config",
     "parse_config",
-    "parse_go_duration",
 ]
