@@ -30,7 +30,6 @@ from typing import Any
 import pytest
 
 from fiskai_agent.testing import Hang, MessagesServer, RecordedRequest, Turn, text, tool_use
-from fiskai_core.testing import write_fake_app
 from fiskai_runstate import FileJournalStore, Record, decode_record
 
 _ROOT = Path(__file__).resolve().parents[1]
@@ -332,41 +331,6 @@ def test_ctrl_c_without_a_journal_aborts_the_hung_call_cleanly(app: App, env: di
     assert "Traceback" not in err
     assert "interrupted" in err
     assert "Run summary:" in err
-
-
-def test_a_resumed_local_run_keeps_the_tools_find_tools_found(
-    tmp_path: Path, env: dict[str, str], shared_fixtures: Path
-) -> None:
-    """Steps (issue 17):
-    1. A local model on the local-server mode asks find_tools for streams; the answer is journaled.
-    2. The next model call hangs; SIGKILL.
-    3. Resume: the first request already carries stream_ls in full, and the model can call it.
-    """
-    nats = write_fake_app(tmp_path, shared_fixtures / "fisk" / "with-schemas" / "natscli.introspect.json", name="nats")
-    config = tmp_path / "agent.yaml"
-    config.write_text(
-        f"application_path: {nats}\nsystem_prompt: You operate NATS.\nllm:\n  model: qwen3\n", encoding="utf-8"
-    )
-    script = [
-        Turn([tool_use("find_tools", {"query": "list the streams"}, id="f1")]),
-        Hang(),
-        Turn([tool_use("stream_ls", {}, id="s1")]),
-        Turn([text("No streams.")]),
-    ]
-    with MessagesServer(script, local=True) as server:
-        proc = start(["-c", str(config), "run", "--checkpoint", "--name", _RUN_ID, "list streams"], env, server)
-        server.wait_for_requests(2, timeout=30)
-        wait_until(lambda: "tool_result" in kinds(env), "the find_tools result record")
-        kill(proc)
-        assert "stream_ls" in server.requests[1].tool_names
-        code, out, err = finish(start(["-c", str(config), "run", "--resume", _RUN_ID], env, server))
-
-    assert code == 0, err
-    assert out == "No streams.\n"
-    resumed = server.requests[2]
-    assert "stream_ls" in resumed.tool_names
-    assert len(resumed.tool_names) < 20
-    assert "[stream]\n[ls]" in (tmp_path / "nats.calls").read_text(encoding="utf-8")
 
 
 def test_resume_after_a_configuration_change_needs_force_and_says_what_changed(app: App, env: dict[str, str]) -> None:
