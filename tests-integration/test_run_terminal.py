@@ -21,7 +21,7 @@ from fiskai_agent.testing import MessagesServer, RecordedRequest, Turn, text, to
 from fiskai_runstate import FileJournalStore, ToolIntentRecord, ToolResultRecord, decode_record
 
 _CONFIG = Path(__file__).resolve().parents[1] / "examples" / "fixturectl" / "agent.yaml"
-_PROMPT = "Choose 1-3 [1]: "
+_PROMPT = "Choose 1-5 [1]: "
 
 
 class Terminal:

@@ -51,6 +51,8 @@ def gate_json(decision: GateDecision) -> JsonObject:
     out: JsonObject = {"allowed": decision.allowed, "channel": decision.channel, "digest": decision.digest}
     if decision.tag is not None:
         out["tag"] = decision.tag
+    if decision.rule is not None:
+        out["rule"] = decision.rule
     return out
 
 

@@ -15,6 +15,7 @@ import anyio
 
 from fiskai_agent.events import Events, NullEvents
 from fiskai_agent.llm import CapabilityOverrides, HttpObserver, Provider
+from fiskai_core.approvals import Approvals
 from fiskai_core.config import LLMSettings
 from fiskai_core.knowledge import KnowledgeSearcher
 from fiskai_core.prompter import DenyPrompter, Prompter
@@ -138,6 +139,8 @@ class RunOptions:
     knowledge: KnowledgeOptions | None = None
     prompter: Prompter = field(default_factory=DenyPrompter)
     """Asks the operator (gate, ask_human, crash re-run). The default denies everything."""
+    approvals: Approvals | None = None
+    """The agent's persisted approval rules, consulted by the confirm gate before it asks."""
     events: Events = field(default_factory=NullEvents)
     session: SessionOptions | None = None
     control: RunControl | None = None

@@ -299,7 +299,7 @@ async def prepare(options: RunOptions) -> Setup:
     session = options.session
     if session is not None and session.resume_id and session.checkpoint:
         raise SetupError("--resume cannot be combined with --checkpoint")
-    gate = ConfirmGate(options.prompter, confirm_tags=options.confirm_tags)
+    gate = ConfirmGate(options.prompter, confirm_tags=options.confirm_tags, approvals=options.approvals)
     entries, deferrable, builtins = _entries(options, gate)
     if not entries:
         if not options.has_application:

@@ -39,6 +39,7 @@ from fiskai_cli.commands.run_trace import HttpDebugDump, Observers, TraceFile, o
 from fiskai_cli.ui.line_events import LineEvents
 from fiskai_cli.ui.line_stats import result_json, stats_line
 from fiskai_cli.ui.prompter import LinePrompter
+from fiskai_core.approvals import Approvals
 from fiskai_core.config import Config, Mode
 from fiskai_core.errors import FiskaiError
 from fiskai_core.prompter import DenyPrompter, Prompter
@@ -144,6 +145,7 @@ def run(
         confirm_tags=tuple(config.harness.confirm_tags),
         human_in_the_loop=config.harness.human_in_the_loop.enabled,
         prompter=_prompter(),
+        approvals=_approvals(config),
         events=events,
         session=session,
         control=RunControl(),
@@ -218,6 +220,12 @@ def _credentials(config: Config, flag_url: str | None) -> tuple[str | None, str 
     except FiskaiError as err:
         raise click.ClickException(str(err)) from err
     return api_key, url
+
+
+def _approvals(config: Config) -> Approvals:
+    """The agent's persisted approval rules (a malformed file stops the run, naming it)."""
+    with wiring.reported():
+        return Approvals.from_file(wiring.approvals_file(config.identity), identity=config.identity)
 
 
 def _prompter() -> Prompter:
