@@ -169,10 +169,8 @@ def measure_overhead(tools: list[CommandTool], iterations: int, runs: int) -> li
     return figures[1:]  # the first run warms imports and caches
 
 
-def measure_sdk_overhead(
-    tools: list[CommandTool], iterations: int, runs: int
-) -> tuple[list[float], list[dict[str, Any]]]:
-    """Per-iteration overhead in ms through the real Anthropic adapter and SDK against the scripted server.
+def _sdk_run(tools: list[CommandTool], iterations: int) -> tuple[float, list[dict[str, Any]]]:
+    """One run through the real Anthropic adapter and SDK: client-side ms per iteration, and the bodies sent.
 
     Everything on the client side counts (the loop, the adapter's conversion of 250 tools and the
     conversation, the SDK's request building and response parsing); the server's own time per request
@@ -187,27 +185,23 @@ def measure_sdk_overhead(
         name, args = calls[turns % len(calls)]
         return Turn([text("next"), tool_use(name, args)])
 
-    figures: list[float] = []
-    bodies: list[dict[str, Any]] = []
-    for _ in range(runs + 1):
-        with MessagesServer(responder=respond) as server:
-            TIMERS.tool = 0.0
-            options = RunOptions(
-                prompt="bench", llm=_llm(iterations), app_tools=tools, base_url=server.base_url, api_key="bench"
-            )
-            start = time.perf_counter()
-            result = anyio.run(run, options)
-            total = time.perf_counter() - start
-            served = sum(server.service_seconds)
-            bodies = [dict(request.body) for request in server.requests]
-        if result.reason != "completed" or result.stats.llm_calls != iterations:
-            sys.exit(f"SDK overhead run ended {result.reason} after {result.stats.llm_calls} calls: {result.error}")
-        figures.append((total - served - TIMERS.tool) / iterations * 1000)
-    return figures[1:], bodies  # the first run pays the SDK import
+    with MessagesServer(responder=respond) as server:
+        TIMERS.tool = 0.0
+        options = RunOptions(
+            prompt="bench", llm=_llm(iterations), app_tools=tools, base_url=server.base_url, api_key="bench"
+        )
+        start = time.perf_counter()
+        result = anyio.run(run, options)
+        total = time.perf_counter() - start
+        served = sum(server.service_seconds)
+        bodies = [dict(request.body) for request in server.requests]
+    if result.reason != "completed" or result.stats.llm_calls != iterations:
+        sys.exit(f"SDK run ended {result.reason} after {result.stats.llm_calls} calls: {result.error}")
+    return (total - served - TIMERS.tool) / iterations * 1000, bodies
 
 
-def measure_sdk_floor(bodies: list[dict[str, Any]], runs: int) -> list[float]:
-    """The SDK alone, per call in ms: the same request bodies replayed through `messages.create`.
+def _sdk_replay(bodies: list[dict[str, Any]]) -> float:
+    """The SDK alone, ms per call: the same request bodies replayed through `messages.create`.
 
     What any harness built on the SDK pays for these requests (the SDK copies and encodes the params
     and parses the answer); the server's time is subtracted as above.
@@ -219,15 +213,28 @@ def measure_sdk_floor(bodies: list[dict[str, Any]], runs: int) -> list[float]:
             for body in bodies:
                 await client.messages.create(**body)
 
-    figures: list[float] = []
-    for _ in range(runs + 1):
-        with MessagesServer(responder=lambda _request: Turn([text("next")])) as server:
-            start = time.perf_counter()
-            anyio.run(replay, server.base_url)
-            total = time.perf_counter() - start
-            served = sum(server.service_seconds)
-        figures.append((total - served) / len(bodies) * 1000)
-    return figures[1:]
+    with MessagesServer(responder=lambda _request: Turn([text("next")])) as server:
+        start = time.perf_counter()
+        anyio.run(replay, server.base_url)
+        total = time.perf_counter() - start
+        served = sum(server.service_seconds)
+    return (total - served) / len(bodies) * 1000
+
+
+def measure_harness(tools: list[CommandTool], iterations: int, runs: int) -> dict[str, list[float]]:
+    """Per round: a run through adapter + SDK, then the SDK alone on that run's bodies; harness = the difference.
+
+    Interleaved, so load drift on a shared machine hits both sides of each difference alike.
+    """
+    out: dict[str, list[float]] = {"run": [], "floor": [], "harness": []}
+    for round_ in range(runs + 1):
+        run_ms, bodies = _sdk_run(tools, iterations)
+        floor_ms = _sdk_replay(bodies)
+        if round_:  # the first round pays the SDK import
+            out["run"].append(run_ms)
+            out["floor"].append(floor_ms)
+            out["harness"].append(run_ms - floor_ms)
+    return out
 
 
 # -- time to first request -------------------------------------------------------------------------
@@ -400,8 +407,7 @@ def main() -> int:
         folder = Path(tmp)
         tools = bench_tools(folder)
         overhead = measure_overhead(tools, args.iterations, args.runs)
-        sdk_overhead, bodies = measure_sdk_overhead(tools, args.iterations, args.runs)
-        sdk_floor = measure_sdk_floor(bodies, args.runs)
+        sdk = measure_harness(tools, args.iterations, args.runs)
         nats = write_fake_app(folder, SHARED / "natscli.introspect.json", name="nats")
         first = measure_first_request(_write_config(folder, nats), args.runs)
         sizes = measure_request_sizes(folder, nats)
@@ -410,10 +416,10 @@ def main() -> int:
     print(f"python {sys.version.split()[0]}; cores {os.cpu_count()}; {TOOLS} tools; medians of {args.runs} runs")
     print(f"  {'measure':<44} {'median':>9}     {'min':>9} {'max':>9}  {'ratio':>7}  budget")
     print(_row("loop alone per iteration (instant provider)", overhead, "ms", None))
-    floor_ms = statistics.median(sdk_floor)
-    harness = [value - floor_ms for value in sdk_overhead]
-    print(_row("SDK alone per call, same bodies (floor)", sdk_floor, "ms", floor_ms))
-    print(_row("run per iteration via adapter + SDK", sdk_overhead, "ms", floor_ms))
+    floor_ms = statistics.median(sdk["floor"])
+    harness = sdk["harness"]
+    print(_row("SDK alone per call, same bodies (floor)", sdk["floor"], "ms", floor_ms))
+    print(_row("run per iteration via adapter + SDK", sdk["run"], "ms", floor_ms))
     print(_row("harness overhead: run minus the SDK floor", harness, "ms", None, f"<= {OVERHEAD_BUDGET_MS} ms"))
     base = statistics.median(first["python -c pass"])
     floor = statistics.median(first["import anthropic"])

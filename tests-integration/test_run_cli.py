@@ -465,9 +465,8 @@ def test_knowledge_search_answers_from_the_index_built_by_fiskai_knowledge_index
     (docs / "drain.md").write_text(
         "# Draining a node\n\nBefore draining, cordon the node; a drain waits for the grace period.\n", encoding="utf-8"
     )
-    # An absolute directory: `fiskai knowledge` still resolves a relative one against the working directory.
-    index = tmp_path / "index"
-    config = _with_harness(tmp_path, f"  knowledge:\n    enabled: true\n    directory: {index}\n    paths: [{docs}]\n")
+    # No directory: `fiskai knowledge index` and `fiskai run` agree on the default (the state home).
+    config = _with_harness(tmp_path, f"  knowledge:\n    enabled: true\n    paths: [{docs}]\n")
     server.add(Turn([tool_use("knowledge_search", {"query": "how do I drain a node"}, id="k1")]), Turn([text("a")]))
     absent = fiskai(["-c", str(config), "run", "how to drain?"], env, server)
     built = fiskai(["-c", str(config), "knowledge", "index"], env)

@@ -8,7 +8,7 @@ from typing_extensions import override
 
 from fiskai_agent import RunStats
 from fiskai_agent.events import Advisory, ResumeInfo, RunInfo, ToolResultTrace, ToolTrace
-from fiskai_agent.llm import Message, Response, TextBlock, ThinkingBlock, ToolUseBlock, Usage
+from fiskai_agent.llm import Message, ProviderBlock, Response, TextBlock, ThinkingBlock, ToolUseBlock, Usage
 from fiskai_cli.ui.line_events import LineEvents, fold_result
 from fiskai_cli.ui.line_stats import go_duration, stats_line
 
@@ -24,7 +24,7 @@ def _events(*, verbose: bool = False, answer_to_stdout: bool = True) -> tuple[Li
     return LineEvents(stdout=out, stderr=err, verbose=verbose, answer_to_stdout=answer_to_stdout), out, err
 
 
-def _response(*blocks: TextBlock | ThinkingBlock | ToolUseBlock, stop: str = "end_turn") -> Response:
+def _response(*blocks: TextBlock | ThinkingBlock | ToolUseBlock | ProviderBlock, stop: str = "end_turn") -> Response:
     return Response(message=Message(role="assistant", content=blocks), stop_reason=stop, usage=Usage())
 
 
@@ -161,6 +161,26 @@ def test_traced_and_self_rendered_tools_show_only_when_verbose() -> None:
 
     assert quiet_err.getvalue() == ""
     assert loud_err.getvalue() == "-> ask_human_confirm\n<-\n   {}\n"
+
+
+def test_server_tool_search_is_shown_only_when_verbose() -> None:
+    search = ProviderBlock(
+        kind="server_tool_use", raw={"type": "server_tool_use", "id": "s", "input": {"query": "drain \x1b[2Ja node"}}
+    )
+    found = ProviderBlock(
+        kind="tool_search_tool_result",
+        raw={
+            "type": "tool_search_tool_result",
+            "content": {"tool_references": [{"type": "tool_reference", "tool_name": "cluster_node_drain"}]},
+        },
+    )
+    quiet, _, quiet_err = _events()
+    loud, _, loud_err = _events(verbose=True)
+    for events in (quiet, loud):
+        events.message(_response(search, found, stop="pause_turn"), terminal=False)
+
+    assert quiet_err.getvalue() == ""
+    assert loud_err.getvalue() == ".. tool search: drain a node\n.. tool search loaded: cluster_node_drain\n"
 
 
 def test_remote_calls_name_their_agent() -> None:

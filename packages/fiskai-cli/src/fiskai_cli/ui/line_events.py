@@ -17,7 +17,7 @@ import sys
 from typing import TYPE_CHECKING, TextIO, cast
 
 from fiskai_agent.events import Advisory, ResumeInfo, RunInfo, ToolResultTrace, ToolTrace
-from fiskai_agent.llm import Response, ThinkingBlock
+from fiskai_agent.llm import ProviderBlock, Response, ThinkingBlock
 from fiskai_core.sanitize import sanitize_for_display, sanitize_for_terminal
 
 if TYPE_CHECKING:
@@ -102,6 +102,10 @@ class LineEvents:
         for block in response.message.content:
             if isinstance(block, ThinkingBlock) and block.text.strip():
                 self._line(f"{_THOUGHT} {sanitize_for_terminal(block.text, 500)}")
+            elif isinstance(block, ProviderBlock) and self.verbose:
+                line = _server_tool_line(block)
+                if line:
+                    self._line(line)
         text = response.message.text.strip()
         if not text:
             return
@@ -211,6 +215,27 @@ def fold_result(output: str, *, is_error: bool, exit_code: int | None) -> str:
     size = f"{len(lines)} lines" if len(lines) > 1 else ""
     prefix = ", ".join(part for part in (status, size) if part)
     return f"{prefix}: {first}" if prefix else first
+
+
+def _server_tool_line(block: ProviderBlock) -> str:
+    """`-v`: what the server's tool search looked for and what it loaded."""
+    raw = block.raw
+    if block.kind == "server_tool_use":
+        arguments: object = raw.get("input")
+        query = cast("dict[str, object]", arguments).get("query") if isinstance(arguments, dict) else None
+        return f".. tool search: {sanitize_for_terminal(str(query), 200)}" if query else ""
+    if block.kind == "tool_search_tool_result":
+        content: object = raw.get("content")
+        refs: object = cast("dict[str, object]", content).get("tool_references") if isinstance(content, dict) else None
+        if not isinstance(refs, list):
+            return ""
+        names = [
+            str(cast("dict[str, object]", ref).get("tool_name", ""))
+            for ref in cast("list[object]", refs)
+            if isinstance(ref, dict)
+        ]
+        return f".. tool search loaded: {sanitize_for_terminal(', '.join(names), 300) or '(nothing)'}"
+    return ""
 
 
 def _capabilities_line(info: RunInfo) -> str:
