@@ -104,8 +104,27 @@ def _block_param(block: ContentBlock) -> JsonObject:
             return dict(block.raw)
 
 
-def request_params(request: Request, capabilities: Capabilities) -> JsonObject:
-    """The Messages API parameters for `request` (also what tests compare against)."""
+SchemaCache = dict[int, tuple[Mapping[str, Any], JsonObject]]
+"""Annotated input schemas by the identity of the schema they came from (kept alive beside them)."""
+
+
+def _cached_annotated_schema(schema: Mapping[str, Any], cache: SchemaCache | None) -> JsonObject:
+    if cache is None:
+        return _annotated_schema(schema)
+    hit = cache.get(id(schema))
+    if hit is not None and hit[0] is schema:
+        return hit[1]
+    annotated = _annotated_schema(schema)
+    cache[id(schema)] = (schema, annotated)
+    return annotated
+
+
+def request_params(request: Request, capabilities: Capabilities, schema_cache: SchemaCache | None = None) -> JsonObject:
+    """The Messages API parameters for `request` (also what tests compare against).
+
+    A run sends the same tool schemas on every call; with `schema_cache` each is annotated once per
+    provider instead of once per call (250 tools: about 0.6 ms a call saved, bench/agent.py).
+    """
     cache = capabilities.prompt_cache and request.prompt_cache
     cache_control: JsonObject = {"type": "ephemeral"}
     if request.cache_ttl == "1h":
@@ -121,7 +140,7 @@ def request_params(request: Request, capabilities: Capabilities) -> JsonObject:
         # since local Anthropic-compatible servers reject the unknown field even when false.
         if capabilities.tool_search:
             param["defer_loading"] = tool.defer_loading and tool_search
-        param["input_schema"] = _annotated_schema(tool.input_schema)
+        param["input_schema"] = _cached_annotated_schema(tool.input_schema, schema_cache)
         tools.append(param)
     if tool_search:
         tools.append(dict(_SEARCH_TOOL))
@@ -218,6 +237,7 @@ class AnthropicProvider:
         Raises:
             SetupError: No credentials and no local base URL.
         """
+        self._schema_cache: SchemaCache = {}
         api_key = settings.api_key or os.environ.get("ANTHROPIC_API_KEY") or None
         auth_token = None if api_key else os.environ.get("ANTHROPIC_AUTH_TOKEN") or None
         if api_key is None and auth_token is None:
@@ -249,7 +269,7 @@ class AnthropicProvider:
 
     async def call(self, request: Request) -> Response:
         """One Messages call, retries included, bounded by `call_timeout`."""
-        params = request_params(request, _narrowed(self._capabilities, request.capabilities))
+        params = request_params(request, _narrowed(self._capabilities, request.capabilities), self._schema_cache)
         token = _iteration.set(request.iteration)
         timeout = self._settings.call_timeout
         try:
