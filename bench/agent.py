@@ -11,7 +11,10 @@ Run: uv run python bench/agent.py [--runs N] [--iterations N]
    made through the real Anthropic adapter and SDK against the scripted server, subtracting the
    server's own time per request (`MessagesServer.service_seconds`): the adapter's conversion of 250
    tool definitions counts as harness. The floor: the SDK alone, replaying the same request bodies
-   through `messages.create` in the same run; harness = run minus floor, the figure held to budget.
+   through `messages.create` in the same run; run minus floor is printed as a cross-check only: it is
+   the difference of two ~55 ms figures and swings by several ms either way on a shared machine. The
+   figure held to budget is measured in process: the loop plus the adapter building the Messages API
+   parameters for every call (`ConvertingProvider`), with nothing else in the way.
 2. Time to first model request (target <= `import anthropic` + 300 ms): `fiskai run` as a fresh
    process against the scripted Messages server, from spawn to the server receiving the request,
    interleaved with `python -c "import anthropic"` (the floor) and `python -c pass`.
@@ -147,18 +150,38 @@ class InstantProvider:
         return None
 
 
+class ConvertingProvider(InstantProvider):
+    """Like `InstantProvider`, but first builds the Messages API parameters as the Anthropic adapter does.
+
+    The conversion counts as harness time: it is what the adapter adds to every call before the SDK.
+    """
+
+    def __init__(self, calls: list[tuple[str, dict[str, Any]]], iterations: int) -> None:
+        super().__init__(calls, iterations)
+        # Imported here so the RSS child (same script) loads the SDK only as a real run would.
+        from fiskai_agent.llm.anthropic import request_params
+
+        self._params = request_params
+        self._schema_cache: dict[int, Any] = {}
+
+    @override
+    async def call(self, request: Request) -> Response:
+        self._params(request, self.capabilities, self._schema_cache)
+        return await super().call(request)
+
+
 def _llm(iterations: int) -> LLMSettings:
     return LLMSettings.model_validate(
         {"model": "claude-sonnet-4-6", "budget": {"max_iterations": iterations + 5, "max_tokens": 10_000_000}}
     )
 
 
-def measure_overhead(tools: list[CommandTool], iterations: int, runs: int) -> list[float]:
-    """Per-iteration loop overhead in ms, one figure per run."""
+def measure_overhead(tools: list[CommandTool], iterations: int, runs: int, *, convert: bool = False) -> list[float]:
+    """Per-iteration loop overhead in ms, one figure per run (with `convert`, the adapter's conversion too)."""
     calls = _ungated_calls(tools)
     figures: list[float] = []
     for _ in range(runs + 1):
-        provider = InstantProvider(calls, iterations)
+        provider = (ConvertingProvider if convert else InstantProvider)(calls, iterations)
         TIMERS.model = TIMERS.tool = 0.0
         start = time.perf_counter()
         result = anyio.run(run, RunOptions(prompt="bench", llm=_llm(iterations), app_tools=tools, provider=provider))
@@ -407,6 +430,7 @@ def main() -> int:
         folder = Path(tmp)
         tools = bench_tools(folder)
         overhead = measure_overhead(tools, args.iterations, args.runs)
+        converting = measure_overhead(tools, args.iterations, args.runs, convert=True)
         sdk = measure_harness(tools, args.iterations, args.runs)
         nats = write_fake_app(folder, SHARED / "natscli.introspect.json", name="nats")
         first = measure_first_request(_write_config(folder, nats), args.runs)
@@ -416,11 +440,12 @@ def main() -> int:
     print(f"python {sys.version.split()[0]}; cores {os.cpu_count()}; {TOOLS} tools; medians of {args.runs} runs")
     print(f"  {'measure':<44} {'median':>9}     {'min':>9} {'max':>9}  {'ratio':>7}  budget")
     print(_row("loop alone per iteration (instant provider)", overhead, "ms", None))
+    print(_row("harness: loop + adapter conversion per iter", converting, "ms", None, f"<= {OVERHEAD_BUDGET_MS} ms"))
     floor_ms = statistics.median(sdk["floor"])
-    harness = sdk["harness"]
     print(_row("SDK alone per call, same bodies (floor)", sdk["floor"], "ms", floor_ms))
     print(_row("run per iteration via adapter + SDK", sdk["run"], "ms", floor_ms))
-    print(_row("harness overhead: run minus the SDK floor", harness, "ms", None, f"<= {OVERHEAD_BUDGET_MS} ms"))
+    # Two ~55 ms figures whose difference swings by several ms on a shared machine: a cross-check only.
+    print(_row("cross-check: run minus the SDK floor", sdk["harness"], "ms", None))
     base = statistics.median(first["python -c pass"])
     floor = statistics.median(first["import anthropic"])
     print(_row("python -c pass", first["python -c pass"], "ms", floor))
@@ -442,7 +467,7 @@ def main() -> int:
     for label, values in sizes.items():
         tokens = f"~{statistics.median(values) * 1024 / 4:,.0f} tokens/request (bytes/4)"
         print(_row(f"request KiB, local server: {label}", values, "KiB", all_tools, tokens))
-    overhead_ok = statistics.median(harness) <= OVERHEAD_BUDGET_MS
+    overhead_ok = statistics.median(converting) <= OVERHEAD_BUDGET_MS
     first_ok = statistics.median(fr) <= floor + FIRST_REQUEST_SLACK_MS
     print(
         f"overhead {'within' if overhead_ok else 'OVER'} budget; first request "
