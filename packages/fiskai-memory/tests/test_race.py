@@ -9,7 +9,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from fiskai_memory import FileMemoryStore, MemoryExistsError, Store
+from fiskai_memory import MAX_ENTRIES, FileMemoryStore, MemoryExistsError, Store
 from fiskai_memory.kv import connect_kv_store
 
 FILE_CHILD = """
@@ -127,3 +127,65 @@ async def test_many_concurrent_creates_in_threads_one_wins_and_its_content_is_st
 
 def names(directory: Path) -> list[str]:
     return sorted(path.name for path in directory.iterdir())
+
+
+CAP_CHILD = """
+import sys, anyio
+from fiskai_memory import FileMemoryStore, MemoryFullError
+store = FileMemoryStore(sys.argv[1])
+name, count = sys.argv[2], int(sys.argv[3])
+print("ready", flush=True)
+sys.stdin.readline()
+
+async def main() -> None:
+    full = 0
+    for n in range(count):
+        try:
+            await store.write(f"{name}.{n}", "d", "x")
+        except MemoryFullError:
+            full += 1
+    print(full, flush=True)
+
+anyio.run(main)
+"""
+
+
+def test_two_processes_creating_keys_near_the_cap_never_pass_it(tmp_path: Path) -> None:
+    """Steps:
+
+    1. Fill the store to 40 entries below the cap.
+    2. Release two processes together, each creating 40 new keys.
+    3. The store holds exactly MAX_ENTRIES entries and the 40 refused creates got MemoryFullError.
+    """
+    store = FileMemoryStore(tmp_path)
+
+    async def fill() -> None:
+        for n in range(MAX_ENTRIES - 40):
+            await store.write(f"seed.{n}", "d", "x")
+
+    anyio.run(fill)
+    procs = {
+        name: subprocess.Popen(
+            [sys.executable, "-c", CAP_CHILD, str(tmp_path), name, "40"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for name in ("first", "second")
+    }
+    try:
+        for proc in procs.values():
+            assert proc.stdout is not None
+            assert proc.stdout.readline() == "ready\n"
+        for proc in procs.values():
+            assert proc.stdin is not None
+            proc.stdin.write("go\n")
+            proc.stdin.flush()
+        refused = sum(int(proc.communicate(timeout=60)[0]) for proc in procs.values())
+    finally:
+        for proc in procs.values():
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    assert len(anyio.run(store.list)) == MAX_ENTRIES
+    assert refused == 40
