@@ -97,7 +97,13 @@ def memory() -> None:
 def list_command(
     ctx: click.Context, identity: str | None, directory: Path | None, nats_url: str | None, output_format: str
 ) -> None:
-    """List the stored keys with their descriptions, sorted by key."""
+    """List the stored keys with their descriptions, sorted by key.
+
+    \b
+    Examples:
+      fiskai memory list --identity cowsay
+      fiskai -c agent.yaml memory list --format json | jq -r '.memories[].key'
+    """
     target = _Target(identity=identity, directory=directory, nats_url=nats_url)
     location, entries = _run(ctx, target, lambda store: store.list())
     if output_format == "json":
@@ -119,7 +125,13 @@ def list_command(
 def show_command(
     ctx: click.Context, key: str, identity: str | None, directory: Path | None, nats_url: str | None, output_format: str
 ) -> None:
-    """Show one memory: its description, timestamps and content."""
+    """Show one memory: its description, timestamps and content.
+
+    \b
+    Examples:
+      fiskai -c agent.yaml memory show build.notes
+      fiskai memory show build.notes --identity cowsay --format json
+    """
     target = _Target(identity=identity, directory=directory, nats_url=nats_url)
     location, entry = _run(ctx, target, lambda store: store.read(key))
     if output_format == "json":
@@ -145,7 +157,13 @@ def show_command(
 def rm_command(
     ctx: click.Context, key: str, identity: str | None, directory: Path | None, nats_url: str | None, output_format: str
 ) -> None:
-    """Remove one memory; fails when nothing is stored under KEY."""
+    """Remove one memory; fails when nothing is stored under KEY.
+
+    \b
+    Examples:
+      fiskai memory rm stale.key --identity cowsay
+      fiskai memory rm stale.key --directory ./memory
+    """
     target = _Target(identity=identity, directory=directory, nats_url=nats_url)
     location, existed = _run(ctx, target, lambda store: store.delete(key))
     if not existed:
