@@ -1,7 +1,7 @@
 """Tools as drivers see them: the Tool shape, results, reserved tags, selection and deferral."""
 
 from ._deferral import TOOL_SEARCH_THRESHOLD, DeferralPlan, plan_deferral
-from ._protocols import FilterRule, Selectable, Tool
+from ._protocols import ArgumentValidator, Confirmable, FilterRule, Selectable, Tool
 from ._result import ToolResult
 from ._select import matches_rule, select_tools
 from ._tags import TAG_CONFIRM, TAG_DENY, TAG_NO_DEFER, requires_confirmation
@@ -11,6 +11,8 @@ __all__ = [
     "TAG_DENY",
     "TAG_NO_DEFER",
     "TOOL_SEARCH_THRESHOLD",
+    "ArgumentValidator",
+    "Confirmable",
     "DeferralPlan",
     "FilterRule",
     "Selectable",
