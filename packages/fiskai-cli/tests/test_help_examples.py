@@ -1,4 +1,4 @@
-"""Every `--help` of the info, session and memory commands teaches by example (the README promises it)."""
+"""Every `--help` of the info, session, memory and tools commands teaches by example (the README promises it)."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ def _paths(names: tuple[str, ...]) -> list[list[str]]:
     return paths
 
 
-@pytest.mark.parametrize("path", _paths(("info", "session", "memory")), ids=" ".join)
+@pytest.mark.parametrize("path", _paths(("info", "session", "memory", "tools")), ids=" ".join)
 def test_help_shows_runnable_examples_unwrapped(path: list[str]) -> None:
     result = CliRunner().invoke(cli, [*path, "--help"], prog_name="fiskai")
     assert result.exit_code == 0, result.output

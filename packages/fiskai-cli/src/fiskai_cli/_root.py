@@ -27,6 +27,10 @@ COMMANDS: dict[str, LazyCommand] = {
         summary="List, show and remove the memories an agent's model has saved.",
         extra="memory",
     ),
+    "tools": LazyCommand(
+        import_path="fiskai_cli.commands.tools:tools",
+        summary="List the tools a model gets, show one's schema, and call one exactly as a model would.",
+    ),
     "session": LazyCommand(
         import_path="fiskai_cli.commands.session:session",
         summary="Manage checkpointed agent runs: list, show, rm, export.",

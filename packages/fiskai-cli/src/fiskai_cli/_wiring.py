@@ -16,7 +16,8 @@ One floor below the commands. A command asks this module for what it needs, in t
    where it is).
 5. The tool set: `load_application` introspects the configured application and `command_tools` binds
    its commands as runnable tools. A second tool source (Python CLIs, say) plugs in here, beside the
-   fisk one, so every driver gets it.
+   fisk one, so every driver gets it. `confirm_gate` puts them behind the operator's approval, asked
+   through `operator_prompter()` (the terminal when there is one, else a prompter that always denies).
 
 Import-light: this module is imported by the root command, so it imports only click and the standard
 library at the top, and not even pathlib (about 5 ms that `fiskai --version` does not need): functions
@@ -42,8 +43,10 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from fiskai_core.config import Config, KnowledgeSettings, MemorySettings, Mode, SessionsSettings
+    from fiskai_core.confirm import ConfirmGate
     from fiskai_core.fisk import Application
     from fiskai_core.fisk.execution import CommandTool
+    from fiskai_core.prompter import Prompter
     from fiskai_memory import Store as MemoryStore
     from fiskai_rag import Embedder, Store as KnowledgeStore
     from fiskai_runstate import Store as JournalStore
@@ -53,6 +56,7 @@ __all__ = [
     "Invocation",
     "Settings",
     "command_tools",
+    "confirm_gate",
     "invocation",
     "knowledge_directory",
     "load_application",
@@ -60,6 +64,7 @@ __all__ = [
     "open_journal_store",
     "open_knowledge_store",
     "open_memory_store",
+    "operator_prompter",
     "reported",
     "state_home",
 ]
@@ -375,3 +380,27 @@ def command_tools(settings: Settings, application: Application) -> list[CommandT
     from fiskai_core.fisk.execution import command_tools as bind
 
     return bind(application, strip_env=settings.config.credential_env_names())
+
+
+def operator_prompter() -> Prompter:
+    """Who approves gated calls: the operator on this terminal, or, with no terminal on stdin, nobody (deny)."""
+    if sys.stdin is not None and sys.stdin.isatty():
+        from fiskai_cli.ui.prompter import LinePrompter
+
+        return LinePrompter()
+    from fiskai_core.prompter import DenyPrompter
+
+    return DenyPrompter()
+
+
+def confirm_gate(settings: Settings, prompter: Prompter | None = None) -> ConfirmGate:
+    """The gate for one run: `ai:confirm` plus the configured `harness.confirm_tags`, deny by default.
+
+    Args:
+        settings: the loaded configuration.
+        prompter: who is asked; a prompter that always denies when None (enough to ask `trigger_tag`).
+    """
+    from fiskai_core.confirm import ConfirmGate
+    from fiskai_core.prompter import DenyPrompter
+
+    return ConfirmGate(prompter or DenyPrompter(), confirm_tags=settings.config.harness.confirm_tags)
