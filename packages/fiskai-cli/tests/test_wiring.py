@@ -124,3 +124,17 @@ def test_info_resolves_the_knowledge_paths_against_the_config_folder_and_creates
     assert knowledge["paths"] == [str(folder / "manual"), "/abs/notes"]
     assert knowledge["directory"] == str(state_home() / "knowledge" / "docs")
     assert list(elsewhere.iterdir()) == []
+
+
+def test_memory_in_a_relative_directory_is_found_from_any_working_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = tmp_path / "conf"
+    folder.mkdir()
+    config = folder / "agent.yaml"
+    config.write_text("identity: ops\nharness: {memory: {enabled: true, options: {directory: notes}}}\n", "utf-8")
+    for where in (folder, tmp_path):
+        monkeypatch.chdir(where)
+        result = CliRunner().invoke(cli, ["-c", str(config), "memory", "list", "--format", "json"])
+        assert result.exit_code == 0, result.output
+        assert json.loads(result.stdout)["store"] == str(folder / "notes")

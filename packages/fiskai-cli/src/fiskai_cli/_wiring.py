@@ -187,8 +187,8 @@ def state_home() -> Path:
 
 
 @contextmanager
-def reported(location: str | None = None) -> Generator[None]:
-    """Turn any tier's operator-fixable error into one `click.ClickException` line (`in <location>` appended)."""
+def reported() -> Generator[None]:
+    """Turn any tier's operator-fixable error into one `click.ClickException` line, never a traceback."""
     try:
         yield
     except click.ClickException:
@@ -196,8 +196,7 @@ def reported(location: str | None = None) -> Generator[None]:
     except Exception as err:
         if not _operator_error(err):
             raise
-        where = f" in {location}" if location and type(err).__name__ == "MemoryNotFoundError" else ""
-        raise click.ClickException(f"{err}{where}") from err
+        raise click.ClickException(str(err)) from err
 
 
 def _operator_error(err: Exception) -> bool:

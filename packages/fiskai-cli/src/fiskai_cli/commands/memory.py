@@ -22,7 +22,7 @@ import click
 from fiskai_cli._wiring import invocation, load_settings, open_memory_store, reported
 from fiskai_cli.ui.text import clip, items, table
 from fiskai_core.config import Mode
-from fiskai_memory import Entry, FileMemoryStore, Item, Store
+from fiskai_memory import Entry, FileMemoryStore, Item, MemoryNotFoundError, Store
 
 __all__ = ["memory"]
 
@@ -181,8 +181,7 @@ def _run(ctx: click.Context, target: _Target, action: Callable[[Store], Awaitabl
     async def go() -> tuple[str, _T]:
         if target.directory is not None:
             store = FileMemoryStore(target.directory)
-            with reported(str(target.directory)):
-                return str(target.directory), await action(store)
+            return str(target.directory), await _act(action, store, str(target.directory))
         identity = target.identity or (settings.config.identity if settings is not None else None)
         if not identity:
             raise click.ClickException(
@@ -195,11 +194,17 @@ def _run(ctx: click.Context, target: _Target, action: Callable[[Store], Awaitabl
             folder=settings.folder if settings is not None else None,
             nats_url=target.nats_url,
         ) as (store, location):
-            with reported(location):
-                return location, await action(store)
+            return location, await _act(action, store, location)
 
     with reported():
         return anyio.run(go)
+
+
+async def _act(action: Callable[[Store], Awaitable[_T]], store: Store, location: str) -> _T:
+    try:
+        return await action(store)
+    except MemoryNotFoundError as err:
+        raise click.ClickException(f"{err} in {location}") from err
 
 
 def _item_json(entry: Item | Entry) -> dict[str, str | None]:
