@@ -59,6 +59,7 @@ __all__ = [
     "confirm_gate",
     "invocation",
     "knowledge_directory",
+    "knowledge_paths",
     "load_application",
     "load_settings",
     "open_journal_store",
@@ -66,6 +67,7 @@ __all__ = [
     "open_memory_store",
     "operator_prompter",
     "reported",
+    "resolve_under",
     "state_home",
 ]
 
@@ -112,8 +114,6 @@ class Invocation(dict[str, object]):
         if not isinstance(other, Invocation):
             return NotImplemented
         return (self.config_path, self.config_explicit) == (other.config_path, other.config_explicit)
-
-    __hash__ = None  # mutable, like any dict
 
 
 def invocation(ctx: click.Context) -> Invocation:
