@@ -12,8 +12,9 @@ One floor below the commands. A command asks this module for what it needs, in t
 3. `state_home()`: `$XDG_STATE_HOME/fiskai`, the one rule for where fiskai keeps state. Nothing is ever
    created under the working directory.
 4. One opener per store, each taking the typed settings block: `open_journal_store` (runs),
-   `open_memory_store` (memories), `open_knowledge_store` (the knowledge index, `knowledge_directory` says
-   where it is).
+   `open_memory_store` (memories), `open_knowledge_store` (the knowledge index: `knowledge_directory`
+   says where it is, `knowledge_paths` what to index, `knowledge_embedder` builds the vector tier's
+   client from `harness.knowledge.embeddings`).
 5. The tool set: `load_application` introspects the configured application and `command_tools` binds
    its commands as runnable tools. A second tool source (Python CLIs, say) plugs in here, beside the
    fisk one, so every driver gets it. `confirm_gate` puts them behind the operator's approval, asked
@@ -42,7 +43,14 @@ from typing_extensions import override
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from fiskai_core.config import Config, KnowledgeSettings, MemorySettings, Mode, SessionsSettings
+    from fiskai_core.config import (
+        Config,
+        EmbeddingsSettings,
+        KnowledgeSettings,
+        MemorySettings,
+        Mode,
+        SessionsSettings,
+    )
     from fiskai_core.confirm import ConfirmGate
     from fiskai_core.fisk import Application
     from fiskai_core.fisk.execution import CommandTool
@@ -59,6 +67,7 @@ __all__ = [
     "confirm_gate",
     "invocation",
     "knowledge_directory",
+    "knowledge_embedder",
     "knowledge_paths",
     "load_application",
     "load_settings",
@@ -333,6 +342,29 @@ def knowledge_directory(knowledge: KnowledgeSettings | None, *, identity: str, f
 def knowledge_paths(knowledge: KnowledgeSettings, *, folder: Path | None = None) -> list[Path]:
     """The configured index roots (`harness.knowledge.paths`), each resolved under the configuration's folder."""
     return [resolve_under(path, folder) for path in knowledge.paths]
+
+
+def knowledge_embedder(embeddings: EmbeddingsSettings | None) -> Embedder | None:
+    """The embeddings client `harness.knowledge.embeddings` describes; None (lexical only) without one.
+
+    Raises:
+        click.ClickException: the `knowledge` extra is missing.
+    """
+    if embeddings is None:
+        return None
+    try:
+        from fiskai_rag import OpenAICompatibleEmbedder
+    except ImportError as err:
+        raise _needs_extra("knowledge", "the knowledge index", err) from err
+    with reported():
+        return OpenAICompatibleEmbedder(
+            base_url=embeddings.base_url,
+            model=embeddings.model,
+            api_key_env=embeddings.api_key_env.strip() or None,
+            timeout=embeddings.timeout,
+            query_prefix=embeddings.query_prefix,
+            document_prefix=embeddings.document_prefix,
+        )
 
 
 def open_knowledge_store(directory: Path, *, read_only: bool, embedder: Embedder | None = None) -> KnowledgeStore:
