@@ -176,3 +176,12 @@ def test_on_a_terminal_the_operator_is_asked_and_a_yes_runs_the_command(tmp_path
     assert proc.returncode == 0
     assert b"[--reason=maintenance]" in out
     assert calls.read_text(encoding="utf-8").count("--\n") == 1
+
+
+def test_arguments_can_come_from_stdin(tmp_path: Path) -> None:
+    config, calls = _fake(tmp_path)
+    result = CliRunner().invoke(
+        cli, ["-c", str(config), "tools", "call", "cluster_config_get", "-"], input='{"key": "a b"}'
+    )
+    assert result.exit_code == 0, result.output
+    assert calls.read_text(encoding="utf-8").splitlines() == ["[cluster]", "[config]", "[get]", "[--]", "[a b]", "--"]

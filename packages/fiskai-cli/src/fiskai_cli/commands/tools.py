@@ -118,7 +118,7 @@ def schema_command(ctx: click.Context, name: str) -> None:
 @_FORMAT
 @click.pass_context
 def call_command(ctx: click.Context, name: str, arguments: str, dry_run: bool, output_format: str) -> None:
-    """Call tool NAME with ARGUMENTS (a JSON object, default {}) exactly as a model would.
+    """Call tool NAME with ARGUMENTS (a JSON object, default {}; - reads it from stdin) exactly as a model would.
 
     The call is validated, turned into an argv, put to the confirm gate (a gated tool asks on the
     terminal; with no terminal attached it is denied), run, and its output capped. The exit status is
@@ -129,7 +129,11 @@ def call_command(ctx: click.Context, name: str, arguments: str, dry_run: bool, o
       fiskai -c agent.yaml tools call cluster_node_list '{"state": "up"}'
       fiskai -c agent.yaml tools call cluster_config_set '{"key": "a", "value": "b"}' --dry-run
       fiskai -c agent.yaml tools call types '{}' --format json | jq -r .text
+      jq -n '{key: "a"}' | fiskai -c agent.yaml tools call cluster_config_get -
     """
+    if arguments == "-":
+        # stdin then holds the arguments, not an operator: a gated tool is denied, as with any pipe.
+        arguments = sys.stdin.read()
     settings, available = _tools(ctx)
     tool = _find(available, name)
     refusal = _refusal(tool, arguments)
