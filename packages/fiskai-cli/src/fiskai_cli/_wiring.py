@@ -196,8 +196,8 @@ def state_home() -> Path:
 
 
 @contextmanager
-def reported() -> Generator[None]:
-    """Turn any tier's operator-fixable error into one `click.ClickException` line, never a traceback."""
+def reported(location: str | None = None) -> Generator[None]:
+    """Turn any tier's operator-fixable error into one `click.ClickException` line (`in <location>` appended)."""
     try:
         yield
     except click.ClickException:
@@ -205,7 +205,8 @@ def reported() -> Generator[None]:
     except Exception as err:
         if not _operator_error(err):
             raise
-        raise click.ClickException(str(err)) from err
+        where = f" in {location}" if location and type(err).__name__ == "MemoryNotFoundError" else ""
+        raise click.ClickException(f"{err}{where}") from err
 
 
 def _operator_error(err: Exception) -> bool:
