@@ -229,7 +229,7 @@ def _mode_requirements() -> list[str]:
 def render() -> str:
     """The whole page."""
     from fiskai_memory import FileOptions as MemoryFileOptions, KvOptions
-    from fiskai_runstate import FileOptions as SessionFileOptions, JetStreamOptions
+    from fiskai_runstate.options import FileOptions as SessionFileOptions, JetStreamOptions
 
     lines = [_HEADER.rstrip("\n"), "", *_mode_requirements()]
     for path, model in _blocks(Config, ""):

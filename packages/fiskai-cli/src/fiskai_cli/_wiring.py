@@ -240,7 +240,8 @@ def open_journal_store(
             backend this command cannot open yet.
     """
     try:
-        from fiskai_runstate import FileJournalStore, check_backend, parse_file_options
+        from fiskai_runstate import FileJournalStore
+        from fiskai_runstate.options import check_backend, parse_file_options
     except ImportError as err:
         raise _needs_extra("session", "the run journal", err) from err
     if sessions is None:
