@@ -78,7 +78,8 @@ def cli(ctx: click.Context, config_path: str) -> None:
 
     \b
     Start here:
-      fiskai -c agent.yaml info     show the tools a model would get
+      fiskai -c agent.yaml info                        show the tools a model would get
+      fiskai -c agent.yaml tools call NAME '{...}'     run one exactly as a model would
     """
     explicit = ctx.get_parameter_source("config_path") in (ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT)
     ctx.obj = Invocation(config_path=config_path, config_explicit=explicit)
