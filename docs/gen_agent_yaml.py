@@ -144,6 +144,7 @@ def _blocks(model: type[BaseModel], prefix: str) -> Iterator[tuple[str, type[Bas
     """`model` and every block nested in it, depth first, with their key paths."""
     yield prefix, model
     for name, field in model.model_fields.items():
+        name = field.alias or name
         annotation = _strip_annotated(field.annotation)
         candidates = [annotation, *typing.get_args(annotation)]
         for candidate in candidates:
@@ -163,7 +164,8 @@ def _block_table(path: str, model: type[BaseModel]) -> list[str]:
         lines += [summary, ""]
     lines += ["| key | type | default | description |", "| --- | --- | --- | --- |"]
     for name, field in model.model_fields.items():
-        key = f"{path}.{name}" if path else name
+        written = field.alias or name  # the YAML key, where it differs from the attribute (`pass`)
+        key = f"{path}.{written}" if path else written
         description = docs.get(name, "").replace("|", "\\|")
         lines.append(f"| `{key}` | {_type_name(field.annotation)} | {_default(field)} | {description} |")
     return [*lines, ""]

@@ -30,8 +30,9 @@ def test_the_agent_yaml_page_matches_the_models() -> None:
 def test_every_key_of_every_block_is_on_the_page() -> None:
     page = (_ROOT / "docs" / "agent-yaml.md").read_text(encoding="utf-8")
     for path, model in _generator()._blocks(Config, ""):
-        for name in model.model_fields:
-            key = f"{path}.{name}" if path else name
+        for name, field in model.model_fields.items():
+            written = field.alias or name
+            key = f"{path}.{written}" if path else written
             assert f"| `{key}` |" in page, key
 
 
