@@ -34,7 +34,10 @@ def _fake(tmp_path: Path, *, exit_code: int = 0) -> tuple[Path, Path]:
     """A config over a fake fixturectl that logs every call; returns the config and the call log."""
     app = write_fake_app(tmp_path, MODEL, name="fixturectl", exit_code=exit_code)
     config = tmp_path / "agent.yaml"
-    config.write_text(f"application_path: {app}\nharness: {{confirm_tags: [audit]}}\n", encoding="utf-8")
+    config.write_text(
+        f"application_path: {app}\nsystem_prompt: p\nllm: {{model: m}}\nharness: {{confirm_tags: [audit]}}\n",
+        encoding="utf-8",
+    )
     return config, tmp_path / "fixturectl.calls"
 
 
@@ -158,7 +161,7 @@ def test_on_a_terminal_the_operator_is_asked_and_a_yes_runs_the_command(tmp_path
         assert proc.stderr is not None
         seen = b""
         deadline = time.monotonic() + 30
-        while b"Choose 1-3" not in seen:
+        while b"Choose 1-" not in seen:
             assert time.monotonic() < deadline, seen
             ready, _, _ = select.select([proc.stderr], [], [], max(deadline - time.monotonic(), 0))
             if ready:
@@ -185,3 +188,25 @@ def test_arguments_can_come_from_stdin(tmp_path: Path) -> None:
     )
     assert result.exit_code == 0, result.output
     assert calls.read_text(encoding="utf-8").splitlines() == ["[cluster]", "[config]", "[get]", "[--]", "[a b]", "--"]
+
+
+def test_a_persisted_approval_rule_lets_a_gated_call_run_without_a_terminal_as_in_a_run(tmp_path: Path) -> None:
+    config, calls = _fake(tmp_path)
+    code, _, err = _invoke("-c", str(config), "approvals", "add", "cluster_node_drain", "--reason=*", "@1=n*")
+    assert code == 0, err
+    code, out, _ = _invoke("-c", str(config), "tools", "call", "cluster_node_drain", DRAIN, "--dry-run")
+    assert code == 0
+    code, out, _ = _invoke(
+        "-c", str(config), "tools", "call", "cluster_node_drain", DRAIN, "--dry-run", "--format", "json"
+    )
+    assert (json.loads(out)["gate"], json.loads(out)["rule"]) == ("rule", "cluster_node_drain '--reason=*' '@1=n*'")
+    assert not calls.exists()
+    code, out, _ = _invoke("-c", str(config), "tools", "call", "cluster_node_drain", DRAIN, "--format", "json")
+    assert code == 0
+    gate = json.loads(out)["gate"]
+    assert (gate["allowed"], gate["channel"], gate["rule"]) == (True, "rule", "cluster_node_drain '--reason=*' '@1=n*'")
+    assert calls.read_text(encoding="utf-8").count("--\n") == 1
+    # The rule is as narrow as it was written: another node is still denied.
+    code, _, _ = _invoke("-c", str(config), "tools", "call", "cluster_node_drain", '{"node": "m1", "reason": "x"}')
+    assert code == 1
+    assert calls.read_text(encoding="utf-8").count("--\n") == 1

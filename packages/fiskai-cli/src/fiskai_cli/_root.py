@@ -13,6 +13,15 @@ from ._wiring import DEFAULT_CONFIG, Invocation
 
 # Every subcommand, by name. Modules load only when their command runs.
 COMMANDS: dict[str, LazyCommand] = {
+    "approvals": LazyCommand(
+        import_path="fiskai_cli.commands.approvals:approvals",
+        summary="List, add and remove an agent's persisted approval rules for gated commands.",
+    ),
+    "eval": LazyCommand(
+        import_path="fiskai_cli.commands.eval_agent:eval_group",
+        summary="Evaluate an agent's safety against scripted scenarios (eval agent SUITE.yaml).",
+        extra="agent",
+    ),
     "info": LazyCommand(
         import_path="fiskai_cli.commands.info:info",
         summary="Show the tools, prompt and settings loaded from a configuration.",
@@ -27,14 +36,19 @@ COMMANDS: dict[str, LazyCommand] = {
         summary="List, show and remove the memories an agent's model has saved.",
         extra="memory",
     ),
-    "tools": LazyCommand(
-        import_path="fiskai_cli.commands.tools:tools",
-        summary="List the tools a model gets, show one's schema, and call one exactly as a model would.",
+    "run": LazyCommand(
+        import_path="fiskai_cli.commands.run:run",
+        summary="Run the agent: a model that may call only the configured commands.",
+        extra="agent",
     ),
     "session": LazyCommand(
         import_path="fiskai_cli.commands.session:session",
         summary="Manage checkpointed agent runs: list, show, rm, export.",
         extra="session",
+    ),
+    "tools": LazyCommand(
+        import_path="fiskai_cli.commands.tools:tools",
+        summary="List the tools a model gets, show one's schema, and call one exactly as a model would.",
     ),
 }
 

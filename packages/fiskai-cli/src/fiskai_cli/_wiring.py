@@ -63,6 +63,7 @@ __all__ = [
     "DEFAULT_CONFIG",
     "Invocation",
     "Settings",
+    "approvals_file",
     "command_tools",
     "confirm_gate",
     "invocation",
@@ -75,6 +76,7 @@ __all__ = [
     "open_knowledge_store",
     "open_memory_store",
     "operator_prompter",
+    "remedy_text",
     "reported",
     "resolve_under",
     "state_home",
@@ -195,6 +197,19 @@ def state_home() -> Path:
     return base / "fiskai"
 
 
+def approvals_file(identity: str) -> Path:
+    """Where an agent's persisted approval rules live: `<state home>/approvals/<identity>.yaml`.
+
+    Raises:
+        click.ClickException: the identity cannot name a file.
+    """
+    if not identity or identity in (".", "..") or "/" in identity or "\\" in identity or "\0" in identity:
+        raise click.ClickException(
+            f"the agent identity {identity!r} cannot name an approvals file; set identity in the configuration"
+        )
+    return state_home() / "approvals" / f"{identity}.yaml"
+
+
 @contextmanager
 def reported(location: str | None = None) -> Generator[None]:
     """Turn any tier's operator-fixable error into one `click.ClickException` line (`in <location>` appended)."""
@@ -206,7 +221,24 @@ def reported(location: str | None = None) -> Generator[None]:
         if not _operator_error(err):
             raise
         where = f" in {location}" if location and type(err).__name__ == "MemoryNotFoundError" else ""
-        raise click.ClickException(f"{err}{where}") from err
+        fix = remedy_text(getattr(err, "remedy", None))
+        raise click.ClickException(f"{err}{where}" + (f"; {fix}" if fix else "")) from err
+
+
+# fiskai_rag errors carry a `remedy` (a StrEnum, compared by value so this module never imports the tier)
+# rather than naming commands; this is how the CLI says each one.
+_REMEDIES = {
+    "index": "run: fiskai knowledge index PATH",
+    "reindex": "run 'fiskai knowledge index --reindex'",
+    "reset": "run 'fiskai knowledge reset --force' and index again",
+    "upgrade": "upgrade fiskai",
+    "reseed": "run the original query with --save-receipt (and without --since-receipt) to seed it again",
+}
+
+
+def remedy_text(remedy: object) -> str:
+    """How an operator applies a knowledge-index `Remedy` with this CLI ("" for None or an unknown one)."""
+    return _REMEDIES.get(str(remedy), "") if remedy is not None else ""
 
 
 def _operator_error(err: Exception) -> bool:
@@ -428,14 +460,25 @@ def operator_prompter() -> Prompter:
     return DenyPrompter()
 
 
-def confirm_gate(settings: Settings, prompter: Prompter | None = None) -> ConfirmGate:
+def confirm_gate(settings: Settings, prompter: Prompter | None = None, *, approvals: bool = False) -> ConfirmGate:
     """The gate for one run: `ai:confirm` plus the configured `harness.confirm_tags`, deny by default.
 
     Args:
         settings: the loaded configuration.
         prompter: who is asked; a prompter that always denies when None (enough to ask `trigger_tag`).
+        approvals: consult (and let the operator add to) the agent's persisted approval rules, as a run does.
+
+    Raises:
+        click.ClickException: the approval rules file is malformed (named).
     """
     from fiskai_core.confirm import ConfirmGate
     from fiskai_core.prompter import DenyPrompter
 
-    return ConfirmGate(prompter or DenyPrompter(), confirm_tags=settings.config.harness.confirm_tags)
+    rules = None
+    if approvals:
+        from fiskai_core.approvals import Approvals
+
+        identity = settings.config.identity
+        with reported():
+            rules = Approvals.from_file(approvals_file(identity), identity=identity)
+    return ConfirmGate(prompter or DenyPrompter(), confirm_tags=settings.config.harness.confirm_tags, approvals=rules)

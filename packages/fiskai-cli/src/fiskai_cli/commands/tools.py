@@ -4,7 +4,8 @@
 required parameters, turned into the argv (the trust boundary), put to the confirm gate (a terminal
 prompt for a gated tool; denied when no terminal is attached), run with no shell and the scrubbed
 environment, and capped like any tool output. `--dry-run` stops before the gate and the run: it prints
-the argv and what the gate would do.
+the argv and what the gate would do. The agent's persisted approval rules (`fiskai approvals`) apply,
+exactly as in a run.
 """
 
 from __future__ import annotations
@@ -146,17 +147,20 @@ def call_command(ctx: click.Context, name: str, arguments: str, dry_run: bool, o
     if refusal is not None:
         _emit(ToolResult(text=refusal, is_error=True), None, output_format, ran=False)
         sys.exit(1)
-    gate = confirm_gate(settings, operator_prompter())
+    gate = confirm_gate(settings, operator_prompter(), approvals=True)
     tag = gate.trigger_tag(tool.tags)
     if dry_run:
-        _dry_run(tool.name, argv, tag, gate.prompter.can_prompt(), output_format)
+        rule = gate.approvals.match(name=tool.name, tags=tool.tags, argv=argv) if gate.approvals else None
+        _dry_run(tool.name, argv, tag, rule.text if rule else None, gate.prompter.can_prompt(), output_format)
         return
 
     async def go() -> tuple[ToolResult, dict[str, Any]]:
         decision = await gate.check(name=tool.name, tags=tool.tags, argv=argv)
-        verdict = {"allowed": decision.allowed, "channel": decision.channel, "tag": decision.tag}
+        verdict: dict[str, Any] = {"allowed": decision.allowed, "channel": decision.channel, "tag": decision.tag}
         if decision.reason:
             verdict["reason"] = decision.reason
+        if decision.rule:
+            verdict["rule"] = decision.rule
         if not decision.allowed:
             return decision.denial_result(), verdict
         return await tool.execute(arguments), verdict
@@ -205,15 +209,26 @@ def _refusal(tool: CommandTool, arguments: str) -> str | None:
     return None
 
 
-def _dry_run(name: str, argv: list[str], tag: str | None, can_prompt: bool, output_format: str) -> None:
+def _dry_run(
+    name: str, argv: list[str], tag: str | None, rule: str | None, can_prompt: bool, output_format: str
+) -> None:
     if tag is None:
         gate, would = "ungated", "run without asking"
+    elif rule is not None:
+        gate, would = "rule", f"run without asking: the persisted rule {rule!r} approves it"
     elif can_prompt:
         gate, would = "prompt", f"ask the operator first (tag {tag})"
     else:
         gate, would = "no_terminal", f"be denied: tag {tag} needs approval and no terminal is attached"
     if output_format == "json":
-        document = {"tool": name, "argv": argv, "display": render_command_line(argv), "gate": gate, "tag": tag}
+        document = {
+            "tool": name,
+            "argv": argv,
+            "display": render_command_line(argv),
+            "gate": gate,
+            "tag": tag,
+            "rule": rule,
+        }
         click.echo(json.dumps(document, indent=2, ensure_ascii=False))
         return
     click.echo(render_command_line(argv))
