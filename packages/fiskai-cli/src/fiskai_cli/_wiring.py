@@ -96,15 +96,12 @@ _OPERATOR_ERRORS = (
 )
 
 
-class Invocation(dict[str, object]):
-    """What the root `fiskai` command was given; every subcommand's `ctx.obj`. Read it with `invocation(ctx)`.
+class Invocation:
+    """What the root `fiskai` command was given; every subcommand's `ctx.obj`. Read it with `invocation(ctx)`."""
 
-    A dict only while `commands/knowledge.py` still reads `ctx.obj["config_path"]` and adds its own keys
-    (click's `ensure_object(dict)`); once it reads `invocation(ctx)` this becomes a frozen dataclass.
-    """
+    __slots__ = ("_config_explicit", "_config_path")
 
     def __init__(self, *, config_path: str, config_explicit: bool) -> None:
-        super().__init__(config_path=config_path)
         self._config_path = config_path
         self._config_explicit = config_explicit
 
@@ -124,7 +121,15 @@ class Invocation(dict[str, object]):
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Invocation):
             return NotImplemented
-        return (self.config_path, self.config_explicit) == (other.config_path, other.config_explicit)
+        return (self._config_path, self._config_explicit) == (other._config_path, other._config_explicit)
+
+    @override
+    def __hash__(self) -> int:
+        return hash((self._config_path, self._config_explicit))
+
+    @override
+    def __repr__(self) -> str:
+        return f"Invocation(config_path={self._config_path!r}, config_explicit={self._config_explicit!r})"
 
 
 def invocation(ctx: click.Context) -> Invocation:
