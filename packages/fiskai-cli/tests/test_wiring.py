@@ -14,8 +14,11 @@ from fiskai_cli._wiring import (
     Invocation,
     invocation,
     knowledge_directory,
+    knowledge_embedder,
+    knowledge_paths,
     load_settings,
     open_journal_store,
+    open_knowledge_store,
     state_home,
 )
 from fiskai_core.config import Mode, parse_config
@@ -124,3 +127,46 @@ def test_info_resolves_the_knowledge_paths_against_the_config_folder_and_creates
     assert knowledge["paths"] == [str(folder / "manual"), "/abs/notes"]
     assert knowledge["directory"] == str(state_home() / "knowledge" / "docs")
     assert list(elsewhere.iterdir()) == []
+
+
+def test_memory_in_a_relative_directory_is_found_from_any_working_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = tmp_path / "conf"
+    folder.mkdir()
+    config = folder / "agent.yaml"
+    config.write_text("identity: ops\nharness: {memory: {enabled: true, options: {directory: notes}}}\n", "utf-8")
+    for where in (folder, tmp_path):
+        monkeypatch.chdir(where)
+        result = CliRunner().invoke(cli, ["-c", str(config), "memory", "list", "--format", "json"])
+        assert result.exit_code == 0, result.output
+        assert json.loads(result.stdout)["store"] == str(folder / "notes")
+
+
+def test_the_knowledge_openers_index_and_search_a_real_store_where_the_config_says(tmp_path: Path) -> None:
+    folder = tmp_path / "conf"
+    (folder / "manual").mkdir(parents=True)
+    (folder / "manual" / "drain.md").write_text("# Draining\n\nDrain a node before maintenance.\n", "utf-8")
+    config = parse_config(
+        "identity: ops\nharness: {knowledge: {enabled: true, paths: [manual], directory: idx,"
+        " embeddings: {base_url: 'http://127.0.0.1:9/v1', model: m, timeout: 5s}}}\n",
+        Mode.MCP,
+    )
+    knowledge = config.harness.knowledge
+    embedder = knowledge_embedder(knowledge.embeddings)
+    assert embedder is not None  # built from the typed block; nothing is contacted until it embeds
+    assert knowledge_embedder(None) is None
+    directory = knowledge_directory(knowledge, identity=config.identity, folder=folder)
+    assert directory == folder / "idx"
+    writer = open_knowledge_store(directory, read_only=False)
+    try:
+        writer.index(knowledge_paths(knowledge, folder=folder))
+    finally:
+        writer.close()
+    reader = open_knowledge_store(directory, read_only=True)
+    try:
+        hits = reader.search("maintenance").hits
+    finally:
+        reader.close()
+    # How a hit names its file is the knowledge store's choice (relative where that reads better).
+    assert [hit.path.endswith("manual/drain.md") for hit in hits] == [True]

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 
 import anyio
+import nats
 import pytest
 
-from fiskai_memory import FileMemoryStore, MemoryExistsError, Store
+from fiskai_memory import MAX_ENTRIES, FileMemoryStore, MemoryExistsError, Store, default_bucket_name
+from fiskai_memory.frontmatter import encode
 from fiskai_memory.kv import connect_kv_store
 
 FILE_CHILD = """
@@ -127,3 +130,118 @@ async def test_many_concurrent_creates_in_threads_one_wins_and_its_content_is_st
 
 def names(directory: Path) -> list[str]:
     return sorted(path.name for path in directory.iterdir())
+
+
+CAP_CHILD = """
+import sys, anyio
+from fiskai_memory import FileMemoryStore, MemoryFullError
+from fiskai_memory.kv import connect_kv_store
+
+target, name, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
+
+
+async def create_all(store) -> int:
+    full = 0
+    for n in range(count):
+        try:
+            await store.write(f"{name}.{n}", "d", "x")
+        except MemoryFullError:
+            full += 1
+    return full
+
+
+async def main() -> int:
+    if target.startswith("nats://"):
+        async with connect_kv_store(target, identity="cap") as store:
+            print("ready", flush=True)
+            await anyio.to_thread.run_sync(sys.stdin.readline)
+            return await create_all(store)
+    print("ready", flush=True)
+    await anyio.to_thread.run_sync(sys.stdin.readline)
+    return await create_all(FileMemoryStore(target))
+
+
+print(anyio.run(main), flush=True)
+"""
+_SEEDED = MAX_ENTRIES - 40
+_PER_CHILD = 40
+
+
+def cap_race(target: str) -> int:
+    """Release two processes together, each creating `_PER_CHILD` new keys; return how many were refused."""
+    procs = {
+        name: subprocess.Popen(
+            [sys.executable, "-c", CAP_CHILD, target, name, str(_PER_CHILD)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for name in ("first", "second")
+    }
+    try:
+        for proc in procs.values():
+            assert proc.stdout is not None
+            assert proc.stdout.readline() == "ready\n"
+        for proc in procs.values():
+            assert proc.stdin is not None
+            proc.stdin.write("go\n")
+            proc.stdin.flush()
+        return sum(int(proc.communicate(timeout=120)[0]) for proc in procs.values())
+    finally:
+        for proc in procs.values():
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+
+
+def test_two_processes_creating_file_keys_near_the_cap_never_pass_it(tmp_path: Path) -> None:
+    """Steps:
+
+    1. Fill the store to 40 entries below the cap.
+    2. Release two processes together, each creating 40 new keys.
+    3. The store holds exactly MAX_ENTRIES entries and the 40 refused creates got MemoryFullError.
+    """
+    store = FileMemoryStore(tmp_path)
+
+    async def fill() -> None:
+        for n in range(_SEEDED):
+            await store.write(f"seed.{n}", "d", "x")
+
+    anyio.run(fill)
+    refused = cap_race(str(tmp_path))
+    assert len(anyio.run(store.list)) == MAX_ENTRIES
+    assert refused == 2 * _PER_CHILD - (MAX_ENTRIES - _SEEDED)
+
+
+@pytest.mark.nats
+def test_two_processes_creating_kv_keys_near_the_cap_never_leave_it_passed(nats_server: str) -> None:
+    """Steps:
+
+    1. Fill the KV store to 40 entries below the cap (plain puts of encoded entries, for speed).
+    2. Release two processes together, each creating 40 new keys through the store.
+    3. The store holds at most MAX_ENTRIES entries, and every create either stayed or was refused.
+    """
+
+    async def fill() -> None:
+        async with connect_kv_store(nats_server, identity="cap") as store:
+            await store.list()  # binds (creates) the per-identity bucket
+        connection = await nats.connect(nats_server)  # pyright: ignore[reportUnknownMemberType]
+        try:
+            js = connection.jetstream()  # pyright: ignore[reportUnknownMemberType]
+            kv = await js.key_value(default_bucket_name("cap"))
+            value = encode("d", "x", created=datetime.now(UTC), updated=datetime.now(UTC)).encode()
+            for n in range(_SEEDED):
+                await kv.put(f"seed.{n}", value)
+        finally:
+            await connection.close()
+
+    async def count() -> int:
+        async with connect_kv_store(nats_server, identity="cap") as store:
+            return len(await store.list())
+
+    anyio.run(fill)
+    refused = cap_race(nats_server)
+    stored = anyio.run(count)
+    assert stored <= MAX_ENTRIES
+    assert refused >= 2 * _PER_CHILD - (MAX_ENTRIES - _SEEDED)
+    assert stored == _SEEDED + 2 * _PER_CHILD - refused

@@ -36,3 +36,14 @@ async def test_fakes_satisfy_the_seams() -> None:
     journal: Journal = await store.create(sample_meta("seam"))
     assert journal.last_seq == 1
     await journal.aclose()
+
+
+async def test_the_in_memory_store_lists_a_damaged_run_like_the_real_backends() -> None:
+    store = InMemoryJournalStore()
+    journal = await store.create(sample_meta("fine"))
+    await journal.aclose()
+    store._runs["broken"] = [b"not json"]  # what a torn or tampered record reads as
+    store._updated["broken"] = store._updated["fine"]
+    listed = {summary.run_id: summary for summary in await store.list()}
+    assert (listed["fine"].status, listed["broken"].status) == ("open", "damaged")
+    assert listed["broken"].damaged.startswith("corrupt record sequence: journal for run 'broken'")

@@ -95,3 +95,27 @@ async def test_a_damaged_message_is_reported_by_subject_and_left_alone(nc: NatsC
     assert "fiskai.runs.damaged.2" in str(caught.value)
     meta = await js.get_last_msg("RUNS", "fiskai.runs.damaged._meta")
     assert meta.data == encode_record(Record(seq=1, payload=sample_meta("damaged")))
+
+
+async def test_a_damaged_run_is_listed_as_damaged_not_hidden(nc: NatsClient) -> None:
+    js = await _add_stream(nc, _JOURNAL_STREAM)
+    store = await JetStreamJournalStore.bind(nc, "RUNS")
+    for run_id in ("good", "damaged"):
+        journal = await store.create(sample_meta(run_id))
+        await journal.aclose()
+    await js.publish("fiskai.runs.damaged.2", b'{"seq":2,"protocol":"nope"}')
+    listed = {summary.run_id: summary for summary in await store.list()}
+    assert (listed["good"].status, listed["good"].damaged) == ("open", "")
+    assert listed["damaged"].status == "damaged"
+    assert "fiskai.runs.damaged.2" in listed["damaged"].damaged
+
+
+async def test_a_meta_record_of_another_run_is_refused(nc: NatsClient) -> None:
+    js = await _add_stream(nc, _JOURNAL_STREAM)
+    store = await JetStreamJournalStore.bind(nc, "RUNS")
+    await js.publish("fiskai.runs.impostor._meta", encode_record(Record(seq=1, payload=sample_meta("original"))))
+    with pytest.raises(JournalCorruptError) as caught:
+        await store.load("impostor")
+    assert "its meta record belongs to run 'original'" in str(caught.value)
+    [listed] = await store.list()
+    assert (listed.run_id, listed.status) == ("impostor", "damaged")

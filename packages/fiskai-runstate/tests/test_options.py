@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from fiskai_runstate import (
+from fiskai_runstate import JournalConfigError
+from fiskai_runstate.options import (
     FileOptions,
     JetStreamOptions,
-    JournalConfigError,
     check_backend,
     parse_file_options,
     parse_jetstream_options,

@@ -56,6 +56,10 @@ COMMANDS: dict[str, LazyCommand] = {
         summary="Manage checkpointed agent runs: list, show, rm, export.",
         extra="session",
     ),
+    "tools": LazyCommand(
+        import_path="fiskai_cli.commands.tools:tools",
+        summary="List the tools a model gets, show one's schema, and call one exactly as a model would.",
+    ),
 }
 
 
@@ -98,7 +102,8 @@ def cli(ctx: click.Context, config_path: str) -> None:
 
     \b
     Start here:
-      fiskai -c agent.yaml info     show the tools a model would get
+      fiskai -c agent.yaml info                        show the tools a model would get
+      fiskai -c agent.yaml tools call NAME '{...}'     run one exactly as a model would
     """
     explicit = ctx.get_parameter_source("config_path") in (ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT)
     ctx.obj = Invocation(config_path=config_path, config_explicit=explicit)

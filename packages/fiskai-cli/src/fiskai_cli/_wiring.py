@@ -12,11 +12,13 @@ One floor below the commands. A command asks this module for what it needs, in t
 3. `state_home()`: `$XDG_STATE_HOME/fiskai`, the one rule for where fiskai keeps state. Nothing is ever
    created under the working directory.
 4. One opener per store, each taking the typed settings block: `open_journal_store` (runs),
-   `open_memory_store` (memories), `open_knowledge_store` (the knowledge index, `knowledge_directory` says
-   where it is).
+   `open_memory_store` (memories), `open_knowledge_store` (the knowledge index: `knowledge_directory`
+   says where it is, `knowledge_paths` what to index, `knowledge_embedder` builds the vector tier's
+   client from `harness.knowledge.embeddings`).
 5. The tool set: `load_application` introspects the configured application and `command_tools` binds
    its commands as runnable tools. A second tool source (Python CLIs, say) plugs in here, beside the
-   fisk one, so every driver gets it.
+   fisk one, so every driver gets it. `confirm_gate` puts them behind the operator's approval, asked
+   through `operator_prompter()` (the terminal when there is one, else a prompter that always denies).
 
 Import-light: this module is imported by the root command, so it imports only click and the standard
 library at the top, and not even pathlib (about 5 ms that `fiskai --version` does not need): functions
@@ -41,9 +43,18 @@ from typing_extensions import override
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from fiskai_core.config import Config, KnowledgeSettings, MemorySettings, Mode, SessionsSettings
+    from fiskai_core.config import (
+        Config,
+        EmbeddingsSettings,
+        KnowledgeSettings,
+        MemorySettings,
+        Mode,
+        SessionsSettings,
+    )
+    from fiskai_core.confirm import ConfirmGate
     from fiskai_core.fisk import Application
     from fiskai_core.fisk.execution import CommandTool
+    from fiskai_core.prompter import Prompter
     from fiskai_memory import Store as MemoryStore
     from fiskai_rag import Embedder, Store as KnowledgeStore
     from fiskai_runstate import Store as JournalStore
@@ -54,15 +65,20 @@ __all__ = [
     "Settings",
     "approvals_file",
     "command_tools",
+    "confirm_gate",
     "invocation",
     "knowledge_directory",
+    "knowledge_embedder",
+    "knowledge_paths",
     "load_application",
     "load_settings",
     "open_journal_store",
     "open_knowledge_store",
     "open_memory_store",
+    "operator_prompter",
     "remedy_text",
     "reported",
+    "resolve_under",
     "state_home",
 ]
 
@@ -80,15 +96,12 @@ _OPERATOR_ERRORS = (
 )
 
 
-class Invocation(dict[str, object]):
-    """What the root `fiskai` command was given; every subcommand's `ctx.obj`. Read it with `invocation(ctx)`.
+class Invocation:
+    """What the root `fiskai` command was given; every subcommand's `ctx.obj`. Read it with `invocation(ctx)`."""
 
-    A dict only while `commands/knowledge.py` still reads `ctx.obj["config_path"]` and adds its own keys
-    (click's `ensure_object(dict)`); once it reads `invocation(ctx)` this becomes a frozen dataclass.
-    """
+    __slots__ = ("_config_explicit", "_config_path")
 
     def __init__(self, *, config_path: str, config_explicit: bool) -> None:
-        super().__init__(config_path=config_path)
         self._config_path = config_path
         self._config_explicit = config_explicit
 
@@ -108,9 +121,15 @@ class Invocation(dict[str, object]):
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Invocation):
             return NotImplemented
-        return (self.config_path, self.config_explicit) == (other.config_path, other.config_explicit)
+        return (self._config_path, self._config_explicit) == (other._config_path, other._config_explicit)
 
-    __hash__ = None  # mutable, like any dict
+    @override
+    def __hash__(self) -> int:
+        return hash((self._config_path, self._config_explicit))
+
+    @override
+    def __repr__(self) -> str:
+        return f"Invocation(config_path={self._config_path!r}, config_explicit={self._config_explicit!r})"
 
 
 def invocation(ctx: click.Context) -> Invocation:
@@ -258,7 +277,8 @@ def open_journal_store(
             backend this command cannot open yet.
     """
     try:
-        from fiskai_runstate import FileJournalStore, check_backend, parse_file_options
+        from fiskai_runstate import FileJournalStore
+        from fiskai_runstate.options import check_backend, parse_file_options
     except ImportError as err:
         raise _needs_extra("session", "the run journal", err) from err
     if sessions is None:
@@ -363,6 +383,29 @@ def knowledge_paths(knowledge: KnowledgeSettings, *, folder: Path | None = None)
     return [resolve_under(path, folder) for path in knowledge.paths]
 
 
+def knowledge_embedder(embeddings: EmbeddingsSettings | None) -> Embedder | None:
+    """The embeddings client `harness.knowledge.embeddings` describes; None (lexical only) without one.
+
+    Raises:
+        click.ClickException: the `knowledge` extra is missing.
+    """
+    if embeddings is None:
+        return None
+    try:
+        from fiskai_rag import OpenAICompatibleEmbedder
+    except ImportError as err:
+        raise _needs_extra("knowledge", "the knowledge index", err) from err
+    with reported():
+        return OpenAICompatibleEmbedder(
+            base_url=embeddings.base_url,
+            model=embeddings.model,
+            api_key_env=embeddings.api_key_env.strip() or None,
+            timeout=embeddings.timeout,
+            query_prefix=embeddings.query_prefix,
+            document_prefix=embeddings.document_prefix,
+        )
+
+
 def open_knowledge_store(directory: Path, *, read_only: bool, embedder: Embedder | None = None) -> KnowledgeStore:
     """Open the knowledge index in `directory`: read-only for searching, else as its single writer.
 
@@ -409,3 +452,38 @@ def command_tools(settings: Settings, application: Application) -> list[CommandT
 
     config = settings.config
     return bind(application, strip_env=config.credential_env_names(), pass_env=config.passed_env_names())
+
+
+def operator_prompter() -> Prompter:
+    """Who approves gated calls: the operator on this terminal, or, with no terminal on stdin, nobody (deny)."""
+    if sys.stdin is not None and sys.stdin.isatty():
+        from fiskai_cli.ui.prompter import LinePrompter
+
+        return LinePrompter()
+    from fiskai_core.prompter import DenyPrompter
+
+    return DenyPrompter()
+
+
+def confirm_gate(settings: Settings, prompter: Prompter | None = None, *, approvals: bool = False) -> ConfirmGate:
+    """The gate for one run: `ai:confirm` plus the configured `harness.confirm_tags`, deny by default.
+
+    Args:
+        settings: the loaded configuration.
+        prompter: who is asked; a prompter that always denies when None (enough to ask `trigger_tag`).
+        approvals: consult (and let the operator add to) the agent's persisted approval rules, as a run does.
+
+    Raises:
+        click.ClickException: the approval rules file is malformed (named).
+    """
+    from fiskai_core.confirm import ConfirmGate
+    from fiskai_core.prompter import DenyPrompter
+
+    rules = None
+    if approvals:
+        from fiskai_core.approvals import Approvals
+
+        identity = settings.config.identity
+        with reported():
+            rules = Approvals.from_file(approvals_file(identity), identity=identity)
+    return ConfirmGate(prompter or DenyPrompter(), confirm_tags=settings.config.harness.confirm_tags, approvals=rules)

@@ -3,13 +3,17 @@
 Every operation works relative to a descriptor of the store directory, and opens entries with
 `O_NOFOLLOW`, so a symlink planted in the directory is never followed: it is not read, not listed, and
 not written through. Creates are race-safe across processes: the value is staged in a temp file and
-hard-linked into place, and the link fails if the name exists. Overwrites rename the staged file over the
-target, so a reader sees the old value or the new one, never a mix.
+hard-linked into place, and the link fails if the name exists. The entry limit holds across processes:
+every write holds an exclusive `flock` on the store directory itself from counting the entries to linking
+the new one (without it two processes could each see room for one more and both link theirs, leaving
+1,025 entries); reads and deletes never take it. Overwrites rename the staged file over the target, so a
+reader sees the old value or the new one, never a mix.
 """
 
 from __future__ import annotations
 
 import errno
+import fcntl
 import os
 import secrets
 import stat
@@ -145,37 +149,46 @@ class FileMemoryStore:
         dir_fd = self._open_dir(create=True)
         assert dir_fd is not None  # create=True either returns a descriptor or raises
         try:
-            existing = self._lstat(dir_fd, name)
-            if existing is not None and not stat.S_ISREG(existing.st_mode):
-                raise MemoryIOError(f'memory file "{self._directory / name}" is not a regular file')
-            if existing is not None and not overwrite:
-                raise MemoryExistsError(key)  # the link below is the real guard; this only saves the staging
-            now = datetime.now(UTC)
-            created = now
-            if existing is None:
-                check_capacity(len(self._entry_names(dir_fd)))
-            else:
-                created = self._created_of(dir_fd, name) or now
-            value = encode(description, content, created=created, updated=now).encode("utf-8")
-            staged = self._stage(dir_fd, value)
             try:
-                if overwrite:
-                    os.rename(staged, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
-                else:
-                    try:
-                        os.link(staged, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd, follow_symlinks=False)
-                    except FileExistsError:
-                        raise MemoryExistsError(key) from None
-                os.fsync(dir_fd)  # make the new name durable, not just the bytes
+                fcntl.flock(dir_fd, fcntl.LOCK_EX)
             except OSError as err:
-                raise MemoryIOError(f'writing memory file "{self._directory / name}": {err.strerror}') from err
-            finally:
-                try:
-                    os.unlink(staged, dir_fd=dir_fd)
-                except FileNotFoundError:
-                    pass  # renamed into place
+                raise MemoryIOError(f'locking memory directory "{self._directory}": {err.strerror}') from err
+            self._write_locked(dir_fd, key, name, description, content, overwrite=overwrite)
         finally:
-            os.close(dir_fd)
+            os.close(dir_fd)  # also releases the lock
+
+    def _write_locked(
+        self, dir_fd: int, key: str, name: str, description: str, content: str, *, overwrite: bool
+    ) -> None:
+        existing = self._lstat(dir_fd, name)
+        if existing is not None and not stat.S_ISREG(existing.st_mode):
+            raise MemoryIOError(f'memory file "{self._directory / name}" is not a regular file')
+        if existing is not None and not overwrite:
+            raise MemoryExistsError(key)  # the link below is the real guard; this only saves the staging
+        now = datetime.now(UTC)
+        created = now
+        if existing is None:
+            check_capacity(len(self._entry_names(dir_fd)))
+        else:
+            created = self._created_of(dir_fd, name) or now
+        value = encode(description, content, created=created, updated=now).encode("utf-8")
+        staged = self._stage(dir_fd, value)
+        try:
+            if overwrite:
+                os.rename(staged, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+            else:
+                try:
+                    os.link(staged, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd, follow_symlinks=False)
+                except FileExistsError:
+                    raise MemoryExistsError(key) from None
+            os.fsync(dir_fd)  # make the new name durable, not just the bytes
+        except OSError as err:
+            raise MemoryIOError(f'writing memory file "{self._directory / name}": {err.strerror}') from err
+        finally:
+            try:
+                os.unlink(staged, dir_fd=dir_fd)
+            except FileNotFoundError:
+                pass  # renamed into place
 
     def _delete(self, key: str) -> bool:
         validate_key(key)

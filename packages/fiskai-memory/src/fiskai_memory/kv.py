@@ -1,7 +1,8 @@
 """The NATS JetStream KV backend (extra `nats`): the only module that imports nats-py.
 
 Values use the same frontmatter format as the file backend, so entries migrate unchanged. Creates use the
-KV's create-if-absent (race-safe across processes). Overwrites are read-before-update by default: they
+KV's create-if-absent (race-safe across processes), then count again and withdraw the new entry if another
+process took the last slot at the same moment, so the entry limit holds across processes too. Overwrites are read-before-update by default: they
 carry the revision this store last saw for the key (from a read, or from its own write) and the server
 refuses them if the entry changed since, which becomes `MemoryStaleError` telling the model to read again.
 A listing or the start-of-run index grants no such authority.
@@ -34,7 +35,7 @@ from .errors import (
 from .frontmatter import decode, encode
 from .keys import is_valid_key, validate_key
 from .options import default_bucket_name, kv_prefix
-from .store import MAX_ENTRY_BYTES, Entry, Item, check_capacity, validate_write
+from .store import MAX_ENTRIES, MAX_ENTRY_BYTES, Entry, Item, check_capacity, validate_write
 
 __all__ = ["KvMemoryStore", "connect_kv_store", "default_bucket_name", "open_kv_store"]
 
@@ -142,8 +143,8 @@ class KvMemoryStore:
     """A memory `Store` in a JetStream KV bucket, one KV key per entry (`<prefix>.<key>`).
 
     The store remembers, for this run only, the revision it last read or wrote for each key, and an entry
-    count after its first scan (adjusted by its own creates and deletes, so the limit is best effort across
-    processes). Build it with `open_kv_store` or `connect_kv_store`.
+    count (refreshed by every create, which counts again after storing and withdraws its entry when the
+    store went over the limit, so the limit holds across processes). Build it with `open_kv_store` or `connect_kv_store`.
     """
 
     def __init__(
@@ -249,10 +250,35 @@ class KvMemoryStore:
             revision = await self._kv.create(self._storage_key(key), value.encode("utf-8"))
         except nats.js.errors.KeyWrongLastSequenceError:
             raise MemoryExistsError(key) from None
+        await self._within_limit(key, revision)
         self._revisions[key] = revision
         self._created[key] = decode(value).created or datetime.now(UTC)
-        if self._count is not None:
-            self._count += 1
+
+    async def _within_limit(self, key: str, revision: int) -> None:
+        """Count again now that `key` is stored, and withdraw it if the store went over the limit.
+
+        The count before a create is this process's; another one may take the last slot at the same
+        moment. Each creator that finds the store over the limit withdraws its own entry (only if it is
+        still the one it wrote), so the store never stays over it; in a tie both may withdraw and report
+        full, which is the safe side. The bucket's message count bounds the entries from above and costs
+        one request, so the listing (a consumer on the server) runs only when the store may be over.
+
+        Raises:
+            MemoryFullError: the store was over the limit with this entry; it has been withdrawn.
+        """
+        if (await self._kv.status()).stream_info.state.messages <= MAX_ENTRIES:
+            if self._count is not None:
+                self._count += 1
+            return
+        entries = len(await self._scan(values=False))
+        if entries <= MAX_ENTRIES:
+            return
+        try:
+            await self._kv.delete(self._storage_key(key), last=revision)
+        except nats.js.errors.KeyWrongLastSequenceError:
+            pass  # overwritten since: the entry is someone else's now, and theirs to keep
+        self._count = entries - 1
+        check_capacity(entries - 1)
 
     async def _create_unseen(self, key: str, value: str) -> None:
         # An overwrite with no revision from this run: replacing an unseen value is refused, but a key that
@@ -270,18 +296,21 @@ class KvMemoryStore:
     async def _put(self, key: str, description: str, content: str, now: datetime) -> None:
         storage_key = self._storage_key(key)
         created = self._created.get(key)
+        creating = False
         if created is None:
             try:
                 existing = await self._kv.get(storage_key)
             except nats.js.errors.KeyNotFoundError:
                 check_capacity(await self._entry_count())
-                if self._count is not None:
-                    self._count += 1
+                creating = True
             else:
                 created = decode((existing.value or b"").decode("utf-8", errors="replace")).created
         created = created or now
         value = encode(description, content, created=created, updated=now)
-        self._revisions[key] = await self._kv.put(storage_key, value.encode("utf-8"))
+        revision = await self._kv.put(storage_key, value.encode("utf-8"))
+        if creating:
+            await self._within_limit(key, revision)
+        self._revisions[key] = revision
         self._created[key] = created
 
     async def _entry_count(self) -> int:

@@ -1,7 +1,8 @@
 """The fiskai run journal: append-only records folded into a resumable run state.
 
 A leaf library: imports no fiskai package. The JetStream backend lives in `fiskai_runstate.jetstream`
-(extra `nats`) and is not imported here, so this package never needs nats-py.
+(extra `nats`) and is not imported here, so this package never needs nats-py. The typed `harness.sessions`
+options live in `fiskai_runstate.options`, for the one caller that reads configuration.
 """
 
 from ._codec import decode_record, encode_record
@@ -24,14 +25,6 @@ from .errors import (
 from .file import FileJournal, FileJournalStore, default_runs_dir
 from .fingerprint import Fingerprint, check_resume, sha256_json
 from .json_schemas import schema_documents
-from .options import (
-    KNOWN_BACKENDS,
-    FileOptions,
-    JetStreamOptions,
-    check_backend,
-    parse_file_options,
-    parse_jetstream_options,
-)
 from .records import (
     MAX_RECORD_BYTES,
     SCHEMA_VERSION,
@@ -53,21 +46,18 @@ from .state import Counters, PendingBatch, RunState, fold
 from .store import Journal, RunSummary, Store, check_append, validate_run_id
 
 __all__ = [
-    "KNOWN_BACKENDS",
     "MAX_RECORD_BYTES",
     "SCHEMA_VERSION",
     "AssistantRecord",
     "Counters",
     "FieldChange",
     "FileJournal",
-    "FileOptions",
     "FileJournalStore",
     "Fingerprint",
     "InvalidRunIdError",
     "Journal",
     "JsonObject",
     "JsonValue",
-    "JetStreamOptions",
     "JournalConfigError",
     "JournalCorruptError",
     "JournalError",
@@ -93,15 +83,12 @@ __all__ = [
     "UserRecord",
     "args_digest",
     "check_append",
-    "check_backend",
     "check_resume",
     "decode_record",
     "default_runs_dir",
     "effect_id",
     "encode_record",
     "fold",
-    "parse_file_options",
-    "parse_jetstream_options",
     "schema_documents",
     "sha256_json",
     "tool_use_ids",

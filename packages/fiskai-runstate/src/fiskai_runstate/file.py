@@ -39,7 +39,7 @@ from .errors import (
 )
 from .records import MAX_RECORD_BYTES, MetaRecord, Record
 from .state import fold
-from .store import RunSummary, check_append, validate_run_id
+from .store import RunSummary, check_append, check_meta_run_id, damaged_summary, validate_run_id
 
 __all__ = ["FileJournal", "FileJournalStore", "default_runs_dir", "parse_journal"]
 
@@ -166,7 +166,7 @@ class FileJournalStore:
             except (JournalError, OSError) as err:
                 # Listed, not hidden: an operator must see that a run exists and cannot be read.
                 reason = str(err) if isinstance(err, JournalError) else f"unreadable: {err.strerror or err}"
-                summaries.append(_damaged(run_id, reason, mtime))
+                summaries.append(damaged_summary(run_id, reason, datetime.fromtimestamp(mtime, tz=UTC)))
                 continue
             summaries.append(
                 RunSummary(
@@ -181,13 +181,6 @@ class FileJournalStore:
             )
         summaries.sort(key=lambda s: (s.updated, s.run_id), reverse=True)
         return summaries
-
-
-def _damaged(run_id: str, reason: str, mtime: float) -> RunSummary:
-    updated = datetime.fromtimestamp(mtime, tz=UTC)
-    return RunSummary(
-        run_id=run_id, model="", status="damaged", updated=updated, prompt="", created="", records=0, damaged=reason
-    )
 
 
 class FileJournal:
@@ -381,13 +374,5 @@ def parse_journal(data: bytes, run_id: str) -> tuple[list[Record], int, bool]:
     for number, record in enumerate(records, start=1):
         if record.seq != number:
             raise JournalCorruptError(run_id, f"record seq {record.seq} does not follow seq {number - 1}", line=number)
-    meta = records[0].payload if records else None
-    if isinstance(meta, MetaRecord) and meta.run_id != run_id:
-        # A renamed or copied journal would otherwise be shown, resumed and appended to under the wrong id.
-        raise JournalCorruptError(
-            run_id,
-            f"its meta record belongs to run {meta.run_id!r}; the file was renamed or copied "
-            f"(rename it back to {meta.run_id}{_SUFFIX}, or remove it)",
-            line=1,
-        )
+    check_meta_run_id(records, run_id, where="")
     return records, len(data) - len(tail), bool(tail)

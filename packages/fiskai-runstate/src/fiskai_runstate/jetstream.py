@@ -43,7 +43,7 @@ from .errors import (
 )
 from .records import MAX_RECORD_BYTES, MetaRecord, Record
 from .state import fold
-from .store import RunSummary, check_append, validate_run_id
+from .store import RunSummary, check_append, check_meta_run_id, damaged_summary, validate_run_id
 
 __all__ = ["JetStreamJournal", "JetStreamJournalStore", "StreamConfigError"]
 
@@ -162,6 +162,7 @@ class JetStreamJournalStore:
         for expected, record in enumerate(records, start=1):
             if record.seq != expected:
                 raise JournalCorruptError(run_id, f"record seq {expected} is missing", where=f"run {run_id!r}")
+        check_meta_run_id(records, run_id, where=f"record {self.subject(run_id, 1)!r}")
         return records
 
     async def _messages(self, run_id: str) -> list[tuple[str, bytes]]:
@@ -201,7 +202,9 @@ class JetStreamJournalStore:
                 records = await self.load(run_id)
                 state = fold(records)
                 last = await _guard(run_id, "listing", self._last(self._wildcard(run_id)))
-            except JournalError:
+            except JournalError as err:
+                # Listed, not hidden: an operator must see that a run exists and cannot be read.
+                summaries.append(damaged_summary(run_id, str(err), datetime.now(UTC)))
                 continue
             updated = last.time if last is not None and last.time is not None else datetime.now(UTC)
             summaries.append(

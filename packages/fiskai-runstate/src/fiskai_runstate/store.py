@@ -10,11 +10,12 @@ A run is an append-only record stream. A `Store` creates, opens, loads, lists an
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Final, Protocol
 
-from .errors import InvalidRunIdError, SequenceGapError
+from .errors import InvalidRunIdError, JournalCorruptError, SequenceGapError
 from .records import MetaRecord, Record
 
 __all__ = ["MAX_RUN_ID_BYTES", "Journal", "RunSummary", "Store", "check_append", "validate_run_id"]
@@ -79,6 +80,32 @@ class RunSummary:
     """How many records the journal holds."""
     damaged: str = ""
     """Why the journal cannot be read (status `damaged`); empty for a readable one."""
+
+
+def damaged_summary(run_id: str, reason: str, updated: datetime) -> RunSummary:
+    """The `list` line of a journal that cannot be read: shown as `damaged` with why, never hidden."""
+    return RunSummary(
+        run_id=run_id, model="", status="damaged", updated=updated, prompt="", created="", records=0, damaged=reason
+    )
+
+
+def check_meta_run_id(records: Sequence[Record], run_id: str, *, where: str) -> None:
+    """Refuse a journal whose meta record names another run than the one it is stored under.
+
+    A renamed or copied journal would otherwise be shown, resumed and appended to under the wrong id.
+
+    Raises:
+        JournalCorruptError: the meta record's run id differs (names both).
+    """
+    meta = records[0].payload if records else None
+    if isinstance(meta, MetaRecord) and meta.run_id != run_id:
+        raise JournalCorruptError(
+            run_id,
+            f"its meta record belongs to run {meta.run_id!r}; the journal was renamed or copied "
+            f"(store it as {meta.run_id!r} again, or remove it)",
+            line=1 if not where else None,
+            where=where,
+        )
 
 
 class Journal(Protocol):

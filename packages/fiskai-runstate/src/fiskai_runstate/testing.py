@@ -43,7 +43,7 @@ from .records import (
     effect_id,
 )
 from .state import fold
-from .store import RunSummary, Store, check_append, validate_run_id
+from .store import RunSummary, Store, check_append, check_meta_run_id, damaged_summary, validate_run_id
 
 __all__ = [
     "CONTRACT",
@@ -101,7 +101,9 @@ class InMemoryJournalStore:
         lines = self._runs.get(run_id)
         if lines is None:
             raise JournalNotFoundError(run_id)
-        return [decode_record(line, run_id=run_id, line_no=n) for n, line in enumerate(lines, start=1)]
+        records = [decode_record(line, run_id=run_id, line_no=n) for n, line in enumerate(lines, start=1)]
+        check_meta_run_id(records, run_id, where="")
+        return records
 
     async def list(self) -> list[RunSummary]:
         out: list[RunSummary] = []
@@ -109,7 +111,8 @@ class InMemoryJournalStore:
             try:
                 records = await self.load(run_id)
                 state = fold(records)
-            except JournalError:
+            except JournalError as err:
+                out.append(damaged_summary(run_id, str(err), self._updated[run_id]))
                 continue
             out.append(
                 RunSummary(

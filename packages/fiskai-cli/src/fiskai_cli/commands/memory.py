@@ -22,7 +22,7 @@ import click
 from fiskai_cli._wiring import invocation, load_settings, open_memory_store, reported
 from fiskai_cli.ui.text import clip, items, table
 from fiskai_core.config import Mode
-from fiskai_memory import Entry, FileMemoryStore, Item, Store
+from fiskai_memory import Entry, FileMemoryStore, Item, MemoryNotFoundError, Store
 
 __all__ = ["memory"]
 
@@ -97,7 +97,13 @@ def memory() -> None:
 def list_command(
     ctx: click.Context, identity: str | None, directory: Path | None, nats_url: str | None, output_format: str
 ) -> None:
-    """List the stored keys with their descriptions, sorted by key."""
+    """List the stored keys with their descriptions, sorted by key.
+
+    \b
+    Examples:
+      fiskai memory list --identity cowsay
+      fiskai -c agent.yaml memory list --format json | jq -r '.memories[].key'
+    """
     target = _Target(identity=identity, directory=directory, nats_url=nats_url)
     location, entries = _run(ctx, target, lambda store: store.list())
     if output_format == "json":
@@ -119,7 +125,13 @@ def list_command(
 def show_command(
     ctx: click.Context, key: str, identity: str | None, directory: Path | None, nats_url: str | None, output_format: str
 ) -> None:
-    """Show one memory: its description, timestamps and content."""
+    """Show one memory: its description, timestamps and content.
+
+    \b
+    Examples:
+      fiskai -c agent.yaml memory show build.notes
+      fiskai memory show build.notes --identity cowsay --format json
+    """
     target = _Target(identity=identity, directory=directory, nats_url=nats_url)
     location, entry = _run(ctx, target, lambda store: store.read(key))
     if output_format == "json":
@@ -145,7 +157,13 @@ def show_command(
 def rm_command(
     ctx: click.Context, key: str, identity: str | None, directory: Path | None, nats_url: str | None, output_format: str
 ) -> None:
-    """Remove one memory; fails when nothing is stored under KEY."""
+    """Remove one memory; fails when nothing is stored under KEY.
+
+    \b
+    Examples:
+      fiskai memory rm stale.key --identity cowsay
+      fiskai memory rm stale.key --directory ./memory
+    """
     target = _Target(identity=identity, directory=directory, nats_url=nats_url)
     location, existed = _run(ctx, target, lambda store: store.delete(key))
     if not existed:
@@ -163,8 +181,7 @@ def _run(ctx: click.Context, target: _Target, action: Callable[[Store], Awaitabl
     async def go() -> tuple[str, _T]:
         if target.directory is not None:
             store = FileMemoryStore(target.directory)
-            with reported(str(target.directory)):
-                return str(target.directory), await action(store)
+            return str(target.directory), await _act(action, store, str(target.directory))
         identity = target.identity or (settings.config.identity if settings is not None else None)
         if not identity:
             raise click.ClickException(
@@ -177,11 +194,17 @@ def _run(ctx: click.Context, target: _Target, action: Callable[[Store], Awaitabl
             folder=settings.folder if settings is not None else None,
             nats_url=target.nats_url,
         ) as (store, location):
-            with reported(location):
-                return location, await action(store)
+            return location, await _act(action, store, location)
 
     with reported():
         return anyio.run(go)
+
+
+async def _act(action: Callable[[Store], Awaitable[_T]], store: Store, location: str) -> _T:
+    try:
+        return await action(store)
+    except MemoryNotFoundError as err:
+        raise click.ClickException(f"{err} in {location}") from err
 
 
 def _item_json(entry: Item | Entry) -> dict[str, str | None]:

@@ -137,7 +137,16 @@ _FORMAT = click.option(
 @_FORMAT
 @click.pass_context
 def list_sessions(ctx: click.Context, output_format: str) -> None:
-    """List checkpointed runs, most recently updated first (alias: ls)."""
+    """List checkpointed runs, most recently updated first (alias: ls).
+
+    A journal that cannot be read is listed with status `damaged` and the reason on stderr.
+
+    \b
+    Examples:
+      fiskai session list
+      fiskai -c agent.yaml session list --format json | jq -r '.[].id'
+      fiskai session --state-dir ./runs ls
+    """
     summaries = _run(ctx, lambda store: store.list())
     if output_format == "json":
         click.echo(json.dumps([_summary_json(s) for s in summaries], indent=2, ensure_ascii=False))
@@ -190,7 +199,14 @@ def _local_time(moment: datetime) -> str:
 @_FORMAT
 @click.pass_context
 def show(ctx: click.Context, run_id: str, transcript: bool, output_format: str) -> None:
-    """Show a run's status, counters and prompt (alias: view)."""
+    """Show a run's status, counters and prompt (alias: view).
+
+    \b
+    Examples:
+      fiskai session show orders-report
+      fiskai session show orders-report --transcript
+      fiskai session show orders-report --format json | jq .counters
+    """
     records = _run(ctx, lambda store: store.load(run_id))
     try:
         state = fold(records)
@@ -351,7 +367,13 @@ def _clip_block(text: str) -> str:
 @click.argument("run_id")
 @click.pass_context
 def remove(ctx: click.Context, run_id: str) -> None:
-    """Delete a run's journal (alias: delete). Refused while a process has the run open."""
+    """Delete a run's journal (alias: delete). Refused while a process has the run open.
+
+    \b
+    Examples:
+      fiskai session rm orders-report
+      fiskai -c agent.yaml session delete orders-report
+    """
 
     async def action(store: Store) -> None:
         try:
@@ -377,7 +399,13 @@ def remove(ctx: click.Context, run_id: str) -> None:
 )
 @click.pass_context
 def export(ctx: click.Context, run_id: str, output: Path | None) -> None:
-    """Write a run's records as JSON lines, exactly as journaled."""
+    """Write a run's records as JSON lines, exactly as journaled.
+
+    \b
+    Examples:
+      fiskai session export orders-report > orders-report.jsonl
+      fiskai session export orders-report -o orders-report.jsonl
+    """
     records = _run(ctx, lambda store: store.load(run_id))
     data = b"".join(encode_record(r) + b"\n" for r in records)
     if output is None:

@@ -1,0 +1,31 @@
+"""Every `--help` of the info, session, memory and tools commands teaches by example (the README promises it)."""
+
+from __future__ import annotations
+
+import click
+import pytest
+from click.testing import CliRunner
+
+from fiskai_cli._root import cli
+
+
+def _paths(names: tuple[str, ...]) -> list[list[str]]:
+    paths: list[list[str]] = []
+    with click.Context(cli) as ctx:
+        for name in names:
+            command = cli.get_command(ctx, name)
+            assert command is not None, name
+            paths.append([name])
+            if isinstance(command, click.Group):
+                paths.extend([name, sub] for sub in command.list_commands(ctx))
+    return paths
+
+
+@pytest.mark.parametrize("path", _paths(("info", "session", "memory", "tools")), ids=" ".join)
+def test_help_shows_runnable_examples_unwrapped(path: list[str]) -> None:
+    result = CliRunner().invoke(cli, [*path, "--help"], prog_name="fiskai")
+    assert result.exit_code == 0, result.output
+    assert "Examples:" in result.stdout
+    examples = result.stdout.split("Examples:", 1)[1].split("\n\n", 1)[0].splitlines()[1:]
+    assert examples, path
+    assert all("fiskai " in line for line in examples), examples
