@@ -13,6 +13,25 @@ from ._wiring import DEFAULT_CONFIG, Invocation
 
 # Every subcommand, by name. Modules load only when their command runs.
 COMMANDS: dict[str, LazyCommand] = {
+    "a2a": LazyCommand(
+        import_path="fiskai_cli.commands.a2a:a2a",
+        summary="Serve the tools to other agents over NATS (agent-to-agent).",
+        extra="a2a",
+    ),
+    "approvals": LazyCommand(
+        import_path="fiskai_cli.commands.approvals:approvals",
+        summary="List, add and remove an agent's persisted approval rules for gated commands.",
+    ),
+    "discover": LazyCommand(
+        import_path="fiskai_cli.commands.discover:discover",
+        summary="Discover a remote agent over NATS and print its card and tools.",
+        extra="a2a",
+    ),
+    "eval": LazyCommand(
+        import_path="fiskai_cli.commands.eval_agent:eval_group",
+        summary="Evaluate an agent's safety against scripted scenarios (eval agent SUITE.yaml).",
+        extra="agent",
+    ),
     "info": LazyCommand(
         import_path="fiskai_cli.commands.info:info",
         summary="Show the tools, prompt and settings loaded from a configuration.",
@@ -26,6 +45,11 @@ COMMANDS: dict[str, LazyCommand] = {
         import_path="fiskai_cli.commands.memory:memory",
         summary="List, show and remove the memories an agent's model has saved.",
         extra="memory",
+    ),
+    "run": LazyCommand(
+        import_path="fiskai_cli.commands.run:run",
+        summary="Run the agent: a model that may call only the configured commands.",
+        extra="agent",
     ),
     "session": LazyCommand(
         import_path="fiskai_cli.commands.session:session",

@@ -52,6 +52,7 @@ __all__ = [
     "DEFAULT_CONFIG",
     "Invocation",
     "Settings",
+    "approvals_file",
     "command_tools",
     "invocation",
     "knowledge_directory",
@@ -180,6 +181,19 @@ def state_home() -> Path:
     xdg = os.environ.get("XDG_STATE_HOME", "")
     base = Path(xdg) if xdg and os.path.isabs(xdg) else Path.home() / ".local" / "state"
     return base / "fiskai"
+
+
+def approvals_file(identity: str) -> Path:
+    """Where an agent's persisted approval rules live: `<state home>/approvals/<identity>.yaml`.
+
+    Raises:
+        click.ClickException: the identity cannot name a file.
+    """
+    if not identity or identity in (".", "..") or "/" in identity or "\\" in identity or "\0" in identity:
+        raise click.ClickException(
+            f"the agent identity {identity!r} cannot name an approvals file; set identity in the configuration"
+        )
+    return state_home() / "approvals" / f"{identity}.yaml"
 
 
 @contextmanager

@@ -3,6 +3,15 @@
 from ._fake_app import write_fake_app
 from ._knowledge import FakePack, FakeSearcher
 from ._prompter import ScriptedPrompter
+from ._remote import FakeRemoteInvoker
 from ._tools import FakeTool, Rule
 
-__all__ = ["FakePack", "FakeSearcher", "FakeTool", "Rule", "ScriptedPrompter", "write_fake_app"]
+__all__ = [
+    "FakePack",
+    "FakeRemoteInvoker",
+    "FakeSearcher",
+    "FakeTool",
+    "Rule",
+    "ScriptedPrompter",
+    "write_fake_app",
+]

