@@ -49,10 +49,11 @@ def shared_fixtures() -> Path:
 
 @pytest.fixture(autouse=True)
 def _isolated_state(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Point XDG state and config into a temp dir so no test touches the developer's real state."""
+    """Point XDG state, config and cache into a temp dir so no test touches the developer's real state."""
     base = tmp_path_factory.mktemp("xdg")
     monkeypatch.setenv("XDG_STATE_HOME", str(base / "state"))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(base / "config"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(base / "cache"))
     yield
 
 

@@ -99,12 +99,12 @@ def test_met_thresholds_exit_zero(suite: Path) -> None:
 
 def test_given_store_is_indexed_once_and_reused(suite: Path, tmp_path: Path) -> None:
     store = tmp_path / "store"
-    first = CliRunner().invoke(eval_command, [str(suite), "--store", str(store), "--no-baseline"])
+    first = CliRunner().invoke(eval_command, [str(suite), "--store", str(store), "--no-bm25"])
     assert first.exit_code == 0, first.output
     assert (store / "knowledge.db").is_file()
 
     again = CliRunner().invoke(
-        eval_command, [str(suite), "--store", str(store), "--no-index", "--format", "json", "--no-baseline"]
+        eval_command, [str(suite), "--store", str(store), "--no-index", "--format", "json", "--no-bm25"]
     )
 
     assert again.exit_code == 0, again.output
@@ -153,7 +153,7 @@ def test_cisi_scores_against_the_same_run_baseline(shared_fixtures: Path) -> Non
 
 
 def test_reachable_as_fiskai_knowledge_eval(suite: Path) -> None:
-    result = CliRunner().invoke(cli, ["knowledge", "eval", str(suite), "--format", "json", "--no-baseline"])
+    result = CliRunner().invoke(cli, ["knowledge", "eval", str(suite), "--format", "json", "--no-bm25"])
 
     assert result.exit_code == 0, result.output
     assert _json(result.stdout)["queries"] == 3
@@ -218,7 +218,7 @@ def _evidence_suite(tmp_path: Path, suite: Path, excerpt: str) -> Path:
 
 def test_evidence_checks_pass_when_the_pack_carries_the_expected_words(tmp_path: Path, suite: Path) -> None:
     path = _evidence_suite(tmp_path, suite, "Ninety Days")
-    result = CliRunner().invoke(eval_command, [str(path), "--format", "json", "--no-baseline"])
+    result = CliRunner().invoke(eval_command, [str(path), "--format", "json", "--no-bm25"])
     assert result.exit_code == 0, result.output
     evidence = _json(result.stdout)["evidence"]
     assert evidence == {"checked": 1, "passed": 1, "budget": 6000, "failures": []}
@@ -226,7 +226,7 @@ def test_evidence_checks_pass_when_the_pack_carries_the_expected_words(tmp_path:
 
 def test_high_recall_with_missing_evidence_still_fails(tmp_path: Path, suite: Path) -> None:
     path = _evidence_suite(tmp_path, suite, "quarterly")
-    result = CliRunner().invoke(eval_command, [str(path), "--no-baseline"])
+    result = CliRunner().invoke(eval_command, [str(path), "--no-bm25"])
     assert result.exit_code == 1
     assert "evidence: 0 of 1 queries delivered their expected excerpts and reads" in result.stdout
     assert "evidence missing: query rotate: docs/keys.md: delivered excerpt lacks ['quarterly']" in result.stderr

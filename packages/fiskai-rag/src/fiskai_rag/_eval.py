@@ -64,6 +64,12 @@ class EvalQuery:
     """Expected URI to fragments its delivered pack excerpts must contain (answer-bearing check)."""
     expected_reads: Mapping[str, tuple[str, ...]] = field(default_factory=dict[str, tuple[str, ...]])
     """Expected URI to fragments a follow-up read (`knowledge show`) of its delivered citation must contain."""
+    kind: str = ""
+    """The question's kind (`keyword`, `identifier`, `paraphrase`, `conversational`, or any label); figures are
+    reported per kind."""
+    answers: tuple[str, ...] = ()
+    """Short verbatim strings that answer the question: a hit or pack item whose text contains any one of them
+    (case-insensitive) carries an answer."""
 
     @property
     def has_evidence_checks(self) -> bool:
@@ -368,6 +374,15 @@ def _evidence(value: object, relevant: Mapping[str, int], where: str, key: str) 
     return evidence
 
 
+def _answers(value: object, where: str) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    listed = _items(value)
+    if not listed or not all(isinstance(item, str) and item.strip() for item in listed):
+        raise SuiteError(f"{where}: `answers` must be a non-empty list of non-empty text fragments")
+    return tuple(str(item) for item in listed)
+
+
 def suite_from_mapping(data: object, *, name: str, base_dir: Path) -> EvalSuite:
     """Build a suite from a parsed YAML or JSON document.
 
@@ -382,6 +397,8 @@ def suite_from_mapping(data: object, *, name: str, base_dir: Path) -> EvalSuite:
               docs/keys.md: [rotate every 90 days]
             expected_reads:                          # optional: reading the citation must show these
               docs/keys.md: [kms rotate-key]
+            kind: paraphrase                         # optional: figures are reported per kind
+            answers: [every 90 days]                 # optional: any one of these in a hit answers it
 
     Args:
         data: The parsed document.
@@ -408,6 +425,9 @@ def suite_from_mapping(data: object, *, name: str, base_dir: Path) -> EvalSuite:
             raise SuiteError(f"{where}: `query` must be non-empty text")
         query_id = fields.get("id", str(position))
         relevant = _expected(fields.get("expected"), where)
+        kind = fields.get("kind", "")
+        if not isinstance(kind, str):
+            raise SuiteError(f"{where}: `kind` must be text")
         queries.append(
             EvalQuery(
                 id=str(query_id),
@@ -415,6 +435,8 @@ def suite_from_mapping(data: object, *, name: str, base_dir: Path) -> EvalSuite:
                 relevant=relevant,
                 expected_excerpts=_evidence(fields.get("expected_excerpts"), relevant, where, "expected_excerpts"),
                 expected_reads=_evidence(fields.get("expected_reads"), relevant, where, "expected_reads"),
+                kind=kind,
+                answers=_answers(fields.get("answers"), where),
             )
         )
     corpus = document.get("corpus")

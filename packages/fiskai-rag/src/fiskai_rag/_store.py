@@ -28,7 +28,7 @@ from ._db import (
     read_manifest,
 )
 from ._lock import WriterLock
-from ._search import MAX_TOP_K, Hit, fts_query, hydrate, lexical, rrf, vector
+from ._search import MAX_TOP_K, Hit, fts_query, hydrate, lexical, per_document, rrf, vector
 from ._sql import Columns, chunk_rows, find_chunk, find_documents
 from ._vec import load_vec, normalise, pack, vec_available
 from .embed import Embedder
@@ -322,10 +322,11 @@ class Store:
             with db:
                 lexical_ranked = lexical(db, match)
                 if knn is None:
-                    ranked = [(chunk_id, -score) for chunk_id, score in lexical_ranked[:k]]
+                    ranked = per_document(db, [(chunk_id, -score) for chunk_id, score in lexical_ranked])[:k]
                 else:
                     vector_ranked = knn.result()
-                    ranked = rrf([c for c, _ in lexical_ranked], [c for c, _ in vector_ranked])[:k]
+                    fused = rrf([c for c, _ in lexical_ranked], [c for c, _ in vector_ranked])
+                    ranked = per_document(db, fused)[:k]
                 # Rows a writer removed between the two sides' snapshots are skipped here.
                 hits = hydrate(db, ranked)
         if degraded is not None:

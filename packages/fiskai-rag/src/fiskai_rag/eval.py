@@ -8,10 +8,12 @@ implementation of the metrics and the suite formats::
     suite = load_trec_suite(Path("cisi"))
     report = evaluate(suite, lambda text: [hit.citation for hit in store.search(text, top_k=20).hits])
 
-`check_evidence` checks answer-bearing evidence: that a context pack delivered, and `show` reads back,
-the expected text, not only the right URI.
+`check_answers` checks that a question's verbatim answer reached the top hits and the pack, and
+`answer_figures` turns those checks into rates per question kind. `check_evidence` checks answer-bearing
+evidence: that a context pack delivered, and `show` reads back, the expected text, not only the right URI.
 """
 
+from ._answers import ALL_KINDS, AnswerCheck, KindFigures, answer_figures, check_answers
 from ._eval import (
     DEFAULT_RECALL_K,
     Bm25Baseline,
@@ -32,14 +34,19 @@ from ._eval import (
 from ._evidence import EvidenceCheck, check_evidence
 
 __all__ = [
+    "ALL_KINDS",
     "DEFAULT_RECALL_K",
+    "AnswerCheck",
     "Bm25Baseline",
     "EvalQuery",
     "EvalReport",
     "EvalSuite",
     "EvidenceCheck",
+    "KindFigures",
     "QueryResult",
     "SuiteError",
+    "answer_figures",
+    "check_answers",
     "check_evidence",
     "evaluate",
     "judge",

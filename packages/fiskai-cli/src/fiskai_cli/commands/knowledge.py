@@ -18,8 +18,9 @@ outside it; `--no-reconcile` turns it off); a relative `--store-dir` is resolved
 directory instead of being refused; `watch` polls sizes and mtimes every debounce interval instead of
 using inotify; the `tier:` line is a diagnostic on stderr; the `rag` and `k` aliases are not registered.
 
-The search path without a configuration imports no pydantic, rich or httpx; with one, the configuration
-loads through `_wiring.load_settings` like every other command's.
+The search path imports no pydantic, rich or httpx: with a configuration, the file loads through
+`_wiring.load_settings` like every other command's the first time, and its knowledge settings are then
+remembered until the file changes (`knowledge_settings`).
 """
 
 from __future__ import annotations
@@ -45,13 +46,19 @@ from fiskai_cli._wiring import (
     reported,
     state_home,
 )
+from fiskai_cli.commands.knowledge_settings import (
+    EmbeddingsSpec,
+    KnowledgeBlock,
+    block_from_config,
+    cached_block,
+    remember_block,
+)
 from fiskai_rag import MAX_TOP_K, Embedder, OpenAICompatibleEmbedder, RagError, SearchResult, Store, open_store
 from fiskai_rag.errors import IndexLockedError, IndexNotBuiltError, PathsNotFoundError
 
 if TYPE_CHECKING:
     from typing_extensions import override
 
-    from fiskai_core.config import EmbeddingsSettings
     from fiskai_rag import IndexStats
 else:  # typing_extensions costs import time on the search path; the decorator only matters to pyright
 
@@ -75,7 +82,7 @@ class _Settings:
     store_dir: Path
     paths: list[str] = field(default_factory=lambda: [])
     top_k: int = 5
-    embeddings: EmbeddingsSettings | None = None
+    embeddings: EmbeddingsSpec | None = None
 
 
 class _KnowledgeGroup(click.Group):
@@ -140,25 +147,34 @@ def _settings(ctx: click.Context) -> _Settings:
         # No configuration: decided without importing the config loader (pydantic), so a plain
         # `knowledge search` stays fast.
         return _Settings(store_dir=home / "knowledge" / "default")
+    block = cached_block(given.config_path)
+    if block is None:
+        block = _validated_block(ctx)
+    directory = block.directory
+    if base_text and directory == state_home() / "knowledge" / block.identity:
+        directory = home / "knowledge" / block.identity
+    return _Settings(store_dir=directory, paths=block.paths, top_k=block.top_k, embeddings=block.embeddings)
+
+
+def _validated_block(ctx: click.Context) -> KnowledgeBlock:
+    """The full loader's verdict on agent.yaml (pydantic), remembered when the knowledge block is enabled."""
     from fiskai_core.config import Mode
 
     settings = load_settings(ctx, Mode.MCP, required=True)
     assert settings is not None  # required=True raises instead
     config = settings.config
-    block = config.harness.knowledge
-    if not block.enabled:
+    knowledge = config.harness.knowledge
+    if not knowledge.enabled:
         raise click.ClickException(
             f"knowledge is not enabled in \"{settings.path}\"; add a harness.knowledge block with 'enabled: true'"
         )
-    directory = knowledge_directory(block, identity=config.identity, folder=settings.folder)
-    if base_text and directory == state_home() / "knowledge" / config.identity:
-        directory = home / "knowledge" / config.identity
-    return _Settings(
-        store_dir=directory,
-        paths=[str(p) for p in knowledge_paths(block, folder=settings.folder)],
-        top_k=block.top_k,
-        embeddings=block.embeddings,
+    block = block_from_config(
+        config,
+        directory=knowledge_directory(knowledge, identity=config.identity, folder=settings.folder),
+        paths=[str(p) for p in knowledge_paths(knowledge, folder=settings.folder)],
     )
+    remember_block(settings.path, block)
+    return block
 
 
 def _dumps(document: object) -> str:
@@ -175,7 +191,7 @@ def _embedder(settings: _Settings) -> Embedder | None:
         base_url=spec.base_url,
         model=spec.model,
         api_key_env=spec.api_key_env or None,
-        timeout=spec.timeout.total_seconds(),
+        timeout=spec.timeout_seconds,
         query_prefix=spec.query_prefix,
         document_prefix=spec.document_prefix,
     )

@@ -7,6 +7,7 @@ missed, so a CI job can hold the ranking to a figure.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import statistics
 import tempfile
@@ -19,13 +20,18 @@ from pathlib import Path
 import click
 import yaml
 
+from fiskai_cli.commands.knowledge_eval_baseline import compare_with_baseline, figures_of, save_baseline
 from fiskai_rag import Embedder, OpenAICompatibleEmbedder, RagError, Store, open_store
 from fiskai_rag.eval import (
     DEFAULT_RECALL_K,
+    AnswerCheck,
     Bm25Baseline,
     EvalReport,
     EvalSuite,
+    KindFigures,
     SuiteError,
+    answer_figures,
+    check_answers,
     check_evidence,
     evaluate,
     load_suite,
@@ -56,6 +62,15 @@ class _Run:
     report: EvalReport
     search_ms: list[float]
     evidence: _Evidence | None = None
+    answers: tuple[KindFigures, ...] = ()
+    """Per-kind answer rates, for suites whose questions list `answers`."""
+    answer_checks: tuple[AnswerCheck, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _AnswerSettings:
+    top: int
+    budget: int
 
 
 def _read_suite(path: Path) -> EvalSuite:
@@ -99,7 +114,9 @@ def _index_corpus(store_dir: Path, corpus: Path, embedder: Embedder | None) -> s
     return f"indexed {stats.files} files into {stats.chunks} chunks{embedded} in {elapsed:.1f} s"
 
 
-def _rank_with_store(store_dir: Path, suite: EvalSuite, k: int, embedder: Embedder | None, budget: int) -> _Run:
+def _rank_with_store(
+    store_dir: Path, suite: EvalSuite, k: int, embedder: Embedder | None, budget: int, answering: _AnswerSettings
+) -> _Run:
     samples: list[float] = []
     with open_store(store_dir, read_only=True, embedder=embedder) as store:
 
@@ -112,8 +129,20 @@ def _rank_with_store(store_dir: Path, suite: EvalSuite, k: int, embedder: Embedd
 
         report = evaluate(suite, _timed(search, samples), k=k)
         evidence = _check_evidence(store, suite, k, budget)
+        checks = tuple(
+            check_answers(store, query, top=answering.top, budget=answering.budget)
+            for query in suite.queries
+            if query.answers
+        )
     label = "fiskai knowledge, hybrid" if embedder is not None else "fiskai knowledge"
-    return _Run(label=label, report=report, search_ms=samples, evidence=evidence)
+    return _Run(
+        label=label,
+        report=report,
+        search_ms=samples,
+        evidence=evidence,
+        answers=tuple(answer_figures(checks)),
+        answer_checks=checks,
+    )
 
 
 def _check_evidence(store: Store, suite: EvalSuite, k: int, budget: int) -> _Evidence | None:
@@ -168,7 +197,7 @@ def _scores(run: _Run) -> dict[str, object]:
     }
 
 
-def _json(suite: EvalSuite, runs: list[_Run], notes: list[str], misses: list[str]) -> str:
+def _json(suite: EvalSuite, runs: list[_Run], notes: list[str], misses: list[str], answering: _AnswerSettings) -> str:
     ours = runs[0].report
     document = {
         "suite": suite.name,
@@ -185,6 +214,15 @@ def _json(suite: EvalSuite, runs: list[_Run], notes: list[str], misses: list[str
             "budget": runs[0].evidence.budget,
             "failures": list(runs[0].evidence.failures),
         },
+        "answers": [
+            {
+                "kind": row.kind,
+                "questions": row.questions,
+                f"in_top_{answering.top}": round(row.in_hits, 4),
+                f"in_pack_{answering.budget}": round(row.in_pack, 4),
+            }
+            for row in runs[0].answers
+        ],
         "passed": not misses,
         "misses": misses,
         "per_query": [
@@ -200,7 +238,18 @@ def _json(suite: EvalSuite, runs: list[_Run], notes: list[str], misses: list[str
     return json.dumps(document, indent=2)
 
 
-def _table(suite: EvalSuite, runs: list[_Run], notes: list[str], per_query: bool) -> str:
+def _answer_lines(run: _Run, answering: _AnswerSettings) -> list[str]:
+    if not run.answers:
+        return []
+    top, pack = f"top {answering.top} hits", f"pack @{answering.budget}"
+    lines = ["", f"answers ({run.label}): share of questions whose verbatim answer reached ...", ""]
+    header = f"{'kind':<16} {'questions':>9} {top:>10} {pack:>11}"
+    lines += [header, "-" * len(header)]
+    lines += [f"{row.kind:<16} {row.questions:>9} {row.in_hits:>10.3f} {row.in_pack:>11.3f}" for row in run.answers]
+    return lines
+
+
+def _table(suite: EvalSuite, runs: list[_Run], notes: list[str], per_query: bool, answering: _AnswerSettings) -> str:
     k = runs[0].report.k
     lines = [f"suite {suite.name}: {len(suite.queries)} judged queries", *notes, ""]
     header = f"{'ranking':<24} {'nDCG@10':>8} {'MRR@10':>8} {f'recall@{k}':>10} {'search p50':>11}"
@@ -216,6 +265,7 @@ def _table(suite: EvalSuite, runs: list[_Run], notes: list[str], per_query: bool
             f"evidence: {evidence.passed} of {evidence.checked} queries delivered their expected excerpts and reads "
             f"(pack budget {evidence.budget})",
         ]
+    lines += _answer_lines(runs[0], answering)
     if per_query:
         lines += ["", f"{'query':<8} {'nDCG@10':>8} {'RR':>6} {f'recall@{k}':>10}  text"]
         for result in runs[0].report.results:
@@ -223,7 +273,43 @@ def _table(suite: EvalSuite, runs: list[_Run], notes: list[str], per_query: bool
             lines.append(
                 f"{result.query_id:<8} {result.ndcg:>8.3f} {result.reciprocal_rank:>6.3f} {result.recall:>10.3f}  {text}"
             )
+        if runs[0].answer_checks:
+            lines += ["", f"{'query':<8} {'kind':<16} {'hit rank':>8} {'pack':>5}"]
+            lines += [
+                f"{check.query_id:<8} {check.kind:<16} {check.hit_rank or '-':>8} {'yes' if check.in_pack else 'no':>5}"
+                for check in runs[0].answer_checks
+            ]
     return "\n".join(lines)
+
+
+def _evidence_misses(evidence: _Evidence | None) -> list[str]:
+    if evidence is None or not evidence.failures:
+        return []
+    # High recall with missing evidence still fails: the agent would not have had the answer.
+    return [f"evidence: {evidence.checked - evidence.passed} of {evidence.checked} queries lacked it"]
+
+
+def _suite(suite_path: Path, corpus_dir: Path | None) -> EvalSuite:
+    try:
+        suite = _read_suite(suite_path)
+    except SuiteError as err:
+        raise click.ClickException(str(err)) from err
+    return suite if corpus_dir is None else dataclasses.replace(suite, corpus=corpus_dir)
+
+
+def _against_baseline(
+    runs: list[_Run], suite: EvalSuite, answering: _AnswerSettings, baseline_file: Path | None, tolerance: float
+) -> list[str]:
+    if baseline_file is None:
+        return []
+    figures = figures_of(runs[0].report, runs[0].answers, answering.top, answering.budget)
+    return compare_with_baseline(baseline_file, figures, suite=suite.name, tolerance=tolerance)
+
+
+def _save(runs: list[_Run], suite: EvalSuite, answering: _AnswerSettings, save_file: Path) -> None:
+    figures = figures_of(runs[0].report, runs[0].answers, answering.top, answering.budget)
+    bm25 = figures_of(runs[1].report, (), answering.top, answering.budget) if len(runs) > 1 else None
+    save_baseline(save_file, figures, suite=suite.name, bm25=bm25)
 
 
 @click.command("eval")
@@ -250,7 +336,36 @@ def _table(suite: EvalSuite, runs: list[_Run], notes: list[str], per_query: bool
     help="An OpenAI-compatible embeddings API (http://host:port/v1): evaluate the hybrid tier with it.",
 )
 @click.option("--embeddings-model", default=None, metavar="NAME", help="The model to ask --embeddings-url for.")
-@click.option("--baseline/--no-baseline", default=True, show_default=True, help="Also score plain FTS5 BM25.")
+@click.option(
+    "--corpus",
+    "corpus_dir",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    default=None,
+    help="Index this folder instead of the corpus the suite names (the shared data lives elsewhere, say).",
+)
+@click.option("--bm25/--no-bm25", default=True, show_default=True, help="Also score plain FTS5 BM25.")
+@click.option("--no-baseline", "no_bm25", is_flag=True, hidden=True, help="Old name of --no-bm25.")
+@click.option(
+    "--baseline",
+    "baseline_file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="A baseline saved by --save-baseline: exit 1 when any figure it holds is lower now by more than --tolerance.",
+)
+@click.option(
+    "--save-baseline",
+    "save_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Write this run's figures (ranking and per-kind answer rates) to FILE, for a later --baseline.",
+)
+@click.option(
+    "--tolerance",
+    type=click.FloatRange(0, 1),
+    default=0.01,
+    show_default=True,
+    help="How far below the --baseline a figure may fall before it counts as a regression.",
+)
 @click.option(
     "-k",
     "--recall-k",
@@ -271,6 +386,20 @@ def _table(suite: EvalSuite, runs: list[_Run], notes: list[str], per_query: bool
     help="Token budget of the context pack for queries with expected_excerpts/expected_reads "
     "(as knowledge_search uses max_injected_tokens).",
 )
+@click.option(
+    "--answer-top",
+    type=click.IntRange(1, _MAX_DEPTH),
+    default=5,
+    show_default=True,
+    help="For questions listing `answers`: how many search hits may carry one.",
+)
+@click.option(
+    "--answer-budget",
+    type=click.IntRange(min=1),
+    default=1500,
+    show_default=True,
+    help="For questions listing `answers`: the token budget of the context pack that must carry one.",
+)
 @click.option("--per-query", is_flag=True, help="Also list each query's figures (table format).")
 @click.option("--format", "output_format", type=click.Choice(["table", "json"]), default="table", show_default=True)
 def eval_command(
@@ -279,12 +408,19 @@ def eval_command(
     index_first: bool,
     embeddings_url: str | None,
     embeddings_model: str | None,
-    baseline: bool,
+    corpus_dir: Path | None,
+    bm25: bool,
+    no_bm25: bool,
+    baseline_file: Path | None,
+    save_file: Path | None,
+    tolerance: float,
     k: int,
     min_ndcg: float | None,
     min_mrr: float | None,
     min_recall: float | None,
     budget: int,
+    answer_top: int,
+    answer_budget: int,
     per_query: bool,
     output_format: str,
 ) -> None:
@@ -307,16 +443,20 @@ def eval_command(
     within k with those words in its excerpt, and reading the citation back must show the read
     fragments. Exits 1 when a --min-* threshold is missed or any evidence is missing.
 
+    Questions that list `answers` (verbatim strings that answer them) and a `kind` get per-kind rates:
+    the share whose answer is in the top --answer-top search hits, and in the context pack at
+    --answer-budget tokens. --save-baseline FILE stores every figure; --baseline FILE exits 1 when one
+    of them is now lower by more than --tolerance.
+
     \b
     Examples:
       fiskai knowledge eval suites/ops.yaml
       fiskai knowledge eval ../shared/ir/cisi --min-ndcg 0.35 --format json
       fiskai knowledge eval suite.yaml --store ~/.local/state/fiskai/knowledge/default --no-index
+      fiskai knowledge eval evals/influxdata-tuning.yaml --baseline evals/baselines/influxdata-tuning.json
     """
-    try:
-        suite = _read_suite(suite_path)
-    except SuiteError as err:
-        raise click.ClickException(str(err)) from err
+    suite = _suite(suite_path, corpus_dir)
+    answering = _AnswerSettings(top=answer_top, budget=answer_budget)
     if store_dir is None and suite.corpus is None:
         raise click.UsageError("the suite names no corpus, so pass --store DIR (the folder holding knowledge.db)")
     if (embeddings_url is None) != (embeddings_model is None):
@@ -329,23 +469,25 @@ def eval_command(
         with _store_dir(store_dir) as where:
             if index_first and suite.corpus is not None:
                 notes.append(f"corpus {suite.corpus}: {_index_corpus(where, suite.corpus, embedder)}")
-            runs = [_rank_with_store(where, suite, k, embedder, budget)]
+            runs = [_rank_with_store(where, suite, k, embedder, budget, answering)]
     except RagError as err:
         raise click.ClickException(str(err)) from err
     finally:
         if embedder is not None:
             embedder.close()
-    if baseline and suite.corpus is not None:
+    if bm25 and not no_bm25 and suite.corpus is not None:  # --no-baseline: the old name of --no-bm25
         runs.append(_rank_with_baseline(suite, suite.corpus, k))
     misses = _misses(runs[0].report, {"ndcg": min_ndcg, "mrr": min_mrr, "recall": min_recall})
+    misses += _evidence_misses(runs[0].evidence)
     evidence = runs[0].evidence
-    if evidence is not None and evidence.failures:
-        # High recall with missing evidence still fails: the agent would not have had the answer.
-        misses.append(f"evidence: {evidence.checked - evidence.passed} of {evidence.checked} queries lacked it")
+    misses += _against_baseline(runs, suite, answering, baseline_file, tolerance)
+    if save_file is not None:
+        _save(runs, suite, answering, save_file)
+        notes.append(f"baseline saved to {save_file}")
     if output_format == "json":
-        click.echo(_json(suite, runs, notes, misses))
+        click.echo(_json(suite, runs, notes, misses, answering))
     else:
-        click.echo(_table(suite, runs, notes, per_query))
+        click.echo(_table(suite, runs, notes, per_query, answering))
     if evidence is not None:
         for failure in evidence.failures:
             click.echo(f"evidence missing: {failure}", err=True)
