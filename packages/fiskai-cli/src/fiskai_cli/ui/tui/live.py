@@ -1,0 +1,106 @@
+"""A live run on the full screen: the agent's task and the UI loop side by side, then a clean teardown.
+
+Both run on one asyncio loop. The agent's task reports through `TuiEvents` and asks through
+`TuiPrompter`, which only post to the view; the view's loop is the one writer of the screen. On the
+way out the terminal is restored first, then the captured stderr is flushed, then what the line UI
+would have printed (warnings, the checkpoint line, the final answer) is replayed through it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+
+from fiskai_agent import RunControl, RunResult
+from fiskai_cli.ui.line_events import LineEvents
+from fiskai_cli.ui.tui.capture import StderrCapture
+from fiskai_cli.ui.tui.events import TuiEvents
+from fiskai_cli.ui.tui.prompter import TuiPrompter
+from fiskai_cli.ui.tui.transcript import entry
+from fiskai_cli.ui.tui.view import LiveView
+
+__all__ = ["FullScreen"]
+
+_ENDINGS = {
+    "completed": ("complete", "--- run complete, press q to quit ---"),
+    "suspended": ("suspended", "--- run suspended, press q to quit ---"),
+}
+
+
+class FullScreen:
+    """The full-screen UI of one run.
+
+    Args:
+        control: The run's control: leaving suspends (checkpointed runs, first press) or aborts it.
+        checkpointing: The run is journaled, so the first leave suspends instead of aborting.
+        line: The line UI the outcome is replayed through after teardown.
+        prompt: The operator's request, shown first.
+    """
+
+    def __init__(
+        self, *, control: RunControl, checkpointing: bool, line: LineEvents, prompt: str, verbose: bool = False
+    ) -> None:
+        self._control = control
+        self._checkpointing = checkpointing
+        self._line = line
+        self.view = LiveView(on_leave=self._leave)
+        self.events = TuiEvents(self.view, verbose=verbose)
+        self.prompter = TuiPrompter(self.view)
+        self._running = True
+        self._left = False
+        self.view.transcript.add(entry("prompt", prompt))
+
+    async def run(self, drive: Callable[[], Awaitable[RunResult]]) -> RunResult:
+        """Run `drive` (the agent) under the screen; returns its result after the terminal is restored."""
+        with StderrCapture():
+            app = self.view.app
+            # The run's own SIGINT/SIGTERM handling stays in charge (Ctrl-C is a key while the screen is up).
+            screen = asyncio.ensure_future(app.run_async(handle_sigint=False))
+            screen.add_done_callback(self._screen_gone)
+            try:
+                result = await drive()
+            finally:
+                self._running = False
+                self.prompter.closed = True
+            self.view.post(lambda: self._ended(result))
+            if self._left or screen.done():
+                self.view.post(self._quit)
+            await asyncio.gather(screen, return_exceptions=True)
+        self.events.replay(self._line)
+        return result
+
+    def _screen_gone(self, _: asyncio.Future[None]) -> None:
+        # The operator quit, or the terminal went away: nobody is left to approve anything.
+        self.prompter.closed = True
+        self.view.decline_pending("the terminal is gone")
+        if self._running:
+            self._control.abort()
+
+    def _ended(self, result: RunResult) -> None:
+        state, line = _ENDINGS.get(result.reason or "", ("aborted" if self._control.aborted else "error", ""))
+        entries = [entry("meta", line or f"--- run {state}, press q to quit ---")]
+        if result.error:
+            entries.insert(0, entry("warning", f"run ended: {result.error}"))
+        if result.reason == "suspended" and result.session_id:
+            entries.append(entry("meta", f"resume with: fiskai run --resume {result.session_id}"))
+        self.view.add(entries)
+        self.view.end(state)
+
+    def _quit(self) -> None:
+        app = self.view.app
+        if app.is_running and app.future is not None and not app.future.done():
+            app.exit()
+
+    def _leave(self) -> None:
+        if not self._running:
+            self._quit()
+            return
+        self._left = True
+        if self._checkpointing and not self._control.suspend_requested:
+            self._control.request_suspend()
+            self.view.add([entry("meta", "suspend requested; finishing current step, press again to abort")])
+            self.view.end("suspending")
+            self.view.status.ended = None
+            return
+        self.view.add([entry("meta", "aborting")])
+        self._control.abort()

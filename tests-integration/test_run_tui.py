@@ -1,0 +1,243 @@
+"""`fiskai run` full screen in a real terminal: a tmux pane of fixed size, driven by send-keys, read by capture-pane.
+
+The terminal: a command in a tmux pane of fixed size, driven by send-keys, read by capture-pane.
+
+Each `TmuxPane` runs its own tmux server (`tmux -L <unique socket>`), killed on close, so tests never
+share or leak a server. Waits poll capture-pane against a deadline; nothing sleeps for a fixed time.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from pathlib import Path
+
+import pytest
+
+from fiskai_agent.testing import MessagesServer, Turn, text, tool_use
+
+
+def tmux_binary() -> str:
+    """The tmux executable, or a skip naming what to install (CI installs it in `.ci/run`)."""
+    path = shutil.which("tmux")
+    if path is None:
+        pytest.skip("tmux is not installed (apt-get install tmux); the full-screen tests need a real terminal")
+    return path
+
+
+class TmuxPane:
+    """`argv` running in a `width`x`height` tmux pane with `env`; the pane stays after the command exits."""
+
+    def __init__(
+        self, argv: Sequence[str], env: Mapping[str, str], *, cwd: Path, width: int = 100, height: int = 30
+    ) -> None:
+        self._tmux = tmux_binary()
+        self.socket = f"fiskai-test-{uuid.uuid4().hex[:12]}"
+        self.exit_file = cwd / f"{self.socket}.exit"
+        # The shell records the exit code, so a test can tell when the command ended and how.
+        command = f"{shlex.join(argv)}; echo $? > {shlex.quote(str(self.exit_file))}"
+        self._run(
+            "new-session", "-d", "-s", "t", "-x", str(width), "-y", str(height), "-c", str(cwd),
+            *(arg for key, value in env.items() for arg in ("-e", f"{key}={value}")),
+            "sh", "-c", command,
+        )  # fmt: skip
+        self._run("set-option", "-t", "t", "remain-on-exit", "on")
+
+    def _run(self, *args: str) -> str:
+        done = subprocess.run(
+            [self._tmux, "-L", self.socket, "-f", "/dev/null", *args], capture_output=True, text=True, check=False
+        )
+        if done.returncode != 0:
+            raise AssertionError(f"tmux {' '.join(args[:2])} failed: {done.stderr.strip()}")
+        return done.stdout
+
+    def keys(self, *keys: str) -> None:
+        """tmux key names (`Enter`, `C-d`, `PPage`) or literal text."""
+        self._run("send-keys", "-t", "t", *keys)
+
+    def screen(self, *, escapes: bool = False) -> str:
+        """What the pane shows now (with `escapes`, the SGR sequences too)."""
+        return self._run("capture-pane", "-p", "-t", "t", *(["-e"] if escapes else []))
+
+    def wait_for(self, condition: Callable[[str], bool], what: str, timeout: float = 30) -> str:
+        """Poll the screen until `condition` holds; fail naming `what` and showing the last screen."""
+        deadline = time.monotonic() + timeout
+        while True:
+            shown = self.screen()
+            if condition(shown):
+                return shown
+            if time.monotonic() > deadline:
+                pytest.fail(f"timed out waiting for {what}; the pane shows:\n{shown}")
+            time.sleep(0.05)
+
+    def wait_text(self, text: str, timeout: float = 30) -> str:
+        return self.wait_for(lambda shown: text in shown, repr(text), timeout)
+
+    def resize(self, width: int, height: int) -> None:
+        self._run("resize-window", "-t", "t", "-x", str(width), "-y", str(height))
+
+    def exit_code(self, timeout: float = 30) -> int:
+        """Wait for the command to end; its exit code."""
+        deadline = time.monotonic() + timeout
+        while not (self.exit_file.exists() and self.exit_file.read_text().strip()):
+            if time.monotonic() > deadline:
+                pytest.fail(f"the command did not end; the pane shows:\n{self.screen()}")
+            time.sleep(0.05)
+        return int(self.exit_file.read_text())
+
+    def close(self) -> None:
+        subprocess.run([self._tmux, "-L", self.socket, "kill-server"], capture_output=True, check=False)
+
+
+# -- the tests ---------------------------------------------------------------------------------------
+
+_CONFIG = Path(__file__).resolve().parents[1] / "examples" / "fixturectl" / "agent.yaml"
+_STATUS = "? help  q quit"
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, str]:
+    (tmp_path / "state").mkdir()
+    return {
+        "PATH": os.environ["PATH"],
+        "HOME": str(tmp_path),
+        "TERM": "xterm-256color",
+        "XDG_STATE_HOME": str(tmp_path / "state"),
+        "XDG_CONFIG_HOME": str(tmp_path / "config"),
+        "ANTHROPIC_API_KEY": "test-key",
+        "LANG": "C.UTF-8",
+    }
+
+
+@pytest.fixture
+def panes() -> Iterator[list[TmuxPane]]:
+    opened: list[TmuxPane] = []
+    yield opened
+    for pane in opened:
+        pane.close()
+
+
+def _fiskai(*args: str) -> list[str]:
+    return [sys.executable, "-m", "fiskai_cli", "-c", str(_CONFIG), "run", *args]
+
+
+def _start(panes: list[TmuxPane], argv: Sequence[str], env: dict[str, str], cwd: Path, **size: int) -> TmuxPane:
+    pane = TmuxPane(argv, env, cwd=cwd, **size)
+    panes.append(pane)
+    return pane
+
+
+def test_live_view_shows_narration_folds_output_and_leaves_the_answer_on_the_restored_terminal(
+    env: dict[str, str], panes: list[TmuxPane], tmp_path: Path
+) -> None:
+    """Steps:
+    1. The model narrates, lists nodes (ungated), then answers: the full screen shows the prompt, the
+       narration, the call and a folded result; the status bar names the model.
+    2. `Z` unfolds the tool output (the node list appears), `Z` folds it again.
+    3. The run completes; `q` quits; the terminal is restored and shows the answer printed after teardown.
+    """
+    script = [
+        Turn([text("Let me **list** the nodes first."), tool_use("cluster_node_list", {}, id="l1")]),
+        Turn([text("## Nodes\n\nAll nodes are healthy.")]),
+    ]
+    with MessagesServer(script) as server:
+        env["ANTHROPIC_BASE_URL"] = server.base_url
+        pane = _start(panes, _fiskai("which nodes are unhealthy?"), env, tmp_path)
+        shown = pane.wait_text("--- run complete, press q to quit ---")
+        assert "> which nodes are unhealthy?" in shown
+        assert "Let me list the nodes first." in shown  # Markdown emphasis markers are not shown
+        assert "-> cluster node list" in shown
+        assert "(Z to expand)" in shown
+        assert "model=claude-sonnet-4-6" in shown and _STATUS in shown
+        folded_rows = len(shown.rstrip().splitlines())
+        pane.keys("Z")
+        unfolded = pane.wait_for(lambda s: "(Z to expand)" not in s, "tool output to unfold")
+        assert "tool output unfolded" in unfolded
+        pane.keys("Z")
+        pane.wait_text("(Z to expand)")
+        assert folded_rows > 0
+        pane.keys("q")
+        assert pane.exit_code() == 0
+        restored = pane.wait_text("Run summary")
+        assert "All nodes are healthy." in restored
+        assert _STATUS not in restored  # the alternate screen is gone
+
+
+def test_approval_prompt_accepts_then_denies_inside_the_screen(
+    env: dict[str, str], panes: list[TmuxPane], tmp_path: Path
+) -> None:
+    """Steps:
+    1. The model drains n1 (gated by impact:rw): a modal question appears; `2` runs it once.
+    2. The model drains n2: the question appears again; Escape declines; the model is told it was denied.
+    """
+    script = [
+        Turn([tool_use("cluster_node_drain", {"node": "n1", "reason": "patch"}, id="d1")]),
+        Turn([tool_use("cluster_node_drain", {"node": "n2", "reason": "patch"}, id="d2")]),
+        Turn([text("Drained n1; n2 was refused.")]),
+    ]
+    with MessagesServer(script) as server:
+        env["ANTHROPIC_BASE_URL"] = server.base_url
+        pane = _start(panes, _fiskai("drain n1 and n2"), env, tmp_path)
+        shown = pane.wait_text("Run this command?")
+        assert "node drain" in shown and "2) Yes, run it once" in shown
+        pane.keys("2")
+        pane.wait_text("approved (once)")
+        pane.wait_for(lambda s: "Run this command?" in s and "n2" in s, "the second approval")
+        pane.keys("Escape")
+        pane.wait_text("--- run complete, press q to quit ---")
+        requests = server.requests
+        results = [str(block["content"]) for block in requests[1].tool_results()]
+        assert '"allowed":false' not in results[0]
+        denied = [str(block["content"]) for block in requests[2].tool_results()]
+        assert '"allowed":false' in denied[0].replace(" ", "")
+        pane.keys("q")
+        assert pane.exit_code() == 0
+
+
+def test_resize_redraws_and_ctrl_c_aborts_with_the_terminal_restored(
+    env: dict[str, str], panes: list[TmuxPane], tmp_path: Path
+) -> None:
+    """Steps:
+    1. A gated call waits on the modal question at 100 columns; the window shrinks to 60: the
+       status bar is redrawn to the new width.
+    2. Ctrl-C declines the question; q aborts... the run ends, q quits, the shell prompt is back.
+    """
+    script = [
+        Turn([tool_use("cluster_node_drain", {"node": "n1", "reason": "patch"}, id="d1")]),
+        Turn([text("Not drained.")]),
+    ]
+    with MessagesServer(script) as server:
+        env["ANTHROPIC_BASE_URL"] = server.base_url
+        pane = _start(panes, _fiskai("drain n1"), env, tmp_path, width=100, height=24)
+        pane.wait_text("Run this command?")
+        pane.resize(60, 20)
+        narrow = pane.wait_for(lambda s: all(len(line) <= 60 for line in s.splitlines()) and "fold" in s, "redraw")
+        status = [line for line in narrow.splitlines() if "fold" in line]
+        assert status and status[-1].rstrip().endswith("z/Z fold")
+        pane.keys("C-c")
+        pane.wait_text("declined:")
+        pane.wait_text("--- run complete, press q to quit ---")
+        pane.keys("q")
+        assert pane.exit_code() == 0
+        assert "Not drained." in pane.wait_text("Run summary")
+
+
+def test_piped_stdout_gets_exactly_the_line_ui_answer(
+    env: dict[str, str], panes: list[TmuxPane], tmp_path: Path
+) -> None:
+    """On a terminal with stdout piped, the run uses the line UI: the answer alone lands in the file."""
+    script = [Turn([text("# Report\n\nAll **good**.")])]
+    with MessagesServer(script) as server:
+        env["ANTHROPIC_BASE_URL"] = server.base_url
+        out = tmp_path / "answer.md"
+        command = f"{shlex.join(_fiskai('status?'))} > {shlex.quote(str(out))}"
+        pane = _start(panes, ["sh", "-c", command], env, tmp_path)
+        assert pane.exit_code() == 0
+        assert out.read_text() == "# Report\n\nAll **good**.\n"
+        assert "Run summary" in pane.screen()
