@@ -19,6 +19,7 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import anyio
 import click
@@ -44,6 +45,9 @@ from fiskai_core.config import Config, Mode
 from fiskai_core.errors import FiskaiError
 from fiskai_core.prompter import DenyPrompter, Prompter
 
+if TYPE_CHECKING:
+    from fiskai_cli.ui.tui import FullScreen
+
 __all__ = ["run"]
 
 _DEFAULT_PROMPT = "assist the user"
@@ -56,6 +60,7 @@ _SUSPEND_NOTICE = "\nsuspend requested; finishing current step, press ^C again t
 @click.option("--name", metavar="ID", help="The session id for --checkpoint (default: generated).")
 @click.option("--resume", "resume_id", metavar="ID", help="Resume a checkpointed session (the prompt is restored).")
 @click.option("--force", is_flag=True, help="Resume even though agent.yaml changed since (never across providers).")
+@click.option("--no-tui", is_flag=True, help="Use the line UI even on a terminal (piped output always does).")
 @click.option("-v", "--verbose", is_flag=True, help="Show start details, request summaries and full tool output.")
 @click.option(
     "--trace",
@@ -92,6 +97,7 @@ def run(
     name: str | None,
     resume_id: str | None,
     force: bool,
+    no_tui: bool,
     verbose: bool,
     trace_path: Path | None,
     http_debug_path: Path | None,
@@ -135,8 +141,15 @@ def run(
     trace = _open_trace(trace_path, config, settings.path, warn)
     dump = _open_http_debug(http_debug_path, warn)
     writers = [w for w in (trace, dump) if w is not None]
+    control = RunControl()
+    request = " ".join(prompt).strip() or _DEFAULT_PROMPT
+    screen = None
+    if not no_tui and output_format == "text" and sys.stdin.isatty() and sys.stdout.isatty():
+        screen = _full_screen(
+            control=control, checkpointing=checkpointing, line=events, prompt=request, verbose=verbose
+        )
     options = RunOptions(
-        prompt=" ".join(prompt).strip() or _DEFAULT_PROMPT,
+        prompt=request,
         llm=config.llm,
         system_prompt=config.system_prompt,
         app_tools=tools,
@@ -144,11 +157,11 @@ def run(
         config_file=str(settings.path),
         confirm_tags=tuple(config.harness.confirm_tags),
         human_in_the_loop=config.harness.human_in_the_loop.enabled,
-        prompter=_prompter(),
+        prompter=screen.prompter if screen is not None else _prompter(),
         approvals=_approvals(config),
-        events=events,
+        events=screen.events if screen is not None else events,
         session=session,
-        control=RunControl(),
+        control=control,
         api_key=api_key,
         base_url=resolved_url,
         http_observer=Observers(*writers) if writers else None,
@@ -156,7 +169,10 @@ def run(
     )
     try:
         with wiring.reported():
-            result = anyio.run(_drive, options, settings, checkpointing)
+            if screen is not None:
+                result = anyio.run(screen.run, lambda: _drive(options, settings, checkpointing))
+            else:
+                result = anyio.run(_drive, options, settings, checkpointing)
         if trace is not None:
             trace.summary(result.stats)
     finally:
@@ -226,6 +242,18 @@ def _approvals(config: Config) -> Approvals:
     """The agent's persisted approval rules (a malformed file stops the run, naming it)."""
     with wiring.reported():
         return Approvals.from_file(wiring.approvals_file(config.identity), identity=config.identity)
+
+
+def _full_screen(
+    *, control: RunControl, checkpointing: bool, line: LineEvents, prompt: str, verbose: bool
+) -> FullScreen | None:
+    """The full-screen UI, or None without the `tui` extra (the line UI then serves)."""
+    try:
+        # prompt-toolkit loads only for a full-screen run.
+        from fiskai_cli.ui.tui import FullScreen
+    except ImportError:
+        return None
+    return FullScreen(control=control, checkpointing=checkpointing, line=line, prompt=prompt, verbose=verbose)
 
 
 def _prompter() -> Prompter:
