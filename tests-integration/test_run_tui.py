@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from fiskai_agent.testing import MessagesServer, Turn, text, tool_use
+from fiskai_agent.testing import MessagesServer, RecordedRequest, Turn, text, tool_use
 
 
 def tmux_binary() -> str:
@@ -61,9 +61,21 @@ class TmuxPane:
         """tmux key names (`Enter`, `C-d`, `PPage`) or literal text."""
         self._run("send-keys", "-t", "t", *keys)
 
-    def screen(self, *, escapes: bool = False) -> str:
-        """What the pane shows now (with `escapes`, the SGR sequences too)."""
-        return self._run("capture-pane", "-p", "-t", "t", *(["-e"] if escapes else []))
+    def screen(self, *, escapes: bool = False, history: bool = False) -> str:
+        """What the pane shows now (with `escapes`, the SGR sequences too; with `history`, the scrollback too)."""
+        extra = (["-e"] if escapes else []) + (["-S", "-"] if history else [])
+        return self._run("capture-pane", "-p", "-t", "t", *extra)
+
+    def restored(self, *texts: str) -> str:
+        """After the command ended: the normal screen and its scrollback, once it holds every one of `texts`."""
+        deadline = time.monotonic() + 30
+        while True:
+            shown = self.screen(history=True)
+            if all(text in shown for text in texts):
+                return shown
+            if time.monotonic() > deadline:
+                pytest.fail(f"timed out waiting for {texts} after the screen was restored; it shows:\n{shown}")
+            time.sleep(0.05)
 
     def wait_for(self, condition: Callable[[str], bool], what: str, timeout: float = 30) -> str:
         """Poll the screen until `condition` holds; fail naming `what` and showing the last screen."""
@@ -164,8 +176,7 @@ def test_live_view_shows_narration_folds_output_and_leaves_the_answer_on_the_res
         assert folded_rows > 0
         pane.keys("q")
         assert pane.exit_code() == 0
-        restored = pane.wait_text("Run summary")
-        assert "All nodes are healthy." in restored
+        restored = pane.restored("All nodes are healthy.", "Run summary")
         assert _STATUS not in restored  # the alternate screen is gone
 
 
@@ -225,7 +236,7 @@ def test_resize_redraws_and_ctrl_c_aborts_with_the_terminal_restored(
         pane.wait_text("--- run complete, press q to quit ---")
         pane.keys("q")
         assert pane.exit_code() == 0
-        assert "Not drained." in pane.wait_text("Run summary")
+        pane.restored("Not drained.", "Run summary")
 
 
 def test_piped_stdout_gets_exactly_the_line_ui_answer(
@@ -240,4 +251,82 @@ def test_piped_stdout_gets_exactly_the_line_ui_answer(
         pane = _start(panes, ["sh", "-c", command], env, tmp_path)
         assert pane.exit_code() == 0
         assert out.read_text() == "# Report\n\nAll **good**.\n"
-        assert "Run summary" in pane.screen()
+        pane.restored("Run summary")
+
+
+def _texts(request: RecordedRequest) -> list[str]:
+    """The text blocks of every message of a request, in order."""
+    texts: list[str] = []
+    for message in request.messages:
+        content = message["content"]
+        if isinstance(content, str):
+            texts.append(content)
+            continue
+        texts += [block["text"] for block in content if block.get("type") == "text"]
+    return texts
+
+
+def test_chat_turns_and_slash_commands_then_ctrl_d_restores_the_terminal(
+    env: dict[str, str], panes: list[TmuxPane], tmp_path: Path
+) -> None:
+    """Steps:
+    1. `--chat`: the first answer arrives and the input row is ready; a follow-up is sent with Enter
+       (Alt-Enter made it two lines) and answered in the same conversation.
+    2. `/bogus` is refused with a notice and nothing is sent; `/help` shows the commands.
+    3. `/clear again` forgets the conversation; `/restart` re-sends the original prompt alone.
+    4. Ctrl-D ends the chat at once: exit 0, the terminal restored, the last answer printed.
+    """
+    script = [
+        Turn([text("first answer")]),
+        Turn([text("second answer")]),
+        Turn([text("fresh answer")]),
+        Turn([text("restarted answer")]),
+    ]
+    with MessagesServer(script) as server:
+        env["ANTHROPIC_BASE_URL"] = server.base_url
+        pane = _start(panes, _fiskai("--chat", "hello"), env, tmp_path)
+        pane.wait_text("ready for input")
+        assert "first answer" in pane.screen()
+        pane.keys("more", "M-Enter", "please", "Enter")
+        pane.wait_text("second answer")
+        assert _texts(server.requests[1]) == ["hello", "first answer", "more\nplease"]
+        pane.wait_text("ready for input")
+        pane.keys("/bogus", "Enter")
+        pane.wait_text("unknown command: /bogus")
+        pane.keys("C-u", "/help", "Enter")
+        pane.wait_text("/restart")
+        pane.keys("x")  # any key closes the help
+        pane.wait_for(lambda s: "/restart" not in s, "the help to close")
+        pane.keys("/clear again", "Enter")
+        pane.wait_text("fresh answer")
+        assert "--- context cleared ---" in pane.screen()
+        assert _texts(server.requests[2]) == ["again"]
+        pane.wait_text("ready for input")
+        pane.keys("/restart", "Enter")
+        pane.wait_text("restarted answer")
+        assert _texts(server.requests[3]) == ["hello"]
+        assert len(server.requests) == 4
+        pane.wait_text("ready for input")
+        pane.keys("C-d")
+        assert pane.exit_code() == 0
+        restored = pane.restored("restarted answer", "Run summary")
+        assert "ready for input" not in restored  # the alternate screen is gone
+
+
+def test_line_chat_reads_follow_ups_from_the_terminal(
+    env: dict[str, str], panes: list[TmuxPane], tmp_path: Path
+) -> None:
+    """`--chat --no-tui`: `> ` on the terminal, slash commands resolved, each answer printed, Ctrl-D ends."""
+    script = [Turn([text("first answer")]), Turn([text("second answer")])]
+    with MessagesServer(script) as server:
+        env["ANTHROPIC_BASE_URL"] = server.base_url
+        pane = _start(panes, _fiskai("--chat", "--no-tui", "hello"), env, tmp_path)
+        pane.wait_for(lambda s: "first answer" in s and s.rstrip().endswith(">"), "the chat prompt")
+        pane.keys("/nope", "Enter")
+        pane.wait_text("unknown command: /nope")
+        pane.keys("more", "Enter")
+        pane.wait_text("second answer")
+        assert _texts(server.requests[1]) == ["hello", "first answer", "more"]
+        pane.keys("C-d")
+        assert pane.exit_code() == 0
+        pane.restored("Run summary")

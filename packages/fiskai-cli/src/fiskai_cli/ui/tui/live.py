@@ -9,9 +9,11 @@ would have printed (warnings, the checkpoint line, the final answer) is replayed
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Awaitable, Callable
 
-from fiskai_agent import RunControl, RunResult
+from fiskai_agent import FollowUp, RunControl, RunResult
+from fiskai_cli.ui.chat import End, Help, Send, Unknown, resolve
 from fiskai_cli.ui.line_events import LineEvents
 from fiskai_cli.ui.tui.capture import StderrCapture
 from fiskai_cli.ui.tui.events import TuiEvents
@@ -35,15 +37,24 @@ class FullScreen:
         checkpointing: The run is journaled, so the first leave suspends instead of aborting.
         line: The line UI the outcome is replayed through after teardown.
         prompt: The operator's request, shown first.
+        chat: Keep an input row open at each turn boundary (`next_prompt`).
     """
 
     def __init__(
-        self, *, control: RunControl, checkpointing: bool, line: LineEvents, prompt: str, verbose: bool = False
+        self,
+        *,
+        control: RunControl,
+        checkpointing: bool,
+        line: LineEvents,
+        prompt: str,
+        verbose: bool = False,
+        chat: bool = False,
     ) -> None:
         self._control = control
         self._checkpointing = checkpointing
         self._line = line
-        self.view = LiveView(on_leave=self._leave)
+        self._prompt = prompt
+        self.view = LiveView(on_leave=self._leave, on_abort=self._abort, chat=chat)
         self.events = TuiEvents(self.view, verbose=verbose)
         self.prompter = TuiPrompter(self.view)
         self._running = True
@@ -90,6 +101,47 @@ class FullScreen:
         app = self.view.app
         if app.is_running and app.future is not None and not app.future.done():
             app.exit()
+
+    async def next_prompt(self, error: str) -> FollowUp | None:
+        """`RunOptions.next_prompt`: the chat row, with slash commands resolved before anything is sent."""
+        view = self.view
+        if error:
+            view.post(lambda: view.add([entry("warning", f"the turn ended: {error}")]))
+        draft = ""
+        while True:
+            future: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
+            view.post(functools.partial(view.open_input, future, draft))
+            text = await future
+            if text is None:
+                self._left = True
+                return None
+            action = resolve(text, self._prompt)
+            draft = ""
+            match action:
+                case None:
+                    continue
+                case Send(text=body, reset=reset, notice=notice):
+                    shown = [entry("meta", f"--- {notice} ---")] if notice else []
+                    if body:
+                        shown.append(entry("prompt", body))
+                    view.post(functools.partial(view.add, shown))
+                    return FollowUp(text=body, reset=reset)
+                case End():
+                    self._left = True
+                    return None
+                case Help():
+                    view.post(view.show_help)
+                case Unknown(command=command):
+                    draft = text
+                    view.post(lambda: view.notice(f"unknown command: {command}"))
+
+    def _abort(self) -> None:
+        self._left = True
+        if self._running:
+            self.view.add([entry("meta", "aborting")])
+            self._control.abort()
+        else:
+            self._quit()
 
     def _leave(self) -> None:
         if not self._running:

@@ -16,11 +16,12 @@ from dataclasses import dataclass, field
 from prompt_toolkit.application import Application
 from prompt_toolkit.buffer import Buffer
 from prompt_toolkit.document import Document
-from prompt_toolkit.filters import Condition
+from prompt_toolkit.filters import Condition, has_focus
 from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent, merge_key_bindings
 from prompt_toolkit.layout import (
     ConditionalContainer,
+    Dimension,
     Float,
     FloatContainer,
     HSplit,
@@ -33,6 +34,7 @@ from prompt_toolkit.styles import Style
 from prompt_toolkit.widgets import Frame, TextArea
 from typing_extensions import override
 
+from fiskai_cli.ui.chat import CHAT_HELP
 from fiskai_cli.ui.tui.transcript import Entry, Row, Transcript
 from fiskai_core.prompter import PromptDeclined
 
@@ -60,6 +62,8 @@ _STYLE = Style.from_dict(
         "help": "bg:#262626",
     }
 )
+
+_NOTICE_SECONDS = 3.0
 
 HELP = """fiskai run: keys
 
@@ -125,17 +129,36 @@ class LiveView:
             question; it decides between suspend, abort and quit.
     """
 
-    def __init__(self, *, on_leave: Callable[[], None], title: str = "fiskai") -> None:
+    def __init__(
+        self,
+        *,
+        on_leave: Callable[[], None],
+        on_abort: Callable[[], None] | None = None,
+        chat: bool = False,
+        title: str = "fiskai",
+    ) -> None:
         self.transcript = Transcript()
         self.status = Status()
         self.title = title
         self._on_leave = on_leave
+        self._on_abort = on_abort or on_leave
+        self._chat_enabled = chat
+        self._waiting: asyncio.Future[str | None] | None = None
+        self._chat = TextArea(
+            multiline=True,
+            prompt="> ",
+            height=Dimension(min=1, max=5),
+            dont_extend_height=True,
+            wrap_lines=True,
+            read_only=Condition(lambda: self._waiting is None),
+        )
         self._lexer = _RowLexer()
         self._buffer = Buffer(read_only=True)
         self._follow = True
         self._question: Question | None = None
         self._show_help = False
         self._notice = ""
+        self._notice_until = 0.0
         self._input = TextArea(multiline=False, height=1, prompt="> ", style="class:modal")
         self._window = Window(
             BufferControl(self._buffer, lexer=self._lexer, focusable=True), wrap_lines=True, always_hide_cursor=True
@@ -150,9 +173,23 @@ class LiveView:
             title="question",
             style="class:modal",
         )
-        help_box = Frame(Window(FormattedTextControl(HELP), dont_extend_height=True), title="help", style="class:help")
+        help_text = HELP + ("\n\n" + CHAT_HELP if chat else "")
+        help_box = Frame(
+            Window(FormattedTextControl(help_text), dont_extend_height=True), title="help", style="class:help"
+        )
         body = FloatContainer(
-            HSplit([self._window, Window(FormattedTextControl(self._status_text), height=1, style=self._status_style)]),
+            HSplit(
+                [
+                    self._window,
+                    ConditionalContainer(
+                        HSplit(
+                            [Window(height=1, char="\N{BOX DRAWINGS LIGHT HORIZONTAL}", style="class:meta"), self._chat]
+                        ),
+                        Condition(lambda: self._chat_enabled),
+                    ),
+                    Window(FormattedTextControl(self._status_text), height=1, style=self._status_style),
+                ]
+            ),
             floats=[
                 Float(ConditionalContainer(modal, Condition(lambda: self._question is not None)), left=2, right=2),
                 Float(ConditionalContainer(help_box, Condition(lambda: self._show_help))),
@@ -160,7 +197,7 @@ class LiveView:
         )
         self.app: Application[None] = Application(
             layout=Layout(body, focused_element=self._window),
-            key_bindings=merge_key_bindings([self._question_keys(), self._view_keys()]),
+            key_bindings=merge_key_bindings([self._question_keys(), self._view_keys(), self._chat_keys()]),
             style=_STYLE,
             full_screen=True,
             mouse_support=False,
@@ -183,7 +220,9 @@ class LiveView:
         self._refresh()
 
     def notice(self, text: str) -> None:
+        """A transient note on the status bar (gone after a few seconds)."""
         self._notice = text
+        self._notice_until = time.monotonic() + _NOTICE_SECONDS
         self.app.invalidate()
 
     def ask(self, question: Question) -> None:
@@ -197,6 +236,29 @@ class LiveView:
         self.status.state = "awaiting answer"
         self.app.invalidate()
         self.app.output.bell()
+
+    def open_input(self, future: asyncio.Future[str | None], draft: str = "") -> None:
+        """Activate the chat row; `future` gets the submitted text, or None for Ctrl-D."""
+        self._waiting = future
+        self._chat.text = draft
+        self._chat.buffer.cursor_position = len(draft)
+        self.app.layout.focus(self._chat)
+        self.status.state = "ready for input"
+        self.app.invalidate()
+
+    def show_help(self) -> None:
+        self._show_help = True
+        self.app.invalidate()
+
+    def _submit(self, value: str | None) -> None:
+        future = self._waiting
+        self._waiting = None
+        self._chat.text = ""
+        self.app.layout.focus(self._window)
+        self.status.state = "running"
+        if future is not None and not future.done():
+            future.set_result(value)
+        self.app.invalidate()
 
     def decline_pending(self, why: str) -> None:
         """Decline the open question, if any (the screen is going away)."""
@@ -231,6 +293,7 @@ class LiveView:
             tokens += f" cache_read={s.cache_read} cache_write={s.cache_write}"
         parts = [
             f" {self.title}",
+            f"[{s.state}]",
             f"model={s.model}",
             f"iter={s.iteration}",
             tokens,
@@ -238,9 +301,10 @@ class LiveView:
         ]
         if s.session:
             parts.append(f"session={s.session}")
-        parts.append(f"[{s.state}]")
         left = "  ".join(parts)
-        right = (self._notice + "   " if self._notice else "") + "? help  q quit  z/Z fold "
+        keys = "enter send  alt-enter newline  ^D end  ^C abort " if self._waiting else "? help  q quit  z/Z fold "
+        notice = self._notice if time.monotonic() < self._notice_until else ""
+        right = (notice + "   " if notice else "") + keys
         width = self.app.output.get_size().columns
         # On a narrow terminal the facts are cut, never the key hints that say how to leave.
         left = left[: max(width - len(right) - 1, 0)]
@@ -333,7 +397,7 @@ class LiveView:
     def _view_keys(self) -> KeyBindings:
         kb = KeyBindings()
         helping = Condition(lambda: self._show_help)
-        idle = ~Condition(lambda: self._question is not None) & ~helping
+        idle = ~Condition(lambda: self._question is not None) & ~helping & has_focus(self._window)
 
         @kb.add("<any>", filter=helping)
         def _close_help(_: KeyPressEvent) -> None:
@@ -384,6 +448,38 @@ class LiveView:
         @kb.add("c-c", filter=idle)
         def _leave(_: KeyPressEvent) -> None:
             self._on_leave()
+
+        return kb
+
+    def _chat_keys(self) -> KeyBindings:
+        kb = KeyBindings()
+        typing = Condition(lambda: self._waiting is not None and self._question is None) & has_focus(self._chat)
+
+        @kb.add("enter", filter=typing)
+        def _send(_: KeyPressEvent) -> None:
+            if self._chat.text.strip():
+                self._submit(self._chat.text)
+
+        @kb.add("escape", "enter", filter=typing)
+        @kb.add("c-j", filter=typing)
+        def _newline(_: KeyPressEvent) -> None:
+            self._chat.buffer.insert_text("\n")
+
+        @kb.add("c-d", filter=typing)
+        def _end(_: KeyPressEvent) -> None:
+            self._submit(None)
+
+        @kb.add("c-c", filter=typing)
+        def _abort(_: KeyPressEvent) -> None:
+            self._on_abort()
+
+        @kb.add("pageup", filter=typing)
+        def _page_up(_: KeyPressEvent) -> None:
+            self._scroll(-self._page())
+
+        @kb.add("pagedown", filter=typing)
+        def _page_down(_: KeyPressEvent) -> None:
+            self._scroll(self._page())
 
         return kb
 
