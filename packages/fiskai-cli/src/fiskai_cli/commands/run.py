@@ -27,6 +27,7 @@ import click
 from fiskai_agent import (
     KnowledgeOptions,
     MemoryOptions,
+    NextPrompt,
     RunControl,
     RunOptions,
     RunResult,
@@ -37,6 +38,7 @@ from fiskai_agent.llm import preload_provider, provider_spec, validate_base_url
 from fiskai_cli import _wiring as wiring
 from fiskai_cli._version import VERSION
 from fiskai_cli.commands.run_trace import HttpDebugDump, Observers, TraceFile, open_exclusive
+from fiskai_cli.ui.chat import LineChat
 from fiskai_cli.ui.line_events import LineEvents
 from fiskai_cli.ui.line_stats import result_json, stats_line
 from fiskai_cli.ui.prompter import LinePrompter
@@ -60,6 +62,7 @@ _SUSPEND_NOTICE = "\nsuspend requested; finishing current step, press ^C again t
 @click.option("--name", metavar="ID", help="The session id for --checkpoint (default: generated).")
 @click.option("--resume", "resume_id", metavar="ID", help="Resume a checkpointed session (the prompt is restored).")
 @click.option("--force", is_flag=True, help="Resume even though agent.yaml changed since (never across providers).")
+@click.option("--chat", is_flag=True, help="Stay open after each answer for a follow-up (/help lists the commands).")
 @click.option("--no-tui", is_flag=True, help="Use the line UI even on a terminal (piped output always does).")
 @click.option("-v", "--verbose", is_flag=True, help="Show start details, request summaries and full tool output.")
 @click.option(
@@ -97,6 +100,7 @@ def run(
     name: str | None,
     resume_id: str | None,
     force: bool,
+    chat: bool,
     no_tui: bool,
     verbose: bool,
     trace_path: Path | None,
@@ -122,7 +126,7 @@ def run(
       ANTHROPIC_BASE_URL=http://localhost:11434 fiskai -c agent.yaml run --model qwen3 "status?"
       fiskai -c agent.yaml run --format json "status?" | jq -r .answer
     """
-    _check_flags(prompt, checkpoint=checkpoint, name=name, resume_id=resume_id, force=force)
+    _check_flags(prompt, checkpoint=checkpoint, name=name, resume_id=resume_id, force=force, chat=chat)
     settings = _load(ctx, model)
     config = settings.config
     api_key, resolved_url = _credentials(config, base_url)
@@ -146,7 +150,7 @@ def run(
     screen = None
     if not no_tui and output_format == "text" and sys.stdin.isatty() and sys.stdout.isatty():
         screen = _full_screen(
-            control=control, checkpointing=checkpointing, line=events, prompt=request, verbose=verbose
+            control=control, checkpointing=checkpointing, line=events, prompt=request, verbose=verbose, chat=chat
         )
     options = RunOptions(
         prompt=request,
@@ -166,6 +170,8 @@ def run(
         base_url=resolved_url,
         http_observer=Observers(*writers) if writers else None,
         verbose=verbose,
+        interactive=chat,
+        next_prompt=_next_prompt(chat, screen, request),
     )
     try:
         with wiring.reported():
@@ -184,7 +190,7 @@ def run(
 
 
 def _check_flags(
-    prompt: Sequence[str], *, checkpoint: bool, name: str | None, resume_id: str | None, force: bool
+    prompt: Sequence[str], *, checkpoint: bool, name: str | None, resume_id: str | None, force: bool, chat: bool
 ) -> None:
     # The original's messages, in its order.
     if resume_id is not None and checkpoint:
@@ -195,6 +201,8 @@ def _check_flags(
         raise click.UsageError("--name requires --checkpoint")
     if force and resume_id is None:
         raise click.UsageError("--force only applies when resuming")
+    if chat and (checkpoint or resume_id is not None):
+        raise click.UsageError("--chat does not checkpoint yet; drop --checkpoint or --resume")
 
 
 def _load(ctx: click.Context, model: str | None) -> wiring.Settings:
@@ -245,7 +253,7 @@ def _approvals(config: Config) -> Approvals:
 
 
 def _full_screen(
-    *, control: RunControl, checkpointing: bool, line: LineEvents, prompt: str, verbose: bool
+    *, control: RunControl, checkpointing: bool, line: LineEvents, prompt: str, verbose: bool, chat: bool
 ) -> FullScreen | None:
     """The full-screen UI, or None without the `tui` extra (the line UI then serves)."""
     try:
@@ -253,7 +261,20 @@ def _full_screen(
         from fiskai_cli.ui.tui import FullScreen
     except ImportError:
         return None
-    return FullScreen(control=control, checkpointing=checkpointing, line=line, prompt=prompt, verbose=verbose)
+    return FullScreen(
+        control=control, checkpointing=checkpointing, line=line, prompt=prompt, verbose=verbose, chat=chat
+    )
+
+
+def _next_prompt(chat: bool, screen: FullScreen | None, prompt: str) -> NextPrompt | None:
+    """The chat input: the full screen's row, or `> ` on the terminal for the line UI."""
+    if not chat:
+        return None
+    if screen is not None:
+        return screen.next_prompt
+    if not sys.stdin.isatty():
+        raise click.UsageError("--chat needs a terminal on stdin")
+    return LineChat(prompt)
 
 
 def _prompter() -> Prompter:
