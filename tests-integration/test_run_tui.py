@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -90,6 +91,10 @@ class TmuxPane:
 
     def wait_text(self, text: str, timeout: float = 30) -> str:
         return self.wait_for(lambda shown: text in shown, repr(text), timeout)
+
+    def pane_pid(self) -> int:
+        """The pid of the pane's shell."""
+        return int(self._run("display-message", "-p", "-t", "t", "#{pane_pid}").strip())
 
     def resize(self, width: int, height: int) -> None:
         self._run("resize-window", "-t", "t", "-x", str(width), "-y", str(height))
@@ -330,3 +335,36 @@ def test_line_chat_reads_follow_ups_from_the_terminal(
         pane.keys("C-d")
         assert pane.exit_code() == 0
         pane.restored("Run summary")
+
+
+def _child_pid(pane: TmuxPane) -> int:
+    """The fiskai process under the pane's shell."""
+    shell = pane.pane_pid()
+    children = Path(f"/proc/{shell}/task/{shell}/children").read_text().split()
+    assert len(children) == 1, children
+    return int(children[0])
+
+
+def test_stderr_written_during_the_screen_is_flushed_after_it_and_a_checkpointed_run_suspends(
+    env: dict[str, str], panes: list[TmuxPane], tmp_path: Path
+) -> None:
+    """Steps:
+    1. A checkpointed run waits on an approval; SIGTERM asks it to suspend: the notice fiskai writes to
+       stderr does not reach the full screen.
+    2. The operator refuses; the run suspends at the boundary; the screen says so; q quits.
+    3. On the restored terminal: the checkpoint line, the held stderr notice and the resume hint.
+    """
+    script = [Turn([tool_use("cluster_node_drain", {"node": "n1", "reason": "patch"}, id="d1")])]
+    with MessagesServer(script) as server:
+        env["ANTHROPIC_BASE_URL"] = server.base_url
+        pane = _start(panes, _fiskai("--checkpoint", "--name", "held", "drain n1"), env, tmp_path)
+        pane.wait_text("Run this command?")
+        os.kill(_child_pid(pane), signal.SIGTERM)
+        pane.keys("1")
+        shown = pane.wait_text("--- run suspended, press q to quit ---")
+        assert "suspend requested" not in shown
+        assert "resume with: fiskai run --resume held" in shown
+        pane.keys("q")
+        assert pane.exit_code() == 0
+        restored = pane.restored("suspend requested; finishing current step", "run --resume held", "Run suspended")
+        assert 'checkpointing session "held"' in restored
