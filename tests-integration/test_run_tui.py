@@ -102,11 +102,11 @@ class TmuxPane:
     def exit_code(self, timeout: float = 30) -> int:
         """Wait for the command to end; its exit code."""
         deadline = time.monotonic() + timeout
-        while not (self.exit_file.exists() and self.exit_file.read_text().strip()):
+        while not (self.exit_file.exists() and self.exit_file.read_text(encoding="utf-8").strip()):
             if time.monotonic() > deadline:
                 pytest.fail(f"the command did not end; the pane shows:\n{self.screen()}")
             time.sleep(0.05)
-        return int(self.exit_file.read_text())
+        return int(self.exit_file.read_text(encoding="utf-8"))
 
     def close(self) -> None:
         subprocess.run([self._tmux, "-L", self.socket, "kill-server"], capture_output=True, check=False)
@@ -340,7 +340,7 @@ def test_line_chat_reads_follow_ups_from_the_terminal(
 def _child_pid(pane: TmuxPane) -> int:
     """The fiskai process under the pane's shell."""
     shell = pane.pane_pid()
-    children = Path(f"/proc/{shell}/task/{shell}/children").read_text().split()
+    children = Path(f"/proc/{shell}/task/{shell}/children").read_text(encoding="utf-8").split()
     assert len(children) == 1, children
     return int(children[0])
 
@@ -368,3 +368,45 @@ def test_stderr_written_during_the_screen_is_flushed_after_it_and_a_checkpointed
         assert pane.exit_code() == 0
         restored = pane.restored("suspend requested; finishing current step", "run --resume held", "Run suspended")
         assert 'checkpointing session "held"' in restored
+
+
+def test_scrolling_back_freezes_the_tail_and_reaching_the_bottom_follows_again(
+    env: dict[str, str], panes: list[TmuxPane], tmp_path: Path
+) -> None:
+    """Steps:
+    1. A 30-line answer in a 14-row pane: its last line is shown (the view follows the tail).
+    2. PgUp scrolls back; a follow-up's answer arrives but the view stays where the operator is reading.
+    3. PgDn back to the bottom re-arms follow: the new answer is on screen.
+    4. `?` opens the help, any key closes it.
+    """
+    long = "\n\n".join(f"line {n:02d}" for n in range(1, 31))
+    script = [Turn([text(long)]), Turn([text("SECOND")])]
+    with MessagesServer(script) as server:
+        env["ANTHROPIC_BASE_URL"] = server.base_url
+        pane = _start(panes, _fiskai("--chat", "count"), env, tmp_path, width=150, height=14)
+        pane.wait_for(lambda s: "line 30" in s and "ready for input" in s, "the tail of the first answer")
+        pane.keys("PPage")
+        pane.wait_for(lambda s: "line 30" not in s, "the view to scroll back")
+        pane.keys("next", "Enter")
+        pane.wait_text("iter=2")
+        server.wait_for_requests(2)
+        pane.wait_for(lambda s: "ready for input" in s and "iter=2" in s, "the second turn to end")
+        assert "SECOND" not in pane.screen()
+        for _ in range(6):
+            pane.keys("NPage")
+        pane.wait_text("SECOND")
+        pane.keys("C-d")
+        assert pane.exit_code() == 0
+
+
+def test_help_opens_and_any_key_closes_it(env: dict[str, str], panes: list[TmuxPane], tmp_path: Path) -> None:
+    with MessagesServer([Turn([text("done")])]) as server:
+        env["ANTHROPIC_BASE_URL"] = server.base_url
+        pane = _start(panes, _fiskai("hi"), env, tmp_path)
+        pane.wait_text("--- run complete, press q to quit ---")
+        pane.keys("?")
+        pane.wait_text("fold or unfold thinking")
+        pane.keys("x")
+        pane.wait_for(lambda s: "fold or unfold thinking" not in s, "the help to close")
+        pane.keys("q")
+        assert pane.exit_code() == 0

@@ -349,7 +349,13 @@ class LiveView:
     def _scroll(self, rows: int) -> None:
         doc = self._buffer.document
         last = doc.line_count - 1
-        target = min(max(doc.cursor_position_row + rows, 0), last)
+        # The window scrolls only to keep the (hidden) cursor visible, so the cursor moves from the
+        # edge of the view it is leaving by: from the top row up, from the bottom row down.
+        start = doc.cursor_position_row
+        info = self._window.render_info
+        if info is not None:
+            start = info.first_visible_line() if rows < 0 else info.last_visible_line()
+        target = min(max(start + rows, 0), last)
         self._buffer.cursor_position = doc.translate_row_col_to_index(target, 0)
         # tail -f: scrolling back freezes the view; reaching the bottom again re-arms follow.
         self._follow = target >= last
