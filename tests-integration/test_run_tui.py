@@ -233,9 +233,10 @@ def test_resize_redraws_and_ctrl_c_aborts_with_the_terminal_restored(
         pane = _start(panes, _fiskai("drain n1"), env, tmp_path, width=100, height=24)
         pane.wait_text("Run this command?")
         pane.resize(60, 20)
-        narrow = pane.wait_for(lambda s: all(len(line) <= 60 for line in s.splitlines()) and "fold" in s, "redraw")
-        status = [line for line in narrow.splitlines() if "fold" in line]
-        assert status and status[-1].rstrip().endswith("z/Z fold")
+        narrow = pane.wait_for(lambda s: all(len(line) <= 60 for line in s.splitlines()) and _STATUS in s, "redraw")
+        status = [line for line in narrow.splitlines() if _STATUS in line]
+        # Redrawn for 60 columns: the key hints end one column (the bar's margin) before the new right edge.
+        assert status and status[-1].rstrip().endswith(_STATUS) and len(status[-1].rstrip()) == 59
         pane.keys("C-c")
         pane.wait_text("declined:")
         pane.wait_text("--- run complete, press q to quit ---")
@@ -410,3 +411,36 @@ def test_help_opens_and_any_key_closes_it(env: dict[str, str], panes: list[TmuxP
         pane.wait_for(lambda s: "fold or unfold thinking" not in s, "the help to close")
         pane.keys("q")
         assert pane.exit_code() == 0
+
+
+def test_session_show_opens_a_finished_run_read_only_and_prints_when_piped(
+    env: dict[str, str], panes: list[TmuxPane], tmp_path: Path
+) -> None:
+    """Steps:
+    1. A checkpointed run (line UI) lists nodes and answers.
+    2. `session show` on the terminal opens it full screen: prompt, the exact command line, a folded
+       result, the answer, and a read-only status; Z unfolds the output; q leaves with exit 0.
+    3. Piped, `session show` prints the status lines instead.
+    """
+    script = [Turn([tool_use("cluster_node_list", {}, id="l1")]), Turn([text("Three nodes, all up.")])]
+    with MessagesServer(script) as server:
+        env["ANTHROPIC_BASE_URL"] = server.base_url
+        done = subprocess.run(
+            _fiskai("--checkpoint", "--name", "seen", "list nodes"),
+            env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+    show = [sys.executable, "-m", "fiskai_cli", "-c", str(_CONFIG), "session", "show", "seen"]
+    pane = _start(panes, show, env, tmp_path, width=140)
+    shown = pane.wait_text("read-only")
+    assert "> list nodes" in shown and "Three nodes, all up." in shown
+    assert "-> " in shown and "cluster node list" in shown and "(Z to expand)" in shown
+    assert "session=seen" in shown and "[completed, read-only]" in shown
+    pane.keys("Z")
+    pane.wait_for(lambda s: "(Z to expand)" not in s, "the output to unfold")
+    pane.keys("q")
+    assert pane.exit_code() == 0
+
+    piped = _start(panes, ["sh", "-c", f"{shlex.join(show)} | cat"], env, tmp_path)
+    assert piped.exit_code() == 0
+    assert "Session seen" in piped.restored("Session seen")

@@ -291,18 +291,11 @@ class LiveView:
         tokens = f"tokens in={s.input_tokens} out={s.output_tokens}"
         if s.cache_read or s.cache_write:
             tokens += f" cache_read={s.cache_read} cache_write={s.cache_write}"
-        parts = [
-            f" {self.title}",
-            f"[{s.state}]",
-            f"model={s.model}",
-            f"iter={s.iteration}",
-            tokens,
-            f"{elapsed // 60}:{elapsed % 60:02d}",
-        ]
-        if s.session:
-            parts.append(f"session={s.session}")
+        session = [f"session={s.session}"] if s.session else []
+        clock = f"{elapsed // 60}:{elapsed % 60:02d}"
+        parts = [f" {self.title}", f"[{s.state}]", f"model={s.model}", *session, f"iter={s.iteration}", tokens, clock]
         left = "  ".join(parts)
-        keys = "enter send  alt-enter newline  ^D end  ^C abort " if self._waiting else "? help  q quit  z/Z fold "
+        keys = "enter send  alt-enter newline  ^D end  ^C abort " if self._waiting else "? help  q quit "
         notice = self._notice if time.monotonic() < self._notice_until else ""
         right = (notice + "   " if notice else "") + keys
         width = self.app.output.get_size().columns
