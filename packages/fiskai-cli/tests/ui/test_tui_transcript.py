@@ -29,7 +29,7 @@ def test_tool_output_and_thinking_are_folded_until_toggled() -> None:
     transcript.add(entry("result", "<- (exit 0)", "n1 up\nn2 up"))
     folded = [row.text for row in transcript.rows()]
     assert folded == [
-        "\N{THOUGHT BALLOON} planning",
+        "~ planning",
         "   + 3 lines of thinking (z to expand)",
         "<- (exit 0)",
         "   + 2 lines of output (Z to expand)",

@@ -70,7 +70,7 @@ class TuiEvents:
 
         view.post(count)
         entries = [
-            entry("thinking", block.text.strip().splitlines()[0], block.text)
+            entry("thinking", "thinking", block.text)
             for block in response.message.content
             if isinstance(block, ThinkingBlock) and block.text.strip()
         ]

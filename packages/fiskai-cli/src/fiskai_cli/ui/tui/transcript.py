@@ -73,9 +73,7 @@ def _layout(item: Entry, *, folded: bool) -> Sequence[Row]:
     style = f"class:{item.kind}"
     if item.kind in ("narration", "answer"):
         return _markdown(item.head, answer=item.kind == "answer")
-    prefix = {"prompt": "> ", "call": "-> ", "warning": "warning: ", "thinking": "\N{THOUGHT BALLOON} "}.get(
-        item.kind, ""
-    )
+    prefix = {"prompt": "> ", "call": "-> ", "warning": "warning: ", "thinking": "~ "}.get(item.kind, "")
     rows = [Row(style, prefix + item.head)]
     if not item.body:
         return rows

@@ -288,9 +288,11 @@ class LiveView:
     def _status_text(self) -> StyleAndTextTuples:
         s = self.status
         elapsed = int((s.ended or time.monotonic()) - s.started)
-        tokens = f"tokens in={s.input_tokens} out={s.output_tokens}"
-        if s.cache_read or s.cache_write:
-            tokens += f" cache_read={s.cache_read} cache_write={s.cache_write}"
+        tokens = f"tokens={s.input_tokens}/{s.output_tokens}"
+        if s.cache_read:
+            tokens += f" cached={s.cache_read}"
+        if s.cache_write:
+            tokens += f" cache_write={s.cache_write}"
         session = [f"session={s.session}"] if s.session else []
         clock = f"{elapsed // 60}:{elapsed % 60:02d}"
         parts = [f" {self.title}", f"[{s.state}]", f"model={s.model}", *session, f"iter={s.iteration}", tokens, clock]

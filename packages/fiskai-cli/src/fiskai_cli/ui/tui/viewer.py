@@ -94,7 +94,7 @@ def _assistant(content: JsonValue, *, final: bool) -> list[Entry]:
     for kind, body in _blocks(content):
         if kind == "thinking" and str(body.get("text", "")).strip():
             thought = str(body.get("text", ""))
-            entries.append(entry("thinking", thought.strip().splitlines()[0], thought))
+            entries.append(entry("thinking", "thinking", thought))
         elif kind == "text":
             texts.append(str(body.get("text", "")))
     text = "\n\n".join(texts).strip()
