@@ -8,6 +8,7 @@ share or leak a server. Waits poll capture-pane against a deadline; nothing slee
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import shutil
@@ -444,3 +445,61 @@ def test_session_show_opens_a_finished_run_read_only_and_prints_when_piped(
     piped = _start(panes, ["sh", "-c", f"{shlex.join(show)} | cat"], env, tmp_path)
     assert piped.exit_code() == 0
     assert "Session seen" in piped.restored("Session seen")
+
+
+def _hitl_config(tmp_path: Path, *extra: str) -> Path:
+    """examples/fixturectl/agent.yaml with human_in_the_loop on (and `extra` harness lines)."""
+    text_ = _CONFIG.read_text(encoding="utf-8").replace(
+        "application_path: ./fixturectl", f"application_path: {_CONFIG.parent / 'fixturectl'}"
+    )
+    harness = "harness:\n  human_in_the_loop:\n    enabled: true\n" + "".join(f"  {line}\n" for line in extra)
+    config = tmp_path / "agent.yaml"
+    config.write_text(text_.replace("harness:\n", harness, 1), encoding="utf-8")
+    return config
+
+
+def test_ask_human_questions_are_modal_and_escape_declines(
+    env: dict[str, str], panes: list[TmuxPane], tmp_path: Path
+) -> None:
+    """Steps:
+    1. ask_human_select: Down, Enter picks the second option; the model receives it.
+    2. ask_human_input: the default is pre-filled; the operator types over it and Enter sends it.
+    3. ask_human_confirm: Escape declines; the model is told no answer came.
+    """
+    script = [
+        Turn([tool_use("ask_human_select", {"question": "Which region?", "options": ["eu-west", "us-east"]}, id="s")]),
+        Turn([tool_use("ask_human_input", {"question": "Ticket id?", "default": "OPS-1"}, id="i")]),
+        Turn([tool_use("ask_human_confirm", {"question": "Proceed?"}, id="c")]),
+        Turn([text("ok")]),
+    ]
+    config = _hitl_config(tmp_path)
+    with MessagesServer(script) as server:
+        env["ANTHROPIC_BASE_URL"] = server.base_url
+        argv = [sys.executable, "-m", "fiskai_cli", "-c", str(config), "run", "plan it"]
+        pane = _start(panes, argv, env, tmp_path)
+        pane.wait_text("Which region?")
+        pane.keys("Down", "Enter")
+        pane.wait_for(lambda s: "Ticket id?" in s and "OPS-1" in s, "the input question, pre-filled")
+        pane.keys("C-u", "OPS-42", "Enter")
+        pane.wait_text("Proceed?")
+        pane.keys("Escape")
+        pane.wait_text("--- run complete, press q to quit ---")
+        answers = [json.loads(str(request.tool_results()[0]["content"])) for request in server.requests[1:4]]
+        assert answers[0] == {"selected": "us-east"}
+        assert "OPS-42" in json.dumps(answers[1])
+        assert answers[2]["confirmed"] is False
+        assert answers[2]["reason"] == "the operator did not confirm: dismissed at the prompt"
+        pane.keys("q")
+        assert pane.exit_code() == 0
+
+
+def test_harness_no_tui_keeps_the_line_ui_on_a_terminal(
+    env: dict[str, str], panes: list[TmuxPane], tmp_path: Path
+) -> None:
+    config = _hitl_config(tmp_path, "no_tui: true")
+    with MessagesServer([Turn([text("plain answer")])]) as server:
+        env["ANTHROPIC_BASE_URL"] = server.base_url
+        pane = _start(panes, [sys.executable, "-m", "fiskai_cli", "-c", str(config), "run", "hi"], env, tmp_path)
+        assert pane.exit_code() == 0
+        shown = pane.restored("plain answer", "Run summary")
+        assert "press q to quit" not in shown

@@ -38,6 +38,7 @@ class FullScreen:
         line: The line UI the outcome is replayed through after teardown.
         prompt: The operator's request, shown first.
         chat: Keep an input row open at each turn boundary (`next_prompt`).
+        bell: Ring once when a question blocks the run (off with `harness.no_bell`).
     """
 
     def __init__(
@@ -49,12 +50,13 @@ class FullScreen:
         prompt: str,
         verbose: bool = False,
         chat: bool = False,
+        bell: bool = True,
     ) -> None:
         self._control = control
         self._checkpointing = checkpointing
         self._line = line
         self._prompt = prompt
-        self.view = LiveView(on_leave=self._leave, on_abort=self._abort, chat=chat)
+        self.view = LiveView(on_leave=self._leave, on_abort=self._abort, chat=chat, bell=bell)
         self.events = TuiEvents(self.view, verbose=verbose)
         self.prompter = TuiPrompter(self.view)
         self._running = True

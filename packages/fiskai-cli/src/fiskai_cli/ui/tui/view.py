@@ -135,6 +135,7 @@ class LiveView:
         on_leave: Callable[[], None],
         on_abort: Callable[[], None] | None = None,
         chat: bool = False,
+        bell: bool = False,
         title: str = "fiskai",
     ) -> None:
         self.transcript = Transcript()
@@ -143,6 +144,7 @@ class LiveView:
         self._on_leave = on_leave
         self._on_abort = on_abort or on_leave
         self._chat_enabled = chat
+        self._bell = bell
         self._waiting: asyncio.Future[str | None] | None = None
         self._chat = TextArea(
             multiline=True,
@@ -235,7 +237,8 @@ class LiveView:
             self.app.layout.focus(self._input)
         self.status.state = "awaiting answer"
         self.app.invalidate()
-        self.app.output.bell()
+        if self._bell:
+            self.app.output.bell()
 
     def open_input(self, future: asyncio.Future[str | None], draft: str = "") -> None:
         """Activate the chat row; `future` gets the submitted text, or None for Ctrl-D."""
