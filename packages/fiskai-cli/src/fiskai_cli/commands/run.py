@@ -63,7 +63,9 @@ _SUSPEND_NOTICE = "\nsuspend requested; finishing current step, press ^C again t
 @click.option("--resume", "resume_id", metavar="ID", help="Resume a checkpointed session (the prompt is restored).")
 @click.option("--force", is_flag=True, help="Resume even though agent.yaml changed since (never across providers).")
 @click.option("--chat", is_flag=True, help="Stay open after each answer for a follow-up (/help lists the commands).")
-@click.option("--no-tui", is_flag=True, help="Use the line UI even on a terminal (piped output always does).")
+@click.option(
+    "--no-tui", is_flag=True, help="Use the line UI even on a terminal (as harness.no_tui; a pipe always does)."
+)
 @click.option("-v", "--verbose", is_flag=True, help="Show start details, request summaries and full tool output.")
 @click.option(
     "--trace",
@@ -148,9 +150,16 @@ def run(
     control = RunControl()
     request = " ".join(prompt).strip() or _DEFAULT_PROMPT
     screen = None
-    if not no_tui and output_format == "text" and sys.stdin.isatty() and sys.stdout.isatty():
+    tui_off = no_tui or config.harness.no_tui
+    if not tui_off and output_format == "text" and sys.stdin.isatty() and sys.stdout.isatty():
         screen = _full_screen(
-            control=control, checkpointing=checkpointing, line=events, prompt=request, verbose=verbose, chat=chat
+            control=control,
+            checkpointing=checkpointing,
+            line=events,
+            prompt=request,
+            verbose=verbose,
+            chat=chat,
+            bell=not config.harness.no_bell,
         )
     options = RunOptions(
         prompt=request,
@@ -253,7 +262,7 @@ def _approvals(config: Config) -> Approvals:
 
 
 def _full_screen(
-    *, control: RunControl, checkpointing: bool, line: LineEvents, prompt: str, verbose: bool, chat: bool
+    *, control: RunControl, checkpointing: bool, line: LineEvents, prompt: str, verbose: bool, chat: bool, bell: bool
 ) -> FullScreen | None:
     """The full-screen UI, or None without the `tui` extra (the line UI then serves)."""
     try:
@@ -262,7 +271,7 @@ def _full_screen(
     except ImportError:
         return None
     return FullScreen(
-        control=control, checkpointing=checkpointing, line=line, prompt=prompt, verbose=verbose, chat=chat
+        control=control, checkpointing=checkpointing, line=line, prompt=prompt, verbose=verbose, chat=chat, bell=bell
     )
 
 
