@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from fiskai_agent.testing import MessagesServer, RecordedRequest, Turn, text, tool_use
+from fiskai_runstate import FileJournalStore, TerminalRecord, ToolIntentRecord, decode_record
 
 
 def tmux_binary() -> str:
@@ -503,3 +504,22 @@ def test_harness_no_tui_keeps_the_line_ui_on_a_terminal(
         assert pane.exit_code() == 0
         shown = pane.restored("plain answer", "Run summary")
         assert "press q to quit" not in shown
+
+
+def test_a_closed_terminal_declines_the_open_approval_and_ends_the_run(
+    env: dict[str, str], panes: list[TmuxPane], tmp_path: Path
+) -> None:
+    """SIGHUP (the terminal closed) while a drain waits for approval: it never runs, the run ends
+    aborted and its journal is closed with a terminal record, so it can be inspected or resumed."""
+    script = [Turn([tool_use("cluster_node_drain", {"node": "n1", "reason": "patch"}, id="d1")])]
+    with MessagesServer(script) as server:
+        env["ANTHROPIC_BASE_URL"] = server.base_url
+        pane = _start(panes, _fiskai("--checkpoint", "--name", "hup", "drain n1"), env, tmp_path)
+        pane.wait_text("Run this command?")
+        os.kill(_child_pid(pane), signal.SIGHUP)
+        assert pane.exit_code() == 130
+        assert len(server.requests) == 1
+    journal = FileJournalStore(Path(env["XDG_STATE_HOME"]) / "fiskai" / "runs").journal_path("hup")
+    records = [decode_record(line, run_id="hup") for line in journal.read_bytes().split(b"\n")[:-1]]
+    assert not any(isinstance(r.payload, ToolIntentRecord) for r in records)
+    assert isinstance(records[-1].payload, TerminalRecord) and records[-1].payload.reason == "error"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import signal
 from collections.abc import Awaitable, Callable
 
 from fiskai_agent import FollowUp, RunControl, RunResult
@@ -70,9 +71,13 @@ class FullScreen:
             # The run's own SIGINT/SIGTERM handling stays in charge (Ctrl-C is a key while the screen is up).
             screen = asyncio.ensure_future(app.run_async(handle_sigint=False))
             screen.add_done_callback(self._screen_gone)
+            loop = asyncio.get_running_loop()
+            # A closed terminal (SIGHUP) is a lost operator: decline what is asked, abort, restore nothing.
+            loop.add_signal_handler(signal.SIGHUP, self._hangup)
             try:
                 result = await drive()
             finally:
+                loop.remove_signal_handler(signal.SIGHUP)
                 self._running = False
                 self.prompter.closed = True
             self.view.post(lambda: self._ended(result))
@@ -88,6 +93,12 @@ class FullScreen:
         self.view.decline_pending("the terminal is gone")
         if self._running:
             self._control.abort()
+
+    def _hangup(self) -> None:
+        self._left = True
+        self.prompter.closed = True
+        self.view.decline_pending("the terminal was closed")
+        self._control.abort()
 
     def _ended(self, result: RunResult) -> None:
         state, line = _ENDINGS.get(result.reason or "", ("aborted" if self._control.aborted else "error", ""))
