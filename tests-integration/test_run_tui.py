@@ -356,6 +356,7 @@ def test_stderr_written_during_the_screen_is_flushed_after_it_and_a_checkpointed
        stderr does not reach the full screen.
     2. The operator refuses; the run suspends at the boundary; the screen says so; q quits.
     3. On the restored terminal: the checkpoint line, the held stderr notice and the resume hint.
+    4. `--resume` on the full screen shows the restored conversation, then continues to the answer.
     """
     script = [Turn([tool_use("cluster_node_drain", {"node": "n1", "reason": "patch"}, id="d1")])]
     with MessagesServer(script) as server:
@@ -371,6 +372,16 @@ def test_stderr_written_during_the_screen_is_flushed_after_it_and_a_checkpointed
         assert pane.exit_code() == 0
         restored = pane.restored("suspend requested; finishing current step", "run --resume held", "Run suspended")
         assert 'checkpointing session "held"' in restored
+
+        # 4. Resumed on the full screen: the restored conversation, then the run goes on.
+        server.add(Turn([text("Resumed; n1 stays in service.")]))
+        resumed = _start(panes, _fiskai("--resume", "held"), env, tmp_path)
+        shown = resumed.wait_text("--- run complete, press q to quit ---")
+        for line in ('--- resuming "held"', "> drain n1", 'cluster_node_drain {"node": "n1"', "--- continuing ---"):
+            assert line in shown
+        assert shown.index("--- continuing ---") < shown.index("Resumed; n1 stays in service.")
+        resumed.keys("q")
+        assert resumed.exit_code() == 0
 
 
 def test_scrolling_back_freezes_the_tail_and_reaching_the_bottom_follows_again(

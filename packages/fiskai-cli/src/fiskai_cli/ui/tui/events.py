@@ -7,14 +7,18 @@ the checkpoint line, the final answer) is also kept here, to be replayed once th
 
 from __future__ import annotations
 
+import json
+
 from fiskai_agent.events import Advisory, ResumeInfo, RunInfo, ToolResultTrace, ToolTrace
-from fiskai_agent.llm import Response, ThinkingBlock
+from fiskai_agent.llm import Message, Response, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
 from fiskai_cli.ui.line_events import LineEvents, command_output
+from fiskai_cli.ui.text import clip
 from fiskai_cli.ui.tui.transcript import Entry, entry
 from fiskai_cli.ui.tui.view import LiveView
 
 __all__ = ["TuiEvents"]
 
+_ARGS_CHARS = 200
 _NOT_AN_ANSWER = frozenset({"max_tokens", "refusal", "model_context_window_exceeded"})
 
 
@@ -52,7 +56,13 @@ class TuiEvents:
             self._post(entry("meta", "running without a wrapped application; built-in and remote tools only"))
 
     def resumed(self, info: ResumeInfo) -> None:
-        self._post(entry("meta", f'--- resuming "{info.run_id}" at iteration {info.next_iteration + 1} ---'))
+        """The restored conversation, between `--- resuming ---` and `--- continuing ---` (reference 13.5)."""
+        entries = [entry("meta", f'--- resuming "{info.run_id}" at iteration {info.next_iteration + 1} ---')]
+        for message in info.messages:
+            entries += _restored(message)
+        entries += [entry("warning", f"resuming despite a configuration change: {c}") for c in info.forced_changes]
+        entries.append(entry("meta", "--- continuing ---"))
+        self._post(*entries)
 
     def llm_request(self, summary: str) -> None:
         self._post(entry("meta", f".. {summary}"))
@@ -118,3 +128,23 @@ class TuiEvents:
             line.starting(info)
         if self._answer is not None:
             line.message(self._answer, True)
+
+
+def _restored(message: Message) -> list[Entry]:
+    """One restored message: prompts, narration, thinking, calls (name and arguments) and results."""
+    entries: list[Entry] = []
+    for block in message.content:
+        match block:
+            case TextBlock(text=text) if text.strip():
+                entries.append(entry("prompt" if message.role == "user" else "narration", text.strip()))
+            case ThinkingBlock(text=text) if text.strip():
+                entries.append(entry("thinking", "thinking", text))
+            case ToolUseBlock(name=name, input=arguments):
+                entries.append(entry("call", f"{name} {clip(json.dumps(arguments, ensure_ascii=False), _ARGS_CHARS)}"))
+            case ToolResultBlock(content=content, is_error=is_error):
+                output, exit_code = command_output(content, None)
+                head = ("<- error" if is_error else "<-") + (f" (exit {exit_code})" if exit_code is not None else "")
+                entries.append(entry("error" if is_error else "result", head, output.strip()))
+            case _:
+                pass
+    return entries
