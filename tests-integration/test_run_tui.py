@@ -534,3 +534,16 @@ def test_a_closed_terminal_declines_the_open_approval_and_ends_the_run(
     records = [decode_record(line, run_id="hup") for line in journal.read_bytes().split(b"\n")[:-1]]
     assert not any(isinstance(r.payload, ToolIntentRecord) for r in records)
     assert isinstance(records[-1].payload, TerminalRecord) and records[-1].payload.reason == "error"
+
+
+def test_a_run_that_cannot_start_restores_the_terminal_before_the_error(
+    env: dict[str, str], panes: list[TmuxPane], tmp_path: Path
+) -> None:
+    """`--resume` of a session that does not exist fails in setup: exit 1, the one-line error on the
+    restored terminal, no traceback."""
+    with MessagesServer([]) as server:
+        env["ANTHROPIC_BASE_URL"] = server.base_url
+        pane = _start(panes, _fiskai("--resume", "nope"), env, tmp_path)
+        assert pane.exit_code() == 1
+        shown = pane.restored("nope")
+        assert "Error:" in shown and "Traceback" not in shown and _STATUS not in shown

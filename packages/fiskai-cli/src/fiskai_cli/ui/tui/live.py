@@ -69,13 +69,28 @@ class FullScreen:
         with StderrCapture():
             app = self.view.app
             # The run's own SIGINT/SIGTERM handling stays in charge (Ctrl-C is a key while the screen is up).
+            loop = asyncio.get_running_loop()
+            drawn: asyncio.Future[None] = loop.create_future()
+
+            def first_render(_: object) -> None:
+                if not drawn.done():
+                    drawn.set_result(None)
+
+            app.after_render += first_render
             screen = asyncio.ensure_future(app.run_async(handle_sigint=False))
             screen.add_done_callback(self._screen_gone)
-            loop = asyncio.get_running_loop()
+            # The run starts once the screen is up, so a quit (or a failed setup) can always reach it.
+            await asyncio.wait({screen, drawn}, return_when=asyncio.FIRST_COMPLETED)
+            app.after_render -= first_render
             # A closed terminal (SIGHUP) is a lost operator: decline what is asked, abort, restore nothing.
             loop.add_signal_handler(signal.SIGHUP, self._hangup)
             try:
                 result = await drive()
+            except BaseException:
+                # Setup failed (or a bug): restore the terminal first, so the error is printed on it.
+                self._quit()
+                await asyncio.gather(screen, return_exceptions=True)
+                raise
             finally:
                 loop.remove_signal_handler(signal.SIGHUP)
                 self._running = False
