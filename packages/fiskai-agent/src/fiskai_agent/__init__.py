@@ -21,8 +21,10 @@ from .errors import AgentError, ProviderError, ResumeRefusedError, SetupError
 
 if TYPE_CHECKING:
     from ._options import (
+        FollowUp,
         KnowledgeOptions,
         MemoryOptions,
+        NextPrompt,
         RunControl,
         RunOptions,
         RunResult,
@@ -35,6 +37,8 @@ if TYPE_CHECKING:
 # The loop pulls in the stores and the built-ins; loaded on first use, so a caller that needs only
 # `fiskai_agent.llm` (`fiskai info` deciding capabilities) does not pay for them.
 _LAZY = {
+    "FollowUp": "._options",
+    "NextPrompt": "._options",
     "KnowledgeOptions": "._options",
     "MemoryOptions": "._options",
     "RunControl": "._options",
@@ -59,8 +63,10 @@ def __getattr__(name: str) -> object:
 
 __all__ = [
     "AgentError",
+    "FollowUp",
     "KnowledgeOptions",
     "MemoryOptions",
+    "NextPrompt",
     "ProviderError",
     "ResumeRefusedError",
     "RunControl",

@@ -11,7 +11,7 @@ import secrets
 import time
 from collections.abc import Iterable, Sequence
 
-from fiskai_agent.llm import Response, ToolResultBlock, ToolUseBlock, message_to_json, tool_result_to_json
+from fiskai_agent.llm import Message, Response, ToolResultBlock, ToolUseBlock, message_to_json, tool_result_to_json
 from fiskai_core.confirm import GateDecision
 from fiskai_core.tools import ToolResult
 from fiskai_runstate import (
@@ -23,6 +23,7 @@ from fiskai_runstate import (
     TerminalRecord,
     ToolIntentRecord,
     ToolResultRecord,
+    UserRecord,
     args_digest,
 )
 
@@ -69,7 +70,9 @@ class RunJournal:
         """Whether records are written (the run is checkpointed)."""
         return self._journal is not None
 
-    async def _append(self, payload: AssistantRecord | ToolIntentRecord | ToolResultRecord | TerminalRecord) -> None:
+    async def _append(
+        self, payload: AssistantRecord | UserRecord | ToolIntentRecord | ToolResultRecord | TerminalRecord
+    ) -> None:
         if self._journal is None:
             return
         self._seq += 1
@@ -139,6 +142,10 @@ class RunJournal:
             )
         )
         return block
+
+    async def user(self, message: Message) -> None:
+        """A chat follow-up: only the newly typed blocks (the fold merges it into a trailing user turn)."""
+        await self._append(UserRecord(message=message_to_json(message)))
 
     async def terminal(self, reason: TerminalReason, message: str = "") -> None:
         """Why the run stopped (a later one, after a resume, supersedes it)."""

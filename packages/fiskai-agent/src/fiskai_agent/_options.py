@@ -7,7 +7,7 @@ of the resources it did not open itself (it closes only the provider it created)
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -24,8 +24,10 @@ from fiskai_memory import Store as MemoryStore
 from fiskai_runstate import Store as SessionStore
 
 __all__ = [
+    "FollowUp",
     "KnowledgeOptions",
     "MemoryOptions",
+    "NextPrompt",
     "RunControl",
     "RunOptions",
     "RunResult",
@@ -69,6 +71,22 @@ class SessionOptions:
     name: str | None = None
     resume_id: str | None = None
     force: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FollowUp:
+    """The operator's next turn in a chat (reference 6.6)."""
+
+    text: str
+    """Sent as the next user turn; empty asks again."""
+    reset: bool = False
+    """Forget the conversation first (`/clear`, `/restart`); honoured only by runs without a journal,
+    whose messages are not checkpointed (a journaled chat keeps its context)."""
+
+
+NextPrompt = Callable[[str], Awaitable["FollowUp | None"]]
+"""Asked at each turn boundary of a chat with how the turn ended (`""`, or the error of a turn that
+failed or hit the iteration cap); returns the next turn, or None to end the run."""
 
 
 class RunControl:
@@ -155,6 +173,8 @@ class RunOptions:
     """Sees every HTTP attempt (trace file, HTTP debug dump)."""
     interactive: bool = False
     """A chat run (1 h prompt-cache TTL; journaled as interactive)."""
+    next_prompt: NextPrompt | None = None
+    """A chat: after each answer the run asks for the next turn instead of ending (see `NextPrompt`)."""
     verbose: bool = False
     """Emit `llm_request` summaries."""
 

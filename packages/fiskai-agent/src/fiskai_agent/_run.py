@@ -73,7 +73,22 @@ async def _loop(setup: Setup) -> Outcome:
     with anyio.CancelScope() as scope:
         if control is not None:
             control._attach(scope)  # pyright: ignore[reportPrivateUsage]
-        return await Runner(setup).loop()
+        runner = Runner(setup)
+        outcome = await runner.loop()
+        ask = setup.options.next_prompt
+        # A chat (reference 6.6): after an answer, a failed turn or the cap, the operator may go on.
+        while ask is not None and outcome.reason in ("completed", "max_iterations", "error"):
+            follow = await ask(outcome.error)
+            if follow is None:
+                ended = "suspended" if setup.journal.active else "completed"
+                return Outcome(ended, answer=outcome.answer if outcome.reason == "completed" else "")
+            if not follow.text.strip():
+                if follow.reset:
+                    runner.clear()
+                continue
+            await runner.follow_up(follow.text, reset=follow.reset)
+            outcome = await runner.loop()
+        return outcome
     return Outcome("error", _ABORTED)
 
 

@@ -69,6 +69,27 @@ class Runner:
     def __init__(self, setup: Setup) -> None:
         self._s = setup
         self._iteration = setup.start_iteration
+        self._limit = setup.budget.max_iterations
+
+    def clear(self) -> None:
+        """Forget the conversation (a chat's `/clear`); a journaled run keeps it, as its journal does."""
+        if not self._s.journal.active:
+            self._s.messages.clear()
+
+    async def follow_up(self, text: str, *, reset: bool) -> None:
+        """A chat's next turn: a fresh iteration allowance, the text as a user turn (journaled)."""
+        s = self._s
+        if reset:
+            self.clear()
+        self._limit = self._iteration + s.budget.max_iterations
+        turn = Message(role="user", content=(TextBlock(text=text),))
+        await s.journal.user(turn)
+        if s.messages and s.messages[-1].role == "user":
+            # Roles must alternate: a turn left ending in a user message (a failed call) absorbs the text.
+            last = s.messages[-1]
+            s.messages[-1] = Message(role="user", content=(*last.content, *turn.content))
+        else:
+            s.messages.append(turn)
 
     async def loop(self) -> Outcome:
         """Run until an answer, a budget, the cap, an error or a suspend."""
@@ -76,7 +97,7 @@ class Runner:
         control = s.options.control
         if s.pending is not None:
             await self._complete_pending()
-        while self._iteration < s.budget.max_iterations:
+        while self._iteration < self._limit:
             if s.journal.active and control is not None and control.suspend_requested:
                 return Outcome("suspended")
             index = self._iteration

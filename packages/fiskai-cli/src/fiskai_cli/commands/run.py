@@ -19,6 +19,7 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import anyio
 import click
@@ -26,6 +27,7 @@ import click
 from fiskai_agent import (
     KnowledgeOptions,
     MemoryOptions,
+    NextPrompt,
     RunControl,
     RunOptions,
     RunResult,
@@ -36,6 +38,7 @@ from fiskai_agent.llm import preload_provider, provider_spec, validate_base_url
 from fiskai_cli import _wiring as wiring
 from fiskai_cli._version import VERSION
 from fiskai_cli.commands.run_trace import HttpDebugDump, Observers, TraceFile, open_exclusive
+from fiskai_cli.ui.chat import LineChat
 from fiskai_cli.ui.line_events import LineEvents
 from fiskai_cli.ui.line_stats import result_json, stats_line
 from fiskai_cli.ui.prompter import LinePrompter
@@ -44,6 +47,9 @@ from fiskai_core.config import Config, Mode
 from fiskai_core.errors import FiskaiError
 from fiskai_core.prompter import DenyPrompter, Prompter
 from fiskai_core.tools import Tool
+
+if TYPE_CHECKING:
+    from fiskai_cli.ui.tui import FullScreen
 
 __all__ = ["run"]
 
@@ -57,6 +63,10 @@ _SUSPEND_NOTICE = "\nsuspend requested; finishing current step, press ^C again t
 @click.option("--name", metavar="ID", help="The session id for --checkpoint (default: generated).")
 @click.option("--resume", "resume_id", metavar="ID", help="Resume a checkpointed session (the prompt is restored).")
 @click.option("--force", is_flag=True, help="Resume even though agent.yaml changed since (never across providers).")
+@click.option("--chat", is_flag=True, help="Stay open after each answer for a follow-up (/help lists the commands).")
+@click.option(
+    "--no-tui", is_flag=True, help="Use the line UI even on a terminal (as harness.no_tui; a pipe always does)."
+)
 @click.option("-v", "--verbose", is_flag=True, help="Show start details, request summaries and full tool output.")
 @click.option(
     "--trace",
@@ -93,6 +103,8 @@ def run(
     name: str | None,
     resume_id: str | None,
     force: bool,
+    chat: bool,
+    no_tui: bool,
     verbose: bool,
     trace_path: Path | None,
     http_debug_path: Path | None,
@@ -117,7 +129,7 @@ def run(
       ANTHROPIC_BASE_URL=http://localhost:11434 fiskai -c agent.yaml run --model qwen3 "status?"
       fiskai -c agent.yaml run --format json "status?" | jq -r .answer
     """
-    _check_flags(prompt, checkpoint=checkpoint, name=name, resume_id=resume_id, force=force)
+    _check_flags(prompt, checkpoint=checkpoint, name=name, resume_id=resume_id, force=force, chat=chat)
     settings = _load(ctx, model)
     config = settings.config
     api_key, resolved_url = _credentials(config, base_url)
@@ -136,8 +148,22 @@ def run(
     trace = _open_trace(trace_path, config, settings.path, warn)
     dump = _open_http_debug(http_debug_path, warn)
     writers = [w for w in (trace, dump) if w is not None]
+    control = RunControl()
+    request = " ".join(prompt).strip() or _DEFAULT_PROMPT
+    screen = None
+    tui_off = no_tui or config.harness.no_tui
+    if not tui_off and output_format == "text" and sys.stdin.isatty() and sys.stdout.isatty():
+        screen = _full_screen(
+            control=control,
+            checkpointing=checkpointing,
+            line=events,
+            prompt=request,
+            verbose=verbose,
+            chat=chat,
+            bell=not config.harness.no_bell,
+        )
     options = RunOptions(
-        prompt=" ".join(prompt).strip() or _DEFAULT_PROMPT,
+        prompt=request,
         llm=config.llm,
         system_prompt=config.system_prompt,
         app_tools=tools,
@@ -145,19 +171,24 @@ def run(
         config_file=str(settings.path),
         confirm_tags=tuple(config.harness.confirm_tags),
         human_in_the_loop=config.harness.human_in_the_loop.enabled,
-        prompter=_prompter(),
+        prompter=screen.prompter if screen is not None else _prompter(),
         approvals=_approvals(config),
-        events=events,
+        events=screen.events if screen is not None else events,
         session=session,
-        control=RunControl(),
+        control=control,
         api_key=api_key,
         base_url=resolved_url,
         http_observer=Observers(*writers) if writers else None,
         verbose=verbose,
+        interactive=chat,
+        next_prompt=_next_prompt(chat, screen, request),
     )
     try:
         with wiring.reported():
-            result = anyio.run(_drive, options, settings, checkpointing)
+            if screen is not None:
+                result = anyio.run(screen.run, lambda: _drive(options, settings, checkpointing))
+            else:
+                result = anyio.run(_drive, options, settings, checkpointing)
         if trace is not None:
             trace.summary(result.stats)
     finally:
@@ -169,7 +200,7 @@ def run(
 
 
 def _check_flags(
-    prompt: Sequence[str], *, checkpoint: bool, name: str | None, resume_id: str | None, force: bool
+    prompt: Sequence[str], *, checkpoint: bool, name: str | None, resume_id: str | None, force: bool, chat: bool
 ) -> None:
     # The original's messages, in its order.
     if resume_id is not None and checkpoint:
@@ -180,6 +211,8 @@ def _check_flags(
         raise click.UsageError("--name requires --checkpoint")
     if force and resume_id is None:
         raise click.UsageError("--force only applies when resuming")
+    if chat and (checkpoint or resume_id is not None):
+        raise click.UsageError("--chat does not checkpoint yet; drop --checkpoint or --resume")
 
 
 def _load(ctx: click.Context, model: str | None) -> wiring.Settings:
@@ -227,6 +260,31 @@ def _approvals(config: Config) -> Approvals:
     """The agent's persisted approval rules (a malformed file stops the run, naming it)."""
     with wiring.reported():
         return Approvals.from_file(wiring.approvals_file(config.identity), identity=config.identity)
+
+
+def _full_screen(
+    *, control: RunControl, checkpointing: bool, line: LineEvents, prompt: str, verbose: bool, chat: bool, bell: bool
+) -> FullScreen | None:
+    """The full-screen UI, or None without the `tui` extra (the line UI then serves)."""
+    try:
+        # prompt-toolkit loads only for a full-screen run.
+        from fiskai_cli.ui.tui import FullScreen
+    except ImportError:
+        return None
+    return FullScreen(
+        control=control, checkpointing=checkpointing, line=line, prompt=prompt, verbose=verbose, chat=chat, bell=bell
+    )
+
+
+def _next_prompt(chat: bool, screen: FullScreen | None, prompt: str) -> NextPrompt | None:
+    """The chat input: the full screen's row, or `> ` on the terminal for the line UI."""
+    if not chat:
+        return None
+    if screen is not None:
+        return screen.next_prompt
+    if not sys.stdin.isatty():
+        raise click.UsageError("--chat needs a terminal on stdin")
+    return LineChat(prompt)
 
 
 def _prompter() -> Prompter:

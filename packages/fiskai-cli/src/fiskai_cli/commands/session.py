@@ -9,6 +9,7 @@ file backend's directory. Reading never takes a run's lock, so a live run can be
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -196,15 +197,19 @@ def _local_time(moment: datetime) -> str:
     callback=remember_approvals_flag,
     help="Print only the run's gate decisions: tool, allowed or denied, channel, tag, argv digest, rule.",
 )
+@click.option("--no-tui", is_flag=True, help="Print instead of opening the full-screen viewer on a terminal.")
 @_FORMAT
 @click.pass_context
-def show(ctx: click.Context, run_id: str, transcript: bool, output_format: str) -> None:
+def show(ctx: click.Context, run_id: str, transcript: bool, no_tui: bool, output_format: str) -> None:
     """Show a run's status, counters and prompt (alias: view).
+
+    On a terminal the run opens read-only in the full-screen viewer (q leaves); piped, or with
+    --no-tui, it is printed.
 
     \b
     Examples:
       fiskai session show orders-report
-      fiskai session show orders-report --transcript
+      fiskai session show orders-report --transcript --no-tui
       fiskai session show orders-report --format json | jq .counters
     """
     records = _run(ctx, lambda store: store.load(run_id))
@@ -214,6 +219,8 @@ def show(ctx: click.Context, run_id: str, transcript: bool, output_format: str) 
         raise click.ClickException(str(err)) from err
     if ctx.meta.get(APPROVALS_FLAG):
         _show_approvals(records, output_format)
+        return
+    if output_format == "text" and not no_tui and _open_viewer(records, state):
         return
     if output_format == "json":
         document = _state_json(state)
@@ -225,6 +232,18 @@ def show(ctx: click.Context, run_id: str, transcript: bool, output_format: str) 
     if transcript:
         click.echo("\n--- transcript ---\n")
         click.echo("\n".join(_render_record(r) for r in records))
+
+
+def _open_viewer(records: list[Record], state: RunState) -> bool:
+    """The full-screen viewer when stdin and stdout are terminals and the `tui` extra is installed."""
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        return False
+    try:
+        from fiskai_cli.ui.tui.viewer import show_transcript
+    except ImportError:
+        return False
+    show_transcript(records, state)
+    return True
 
 
 def _show_approvals(records: list[Record], output_format: str) -> None:

@@ -1,0 +1,549 @@
+"""`fiskai run` full screen in a real terminal: a tmux pane of fixed size, driven by send-keys, read by capture-pane.
+
+The terminal: a command in a tmux pane of fixed size, driven by send-keys, read by capture-pane.
+
+Each `TmuxPane` runs its own tmux server (`tmux -L <unique socket>`), killed on close, so tests never
+share or leak a server. Waits poll capture-pane against a deadline; nothing sleeps for a fixed time.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from pathlib import Path
+
+import pytest
+
+from fiskai_agent.testing import MessagesServer, RecordedRequest, Turn, text, tool_use
+from fiskai_runstate import FileJournalStore, TerminalRecord, ToolIntentRecord, decode_record
+
+
+def tmux_binary() -> str:
+    """The tmux executable, or a skip naming what to install (CI installs it in `.ci/run`)."""
+    path = shutil.which("tmux")
+    if path is None:
+        pytest.skip("tmux is not installed (apt-get install tmux); the full-screen tests need a real terminal")
+    return path
+
+
+class TmuxPane:
+    """`argv` running in a `width`x`height` tmux pane with `env`; the pane stays after the command exits."""
+
+    def __init__(
+        self, argv: Sequence[str], env: Mapping[str, str], *, cwd: Path, width: int = 100, height: int = 30
+    ) -> None:
+        self._tmux = tmux_binary()
+        self.socket = f"fiskai-test-{uuid.uuid4().hex[:12]}"
+        self.exit_file = cwd / f"{self.socket}.exit"
+        # The shell records the exit code, so a test can tell when the command ended and how.
+        command = f"{shlex.join(argv)}; echo $? > {shlex.quote(str(self.exit_file))}"
+        self._run(
+            "new-session", "-d", "-s", "t", "-x", str(width), "-y", str(height), "-c", str(cwd),
+            *(arg for key, value in env.items() for arg in ("-e", f"{key}={value}")),
+            "sh", "-c", command,
+        )  # fmt: skip
+        self._run("set-option", "-t", "t", "remain-on-exit", "on")
+
+    def _run(self, *args: str) -> str:
+        done = subprocess.run(
+            [self._tmux, "-L", self.socket, "-f", "/dev/null", *args], capture_output=True, text=True, check=False
+        )
+        if done.returncode != 0:
+            raise AssertionError(f"tmux {' '.join(args[:2])} failed: {done.stderr.strip()}")
+        return done.stdout
+
+    def keys(self, *keys: str) -> None:
+        """tmux key names (`Enter`, `C-d`, `PPage`) or literal text."""
+        self._run("send-keys", "-t", "t", *keys)
+
+    def screen(self, *, escapes: bool = False, history: bool = False) -> str:
+        """What the pane shows now (with `escapes`, the SGR sequences too; with `history`, the scrollback too)."""
+        extra = (["-e"] if escapes else []) + (["-S", "-"] if history else [])
+        return self._run("capture-pane", "-p", "-t", "t", *extra)
+
+    def restored(self, *texts: str) -> str:
+        """After the command ended: the normal screen and its scrollback, once it holds every one of `texts`."""
+        deadline = time.monotonic() + 30
+        while True:
+            shown = self.screen(history=True)
+            if all(text in shown for text in texts):
+                return shown
+            if time.monotonic() > deadline:
+                pytest.fail(f"timed out waiting for {texts} after the screen was restored; it shows:\n{shown}")
+            time.sleep(0.05)
+
+    def wait_for(self, condition: Callable[[str], bool], what: str, timeout: float = 30) -> str:
+        """Poll the screen until `condition` holds; fail naming `what` and showing the last screen."""
+        deadline = time.monotonic() + timeout
+        while True:
+            shown = self.screen()
+            if condition(shown):
+                return shown
+            if time.monotonic() > deadline:
+                pytest.fail(f"timed out waiting for {what}; the pane shows:\n{shown}")
+            time.sleep(0.05)
+
+    def wait_text(self, text: str, timeout: float = 30) -> str:
+        return self.wait_for(lambda shown: text in shown, repr(text), timeout)
+
+    def pane_pid(self) -> int:
+        """The pid of the pane's shell."""
+        return int(self._run("display-message", "-p", "-t", "t", "#{pane_pid}").strip())
+
+    def resize(self, width: int, height: int) -> None:
+        self._run("resize-window", "-t", "t", "-x", str(width), "-y", str(height))
+
+    def exit_code(self, timeout: float = 30) -> int:
+        """Wait for the command to end; its exit code."""
+        deadline = time.monotonic() + timeout
+        while not (self.exit_file.exists() and self.exit_file.read_text(encoding="utf-8").strip()):
+            if time.monotonic() > deadline:
+                pytest.fail(f"the command did not end; the pane shows:\n{self.screen()}")
+            time.sleep(0.05)
+        return int(self.exit_file.read_text(encoding="utf-8"))
+
+    def close(self) -> None:
+        subprocess.run([self._tmux, "-L", self.socket, "kill-server"], capture_output=True, check=False)
+
+
+# -- the tests ---------------------------------------------------------------------------------------
+
+_CONFIG = Path(__file__).resolve().parents[1] / "examples" / "fixturectl" / "agent.yaml"
+_STATUS = "? help  q quit"
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, str]:
+    (tmp_path / "state").mkdir()
+    return {
+        "PATH": os.environ["PATH"],
+        "HOME": str(tmp_path),
+        "TERM": "xterm-256color",
+        "XDG_STATE_HOME": str(tmp_path / "state"),
+        "XDG_CONFIG_HOME": str(tmp_path / "config"),
+        "ANTHROPIC_API_KEY": "test-key",
+        "LANG": "C.UTF-8",
+    }
+
+
+@pytest.fixture
+def panes() -> Iterator[list[TmuxPane]]:
+    opened: list[TmuxPane] = []
+    yield opened
+    for pane in opened:
+        pane.close()
+
+
+def _fiskai(*args: str) -> list[str]:
+    return [sys.executable, "-m", "fiskai_cli", "-c", str(_CONFIG), "run", *args]
+
+
+def _start(panes: list[TmuxPane], argv: Sequence[str], env: dict[str, str], cwd: Path, **size: int) -> TmuxPane:
+    pane = TmuxPane(argv, env, cwd=cwd, **size)
+    panes.append(pane)
+    return pane
+
+
+def test_live_view_shows_narration_folds_output_and_leaves_the_answer_on_the_restored_terminal(
+    env: dict[str, str], panes: list[TmuxPane], tmp_path: Path
+) -> None:
+    """Steps:
+    1. The model narrates, lists nodes (ungated), then answers: the full screen shows the prompt, the
+       narration, the call and a folded result; the status bar names the model.
+    2. `Z` unfolds the tool output (the node list appears), `Z` folds it again.
+    3. The run completes; `q` quits; the terminal is restored and shows the answer printed after teardown.
+    """
+    script = [
+        Turn([text("Let me **list** the nodes first."), tool_use("cluster_node_list", {}, id="l1")]),
+        Turn([text("## Nodes\n\nAll nodes are healthy.")]),
+    ]
+    with MessagesServer(script) as server:
+        env["ANTHROPIC_BASE_URL"] = server.base_url
+        pane = _start(panes, _fiskai("which nodes are unhealthy?"), env, tmp_path)
+        shown = pane.wait_text("--- run complete, press q to quit ---")
+        assert "> which nodes are unhealthy?" in shown
+        assert "Let me list the nodes first." in shown  # Markdown emphasis markers are not shown
+        assert "-> cluster node list" in shown
+        assert "(Z to expand)" in shown
+        assert "model=claude-sonnet-4-6" in shown and _STATUS in shown
+        folded_rows = len(shown.rstrip().splitlines())
+        pane.keys("Z")
+        unfolded = pane.wait_for(lambda s: "(Z to expand)" not in s, "tool output to unfold")
+        assert "tool output unfolded" in unfolded
+        pane.keys("Z")
+        pane.wait_text("(Z to expand)")
+        assert folded_rows > 0
+        pane.keys("q")
+        assert pane.exit_code() == 0
+        restored = pane.restored("All nodes are healthy.", "Run summary")
+        assert _STATUS not in restored  # the alternate screen is gone
+
+
+def test_approval_prompt_accepts_then_denies_inside_the_screen(
+    env: dict[str, str], panes: list[TmuxPane], tmp_path: Path
+) -> None:
+    """Steps:
+    1. The model drains n1 (gated by impact:rw): a modal question appears; `2` runs it once.
+    2. The model drains n2: the question appears again; Escape declines; the model is told it was denied.
+    """
+    script = [
+        Turn([tool_use("cluster_node_drain", {"node": "n1", "reason": "patch"}, id="d1")]),
+        Turn([tool_use("cluster_node_drain", {"node": "n2", "reason": "patch"}, id="d2")]),
+        Turn([text("Drained n1; n2 was refused.")]),
+    ]
+    with MessagesServer(script) as server:
+        env["ANTHROPIC_BASE_URL"] = server.base_url
+        pane = _start(panes, _fiskai("drain n1 and n2"), env, tmp_path)
+        shown = pane.wait_text("Run this command?")
+        assert "node drain" in shown and "2) Yes, run it once" in shown
+        pane.keys("2")
+        pane.wait_text("approved (once)")
+        pane.wait_for(lambda s: "Run this command?" in s and "n2" in s, "the second approval")
+        pane.keys("Escape")
+        pane.wait_text("--- run complete, press q to quit ---")
+        requests = server.requests
+        results = [str(block["content"]) for block in requests[1].tool_results()]
+        assert '"allowed":false' not in results[0]
+        denied = [str(block["content"]) for block in requests[2].tool_results()]
+        assert '"allowed":false' in denied[0].replace(" ", "")
+        pane.keys("q")
+        assert pane.exit_code() == 0
+
+
+def test_resize_redraws_and_ctrl_c_aborts_with_the_terminal_restored(
+    env: dict[str, str], panes: list[TmuxPane], tmp_path: Path
+) -> None:
+    """Steps:
+    1. A gated call waits on the modal question at 100 columns; the window shrinks to 60: the
+       status bar is redrawn to the new width.
+    2. Ctrl-C declines the question; q aborts... the run ends, q quits, the shell prompt is back.
+    """
+    script = [
+        Turn([tool_use("cluster_node_drain", {"node": "n1", "reason": "patch"}, id="d1")]),
+        Turn([text("Not drained.")]),
+    ]
+    with MessagesServer(script) as server:
+        env["ANTHROPIC_BASE_URL"] = server.base_url
+        pane = _start(panes, _fiskai("drain n1"), env, tmp_path, width=100, height=24)
+        pane.wait_text("Run this command?")
+        pane.resize(60, 20)
+        narrow = pane.wait_for(lambda s: all(len(line) <= 60 for line in s.splitlines()) and _STATUS in s, "redraw")
+        status = [line for line in narrow.splitlines() if _STATUS in line]
+        # Redrawn for 60 columns: the key hints end one column (the bar's margin) before the new right edge.
+        assert status and status[-1].rstrip().endswith(_STATUS) and len(status[-1].rstrip()) == 59
+        pane.keys("C-c")
+        pane.wait_text("declined:")
+        pane.wait_text("--- run complete, press q to quit ---")
+        pane.keys("q")
+        assert pane.exit_code() == 0
+        pane.restored("Not drained.", "Run summary")
+
+
+def test_piped_stdout_gets_exactly_the_line_ui_answer(
+    env: dict[str, str], panes: list[TmuxPane], tmp_path: Path
+) -> None:
+    """On a terminal with stdout piped, the run uses the line UI: the answer alone lands in the file."""
+    script = [Turn([text("# Report\n\nAll **good**.")])]
+    with MessagesServer(script) as server:
+        env["ANTHROPIC_BASE_URL"] = server.base_url
+        out = tmp_path / "answer.md"
+        command = f"{shlex.join(_fiskai('status?'))} > {shlex.quote(str(out))}"
+        pane = _start(panes, ["sh", "-c", command], env, tmp_path)
+        assert pane.exit_code() == 0
+        assert out.read_text() == "# Report\n\nAll **good**.\n"
+        pane.restored("Run summary")
+
+
+def _texts(request: RecordedRequest) -> list[str]:
+    """The text blocks of every message of a request, in order."""
+    texts: list[str] = []
+    for message in request.messages:
+        content = message["content"]
+        if isinstance(content, str):
+            texts.append(content)
+            continue
+        texts += [block["text"] for block in content if block.get("type") == "text"]
+    return texts
+
+
+def test_chat_turns_and_slash_commands_then_ctrl_d_restores_the_terminal(
+    env: dict[str, str], panes: list[TmuxPane], tmp_path: Path
+) -> None:
+    """Steps:
+    1. `--chat`: the first answer arrives and the input row is ready; a follow-up is sent with Enter
+       (Alt-Enter made it two lines) and answered in the same conversation.
+    2. `/bogus` is refused with a notice and nothing is sent; `/help` shows the commands.
+    3. `/clear again` forgets the conversation; `/restart` re-sends the original prompt alone.
+    4. Ctrl-D ends the chat at once: exit 0, the terminal restored, the last answer printed.
+    """
+    script = [
+        Turn([text("first answer")]),
+        Turn([text("second answer")]),
+        Turn([text("fresh answer")]),
+        Turn([text("restarted answer")]),
+    ]
+    with MessagesServer(script) as server:
+        env["ANTHROPIC_BASE_URL"] = server.base_url
+        pane = _start(panes, _fiskai("--chat", "hello"), env, tmp_path)
+        pane.wait_text("ready for input")
+        assert "first answer" in pane.screen()
+        pane.keys("more", "M-Enter", "please", "Enter")
+        pane.wait_text("second answer")
+        assert _texts(server.requests[1]) == ["hello", "first answer", "more\nplease"]
+        pane.wait_text("ready for input")
+        pane.keys("/bogus", "Enter")
+        pane.wait_text("unknown command: /bogus")
+        pane.keys("C-u", "/help", "Enter")
+        pane.wait_text("/restart")
+        pane.keys("x")  # any key closes the help
+        pane.wait_for(lambda s: "/restart" not in s, "the help to close")
+        pane.keys("/clear again", "Enter")
+        pane.wait_text("fresh answer")
+        assert "--- context cleared ---" in pane.screen()
+        assert _texts(server.requests[2]) == ["again"]
+        pane.wait_text("ready for input")
+        pane.keys("/restart", "Enter")
+        pane.wait_text("restarted answer")
+        assert _texts(server.requests[3]) == ["hello"]
+        assert len(server.requests) == 4
+        pane.wait_text("ready for input")
+        pane.keys("C-d")
+        assert pane.exit_code() == 0
+        restored = pane.restored("restarted answer", "Run summary")
+        assert "ready for input" not in restored  # the alternate screen is gone
+
+
+def test_line_chat_reads_follow_ups_from_the_terminal(
+    env: dict[str, str], panes: list[TmuxPane], tmp_path: Path
+) -> None:
+    """`--chat --no-tui`: `> ` on the terminal, slash commands resolved, each answer printed, Ctrl-D ends."""
+    script = [Turn([text("first answer")]), Turn([text("second answer")])]
+    with MessagesServer(script) as server:
+        env["ANTHROPIC_BASE_URL"] = server.base_url
+        pane = _start(panes, _fiskai("--chat", "--no-tui", "hello"), env, tmp_path)
+        pane.wait_for(lambda s: "first answer" in s and s.rstrip().endswith(">"), "the chat prompt")
+        pane.keys("/nope", "Enter")
+        pane.wait_text("unknown command: /nope")
+        pane.keys("more", "Enter")
+        pane.wait_text("second answer")
+        assert _texts(server.requests[1]) == ["hello", "first answer", "more"]
+        pane.keys("C-d")
+        assert pane.exit_code() == 0
+        pane.restored("Run summary")
+
+
+def _child_pid(pane: TmuxPane) -> int:
+    """The fiskai process under the pane's shell."""
+    shell = pane.pane_pid()
+    children = Path(f"/proc/{shell}/task/{shell}/children").read_text(encoding="utf-8").split()
+    assert len(children) == 1, children
+    return int(children[0])
+
+
+def test_stderr_written_during_the_screen_is_flushed_after_it_and_a_checkpointed_run_suspends(
+    env: dict[str, str], panes: list[TmuxPane], tmp_path: Path
+) -> None:
+    """Steps:
+    1. A checkpointed run waits on an approval; SIGTERM asks it to suspend: the notice fiskai writes to
+       stderr does not reach the full screen.
+    2. The operator refuses; the run suspends at the boundary; the screen says so; q quits.
+    3. On the restored terminal: the checkpoint line, the held stderr notice and the resume hint.
+    4. `--resume` on the full screen shows the restored conversation, then continues to the answer.
+    """
+    script = [Turn([tool_use("cluster_node_drain", {"node": "n1", "reason": "patch"}, id="d1")])]
+    with MessagesServer(script) as server:
+        env["ANTHROPIC_BASE_URL"] = server.base_url
+        pane = _start(panes, _fiskai("--checkpoint", "--name", "held", "drain n1"), env, tmp_path)
+        pane.wait_text("Run this command?")
+        os.kill(_child_pid(pane), signal.SIGTERM)
+        pane.keys("1")
+        shown = pane.wait_text("--- run suspended, press q to quit ---")
+        assert "suspend requested" not in shown
+        assert "resume with: fiskai run --resume held" in shown
+        pane.keys("q")
+        assert pane.exit_code() == 0
+        restored = pane.restored("suspend requested; finishing current step", "run --resume held", "Run suspended")
+        assert 'checkpointing session "held"' in restored
+
+        # 4. Resumed on the full screen: the restored conversation, then the run goes on.
+        server.add(Turn([text("Resumed; n1 stays in service.")]))
+        resumed = _start(panes, _fiskai("--resume", "held"), env, tmp_path)
+        shown = resumed.wait_text("--- run complete, press q to quit ---")
+        for line in ('--- resuming "held"', "> drain n1", 'cluster_node_drain {"node": "n1"', "--- continuing ---"):
+            assert line in shown
+        assert shown.index("--- continuing ---") < shown.index("Resumed; n1 stays in service.")
+        resumed.keys("q")
+        assert resumed.exit_code() == 0
+
+
+def test_scrolling_back_freezes_the_tail_and_reaching_the_bottom_follows_again(
+    env: dict[str, str], panes: list[TmuxPane], tmp_path: Path
+) -> None:
+    """Steps:
+    1. A 30-line answer in a 14-row pane: its last line is shown (the view follows the tail).
+    2. PgUp scrolls back; a follow-up's answer arrives but the view stays where the operator is reading.
+    3. PgDn back to the bottom re-arms follow: the new answer is on screen.
+    4. `?` opens the help, any key closes it.
+    """
+    long = "\n\n".join(f"line {n:02d}" for n in range(1, 31))
+    script = [Turn([text(long)]), Turn([text("SECOND")])]
+    with MessagesServer(script) as server:
+        env["ANTHROPIC_BASE_URL"] = server.base_url
+        pane = _start(panes, _fiskai("--chat", "count"), env, tmp_path, width=150, height=14)
+        pane.wait_for(lambda s: "line 30" in s and "ready for input" in s, "the tail of the first answer")
+        pane.keys("PPage")
+        pane.wait_for(lambda s: "line 30" not in s, "the view to scroll back")
+        pane.keys("next", "Enter")
+        pane.wait_text("iter=2")
+        server.wait_for_requests(2)
+        pane.wait_for(lambda s: "ready for input" in s and "iter=2" in s, "the second turn to end")
+        assert "SECOND" not in pane.screen()
+        for _ in range(6):
+            pane.keys("NPage")
+        pane.wait_text("SECOND")
+        pane.keys("C-d")
+        assert pane.exit_code() == 0
+
+
+def test_help_opens_and_any_key_closes_it(env: dict[str, str], panes: list[TmuxPane], tmp_path: Path) -> None:
+    with MessagesServer([Turn([text("done")])]) as server:
+        env["ANTHROPIC_BASE_URL"] = server.base_url
+        pane = _start(panes, _fiskai("hi"), env, tmp_path)
+        pane.wait_text("--- run complete, press q to quit ---")
+        pane.keys("?")
+        pane.wait_text("fold or unfold thinking")
+        pane.keys("x")
+        pane.wait_for(lambda s: "fold or unfold thinking" not in s, "the help to close")
+        pane.keys("q")
+        assert pane.exit_code() == 0
+
+
+def test_session_show_opens_a_finished_run_read_only_and_prints_when_piped(
+    env: dict[str, str], panes: list[TmuxPane], tmp_path: Path
+) -> None:
+    """Steps:
+    1. A checkpointed run (line UI) lists nodes and answers.
+    2. `session show` on the terminal opens it full screen: prompt, the exact command line, a folded
+       result, the answer, and a read-only status; Z unfolds the output; q leaves with exit 0.
+    3. Piped, `session show` prints the status lines instead.
+    """
+    script = [Turn([tool_use("cluster_node_list", {}, id="l1")]), Turn([text("Three nodes, all up.")])]
+    with MessagesServer(script) as server:
+        env["ANTHROPIC_BASE_URL"] = server.base_url
+        done = subprocess.run(
+            _fiskai("--checkpoint", "--name", "seen", "list nodes"),
+            env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+    show = [sys.executable, "-m", "fiskai_cli", "-c", str(_CONFIG), "session", "show", "seen"]
+    pane = _start(panes, show, env, tmp_path, width=140)
+    shown = pane.wait_text("read-only")
+    assert "> list nodes" in shown and "Three nodes, all up." in shown
+    assert "-> " in shown and "cluster node list" in shown and "(Z to expand)" in shown
+    assert "session=seen" in shown and "[completed, read-only]" in shown
+    pane.keys("Z")
+    pane.wait_for(lambda s: "(Z to expand)" not in s, "the output to unfold")
+    pane.keys("q")
+    assert pane.exit_code() == 0
+
+    piped = _start(panes, ["sh", "-c", f"{shlex.join(show)} | cat"], env, tmp_path)
+    assert piped.exit_code() == 0
+    assert "Session seen" in piped.restored("Session seen")
+
+
+def _hitl_config(tmp_path: Path, *extra: str) -> Path:
+    """examples/fixturectl/agent.yaml with human_in_the_loop on (and `extra` harness lines)."""
+    text_ = _CONFIG.read_text(encoding="utf-8").replace(
+        "application_path: ./fixturectl", f"application_path: {_CONFIG.parent / 'fixturectl'}"
+    )
+    harness = "harness:\n  human_in_the_loop:\n    enabled: true\n" + "".join(f"  {line}\n" for line in extra)
+    config = tmp_path / "agent.yaml"
+    config.write_text(text_.replace("harness:\n", harness, 1), encoding="utf-8")
+    return config
+
+
+def test_ask_human_questions_are_modal_and_escape_declines(
+    env: dict[str, str], panes: list[TmuxPane], tmp_path: Path
+) -> None:
+    """Steps:
+    1. ask_human_select: Down, Enter picks the second option; the model receives it.
+    2. ask_human_input: the default is pre-filled; the operator types over it and Enter sends it.
+    3. ask_human_confirm: Escape declines; the model is told no answer came.
+    """
+    script = [
+        Turn([tool_use("ask_human_select", {"question": "Which region?", "options": ["eu-west", "us-east"]}, id="s")]),
+        Turn([tool_use("ask_human_input", {"question": "Ticket id?", "default": "OPS-1"}, id="i")]),
+        Turn([tool_use("ask_human_confirm", {"question": "Proceed?"}, id="c")]),
+        Turn([text("ok")]),
+    ]
+    config = _hitl_config(tmp_path)
+    with MessagesServer(script) as server:
+        env["ANTHROPIC_BASE_URL"] = server.base_url
+        argv = [sys.executable, "-m", "fiskai_cli", "-c", str(config), "run", "plan it"]
+        pane = _start(panes, argv, env, tmp_path)
+        pane.wait_text("Which region?")
+        pane.keys("Down", "Enter")
+        pane.wait_for(lambda s: "Ticket id?" in s and "OPS-1" in s, "the input question, pre-filled")
+        pane.keys("C-u", "OPS-42", "Enter")
+        pane.wait_text("Proceed?")
+        pane.keys("Escape")
+        pane.wait_text("--- run complete, press q to quit ---")
+        answers = [json.loads(str(request.tool_results()[0]["content"])) for request in server.requests[1:4]]
+        assert answers[0] == {"selected": "us-east"}
+        assert "OPS-42" in json.dumps(answers[1])
+        assert answers[2]["confirmed"] is False
+        assert answers[2]["reason"] == "the operator did not confirm: dismissed at the prompt"
+        pane.keys("q")
+        assert pane.exit_code() == 0
+
+
+def test_harness_no_tui_keeps_the_line_ui_on_a_terminal(
+    env: dict[str, str], panes: list[TmuxPane], tmp_path: Path
+) -> None:
+    config = _hitl_config(tmp_path, "no_tui: true")
+    with MessagesServer([Turn([text("plain answer")])]) as server:
+        env["ANTHROPIC_BASE_URL"] = server.base_url
+        pane = _start(panes, [sys.executable, "-m", "fiskai_cli", "-c", str(config), "run", "hi"], env, tmp_path)
+        assert pane.exit_code() == 0
+        shown = pane.restored("plain answer", "Run summary")
+        assert "press q to quit" not in shown
+
+
+def test_a_closed_terminal_declines_the_open_approval_and_ends_the_run(
+    env: dict[str, str], panes: list[TmuxPane], tmp_path: Path
+) -> None:
+    """SIGHUP (the terminal closed) while a drain waits for approval: it never runs, the run ends
+    aborted and its journal is closed with a terminal record, so it can be inspected or resumed."""
+    script = [Turn([tool_use("cluster_node_drain", {"node": "n1", "reason": "patch"}, id="d1")])]
+    with MessagesServer(script) as server:
+        env["ANTHROPIC_BASE_URL"] = server.base_url
+        pane = _start(panes, _fiskai("--checkpoint", "--name", "hup", "drain n1"), env, tmp_path)
+        pane.wait_text("Run this command?")
+        os.kill(_child_pid(pane), signal.SIGHUP)
+        assert pane.exit_code() == 130
+        assert len(server.requests) == 1
+    journal = FileJournalStore(Path(env["XDG_STATE_HOME"]) / "fiskai" / "runs").journal_path("hup")
+    records = [decode_record(line, run_id="hup") for line in journal.read_bytes().split(b"\n")[:-1]]
+    assert not any(isinstance(r.payload, ToolIntentRecord) for r in records)
+    assert isinstance(records[-1].payload, TerminalRecord) and records[-1].payload.reason == "error"
+
+
+def test_a_run_that_cannot_start_restores_the_terminal_before_the_error(
+    env: dict[str, str], panes: list[TmuxPane], tmp_path: Path
+) -> None:
+    """`--resume` of a session that does not exist fails in setup: exit 1, the one-line error on the
+    restored terminal, no traceback."""
+    with MessagesServer([]) as server:
+        env["ANTHROPIC_BASE_URL"] = server.base_url
+        pane = _start(panes, _fiskai("--resume", "nope"), env, tmp_path)
+        assert pane.exit_code() == 1
+        shown = pane.restored("nope")
+        assert "Error:" in shown and "Traceback" not in shown and _STATUS not in shown
