@@ -708,3 +708,43 @@ def test_a_run_whose_peer_is_absent_fails_closed_before_the_model_is_called(nats
     assert done.returncode == 1
     assert 'importing tools from remote agent "nobody" on context "a2a-test": remote agent unavailable' in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_info_lists_a_peer_s_tools_and_warns_for_an_absent_one(nats_server: str, tmp_path: Path) -> None:
+    """Steps: 1. a peer serves fixturectl; 2. `info` on an agent importing it and an absent agent;
+    3. the peer's tools are rows with their agent, the absent one is a warning, exit 0 (best-effort)."""
+    _write_context(nats_server)
+    peer = tmp_path / "peer"
+    peer.mkdir()
+    runner = tmp_path / "runner.yaml"
+    runner.write_text(
+        "identity: runner\nnats_context: a2a-test\n"
+        "remote_tools:\n"
+        '  - name: fixturectl\n    include: {tools: ["^cluster_node_list$"]}\n'
+        "  - name: nobody\n"
+        "llm: {model: claude-sonnet-4-6}\n",
+        encoding="utf-8",
+    )
+    with serving(_write_config(peer)):
+        done = _fiskai("-c", str(runner), "info", "--format", "json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    remote = [tool for tool in report["tools"] if tool["source"].startswith("remote")]
+    assert [(tool["name"], tool["source"]) for tool in remote] == [("cluster_node_list", "remote fixturectl")]
+    assert any('"nobody"' in warning for warning in report["warnings"])
+
+
+def test_info_with_nats_down_still_shows_the_local_tools(tmp_path: Path) -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    _write_context(f"nats://127.0.0.1:{port}")
+    config = _write_config(tmp_path)
+    config.write_text(
+        config.read_text(encoding="utf-8") + "remote_tools:\n  - name: fixturectl\n    alias: peer\n", encoding="utf-8"
+    )
+    done = _fiskai("-c", str(config), "info")
+    assert done.returncode == 0, done.stderr
+    assert "cluster_node_list" in done.stdout
+    assert "warning: importing tools from remote agent" in done.stderr
+    assert "Traceback" not in done.stderr

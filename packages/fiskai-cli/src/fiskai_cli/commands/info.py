@@ -57,6 +57,12 @@ def info(ctx: click.Context, output_format: str) -> None:
     assert settings is not None  # required=True: a missing file is an error above
     application = load_application(settings)
     report = build_report(settings, application)
+    if settings.config.remote_tools:
+        from fiskai_cli.commands.info_remote import remote_rows
+
+        rows, warnings = remote_rows(settings.config, [tool["name"] for tool in report["tools"]])
+        report["tools"].extend(rows)
+        report["warnings"].extend(warnings)
     if output_format == "json":
         click.echo(json.dumps(report, indent=2, ensure_ascii=False))
         return
