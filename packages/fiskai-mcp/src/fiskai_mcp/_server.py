@@ -1,0 +1,227 @@
+"""The MCP server over a fixed tool set: listing, calls, limits and confirmation.
+
+Built on the SDK's low-level `Server` because each tool brings its own JSON schema (the high-level server
+derives schemas from Python signatures). Every call is answered in band: an execution failure is an error
+result, a non-zero exit is a normal result carrying its exit code, a denial is an error result saying the
+command did not run. Confirmation runs before the call takes a concurrency slot and outside its timeout,
+so a user thinking about an approval neither blocks other calls nor eats the command's time.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp.server import Server
+from mcp.server.context import ServerRequestContext
+from mcp.shared.exceptions import MCPError
+
+from fiskai_core.builtins import KNOWLEDGE_SEARCH, KnowledgeSearchTool
+from fiskai_core.knowledge import KnowledgeSearcher
+from fiskai_core.tools import TAG_CONFIRM, Tool, ToolResult
+
+from ._display import command_display
+from ._elicit import ELICIT_TIMEOUT, Confirmation, OperatorCheck
+from ._names import describe_tool, servable_tools
+from ._state import ApprovalStates
+from ._verdict import ConfirmMode, Verdict
+
+__all__ = ["DEFAULT_MAX_CONCURRENT", "DEFAULT_TOOL_TIMEOUT", "ServerOptions", "build_server"]
+
+DEFAULT_MAX_CONCURRENT = 2
+DEFAULT_TOOL_TIMEOUT = 30.0
+
+
+def _stderr(line: str) -> None:
+    # stdout may be the stdio transport: diagnostics always go to stderr.
+    print(line, file=sys.stderr, flush=True)  # noqa: T201
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ServerOptions:
+    """How the server presents itself and bounds its callers."""
+
+    name: str = "fiskai"
+    """The server name clients see (the configuration's identity)."""
+    version: str = ""
+    instructions: str = ""
+    """Sent to clients when non-empty (`expose.agent.mcp.instructions`)."""
+    confirm_mode: ConfirmMode = ConfirmMode.AUTO
+    confirm_tags: Collection[str] = ()
+    """Tags that gate a tool like `ai:confirm` (`harness.confirm_tags`)."""
+    max_concurrent: int = DEFAULT_MAX_CONCURRENT
+    """Calls running at once, over all clients; 0 means the default."""
+    tool_timeout: float = DEFAULT_TOOL_TIMEOUT
+    """Seconds a call may run before it is stopped; 0 means the default."""
+    approval_ttl: float = ELICIT_TIMEOUT
+    """Seconds a 2026-07-28 approval question stays answerable."""
+
+
+class _Handlers:
+    """The state one server's handlers share."""
+
+    def __init__(
+        self,
+        tools: Sequence[Tool],
+        options: ServerOptions,
+        *,
+        confirmation: Confirmation,
+        log: Callable[[str], None],
+    ) -> None:
+        self.tools: dict[str, Tool] = {tool.name: tool for tool in tools}
+        self.options = options
+        self.confirmation = confirmation
+        self.log = log
+        self.listing = types.ListToolsResult(
+            tools=[describe_tool(tool, confirm_tags=options.confirm_tags) for tool in tools]
+        )
+        self.schemas: dict[str, Mapping[str, Any]] = {entry.name: entry.input_schema for entry in self.listing.tools}
+        self.slots = anyio.Semaphore(options.max_concurrent or DEFAULT_MAX_CONCURRENT)
+        self.timeout = options.tool_timeout or DEFAULT_TOOL_TIMEOUT
+
+    async def list_tools(
+        self, _ctx: ServerRequestContext[Any, Any], _params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return self.listing
+
+    def input_schema(self, name: str) -> Mapping[str, Any] | None:
+        return self.schemas.get(name)
+
+    async def call_tool(
+        self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult | types.InputRequiredResult:
+        tool = self.tools.get(params.name)
+        if tool is None:
+            raise MCPError(types.INVALID_PARAMS, f"Unknown tool: {params.name}")
+        raw = json.dumps(params.arguments or {}, ensure_ascii=False)
+        tag = trigger_tag(tool.tags, self.options.confirm_tags)
+        if tag is not None:
+            display = command_display(tool, raw)
+            if isinstance(display, ToolResult):
+                return _result(display)
+            verdict = await self.confirmation.check(ctx, params, display=display, tag=tag)
+            if isinstance(verdict, types.InputRequiredResult):
+                self.log(f'Approval requested for "{display}" (gated by {tag}) via input_required')
+                return verdict
+            self._log_decision(verdict, display, tag)
+            if not verdict.allowed:
+                return _error(verdict.reason)
+        async with self.slots:
+            self.log(f"Running {tool.name}")
+            result: ToolResult | None = None
+            with anyio.move_on_after(self.timeout):
+                result = await tool.execute(raw)
+            if result is None:
+                return _error(
+                    f'tool "{tool.name}" did not finish within {self.timeout:g}s and was stopped; '
+                    "its output is lost. Narrow the request or ask the operator to raise tool_timeout."
+                )
+        return _result(result)
+
+    def _log_decision(self, verdict: Verdict, display: str, tag: str) -> None:
+        outcome = "approved" if verdict.allowed else "denied"
+        self.log(f'Approval {outcome} for "{display}" (gated by {tag}) via {verdict.channel}: {verdict.reason}')
+
+
+def trigger_tag(tags: Sequence[str], confirm_tags: Collection[str]) -> str | None:
+    """The tag that gates a tool: `ai:confirm` first, else its first tag listed in `confirm_tags`."""
+    if TAG_CONFIRM in tags:
+        return TAG_CONFIRM
+    return next((tag for tag in tags if tag in confirm_tags), None)
+
+
+def _result(result: ToolResult) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(type="text", text=result.text)], is_error=result.is_error)
+
+
+def _error(text: str) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
+
+
+def build_server(
+    tools: Sequence[Tool],
+    options: ServerOptions | None = None,
+    *,
+    knowledge: KnowledgeSearcher | None = None,
+    knowledge_tokens: int = 6000,
+    serve_knowledge: bool = False,
+    operator: OperatorCheck | None = None,
+    log: Callable[[str], None] = _stderr,
+) -> Server[Any]:
+    """An MCP server offering `tools` (and, when asked, `knowledge_search`).
+
+    Args:
+        tools: The served set, already narrowed by `expose.agent.tools`. Names the protocol rejects are
+            skipped with a warning through `log`.
+        options: Name, instructions, confirmation mode and limits.
+        knowledge: The read-only index `knowledge_search` searches (`None`: it answers `index_not_built`).
+        knowledge_tokens: The token budget of each knowledge pack (`max_injected_tokens`).
+        serve_knowledge: Offer `knowledge_search` (`expose.agent.mcp.builtins` lists it).
+        operator: Approve gated calls on the server operator's terminal instead of asking the client.
+        log: Where diagnostics and approval decisions go (stderr by default).
+
+    Raises:
+        ValueError: a served tool is already named `knowledge_search`.
+    """
+    options = options or ServerOptions()
+    served = servable_tools(tools, warn=lambda text: log(f"warning: {text}"))
+    if serve_knowledge:
+        if any(tool.name == KNOWLEDGE_SEARCH for tool in served):
+            raise ValueError(
+                f'cannot expose built-in "{KNOWLEDGE_SEARCH}" over MCP: a wrapped command already exposes a tool '
+                "with that name; exclude or rename it"
+            )
+        served.append(_KnowledgeForEachCall(knowledge, max_injected_tokens=knowledge_tokens))
+    confirmation = Confirmation(
+        mode=options.confirm_mode,
+        server_name=options.name,
+        states=ApprovalStates(ttl=options.approval_ttl),
+        operator=operator,
+        log=log,
+    )
+    handlers = _Handlers(served, options, confirmation=confirmation, log=log)
+    return Server(
+        options.name,
+        version=options.version,
+        instructions=options.instructions or None,
+        on_list_tools=handlers.list_tools,
+        on_call_tool=handlers.call_tool,
+        get_tool_input_schema=handlers.input_schema,
+    )
+
+
+class _KnowledgeForEachCall:
+    """`knowledge_search` with no memory across calls.
+
+    In a run the built-in skips excerpts it already delivered; a server has many unrelated clients, so
+    each call gets a fresh tool and one client's searches never hide results from another.
+    """
+
+    def __init__(self, searcher: KnowledgeSearcher | None, *, max_injected_tokens: int) -> None:
+        self._searcher = searcher
+        self._tokens = max_injected_tokens
+        self._template = KnowledgeSearchTool(searcher, max_injected_tokens=max_injected_tokens)
+
+    @property
+    def name(self) -> str:
+        return self._template.name
+
+    @property
+    def tags(self) -> Sequence[str]:
+        return self._template.tags
+
+    @property
+    def description(self) -> str:
+        return self._template.description
+
+    @property
+    def input_schema(self) -> Mapping[str, Any]:
+        return self._template.input_schema
+
+    async def execute(self, arguments: str | bytes | None) -> ToolResult:
+        return await KnowledgeSearchTool(self._searcher, max_injected_tokens=self._tokens).execute(arguments)
