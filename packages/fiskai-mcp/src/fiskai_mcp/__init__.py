@@ -7,6 +7,7 @@ elicitation (both protocol eras) or by the server operator, and fail closed.
 
 from ._elicit import OperatorCheck
 from ._http import DEFAULT_ADDRESS, DEFAULT_PATH, DEFAULT_PORT, is_loopback, serve, serve_async
+from ._names import servable_tools
 from ._server import DEFAULT_MAX_CONCURRENT, DEFAULT_TOOL_TIMEOUT, ServerOptions, build_server, trigger_tag
 from ._verdict import Channel, ConfirmMode, Verdict
 
@@ -25,5 +26,6 @@ __all__ = [
     "is_loopback",
     "serve",
     "serve_async",
+    "servable_tools",
     "trigger_tag",
 ]
