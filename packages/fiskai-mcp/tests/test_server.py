@@ -1,0 +1,436 @@
+"""The server end to end through the real mcp client, in process, under both protocol eras.
+
+`Client(server, mode="auto")` speaks 2026-07-28 (approval by an `InputRequiredResult` round trip);
+`mode="legacy"` speaks 2025-11-25 over memory streams (approval by mid-call elicitation). The tools are
+the real fixturectl commands, run through a recording fake binary, so "did not run" is checked on disk.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+import anyio
+import mcp_types as types
+import pytest
+from mcp import Client
+from mcp.client.context import ClientRequestContext
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.shared.exceptions import MCPError
+from pydantic import JsonValue
+
+from fiskai_core.fisk import load_application
+from fiskai_core.fisk.execution import CommandTool, command_tools
+from fiskai_core.testing import FakeSearcher, FakeTool, write_fake_app
+from fiskai_core.tools import ToolResult
+from fiskai_mcp import ConfirmMode, ServerOptions, build_server
+
+pytestmark = pytest.mark.anyio
+
+EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "fixturectl"
+MODES: list[Literal["auto", "legacy"]] = ["auto", "legacy"]
+VERSION = {"auto": "2026-07-28", "legacy": "2025-11-25"}
+
+
+def _tools(tmp_path: Path, *, exit_code: int = 0) -> list[CommandTool]:
+    app = write_fake_app(tmp_path, EXAMPLE / "fixturectl.introspect.json", exit_code=exit_code)
+    return command_tools(load_application(str(app), global_flags=["output"]))
+
+
+def _calls(tmp_path: Path) -> str:
+    log = tmp_path / "fakeapp.calls"
+    return log.read_text(encoding="utf-8") if log.exists() else ""
+
+
+def _text(result: types.CallToolResult) -> str:
+    assert len(result.content) == 1
+    block = result.content[0]
+    assert isinstance(block, types.TextContent)
+    return block.text
+
+
+def _answer(action: Literal["accept", "decline", "cancel"], content: dict[str, Any] | None = None):
+    asked: list[str] = []
+
+    async def callback(context: ClientRequestContext, params: types.ElicitRequestParams) -> types.ElicitResult:
+        asked.append(params.message)
+        return types.ElicitResult(action=action, content=content)
+
+    return callback, asked
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_lists_every_tool_with_its_own_schema_and_the_instructions(
+    tmp_path: Path, mode: Literal["auto", "legacy"]
+) -> None:
+    tools = _tools(tmp_path)
+    server = build_server(tools, ServerOptions(name="fixturectl", instructions="Prefer read-only commands."))
+
+    async with Client(server, mode=mode) as client:
+        assert client.protocol_version == VERSION[mode]
+        assert client.instructions == "Prefer read-only commands."
+        listed = (await client.list_tools()).tools
+
+    assert [entry.name for entry in listed] == [tool.name for tool in tools]
+    for entry, tool in zip(listed, tools, strict=True):
+        assert entry.input_schema == tool.input_schema
+        assert entry.description == tool.description
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_call_runs_the_command_and_a_non_zero_exit_is_a_result(
+    tmp_path: Path, mode: Literal["auto", "legacy"]
+) -> None:
+    server = build_server(_tools(tmp_path, exit_code=3))
+
+    async with Client(server, mode=mode) as client:
+        result = await client.call_tool("cluster_config_get", {"key": "replicas", "output": "json"})
+
+    assert result.is_error is False
+    body = json.loads(_text(result))
+    assert body["exit_code"] == 3
+    assert body["command"] == "cluster config get --output=json -- replicas"
+    assert "[replicas]" in body["output"]
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_an_execution_failure_is_an_in_band_error(tmp_path: Path, mode: Literal["auto", "legacy"]) -> None:
+    tools = _tools(tmp_path)
+    (tmp_path / "fakeapp").unlink()
+    server = build_server(tools)
+
+    async with Client(server, mode=mode) as client:
+        missing = await client.call_tool("cluster_node_list", {})
+        invalid = await client.call_tool("cluster_config_get", {"key": 5})
+
+    assert missing.is_error is True
+    assert "fakeapp" in _text(missing)
+    assert invalid.is_error is True
+    assert "do not match its schema" in _text(invalid)
+
+
+class _Progress:
+    """Wakes a waiter whenever a counter it watches changes (no polling, no sleeps)."""
+
+    def __init__(self) -> None:
+        self._changed = anyio.Event()
+
+    def bump(self) -> None:
+        self._changed.set()
+        self._changed = anyio.Event()
+
+    async def until(self, condition: Callable[[], bool]) -> None:
+        with anyio.fail_after(10):
+            while not condition():
+                await self._changed.wait()
+
+
+class _Parked:
+    """A tool that parks every call until released, counting how many run at once."""
+
+    def __init__(self, name: str = "parked", progress: _Progress | None = None) -> None:
+        self.progress = progress or _Progress()
+        self.name = name
+        self.tags: Sequence[str] = ()
+        self.description = "Waits until released."
+        self.input_schema: Mapping[str, JsonValue] = {"type": "object"}
+        self.release = anyio.Event()
+        self.running = 0
+        self.peak = 0
+        self.started = 0
+
+    async def execute(self, arguments: str | bytes | None) -> ToolResult:
+        self.started += 1
+        self.running += 1
+        self.peak = max(self.peak, self.running)
+        self.progress.bump()
+        try:
+            await self.release.wait()
+        finally:
+            self.running -= 1
+        return ToolResult(text=f"done {arguments!s}")
+
+
+class _Arrivals:
+    """Server middleware counting tools/call requests that reached the server."""
+
+    def __init__(self, progress: _Progress) -> None:
+        self.count = 0
+        self.progress = progress
+
+    async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        if ctx.method == "tools/call":
+            self.count += 1
+            self.progress.bump()
+        return await call_next(ctx)
+
+
+@pytest.mark.parametrize(("mode", "cap"), [("auto", 0), ("legacy", 0), ("auto", 5)])
+async def test_twenty_parallel_calls_never_run_more_than_the_cap(mode: Literal["auto", "legacy"], cap: int) -> None:
+    tool = _Parked()
+    server = build_server([tool], ServerOptions(max_concurrent=cap))
+    arrivals = _Arrivals(tool.progress)
+    server.middleware.append(arrivals)
+    expected = cap or 2
+    results: list[types.CallToolResult] = []
+
+    async with Client(server, mode=mode) as client:
+
+        async def one(index: int) -> None:
+            results.append(await client.call_tool("parked", {"i": index}))
+
+        async with anyio.create_task_group() as tasks:
+            for index in range(20):
+                tasks.start_soon(one, index)
+            await tool.progress.until(lambda: arrivals.count == 20 and tool.started == expected)
+            assert tool.running == expected
+            tool.release.set()
+
+    assert tool.peak == expected
+    assert tool.started == 20
+    assert sorted(_text(result) for result in results) == sorted(f'done {{"i": {i}}}' for i in range(20))
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_call_that_outlives_the_timeout_is_stopped_with_an_error(mode: Literal["auto", "legacy"]) -> None:
+    tool = _Parked()
+    server = build_server([tool], ServerOptions(tool_timeout=0.05))
+
+    async with Client(server, mode=mode) as client:
+        result = await client.call_tool("parked", {})
+
+    assert result.is_error is True
+    assert _text(result).startswith('tool "parked" did not finish within 0.05s and was stopped')
+    assert tool.running == 0
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_an_accepted_approval_runs_the_gated_command(tmp_path: Path, mode: Literal["auto", "legacy"]) -> None:
+    log: list[str] = []
+    server = build_server(_tools(tmp_path), ServerOptions(name="fixturectl"), log=log.append)
+    callback, asked = _answer("accept", {"approve": True})
+
+    async with Client(server, mode=mode, elicitation_callback=callback) as client:
+        result = await client.call_tool("cluster_config_set", {"key": "replicas", "value": "3"})
+
+    assert result.is_error is False
+    assert json.loads(_text(result))["exit_code"] == 0
+    assert "[replicas]" in _calls(tmp_path)
+    assert len(asked) == 1
+    assert asked[0].startswith("fixturectl wants to run a command that requires your approval.")
+    assert "Gated by: ai:confirm" in asked[0]
+    channel = "input_required" if mode == "auto" else "elicitation"
+    assert any(line.startswith("Approval approved") and f"via {channel}" in line for line in log)
+
+
+DENIALS: list[tuple[Literal["accept", "decline", "cancel"], dict[str, Any] | None, str]] = [
+    ("decline", None, "Not approved: the user declined to run"),
+    ("cancel", None, "Approval not completed: the user dismissed the approval prompt"),
+    ("accept", {"approve": False}, "Not approved: the user reviewed"),
+    ("accept", {"approve": "true"}, "Not approved: the user reviewed"),
+    ("accept", None, "Not approved: the user reviewed"),
+]
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize(("action", "content", "expected"), DENIALS)
+async def test_anything_but_an_explicit_accept_is_a_denial_and_nothing_runs(
+    tmp_path: Path,
+    mode: Literal["auto", "legacy"],
+    action: Literal["accept", "decline", "cancel"],
+    content: dict[str, Any] | None,
+    expected: str,
+) -> None:
+    server = build_server(_tools(tmp_path), log=lambda _line: None)
+    callback, asked = _answer(action, content)
+
+    async with Client(server, mode=mode, elicitation_callback=callback) as client:
+        result = await client.call_tool("cluster_node_drain", {"node": "n1", "reason": "upgrade"})
+
+    assert result.is_error is True
+    assert _text(result).startswith(expected)
+    assert len(asked) == 1
+    assert _calls(tmp_path) == ""
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize(
+    ("confirm", "runs", "expected"),
+    [
+        (ConfirmMode.AUTO, True, None),
+        (ConfirmMode.ALWAYS, False, "Not approved: running"),
+        (ConfirmMode.NEVER, True, None),
+    ],
+)
+async def test_a_client_that_cannot_elicit_follows_the_confirm_mode(
+    tmp_path: Path, mode: Literal["auto", "legacy"], confirm: ConfirmMode, runs: bool, expected: str | None
+) -> None:
+    log: list[str] = []
+    server = build_server(
+        _tools(tmp_path), ServerOptions(confirm_mode=confirm, confirm_tags=["impact:rw"]), log=log.append
+    )
+
+    async with Client(server, mode=mode) as client:
+        result = await client.call_tool("cluster_config_set", {"key": "k", "value": "v"})
+
+    assert result.is_error is (not runs)
+    assert ("[k]" in _calls(tmp_path)) is runs
+    if expected is not None:
+        assert _text(result).startswith(expected)
+        assert "it does not support elicitation" in _text(result)
+    if confirm is ConfirmMode.AUTO:
+        assert any("ungated: gated by ai:confirm but the client cannot elicit" in line for line in log)
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_never_mode_does_not_ask_even_a_client_that_can(tmp_path: Path, mode: Literal["auto", "legacy"]) -> None:
+    server = build_server(_tools(tmp_path), ServerOptions(confirm_mode=ConfirmMode.NEVER), log=lambda _line: None)
+    callback, asked = _answer("decline")
+
+    async with Client(server, mode=mode, elicitation_callback=callback) as client:
+        result = await client.call_tool("cluster_node_drain", {"node": "n1", "reason": "upgrade"})
+
+    assert result.is_error is False
+    assert asked == []
+    assert "[n1]" in _calls(tmp_path)
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_confirm_tags_tag_gates_like_ai_confirm(tmp_path: Path, mode: Literal["auto", "legacy"]) -> None:
+    tool = FakeTool(name="wipe", tags=["impact:rw"])
+    server = build_server([tool], ServerOptions(confirm_tags=["impact:rw"]), log=lambda _line: None)
+    callback, asked = _answer("decline")
+
+    async with Client(server, mode=mode, elicitation_callback=callback) as client:
+        result = await client.call_tool("wipe", {})
+
+    assert result.is_error is True
+    assert "Gated by: impact:rw" in asked[0]
+    assert tool.calls == []
+
+
+async def _first_round(client: Client, name: str, arguments: dict[str, Any]) -> types.InputRequiredResult:
+    first = await client.session.call_tool(name, arguments, allow_input_required=True)
+    assert isinstance(first, types.InputRequiredResult)
+    assert first.request_state is not None
+    assert first.input_requests is not None
+    assert isinstance(first.input_requests["confirm"], types.ElicitRequest)
+    return first
+
+
+ACCEPT = {"confirm": types.ElicitResult(action="accept", content={"approve": True})}
+
+
+async def _retry(
+    client: Client,
+    name: str,
+    arguments: dict[str, Any],
+    state: str | None,
+    responses: Any = ACCEPT,
+) -> types.CallToolResult:
+    result = await client.session.call_tool(
+        name, arguments, input_responses=responses, request_state=state, allow_input_required=True
+    )
+    assert isinstance(result, types.CallToolResult)
+    return result
+
+
+async def test_replayed_approval_state_is_refused(tmp_path: Path) -> None:
+    """Steps: 1. ask; 2. answer accept with the state: it runs; 3. send the same answer and state again."""
+    server = build_server(_tools(tmp_path), log=lambda _line: None)
+    callback, _ = _answer("accept", {"approve": True})
+    arguments = {"key": "replicas", "value": "3"}
+
+    async with Client(server, elicitation_callback=callback) as client:
+        first = await _first_round(client, "cluster_config_set", arguments)
+        approved = await _retry(client, "cluster_config_set", arguments, first.request_state)
+        replayed = await _retry(client, "cluster_config_set", arguments, first.request_state)
+
+    assert approved.is_error is False
+    assert replayed.is_error is True
+    assert "could not be verified" in _text(replayed)
+    assert _calls(tmp_path).count("[replicas]") == 1
+
+
+async def test_approval_state_for_other_arguments_another_tool_or_altered_is_refused(tmp_path: Path) -> None:
+    server = build_server(_tools(tmp_path), log=lambda _line: None)
+    callback, _ = _answer("accept", {"approve": True})
+    arguments = {"key": "replicas", "value": "3"}
+
+    async with Client(server, elicitation_callback=callback) as client:
+        state = (await _first_round(client, "cluster_config_set", arguments)).request_state
+        other_args = await _retry(client, "cluster_config_set", {"key": "replicas", "value": "300"}, state)
+        state = (await _first_round(client, "cluster_config_set", arguments)).request_state
+        other_tool = await _retry(client, "cluster_node_drain", {"node": "replicas", "reason": "r"}, state)
+        state = (await _first_round(client, "cluster_config_set", arguments)).request_state
+        assert state is not None
+        altered = await _retry(
+            client, "cluster_config_set", arguments, state[:-2] + ("AA" if state[-2:] != "AA" else "BB")
+        )
+        forged = await _retry(client, "cluster_config_set", arguments, None)
+        no_answer = await _retry(
+            client,
+            "cluster_config_set",
+            arguments,
+            (await _first_round(client, "cluster_config_set", arguments)).request_state,
+            {},
+        )
+
+    for result in (other_args, other_tool, altered, forged):
+        assert result.is_error is True
+        assert "could not be verified" in _text(result)
+    assert no_answer.is_error is True
+    assert "no answer" in _text(no_answer)
+    assert _calls(tmp_path) == ""
+
+
+async def test_an_elicitation_that_fails_is_a_denial(tmp_path: Path) -> None:
+    async def broken(context: ClientRequestContext, params: types.ElicitRequestParams) -> types.ErrorData:
+        return types.ErrorData(code=types.INTERNAL_ERROR, message="the approval window crashed")
+
+    server = build_server(_tools(tmp_path), log=lambda _line: None)
+
+    async with Client(server, mode="legacy", elicitation_callback=broken) as client:
+        result = await client.call_tool("cluster_node_drain", {"node": "n1", "reason": "upgrade"})
+
+    assert result.is_error is True
+    assert _text(result).startswith('Not approved: requesting approval to run "')
+    assert "the approval window crashed" in _text(result)
+    assert _calls(tmp_path) == ""
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_knowledge_search_is_served_only_when_asked(mode: Literal["auto", "legacy"]) -> None:
+    searcher = FakeSearcher(excerpts={"docs/ops.md#1": "drain a node before upgrades"})
+    plain = build_server([FakeTool(name="other")], knowledge=searcher)
+    served = build_server([FakeTool(name="other")], knowledge=searcher, serve_knowledge=True, knowledge_tokens=100)
+
+    async with Client(plain, mode=mode) as client:
+        assert [entry.name for entry in (await client.list_tools()).tools] == ["other"]
+    async with Client(served, mode=mode) as client:
+        assert [entry.name for entry in (await client.list_tools()).tools] == ["other", "knowledge_search"]
+        first = await client.call_tool("knowledge_search", {"query": "drain"})
+        again = await client.call_tool("knowledge_search", {"query": "drain"})
+
+    assert _text(first) == "docs/ops.md#1: drain a node before upgrades"
+    # No memory across calls: another client (or this one) gets the same evidence again.
+    assert _text(again) == _text(first)
+    assert [call[1] for call in searcher.calls] == [100, 100]
+
+
+def test_a_wrapped_command_named_knowledge_search_cannot_be_shadowed() -> None:
+    with pytest.raises(ValueError, match="already exposes a tool with that name"):
+        build_server([FakeTool(name="knowledge_search")], serve_knowledge=True)
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_an_unknown_tool_is_a_protocol_error(mode: Literal["auto", "legacy"]) -> None:
+    server = build_server([FakeTool(name="other")])
+
+    async with Client(server, mode=mode) as client:
+        with pytest.raises(MCPError) as raised:
+            await client.call_tool("nope", {})
+
+    assert raised.value.code == types.INVALID_PARAMS
