@@ -9,10 +9,13 @@ caller reads it from the environment so it never appears in a process listing.
 
 from __future__ import annotations
 
+import contextlib
 import hmac
 import ipaddress
+import signal
 import socket
-from collections.abc import Callable, Sequence
+import threading
+from collections.abc import Callable, Generator, Sequence
 from typing import Any
 
 import anyio
@@ -23,6 +26,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from starlette.datastructures import Headers
 from starlette.responses import PlainTextResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
+from typing_extensions import override
 
 __all__ = [
     "DEFAULT_ADDRESS",
@@ -88,6 +92,27 @@ class _BearerToken:
         await self._app(scope, receive, send)
 
 
+class _Uvicorn(uvicorn.Server):
+    """uvicorn that stops gracefully on SIGINT or SIGTERM and then returns.
+
+    Stock uvicorn re-raises the signal after shutting down, which surfaces as a KeyboardInterrupt (or a
+    silent death on SIGTERM) in the caller instead of a normal return that can say the server stopped.
+    """
+
+    @override
+    @contextlib.contextmanager
+    def capture_signals(self) -> Generator[None]:
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        previous = {sig: signal.signal(sig, self.handle_exit) for sig in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            yield
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+
+
 def _bind(address: str, port: int) -> socket.socket:
     family = socket.AF_INET6 if ":" in address else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
@@ -138,7 +163,7 @@ async def serve_async(
     if on_ready is not None:
         # The socket already listens: a client that connects now waits in the backlog, never gets refused.
         on_ready(f"http://{_host_entry(address.strip('[]'))}:{bound_port}{path if path != '/' else ''}")
-    await uvicorn.Server(config).serve(sockets=[sock])
+    await _Uvicorn(config).serve(sockets=[sock])
 
 
 def serve(
