@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -325,3 +326,69 @@ def test_serving_never_imports_the_provider_sdk(tmp_path: Path) -> None:
     assert "Serving 11 tools over MCP on stdio as fixturectl/" in done.stderr
     assert "LOADED=\n" in done.stderr
     assert done.stdout == ""
+
+
+INSPECTOR_VERSION = "2.12.0"
+
+
+def _inspector() -> list[str]:
+    """The MCP Inspector CLI (installed by .ci/run when node is present), or a skip saying why not."""
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed; the MCP Inspector CLI needs Node 20 or later")
+    version = subprocess.run([node, "--version"], capture_output=True, text=True, timeout=30).stdout.strip()
+    if int(version.lstrip("v").split(".")[0] or 0) < 20:
+        pytest.skip(f"node {version} is too old for the MCP Inspector CLI (needs 20 or later)")
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    default = cache / "fiskai" / f"mcp-inspector-{INSPECTOR_VERSION}" / "node_modules" / ".bin" / "mcp-inspector"
+    binary = Path(os.environ.get("FISKAI_MCP_INSPECTOR", default))
+    if not binary.exists():
+        pytest.skip(f"MCP Inspector {INSPECTOR_VERSION} is not installed at {binary} (.ci/run installs it)")
+    return [str(binary), "--cli"]
+
+
+def _inspect(*args: str, exit_code: int = 0) -> dict[str, Any]:
+    done = subprocess.run([*_inspector(), *args], capture_output=True, text=True, timeout=120)
+    assert done.returncode == exit_code, done.stderr[-1000:]
+    return json.loads(done.stdout)
+
+
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+def test_the_mcp_inspector_lists_and_calls_over_http(tmp_path: Path, serve_http: Any, era: str) -> None:
+    running = serve_http(write_config(tmp_path, "{confirm_over_mcp: always}"))
+    target = [running.url, "--transport", "http", "--protocol-era", era]
+
+    listed = _inspect(*target, "--method", "tools/list")
+    called = _inspect(
+        *target, "--method", "tools/call", "--tool-name", "cluster_config_get", "--tool-arg", "key=replicas"
+    )
+    gate = [
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "cluster_config_set",
+        "--tool-arg",
+        "key=k",
+        "--tool-arg",
+        "value=v",
+    ]
+    gated = _inspect(*target, *gate, exit_code=5)  # 5: the Inspector's exit status for an isError result
+
+    assert [tool["name"] for tool in listed["tools"]] == FIXTURECTL_TOOLS
+    assert called["isError"] is False
+    assert json.loads(called["content"][0]["text"])["command"] == "cluster config get -- replicas"
+    # The Inspector declares no elicitation: under `always` the gated command is refused and never runs.
+    assert gated["isError"] is True
+    assert "it does not support elicitation" in gated["content"][0]["text"]
+    assert "[k]" not in calls(tmp_path)
+
+
+def test_the_mcp_inspector_lists_and_calls_over_stdio(tmp_path: Path) -> None:
+    config = write_config(tmp_path)
+    command = fiskai("-c", str(config), "mcp", "--stdio")
+
+    listed = _inspect(*command, "--method", "tools/list")
+    called = _inspect(*command, "--method", "tools/call", "--tool-name", "cluster_node_list", "--tool-arg", "limit=2")
+
+    assert [tool["name"] for tool in listed["tools"]] == FIXTURECTL_TOOLS
+    assert json.loads(called["content"][0]["text"])["command"] == "cluster node list --limit=2"
