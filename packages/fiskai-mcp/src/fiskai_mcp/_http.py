@@ -117,6 +117,9 @@ def _bind(address: str, port: int) -> socket.socket:
     family = socket.AF_INET6 if ":" in address else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    # Inherited by accepted connections. Without it a 2026-07-28 reply (headers, then body, in two writes)
+    # waits for the client's delayed ACK: 45 ms per call instead of 2 ms on this machine (bench/mcp.py).
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     try:
         sock.bind((address.strip("[]"), port))
         sock.listen(128)
