@@ -392,3 +392,60 @@ def test_the_mcp_inspector_lists_and_calls_over_stdio(tmp_path: Path) -> None:
 
     assert [tool["name"] for tool in listed["tools"]] == FIXTURECTL_TOOLS
     assert json.loads(called["content"][0]["text"])["command"] == "cluster node list --limit=2"
+
+
+def _knowledge_config(tmp_path: Path, builtins: str) -> Path:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "ops.md").write_text("# Operations\n\n## Draining\n\nDrain a node before an upgrade.\n", encoding="utf-8")
+    config = tmp_path / "agent.yaml"
+    config.write_text(
+        f"identity: ops\nharness:\n  knowledge:\n    enabled: true\n    directory: {tmp_path / 'store'}\n"
+        f"    paths: [{docs}]\n    max_injected_tokens: 400\nexpose:\n  agent:\n    mcp: {{builtins: {builtins}}}\n",
+        encoding="utf-8",
+    )
+    return config
+
+
+@pytest.fixture
+def indexed_knowledge(tmp_path: Path) -> Path:
+    """A configuration serving only knowledge_search, its index built by `fiskai knowledge index`."""
+    config = _knowledge_config(tmp_path, "[knowledge_search]")
+    indexed = subprocess.run(
+        fiskai("-c", str(config), "knowledge", "index"), capture_output=True, text=True, timeout=120
+    )
+    assert indexed.returncode == 0, indexed.stderr
+    return config
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_knowledge_search_is_served_read_only_when_allowlisted(
+    tmp_path: Path, indexed_knowledge: Path, mode: Literal["auto", "legacy"]
+) -> None:
+    config = indexed_knowledge
+    params = StdioServerParameters(command=sys.executable, args=fiskai("-c", str(config), "mcp", "--stdio")[1:])
+    errors = tmp_path / "stderr.txt"
+
+    with errors.open("w", encoding="utf-8") as errlog:
+        async with Client(stdio_client(params, errlog=errlog), mode=mode) as client:
+            listed = [entry.name for entry in (await client.list_tools()).tools]
+            first = await client.call_tool("knowledge_search", {"query": "drain upgrade"})
+            again = await client.call_tool("knowledge_search", {"query": "drain upgrade"})
+
+    logged = errors.read_text(encoding="utf-8")
+    assert listed == ["knowledge_search"]
+    assert "note: no wrapped application configured" in logged
+    assert first.is_error is False
+    assert "ops.md#" in _text(first)
+    assert "Drain a node before an upgrade." in _text(first)
+    assert _text(again) == _text(first)  # no memory across calls: clients do not hide evidence from each other
+
+
+def test_knowledge_enabled_but_not_allowlisted_is_not_served(tmp_path: Path) -> None:
+    config = _knowledge_config(tmp_path, "[]")
+
+    done = subprocess.run(fiskai("-c", str(config), "mcp", "--stdio"), capture_output=True, text=True, timeout=60)
+
+    assert done.returncode == 1
+    assert "note: knowledge is enabled but not exposed over MCP" in done.stderr
+    assert "no tools available to expose over MCP" in done.stderr
