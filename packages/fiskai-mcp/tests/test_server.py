@@ -434,3 +434,34 @@ async def test_an_unknown_tool_is_a_protocol_error(mode: Literal["auto", "legacy
             await client.call_tool("nope", {})
 
     assert raised.value.code == types.INVALID_PARAMS
+
+
+@pytest.mark.parametrize(
+    ("confirm", "elicit", "expected"),
+    [
+        (ConfirmMode.AUTO, True, "elicitation supported, confirm-tagged tools will request approval"),
+        (ConfirmMode.AUTO, False, "elicitation unsupported, confirm-tagged tools run ungated"),
+        (
+            ConfirmMode.ALWAYS,
+            False,
+            "elicitation unsupported, confirm-tagged tools will be refused (confirm_over_mcp=always)",
+        ),
+        (ConfirmMode.NEVER, True, "confirm-tagged tools run ungated (confirm_over_mcp=never)"),
+    ],
+)
+async def test_a_connecting_client_is_logged_with_how_it_will_be_asked(
+    confirm: ConfirmMode, elicit: bool, expected: str
+) -> None:
+    log: list[str] = []
+    server = build_server([FakeTool(name="other")], ServerOptions(confirm_mode=confirm), log=log.append)
+    callback, _ = _answer("accept", {"approve": True})
+
+    async with Client(
+        server,
+        mode="legacy",
+        elicitation_callback=callback if elicit else None,
+        client_info=types.Implementation(name="probe", version="1"),
+    ):
+        pass
+
+    assert log == [f'Client "probe" connected: {expected}']

@@ -18,7 +18,7 @@ from typing import Any
 import anyio
 import mcp_types as types
 from mcp.server import Server
-from mcp.server.context import ServerRequestContext
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.shared.exceptions import MCPError
 
 from fiskai_core.builtins import KNOWLEDGE_SEARCH, KnowledgeSearchTool
@@ -185,7 +185,7 @@ def build_server(
         log=log,
     )
     handlers = _Handlers(served, options, confirmation=confirmation, log=log)
-    return Server(
+    server: Server[Any] = Server(
         options.name,
         version=options.version,
         instructions=options.instructions or None,
@@ -193,6 +193,43 @@ def build_server(
         on_call_tool=handlers.call_tool,
         get_tool_input_schema=handlers.input_schema,
     )
+    server.middleware.append(_ConnectionLog(options.confirm_mode, operator=operator is not None, log=log))
+    return server
+
+
+class _ConnectionLog:
+    """Says on stderr who connected and how their confirm-gated calls will be approved.
+
+    Only 2025-11-25 clients announce themselves (`notifications/initialized`); a 2026-07-28 client sends
+    its capabilities with every request, and its approvals are logged call by call instead.
+    """
+
+    def __init__(self, mode: ConfirmMode, *, operator: bool, log: Callable[[str], None]) -> None:
+        self._mode = mode
+        self._operator = operator
+        self._log = log
+
+    async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        result = await call_next(ctx)
+        if ctx.method == "notifications/initialized":
+            params = ctx.session.client_params
+            name = params.client_info.name if params is not None else "unknown"
+            capabilities = ctx.session.client_capabilities
+            self._log(
+                f'Client "{name}" connected: {self._summary(capabilities is not None and capabilities.elicitation is not None)}'
+            )
+        return result
+
+    def _summary(self, can_elicit: bool) -> str:
+        if self._operator:
+            return "confirm-tagged tools are approved on the server's terminal (--approve-on-tty)"
+        if self._mode is ConfirmMode.NEVER:
+            return "confirm-tagged tools run ungated (confirm_over_mcp=never)"
+        if can_elicit:
+            return "elicitation supported, confirm-tagged tools will request approval"
+        if self._mode is ConfirmMode.ALWAYS:
+            return "elicitation unsupported, confirm-tagged tools will be refused (confirm_over_mcp=always)"
+        return "elicitation unsupported, confirm-tagged tools run ungated"
 
 
 class _KnowledgeForEachCall:
