@@ -24,16 +24,26 @@ def anyio_backend() -> str:
 
 
 @pytest.fixture(scope="session")
-def shared_fixtures() -> Path:
-    """The read-only `../shared/fixtures` folder beside the checkout (or `FISKAI_SHARED_DIR/fixtures`).
+def captured_fixtures() -> Path:
+    """The captured fisk data kept in the repository (`fixtures/`; see its README for provenance)."""
+    return _ROOT / "fixtures"
 
-    A missing folder fails the test run: these tests exist to check real captured data, so they must not
-    quietly skip.
+
+@pytest.fixture(scope="session")
+def shared_fixtures() -> Path:
+    """The large read-only data in `../shared/fixtures` beside the checkout (or `$FISKAI_SHARED_DIR/fixtures`).
+
+    The NATS CLI model, the IR collections and the documentation corpora are too large for the
+    repository, so a fresh clone skips the tests that read them. CI sets `FISKAI_REQUIRE_SHARED=1`,
+    which turns that skip into a failure: there every test must run.
     """
     base = Path(os.environ.get("FISKAI_SHARED_DIR", _ROOT.parent / "shared"))
     path = base / "fixtures"
     if not path.is_dir():
-        pytest.fail(f"shared fixtures not found at {path}; put ../shared beside the checkout or set FISKAI_SHARED_DIR")
+        reason = f"needs the shared data at {path}: set FISKAI_SHARED_DIR to the folder holding fixtures/"
+        if os.environ.get("FISKAI_REQUIRE_SHARED") == "1":
+            pytest.fail(f"{reason} (FISKAI_REQUIRE_SHARED=1 makes this a failure)")
+        pytest.skip(reason)
     return path
 
 

@@ -1,6 +1,7 @@
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from fiskai_cli._root import cli
@@ -39,8 +40,8 @@ def test_info_text_shows_sections_and_the_tool_table() -> None:
     assert "cluster_node_drain  yes" in out
 
 
-def test_info_on_a_v08_model_derives_schemas_and_says_so(tmp_path: Path, shared_fixtures: Path) -> None:
-    app = write_fake_app(tmp_path, shared_fixtures / "fisk" / "fixturectl.introspect.json")
+def test_info_on_a_v08_model_derives_schemas_and_says_so(tmp_path: Path, captured_fixtures: Path) -> None:
+    app = write_fake_app(tmp_path, captured_fixtures / "fisk" / "fixturectl.introspect.json")
     config = tmp_path / "agent.yaml"
     config.write_text(f"application_path: {app}\n", encoding="utf-8")
     code, out, _ = _invoke("-c", str(config), "info", "--format", "json")
@@ -73,12 +74,16 @@ def test_info_warns_about_a_confirm_tag_no_tool_carries(tmp_path: Path) -> None:
     assert "'imapct:ro' matches no loaded tool" in err
 
 
-def test_info_missing_config_is_a_clear_error() -> None:
+def test_info_missing_config_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     code, _, err = _invoke("-c", "/nonexistent/agent.yaml", "info")
     assert code == 1
-    assert 'no configuration at "/nonexistent/agent.yaml"' in err
-    assert "fiskai -c path/to/agent.yaml info" in err
+    assert 'reading config "/nonexistent/agent.yaml": the file does not exist' in err
     assert "Traceback" not in err
+    monkeypatch.chdir(tmp_path)  # no ./agent.yaml here: the implicit file is missing, so say where -c goes
+    code, _, err = _invoke("info")
+    assert code == 1
+    assert 'no configuration at "agent.yaml"' in err
+    assert "fiskai -c path/to/agent.yaml info" in err
 
 
 def test_info_invalid_config_names_file_line_and_key(tmp_path: Path) -> None:

@@ -69,7 +69,8 @@ def test_list_without_sessions_says_where_it_looked(tmp_path: Path) -> None:
     code, out, _ = _invoke("session", "--state-dir", str(tmp_path / "none"), "list")
     assert code == 0
     assert out.strip() == (
-        "No checkpointed sessions (file backend; pass --config if your sessions are in a configured backend)"
+        f"No checkpointed sessions in {tmp_path / 'none'} (file backend; if your sessions are in a configured "
+        "backend, name its configuration: fiskai -c agent.yaml session list)"
     )
 
 
@@ -267,9 +268,15 @@ def test_hostile_journals_are_one_line_errors_and_stay_untouched(
         assert f"line {line}: " in err
         assert reason in err
         assert "Traceback" not in err
-    code, out, _ = _invoke("session", "--state-dir", str(tmp_path), "list")
+    code, out, err = _invoke("session", "--state-dir", str(tmp_path), "list")
     assert code == 0
-    assert "hostile" not in out
+    [row] = out.splitlines()[1:]
+    assert row.split()[:3] == ["hostile", "-", "damaged"]
+    assert err.startswith("warning: session hostile is damaged: corrupt record sequence: ")
+    assert reason in err
+    code, out, _ = _invoke("session", "--state-dir", str(tmp_path), "list", "--format", "json")
+    assert [(s["id"], s["status"]) for s in json.loads(out)] == [("hostile", "damaged")]
+    assert reason in json.loads(out)[0]["damaged"]
     assert path.read_bytes() == damaged
 
 

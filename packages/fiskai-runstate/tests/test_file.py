@@ -95,7 +95,9 @@ async def test_symlinked_journal_is_refused(tmp_path: Path) -> None:
         await store.load("linked")
     with pytest.raises(JournalError, match="symlink"):
         await store.open("linked")
-    assert [s.run_id for s in await store.list()] == []
+    [listed] = await store.list()
+    assert (listed.run_id, listed.status) == ("linked", "damaged")
+    assert "symlink" in listed.damaged
 
 
 async def test_torn_tail_is_ignored_then_truncated_before_the_next_append(tmp_path: Path) -> None:
@@ -132,12 +134,30 @@ async def test_a_journal_that_is_only_a_torn_meta_cannot_be_opened(tmp_path: Pat
     assert (tmp_path / "stub.json").read_bytes() == b'{"seq":1,"proto'
 
 
-async def test_list_skips_unreadable_journals_and_names_nothing_else(tmp_path: Path) -> None:
+async def test_list_shows_unreadable_journals_as_damaged_with_the_reason(tmp_path: Path) -> None:
     store = FileJournalStore(tmp_path)
     await _write(store, "good", turns=1)
     (tmp_path / "bad.json").write_bytes(b"not json\n")
     (tmp_path / "not a run.json").write_bytes(b"")
-    assert [s.run_id for s in await store.list()] == ["good"]
+    listed = {s.run_id: s for s in await store.list()}
+    assert sorted(listed) == ["bad", "good", "not a run"]
+    assert (listed["good"].status, listed["good"].damaged) == ("open", "")
+    assert listed["bad"].status == "damaged"
+    assert listed["bad"].damaged.startswith("corrupt record sequence: journal for run 'bad', line 1: ")
+    assert listed["not a run"].damaged.startswith("invalid run id: 'not a run'")
+
+
+async def test_a_journal_whose_meta_names_another_run_is_refused_and_listed_as_damaged(tmp_path: Path) -> None:
+    store = FileJournalStore(tmp_path)
+    await _write(store, "original", turns=1)
+    (tmp_path / "original.json").rename(tmp_path / "impostor.json")
+    for action in (store.load, store.open):
+        with pytest.raises(JournalCorruptError) as caught:
+            await action("impostor")
+        assert "its meta record belongs to run 'original'" in str(caught.value)
+        assert caught.value.line == 1
+    [listed] = await store.list()
+    assert (listed.run_id, listed.status) == ("impostor", "damaged")
 
 
 async def test_a_failed_write_stops_the_journal_and_reopening_recovers(tmp_path: Path) -> None:

@@ -7,12 +7,13 @@ so `fiskai --help` works in a slim install (an MCP-only image, say) and never cr
 
 from __future__ import annotations
 
-import gc
 import importlib
 from dataclasses import dataclass
 
 import click
 from typing_extensions import override
+
+from ._entry import resume_collection
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -63,11 +64,8 @@ def _load(cmd_name: str, entry: LazyCommand) -> click.Command:
         if entry.extra is None or missing.startswith("fiskai_cli"):
             raise
         return _missing_extra_stub(cmd_name, entry, missing)
-    if not gc.isenabled():
-        # `_entry.main` turned collection off for start-up; the command's own work gets it back, without
-        # rescanning everything start-up loaded.
-        gc.freeze()
-        gc.enable()
+    # `_entry.main` turned collection off for start-up; the command's own work gets it back.
+    resume_collection()
     command = getattr(module, attribute)
     if not isinstance(command, click.Command):
         raise TypeError(f"{entry.import_path} is not a click command")

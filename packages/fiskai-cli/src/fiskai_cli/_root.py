@@ -5,9 +5,11 @@ from __future__ import annotations
 import sys
 
 import click
+from click.core import ParameterSource
 
 from ._lazy import LazyCommand, LazyGroup
 from ._version import VERSION
+from ._wiring import DEFAULT_CONFIG, Invocation
 
 # Every subcommand, by name. Modules load only when their command runs.
 COMMANDS: dict[str, LazyCommand] = {
@@ -55,10 +57,10 @@ def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> 
     "--config",
     "config_path",
     type=click.Path(dir_okay=False),
-    default="agent.yaml",
+    default=DEFAULT_CONFIG,
     show_default=True,
     envvar="FISKAI_CONFIG",
-    help="The agent.yaml to load (env FISKAI_CONFIG).",
+    help="The agent.yaml to load (env FISKAI_CONFIG); ./agent.yaml is used when it exists.",
 )
 @click.option(
     "--version",
@@ -79,7 +81,8 @@ def cli(ctx: click.Context, config_path: str) -> None:
     Start here:
       fiskai -c agent.yaml info     show the tools a model would get
     """
-    ctx.obj = {"config_path": config_path}
+    explicit = ctx.get_parameter_source("config_path") in (ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT)
+    ctx.obj = Invocation(config_path=config_path, config_explicit=explicit)
 
 
 def main() -> None:

@@ -15,8 +15,8 @@ _VECTOR_COUNT = 5194
 
 
 @pytest.fixture(scope="module")
-def schema_fixtures(shared_fixtures: Path) -> Path:
-    return shared_fixtures / "fisk-schema"
+def schema_fixtures(captured_fixtures: Path) -> Path:
+    return captured_fixtures / "fisk-schema"
 
 
 def _command(app: ApplicationModel, path: str) -> CmdModel:

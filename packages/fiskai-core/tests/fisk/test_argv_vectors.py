@@ -49,13 +49,13 @@ def _reconstruct(spec: CommandSpec, tail: list[str]) -> dict[str, Any] | None:
     return None if rest else obj
 
 
-def test_rendered_argv_is_read_by_the_real_parser_as_intended(shared_fixtures: Path) -> None:
+def test_rendered_argv_is_read_by_the_real_parser_as_intended(captured_fixtures: Path) -> None:
     app = ApplicationModel.model_validate_json(
-        (shared_fixtures / "fisk" / "with-schemas" / "fixturectl.introspect.json").read_bytes()
+        (captured_fixtures / "fisk" / "with-schemas" / "fixturectl.introspect.json").read_bytes()
     )
     exposable = [flag.name for flag in app.flags if not flag.hidden]
     specs = {spec.path: spec for spec in walk_commands(app, global_flags=exposable)}
-    lines = (shared_fixtures / "fisk" / "fixturectl.argv-vectors.jsonl").read_text(encoding="utf-8").splitlines()
+    lines = (captured_fixtures / "fisk" / "fixturectl.argv-vectors.jsonl").read_text(encoding="utf-8").splitlines()
     reproduced = 0
     for line in lines:
         vector: dict[str, Any] = json.loads(line)

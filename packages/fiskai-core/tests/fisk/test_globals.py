@@ -150,9 +150,9 @@ def test_globals_unknown_hidden_or_framework_names_error(name: str, message: str
     assert str(caught.value) == message
 
 
-def test_globals_on_fixturectl_with_schemas(shared_fixtures: Path) -> None:
+def test_globals_on_fixturectl_with_schemas(captured_fixtures: Path) -> None:
     app = ApplicationModel.model_validate_json(
-        (shared_fixtures / "fisk" / "with-schemas" / "fixturectl.introspect.json").read_bytes()
+        (captured_fixtures / "fisk" / "with-schemas" / "fixturectl.introspect.json").read_bytes()
     )
     drain = {spec.name: spec for spec in walk_commands(app, global_flags=["output", "debug"])}["cluster_node_drain"]
     argv = drain.argv('{"node":"n1","reason":"maintenance","output":"json","debug":true,"wait":false}')

@@ -39,8 +39,8 @@ def _fails(app: str, *, window: float = 30.0) -> str:
     return str(caught.value)
 
 
-def test_a_captured_fisk_document_parses_into_the_model(tmp_path: Path, shared_fixtures: Path) -> None:
-    fixture = shared_fixtures / "fisk" / "with-schemas" / "fixturectl.introspect.json"
+def test_a_captured_fisk_document_parses_into_the_model(tmp_path: Path, captured_fixtures: Path) -> None:
+    fixture = captured_fixtures / "fisk" / "with-schemas" / "fixturectl.introspect.json"
     app = _sh(tmp_path, "fixturectl", f"exec cat '{fixture}'\n")
     model = introspect(app)
     assert model == ApplicationModel.model_validate_json(fixture.read_bytes())
@@ -48,8 +48,8 @@ def test_a_captured_fisk_document_parses_into_the_model(tmp_path: Path, shared_f
     assert model.commands
 
 
-def test_the_binary_gets_the_scrubbed_environment(tmp_path: Path, shared_fixtures: Path) -> None:
-    fixture = shared_fixtures / "fisk" / "fixturectl.introspect.json"
+def test_the_binary_gets_the_scrubbed_environment(tmp_path: Path, captured_fixtures: Path) -> None:
+    fixture = captured_fixtures / "fisk" / "fixturectl.introspect.json"
     seen = tmp_path / "seen.json"
     app = _python(
         tmp_path,
@@ -69,8 +69,8 @@ def test_the_binary_gets_the_scrubbed_environment(tmp_path: Path, shared_fixture
     assert env["LLMFORMAT"] == "1"
 
 
-def test_a_bare_name_is_found_on_path(tmp_path: Path, shared_fixtures: Path) -> None:
-    fixture = shared_fixtures / "fisk" / "ping.introspect.json"
+def test_a_bare_name_is_found_on_path(tmp_path: Path, captured_fixtures: Path) -> None:
+    fixture = captured_fixtures / "fisk" / "ping.introspect.json"
     _sh(tmp_path, "fiskai-test-ping", f"exec cat '{fixture}'\n")
     env = {"PATH": f"{tmp_path}{os.pathsep}{os.environ['PATH']}"}
     model = introspect("fiskai-test-ping", env=env)
@@ -144,8 +144,8 @@ def test_output_that_is_not_json_is_a_decoding_error(tmp_path: Path) -> None:
     assert "Usage: garbage COMMAND" in message
 
 
-def test_anything_on_stderr_breaks_the_document(tmp_path: Path, shared_fixtures: Path) -> None:
-    fixture = shared_fixtures / "fisk" / "ping.introspect.json"
+def test_anything_on_stderr_breaks_the_document(tmp_path: Path, captured_fixtures: Path) -> None:
+    fixture = captured_fixtures / "fisk" / "ping.introspect.json"
     app = _sh(tmp_path, "noisy", f"echo 'warning: deprecated' >&2\nexec cat '{fixture}'\n")
     message = _fails(app)
     assert "the output is not JSON" in message

@@ -12,8 +12,8 @@ pytestmark = pytest.mark.anyio
 
 
 @pytest.fixture
-def model(shared_fixtures: Path) -> Path:
-    return shared_fixtures / "fisk" / "with-schemas" / "fixturectl.introspect.json"
+def model(captured_fixtures: Path) -> Path:
+    return captured_fixtures / "fisk" / "with-schemas" / "fixturectl.introspect.json"
 
 
 def _tool(tools: list[CommandTool], name: str) -> CommandTool:

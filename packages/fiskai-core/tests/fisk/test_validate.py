@@ -18,9 +18,9 @@ from fiskai_core.fisk import (
 
 
 @pytest.fixture(scope="module")
-def types_schema(shared_fixtures: Path) -> dict[str, JsonValue]:
+def types_schema(captured_fixtures: Path) -> dict[str, JsonValue]:
     app = ApplicationModel.model_validate_json(
-        (shared_fixtures / "fisk" / "with-schemas" / "fixturectl.introspect.json").read_bytes()
+        (captured_fixtures / "fisk" / "with-schemas" / "fixturectl.introspect.json").read_bytes()
     )
     specs: dict[str, CommandSpec] = {spec.name: spec for spec in walk_commands(app)}
     return specs["types"].input_schema

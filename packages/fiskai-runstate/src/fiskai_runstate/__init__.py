@@ -8,6 +8,7 @@ from ._codec import decode_record, encode_record
 from .errors import (
     FieldChange,
     InvalidRunIdError,
+    JournalConfigError,
     JournalCorruptError,
     JournalError,
     JournalExistsError,
@@ -23,6 +24,14 @@ from .errors import (
 from .file import FileJournal, FileJournalStore, default_runs_dir
 from .fingerprint import Fingerprint, check_resume, sha256_json
 from .json_schemas import schema_documents
+from .options import (
+    KNOWN_BACKENDS,
+    FileOptions,
+    JetStreamOptions,
+    check_backend,
+    parse_file_options,
+    parse_jetstream_options,
+)
 from .records import (
     MAX_RECORD_BYTES,
     SCHEMA_VERSION,
@@ -44,18 +53,22 @@ from .state import Counters, PendingBatch, RunState, fold
 from .store import Journal, RunSummary, Store, check_append, validate_run_id
 
 __all__ = [
+    "KNOWN_BACKENDS",
     "MAX_RECORD_BYTES",
     "SCHEMA_VERSION",
     "AssistantRecord",
     "Counters",
     "FieldChange",
     "FileJournal",
+    "FileOptions",
     "FileJournalStore",
     "Fingerprint",
     "InvalidRunIdError",
     "Journal",
     "JsonObject",
     "JsonValue",
+    "JetStreamOptions",
+    "JournalConfigError",
     "JournalCorruptError",
     "JournalError",
     "JournalExistsError",
@@ -80,12 +93,15 @@ __all__ = [
     "UserRecord",
     "args_digest",
     "check_append",
+    "check_backend",
     "check_resume",
     "decode_record",
     "default_runs_dir",
     "effect_id",
     "encode_record",
     "fold",
+    "parse_file_options",
+    "parse_jetstream_options",
     "schema_documents",
     "sha256_json",
     "tool_use_ids",

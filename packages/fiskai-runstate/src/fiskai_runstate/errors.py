@@ -5,6 +5,7 @@ agent runner, the `fiskai session` command) can turn any of them into one clear 
 This is a leaf library, so the tree has its own base rather than fiskai_core's.
 
     JournalError
+    +-- JournalConfigError       a session backend name or `options` block that is not allowed
     +-- InvalidRunIdError        a run id that is not `[A-Za-z0-9][A-Za-z0-9_-]*`, at most 128 bytes
     +-- JournalNotFoundError     no journal for that run id
     +-- JournalExistsError       create() on a run id that already has a journal
@@ -25,6 +26,7 @@ from dataclasses import dataclass
 __all__ = [
     "FieldChange",
     "InvalidRunIdError",
+    "JournalConfigError",
     "JournalCorruptError",
     "JournalError",
     "JournalExistsError",
@@ -41,6 +43,10 @@ __all__ = [
 
 class JournalError(Exception):
     """Base of every error the run journal raises on purpose."""
+
+
+class JournalConfigError(JournalError):
+    """A session backend or its `options` block is not allowed; the message names the key and the fix."""
 
 
 class InvalidRunIdError(JournalError):

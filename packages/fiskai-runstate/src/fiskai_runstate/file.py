@@ -156,12 +156,17 @@ class FileJournalStore:
         for path in self.directory.glob(f"*{_SUFFIX}"):
             run_id = path.name[: -len(_SUFFIX)]
             try:
+                mtime = path.lstat().st_mtime
+            except OSError:
+                continue  # removed since the directory was read
+            try:
                 validate_run_id(run_id)
                 records = _load_path(path, run_id)
                 state = fold(records)
-                mtime = path.lstat().st_mtime
-            except (JournalError, OSError):
-                # One unreadable journal must not hide the others; `show` on it reports the problem.
+            except (JournalError, OSError) as err:
+                # Listed, not hidden: an operator must see that a run exists and cannot be read.
+                reason = str(err) if isinstance(err, JournalError) else f"unreadable: {err.strerror or err}"
+                summaries.append(_damaged(run_id, reason, mtime))
                 continue
             summaries.append(
                 RunSummary(
@@ -176,6 +181,13 @@ class FileJournalStore:
             )
         summaries.sort(key=lambda s: (s.updated, s.run_id), reverse=True)
         return summaries
+
+
+def _damaged(run_id: str, reason: str, mtime: float) -> RunSummary:
+    updated = datetime.fromtimestamp(mtime, tz=UTC)
+    return RunSummary(
+        run_id=run_id, model="", status="damaged", updated=updated, prompt="", created="", records=0, damaged=reason
+    )
 
 
 class FileJournal:
@@ -369,4 +381,13 @@ def parse_journal(data: bytes, run_id: str) -> tuple[list[Record], int, bool]:
     for number, record in enumerate(records, start=1):
         if record.seq != number:
             raise JournalCorruptError(run_id, f"record seq {record.seq} does not follow seq {number - 1}", line=number)
+    meta = records[0].payload if records else None
+    if isinstance(meta, MetaRecord) and meta.run_id != run_id:
+        # A renamed or copied journal would otherwise be shown, resumed and appended to under the wrong id.
+        raise JournalCorruptError(
+            run_id,
+            f"its meta record belongs to run {meta.run_id!r}; the file was renamed or copied "
+            f"(rename it back to {meta.run_id}{_SUFFIX}, or remove it)",
+            line=1,
+        )
     return records, len(data) - len(tail), bool(tail)

@@ -77,6 +77,8 @@ class RunSummary:
     created: str
     records: int
     """How many records the journal holds."""
+    damaged: str = ""
+    """Why the journal cannot be read (status `damaged`); empty for a readable one."""
 
 
 class Journal(Protocol):

@@ -3,15 +3,21 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import click
 
+from fiskai_cli._wiring import (
+    Settings,
+    knowledge_directory,
+    knowledge_paths,
+    load_application,
+    load_settings,
+    state_home,
+)
 from fiskai_cli.ui.text import clip, items, table
-from fiskai_core.config import Config, Mode, load_config
-from fiskai_core.errors import FiskaiError
-from fiskai_core.fisk import Application, load_application
+from fiskai_core.config import Config, Mode
+from fiskai_core.fisk import Application
 from fiskai_core.tools import TOOL_SEARCH_THRESHOLD, plan_deferral, requires_confirmation
 
 __all__ = ["info"]
@@ -45,18 +51,10 @@ def info(ctx: click.Context, output_format: str) -> None:
       fiskai -c agent.yaml info
       fiskai -c agent.yaml info --format json | jq '.tools[].name'
     """
-    config_path = Path(ctx.obj["config_path"])
-    if not config_path.exists():
-        raise click.ClickException(
-            f'no configuration at "{config_path}"; name one before the subcommand: '
-            "fiskai -c path/to/agent.yaml info (examples/fixturectl/agent.yaml is a complete example)"
-        )
-    try:
-        config = load_config(config_path, Mode.MCP)
-        application = _load(config, config_path) if config.application_path else None
-    except FiskaiError as err:
-        raise click.ClickException(str(err)) from err
-    report = build_report(config, config_path, application)
+    settings = load_settings(ctx, Mode.MCP, required=True)
+    assert settings is not None  # required=True: a missing file is an error above
+    application = load_application(settings)
+    report = build_report(settings, application)
     if output_format == "json":
         click.echo(json.dumps(report, indent=2, ensure_ascii=False))
         return
@@ -65,19 +63,9 @@ def info(ctx: click.Context, output_format: str) -> None:
     click.echo(render_text(report))
 
 
-def _load(config: Config, config_path: Path) -> Application:
-    return load_application(
-        config.application_path,
-        base_dir=config_path.resolve().parent,
-        global_flags=config.global_flags,
-        include=config.include,
-        exclude=config.exclude,
-        strip_env=config.credential_env_names(),
-    )
-
-
-def build_report(config: Config, config_path: Path, application: Application | None) -> dict[str, Any]:
+def build_report(settings: Settings, application: Application | None) -> dict[str, Any]:
     """Everything `info` shows, as one JSON-ready object."""
+    config = settings.config
     harness = config.harness
     warnings: list[str] = []
     if application is None and (config.include.tools or config.include.tags or config.exclude.tools):
@@ -128,7 +116,7 @@ def build_report(config: Config, config_path: Path, application: Application | N
         if application is not None and count == 0
     )
     return {
-        "config": str(config_path),
+        "config": str(settings.path),
         "identity": config.identity,
         "application": _application_report(application),
         "model": _model_report(config, supports, plan.deferred_count, len(tools)),
@@ -136,12 +124,13 @@ def build_report(config: Config, config_path: Path, application: Application | N
         "global_flags": _global_flags_report(application),
         "prompt": {"text": config.system_prompt, "lines": len(config.system_prompt.splitlines())},
         "sessions": {"backend": harness.sessions.backend, "options": harness.sessions.options},
+        "state_home": str(state_home()),
         "memory": {"backend": harness.memory.backend, "index": not harness.memory.no_index}
         if harness.memory.enabled
         else None,
         "knowledge": {
-            "directory": harness.knowledge.directory,
-            "paths": harness.knowledge.paths,
+            "directory": str(knowledge_directory(harness.knowledge, identity=config.identity, folder=settings.folder)),
+            "paths": [str(path) for path in knowledge_paths(harness.knowledge, folder=settings.folder)],
             "vector": harness.knowledge.embeddings is not None,
         }
         if harness.knowledge.enabled

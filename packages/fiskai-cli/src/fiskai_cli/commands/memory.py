@@ -1,17 +1,16 @@
 """`fiskai memory`: list, show and remove the entries an agent's model has saved.
 
 Which store: `--directory` names a file-backend directory outright. Otherwise the configuration (the
-root `-c/--config`, `agent.yaml` by default) gives the identity and `harness.memory` picks the backend
-and its options, when that file exists; `--identity` overrides the configured identity. With no
-configuration file, `--identity` is required and the file backend's default directory is used
-(`$XDG_STATE_HOME/fiskai/memory/<identity>`).
+root `-c/--config`, `./agent.yaml` when it exists) gives the identity and `harness.memory` picks the
+backend and its options (a relative `options.directory` is under the configuration's folder);
+`--identity` overrides the configured identity. With no configuration file, `--identity` is required and
+the file backend's directory in the state home is used (`$XDG_STATE_HOME/fiskai/memory/<identity>`).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncGenerator, Awaitable, Callable, Generator
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -19,24 +18,11 @@ from typing import Any, TypeVar
 
 import anyio
 import click
-from click.core import ParameterSource
 
+from fiskai_cli._wiring import invocation, load_settings, open_memory_store, reported
 from fiskai_cli.ui.text import clip, items, table
-from fiskai_core.config import Config, Mode, load_config
-from fiskai_core.errors import FiskaiError
-from fiskai_memory import (
-    Entry,
-    FileMemoryStore,
-    Item,
-    KvOptions,
-    MemoryNotFoundError,
-    MemoryStoreError,
-    Store,
-    check_backend,
-    open_file_store,
-    parse_file_options,
-    parse_kv_options,
-)
+from fiskai_core.config import Mode
+from fiskai_memory import Entry, FileMemoryStore, Item, Store
 
 __all__ = ["memory"]
 
@@ -172,88 +158,30 @@ def rm_command(
 
 def _run(ctx: click.Context, target: _Target, action: Callable[[Store], Awaitable[_T]]) -> tuple[str, _T]:
     # Configuration is read before the event loop starts: it is blocking file work.
-    config = _configuration(ctx) if target.directory is None else None
+    settings = load_settings(ctx, Mode.MCP, required=False) if target.directory is None else None
 
     async def go() -> tuple[str, _T]:
-        async with _open_store(ctx, target, config) as (store, location):
-            with _reported(location):
+        if target.directory is not None:
+            store = FileMemoryStore(target.directory)
+            with reported(str(target.directory)):
+                return str(target.directory), await action(store)
+        identity = target.identity or (settings.config.identity if settings is not None else None)
+        if not identity:
+            raise click.ClickException(
+                f"no --identity given and no configuration at {invocation(ctx).config_path} to take it from; pass "
+                "--identity (the agent's identity, by default its application binary's name) or --directory"
+            )
+        async with open_memory_store(
+            settings.config.harness.memory if settings is not None else None,
+            identity=identity,
+            folder=settings.folder if settings is not None else None,
+            nats_url=target.nats_url,
+        ) as (store, location):
+            with reported(location):
                 return location, await action(store)
 
-    with _reported(None):
+    with reported():
         return anyio.run(go)
-
-
-@contextmanager
-def _reported(location: str | None) -> Generator[None]:
-    # Every failure the operator can fix becomes one clear line, never a traceback.
-    try:
-        yield
-    except MemoryNotFoundError as err:
-        raise click.ClickException(f"{err} in {location}" if location else str(err)) from err
-    except (MemoryStoreError, FiskaiError) as err:
-        raise click.ClickException(str(err)) from err
-
-
-@asynccontextmanager
-async def _open_store(ctx: click.Context, target: _Target, config: Config | None) -> AsyncGenerator[tuple[Store, str]]:
-    if target.directory is not None:
-        yield FileMemoryStore(target.directory), str(target.directory)
-        return
-    identity = target.identity or (config.identity if config is not None else None)
-    if not identity:
-        raise click.ClickException(
-            f"no --identity given and no configuration at {_config_path(ctx)} to take it from; pass --identity "
-            "(the agent's identity, by default its application binary's name) or --directory"
-        )
-    settings = config.harness.memory if config is not None else None
-    options: dict[str, object] = dict(settings.options) if settings is not None else {}
-    backend = check_backend(settings.backend if settings is not None else "file")
-    if backend == "file":
-        store = open_file_store(identity, directory=parse_file_options(options).directory)
-        yield store, str(store.directory)
-    else:
-        async with _jetstream_store(identity, parse_kv_options(options), target.nats_url) as (store, location):
-            yield store, location
-
-
-@asynccontextmanager
-async def _jetstream_store(
-    identity: str, options: KvOptions, nats_url: str | None
-) -> AsyncGenerator[tuple[Store, str]]:
-    try:
-        # Imported here, not at the top: the nats extra is optional and a file store needs none of it.
-        from fiskai_memory.kv import connect_kv_store
-    except ImportError as err:
-        raise click.ClickException(
-            f"the jetstream memory backend needs nats-py: pip install 'fiskai-cli[nats]' ({err})"
-        ) from err
-    url = nats_url or "nats://127.0.0.1:4222"
-    async with connect_kv_store(
-        url,
-        identity=identity,
-        bucket=options.bucket,
-        prefix=options.prefix,
-        require_read_before_update=options.require_read_before_update,
-    ) as store:
-        where = f"{store.prefix}.* in " if store.prefix else ""
-        yield store, f"{where}KV bucket {store.bucket} at {url}"
-
-
-def _configuration(ctx: click.Context) -> Config | None:
-    path = _config_path(ctx)
-    root = ctx.find_root()
-    explicit = root.get_parameter_source("config_path") in (ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT)
-    if not explicit and not path.exists():
-        return None  # the default agent.yaml is optional here; an explicit one must load
-    try:
-        return load_config(path, Mode.MCP)
-    except FiskaiError as err:
-        raise click.ClickException(str(err)) from err
-
-
-def _config_path(ctx: click.Context) -> Path:
-    obj: dict[str, Any] = ctx.find_root().obj or {}
-    return Path(obj.get("config_path", "agent.yaml"))
 
 
 def _item_json(entry: Item | Entry) -> dict[str, str | None]:

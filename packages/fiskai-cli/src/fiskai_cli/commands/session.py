@@ -1,27 +1,27 @@
 """`fiskai session`: list, show, remove and export checkpointed runs.
 
-Without `--config` the file backend under `--state-dir` (or `$XDG_STATE_HOME/fiskai/runs`) is used. With
-an explicit `-c/--config`, its `harness.sessions` block picks the backend; `--state-dir` then overrides the
+The configuration (the root `-c/--config`, or `./agent.yaml` when it exists) picks the backend with its
+`harness.sessions` block (a relative `options.directory` is under the configuration's folder); without one
+the file backend in the state home is used (`$XDG_STATE_HOME/fiskai/runs`). `--state-dir` overrides the
 file backend's directory. Reading never takes a run's lock, so a live run can be inspected.
 """
 
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
 import anyio
 import click
-from click.core import ParameterSource
 from typing_extensions import override
 
+from fiskai_cli._wiring import load_settings, open_journal_store
 from fiskai_cli.ui.text import clip, items, table
-from fiskai_core.config import Mode, load_config
-from fiskai_core.errors import FiskaiError
+from fiskai_core.config import Mode
 from fiskai_runstate import (
     AssistantRecord,
     FileJournalStore,
@@ -45,7 +45,10 @@ __all__ = ["session"]
 
 _T = TypeVar("_T")
 _ALIASES = {"ls": "list", "view": "show", "delete": "rm"}
-_EMPTY_FILE_HINT = "No checkpointed sessions (file backend; pass --config if your sessions are in a configured backend)"
+_EMPTY_FILE_HINT = (
+    "No checkpointed sessions in {directory} (file backend; if your sessions are in a configured backend, "
+    "name its configuration: fiskai -c agent.yaml session list)"
+)
 _OUTPUT_CLIP = 2000
 
 
@@ -82,44 +85,32 @@ def session(ctx: click.Context, state_dir: Path | None) -> None:
       fiskai session export orders-report -o orders-report.jsonl
       fiskai session rm orders-report
     """
-    if ctx.obj is None:
-        ctx.obj = {}
-    obj: dict[str, Any] = ctx.obj
-    obj["session_store"], obj["session_configured"] = _store(ctx, state_dir)
+    settings = load_settings(ctx, Mode.MCP, required=False)
+    if settings is None:
+        store = open_journal_store(None, state_dir=state_dir)
+    else:
+        store = open_journal_store(settings.config.harness.sessions, folder=settings.folder, state_dir=state_dir)
+    ctx.obj = _Sessions(store=store, configured=settings is not None)
 
 
-def _store(ctx: click.Context, state_dir: Path | None) -> tuple[Store, bool]:
-    root = ctx.parent
-    explicit = root is not None and root.get_parameter_source("config_path") in (
-        ParameterSource.COMMANDLINE,
-        ParameterSource.ENVIRONMENT,
-    )
-    if not explicit:
-        return FileJournalStore(state_dir), False
-    config_path = Path(ctx.obj["config_path"])
-    try:
-        config = load_config(config_path, Mode.MCP).with_state_dir(state_dir)
-    except FiskaiError as err:
-        raise click.ClickException(str(err)) from err
-    sessions = config.harness.sessions
-    if sessions.backend != "file":
-        raise click.ClickException(
-            f'the "{sessions.backend}" session backend of {config_path} is not available to `fiskai session` yet; '
-            "only the file backend is (pass --state-dir, or a configuration whose harness.sessions.backend is file)"
-        )
-    directory = sessions.options.get("directory")
-    if directory is None or directory == "":
-        return FileJournalStore(state_dir), True
-    if not isinstance(directory, str):
-        raise click.ClickException(f"{config_path}: harness.sessions.options.directory must be a string")
-    path = Path(os.path.expanduser(directory))
-    if not path.is_absolute():
-        path = config_path.resolve().parent / path
-    return FileJournalStore(path), True
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Sessions:
+    """The `session` group's context object: the store every subcommand reads."""
+
+    store: Store
+    configured: bool
+    """True when a configuration chose the store (an empty list then needs no hint about one)."""
+
+
+def _sessions(ctx: click.Context) -> _Sessions:
+    found = ctx.find_object(_Sessions)
+    if found is None:
+        raise click.UsageError("run this through `fiskai session`")
+    return found
 
 
 def _run(ctx: click.Context, action: Callable[[Store], Awaitable[_T]]) -> _T:
-    store: Store = ctx.obj["session_store"]
+    store = _sessions(ctx).store
     try:
         return anyio.run(action, store)
     except JournalError as err:
@@ -146,10 +137,21 @@ def list_sessions(ctx: click.Context, output_format: str) -> None:
         click.echo(json.dumps([_summary_json(s) for s in summaries], indent=2, ensure_ascii=False))
         return
     if not summaries:
-        click.echo("No checkpointed sessions" if ctx.obj["session_configured"] else _EMPTY_FILE_HINT)
+        sessions = _sessions(ctx)
+        if sessions.configured or not isinstance(sessions.store, FileJournalStore):
+            click.echo("No checkpointed sessions")
+        else:
+            click.echo(_EMPTY_FILE_HINT.format(directory=sessions.store.directory))
         return
     rows = [(s.run_id, s.model or "-", s.status, _local_time(s.updated), clip(s.prompt, 53) or "-") for s in summaries]
     click.echo(table(("id", "model", "status", "updated", "prompt"), rows, indent=0))
+    for summary in summaries:
+        if summary.damaged:
+            click.echo(
+                f"warning: session {summary.run_id} is damaged: {summary.damaged}; "
+                f"`fiskai session rm {summary.run_id}` removes it",
+                err=True,
+            )
 
 
 def _summary_json(summary: RunSummary) -> dict[str, Any]:
@@ -161,6 +163,7 @@ def _summary_json(summary: RunSummary) -> dict[str, Any]:
         "created": summary.created,
         "records": summary.records,
         "prompt": summary.prompt,
+        "damaged": summary.damaged or None,
     }
 
 

@@ -22,7 +22,7 @@ from fiskai_core.tools import ToolResult
 from ._env import tool_env
 from ._exec import run_argv
 from ._load import Application
-from ._validate import validate_arguments
+from ._validate import missing_required, validate_arguments
 from ._walk import CommandSpec
 
 __all__ = ["CommandTool", "command_tools"]
@@ -70,6 +70,18 @@ class CommandTool:
         if self.spec.schema_source != "fisk":
             return []
         return validate_arguments(self.spec.input_schema, arguments)
+
+    def command_argv(self, arguments: str | bytes | None) -> list[str]:
+        """The exact argv `execute` runs for `arguments`, binary first (what an operator approves).
+
+        Raises:
+            ArgumentsError: The arguments cannot become an argv.
+        """
+        return [self.app_path, *self.spec.argv(arguments)]
+
+    def missing_required(self, arguments: str | bytes | None) -> list[str]:
+        """The required parameters `arguments` leaves out, in schema order."""
+        return missing_required(self.spec.input_schema, arguments)
 
     async def execute(self, arguments: str | bytes | None) -> ToolResult:
         """Check, render and run one call; every outcome is a result."""

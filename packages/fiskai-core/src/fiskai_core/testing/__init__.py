@@ -2,6 +2,7 @@
 
 from ._fake_app import write_fake_app
 from ._knowledge import FakePack, FakeSearcher
+from ._prompter import ScriptedPrompter
 from ._tools import FakeTool, Rule
 
-__all__ = ["FakePack", "FakeSearcher", "FakeTool", "Rule", "write_fake_app"]
+__all__ = ["FakePack", "FakeSearcher", "FakeTool", "Rule", "ScriptedPrompter", "write_fake_app"]

@@ -14,7 +14,7 @@ from pydantic import JsonValue
 
 from ._result import ToolResult
 
-__all__ = ["FilterRule", "Selectable", "Tool"]
+__all__ = ["ArgumentValidator", "Confirmable", "FilterRule", "Selectable", "Tool"]
 
 
 class Selectable(Protocol):
@@ -61,3 +61,23 @@ class FilterRule(Protocol):
 
     @property
     def tags(self) -> Sequence[str]: ...
+
+
+class Confirmable(Protocol):
+    """A tool whose call becomes a command line an operator can approve before it runs."""
+
+    def command_argv(self, arguments: str | bytes | None) -> Sequence[str]:
+        """The exact argv `execute` would run for `arguments`, binary first.
+
+        Raises:
+            fiskai_core.errors.ArgumentsError: The arguments cannot become an argv.
+        """
+        ...
+
+
+class ArgumentValidator(Protocol):
+    """A tool that can name the required parameters a call leaves out, before any gate or exec."""
+
+    def missing_required(self, arguments: str | bytes | None) -> Sequence[str]:
+        """The required parameter names `arguments` does not supply, in schema order (empty when none)."""
+        ...

@@ -1,0 +1,377 @@
+"""The composition module: configuration, state home, stores and tools, wired once for every command.
+
+One floor below the commands. A command asks this module for what it needs, in this order:
+
+1. `invocation(ctx)`: what the root command was given (`ctx.obj`, typed): the agent.yaml path and
+   whether the operator named it (`-c/--config` or `FISKAI_CONFIG`) or it is the implicit `./agent.yaml`.
+2. `load_settings(ctx, mode, required=...)`: the typed configuration, loaded for the command's mode
+   (`Mode.MCP` for the read-only commands, `Mode.AGENT` for `run`, `Mode.SERVER` for `a2a`). An explicit
+   file must load; the implicit one is used when it exists, and is required only when `required`.
+   `Settings.resolve` turns a relative path written in agent.yaml into one under the file's folder,
+   as `application_path` always was: the same file means the same stores wherever the command runs.
+3. `state_home()`: `$XDG_STATE_HOME/fiskai`, the one rule for where fiskai keeps state. Nothing is ever
+   created under the working directory.
+4. One opener per store, each taking the typed settings block: `open_journal_store` (runs),
+   `open_memory_store` (memories), `open_knowledge_store` (the knowledge index, `knowledge_directory` says
+   where it is).
+5. The tool set: `load_application` introspects the configured application and `command_tools` binds
+   its commands as runnable tools. A second tool source (Python CLIs, say) plugs in here, beside the
+   fisk one, so every driver gets it.
+
+Import-light: this module is imported by the root command, so it imports only click and the standard
+library at the top, and not even pathlib (about 5 ms that `fiskai --version` does not need): functions
+import what they use. The configuration loader (pydantic), the stores and the tool machinery load inside
+the function that needs them, and the optional tiers (`session`, `memory`, `knowledge` extras) name the
+extra to install when missing.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import AsyncGenerator, Generator
+from contextlib import asynccontextmanager, contextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import click
+from click.core import ParameterSource
+from typing_extensions import override
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from fiskai_core.config import Config, KnowledgeSettings, MemorySettings, Mode, SessionsSettings
+    from fiskai_core.fisk import Application
+    from fiskai_core.fisk.execution import CommandTool
+    from fiskai_memory import Store as MemoryStore
+    from fiskai_rag import Embedder, Store as KnowledgeStore
+    from fiskai_runstate import Store as JournalStore
+
+__all__ = [
+    "DEFAULT_CONFIG",
+    "Invocation",
+    "Settings",
+    "command_tools",
+    "invocation",
+    "knowledge_directory",
+    "load_application",
+    "load_settings",
+    "open_journal_store",
+    "open_knowledge_store",
+    "open_memory_store",
+    "reported",
+    "state_home",
+]
+
+DEFAULT_CONFIG = "agent.yaml"
+"""The configuration used when none is named: `./agent.yaml`, when it exists."""
+DEFAULT_NATS_URL = "nats://127.0.0.1:4222"
+
+# Errors every tier raises on purpose for things an operator can fix; each becomes one line, no traceback.
+# Looked up by module so that catching them never imports a tier the command did not use.
+_OPERATOR_ERRORS = (
+    ("fiskai_core.errors", "FiskaiError"),
+    ("fiskai_memory.errors", "MemoryStoreError"),
+    ("fiskai_runstate.errors", "JournalError"),
+    ("fiskai_rag.errors", "RagError"),
+)
+
+
+class Invocation(dict[str, object]):
+    """What the root `fiskai` command was given; every subcommand's `ctx.obj`. Read it with `invocation(ctx)`.
+
+    A dict only while `commands/knowledge.py` still reads `ctx.obj["config_path"]` and adds its own keys
+    (click's `ensure_object(dict)`); once it reads `invocation(ctx)` this becomes a frozen dataclass.
+    """
+
+    def __init__(self, *, config_path: str, config_explicit: bool) -> None:
+        super().__init__(config_path=config_path)
+        self._config_path = config_path
+        self._config_explicit = config_explicit
+
+    @property
+    def config_path(self) -> Path:
+        """The agent.yaml to load: `-c/--config`, `FISKAI_CONFIG`, else `./agent.yaml`."""
+        from pathlib import Path
+
+        return Path(self._config_path)
+
+    @property
+    def config_explicit(self) -> bool:
+        """True when the operator named the file; an explicit file must exist and load."""
+        return self._config_explicit
+
+    @override
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Invocation):
+            return NotImplemented
+        return (self.config_path, self.config_explicit) == (other.config_path, other.config_explicit)
+
+    __hash__ = None  # mutable, like any dict
+
+
+def invocation(ctx: click.Context) -> Invocation:
+    """The root command's `Invocation` (the implicit `./agent.yaml` when a subcommand runs on its own)."""
+    root = ctx.find_root()
+    if isinstance(root.obj, Invocation):
+        return root.obj
+    explicit = root.get_parameter_source("config_path") in (ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT)
+    path = root.params.get("config_path") or DEFAULT_CONFIG
+    return Invocation(config_path=str(path), config_explicit=explicit)
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """A loaded configuration and the folder its relative paths resolve against."""
+
+    config: Config
+    path: Path
+    """The file, as the operator named it (messages show it this way)."""
+    folder: Path
+    """The file's folder, absolute."""
+
+    def resolve(self, written: str) -> Path:
+        """A path written in agent.yaml: `~` expanded, a relative one under the file's folder."""
+        return resolve_under(written, self.folder)
+
+
+def resolve_under(written: str, folder: Path | None) -> Path:
+    """`written` with `~` expanded; relative ones under `folder` (absolute from the working directory without one)."""
+    from pathlib import Path
+
+    path = Path(written).expanduser()
+    if path.is_absolute():
+        return path
+    return (folder / path) if folder is not None else path.absolute()
+
+
+def load_settings(ctx: click.Context, mode: Mode, *, required: bool) -> Settings | None:
+    """The command's configuration, loaded and checked for `mode`.
+
+    An explicit file (`-c`, `FISKAI_CONFIG`) must exist and load. The implicit `./agent.yaml` is used
+    when it exists; when it does not, the result is None, or an error naming `-c` when `required`.
+
+    Raises:
+        click.ClickException: the file is missing (when it must exist), unreadable or invalid.
+    """
+    given = invocation(ctx)
+    path = given.config_path
+    if not given.config_explicit and not path.exists():
+        if not required:
+            return None
+        command = ctx.command_path.removeprefix(ctx.find_root().command_path).strip() or "COMMAND"
+        raise click.ClickException(
+            f'no configuration at "{path}"; name one before the subcommand: fiskai -c path/to/agent.yaml {command} '
+            "(examples/fixturectl/agent.yaml is a complete example)"
+        )
+    from fiskai_core.config import load_config
+
+    with reported():
+        config = load_config(path, mode)
+    return Settings(config=config, path=path, folder=path.resolve().parent)
+
+
+def state_home() -> Path:
+    """`$XDG_STATE_HOME/fiskai`, or `~/.local/state/fiskai` when that is unset or relative (as XDG says)."""
+    from pathlib import Path
+
+    xdg = os.environ.get("XDG_STATE_HOME", "")
+    base = Path(xdg) if xdg and os.path.isabs(xdg) else Path.home() / ".local" / "state"
+    return base / "fiskai"
+
+
+@contextmanager
+def reported(location: str | None = None) -> Generator[None]:
+    """Turn any tier's operator-fixable error into one `click.ClickException` line (`in <location>` appended)."""
+    try:
+        yield
+    except click.ClickException:
+        raise
+    except Exception as err:
+        if not _operator_error(err):
+            raise
+        where = f" in {location}" if location and type(err).__name__ == "MemoryNotFoundError" else ""
+        raise click.ClickException(f"{err}{where}") from err
+
+
+def _operator_error(err: Exception) -> bool:
+    for module_name, class_name in _OPERATOR_ERRORS:
+        module = sys.modules.get(module_name)
+        base: object = getattr(module, class_name, None) if module is not None else None
+        if isinstance(base, type) and isinstance(err, base):
+            return True
+    return False
+
+
+def _needs_extra(extra: str, what: str, err: ImportError) -> click.ClickException:
+    return click.ClickException(f"{what} needs the `{extra}` extra: pip install 'fiskai-cli[{extra}]' ({err})")
+
+
+# -- the run journal -------------------------------------------------------------------------------
+
+
+def open_journal_store(
+    sessions: SessionsSettings | None, *, folder: Path | None = None, state_dir: Path | None = None
+) -> JournalStore:
+    """The run journal store `harness.sessions` names (the file backend in the state home without one).
+
+    Args:
+        sessions: the configured block; None means no configuration.
+        folder: the configuration's folder, for a relative `options.directory`.
+        state_dir: `--state-dir`: the file backend's directory, winning over the configured one.
+
+    Raises:
+        click.ClickException: an unknown backend or option, `--state-dir` with a non-file backend, or a
+            backend this command cannot open yet.
+    """
+    try:
+        from fiskai_runstate import FileJournalStore, check_backend, parse_file_options
+    except ImportError as err:
+        raise _needs_extra("session", "the run journal", err) from err
+    if sessions is None:
+        return FileJournalStore(state_dir or state_home() / "runs")
+    with reported():
+        backend = check_backend(sessions.backend)
+        if backend != "file":
+            if state_dir is not None:
+                raise click.ClickException(
+                    "--state-dir applies only to the file session backend, but harness.sessions.backend is "
+                    f'"{backend}": remove --state-dir, or set harness.sessions.backend to "file"'
+                )
+            raise click.ClickException(
+                f'the "{backend}" session backend is not available to this command yet; only the file backend is '
+                "(pass --state-dir, or a configuration whose harness.sessions.backend is file)"
+            )
+        options = parse_file_options(sessions.options)
+    if state_dir is not None:
+        return FileJournalStore(state_dir)
+    if options.directory is None:
+        return FileJournalStore(state_home() / "runs")
+    return FileJournalStore(resolve_under(options.directory, folder))
+
+
+# -- memory ----------------------------------------------------------------------------------------
+
+
+@asynccontextmanager
+async def open_memory_store(
+    memory: MemorySettings | None, *, identity: str, folder: Path | None = None, nats_url: str | None = None
+) -> AsyncGenerator[tuple[MemoryStore, str]]:
+    """The memory store `harness.memory` names for `identity`, and a line saying where it is.
+
+    Without a block (or without `options.directory`) the file backend keeps `identity`'s memory in the
+    state home (`memory/<identity>`); a relative directory is under the configuration's folder.
+
+    Raises:
+        click.ClickException: an unknown backend or option, an identity unusable as a name, a missing extra.
+    """
+    try:
+        from fiskai_memory import FileMemoryStore, check_backend, parse_kv_options
+    except ImportError as err:
+        raise _needs_extra("memory", "the memory store", err) from err
+    options: dict[str, object] = dict(memory.options) if memory is not None else {}
+    with reported():
+        backend = check_backend(memory.backend if memory is not None else "file")
+        if backend == "file":
+            store = FileMemoryStore(_memory_directory(options, identity=identity, folder=folder))
+            yield store, str(store.directory)
+            return
+        kv = parse_kv_options(options)
+    try:
+        from fiskai_memory.kv import connect_kv_store
+    except ImportError as err:
+        raise _needs_extra("nats", "the jetstream memory backend", err) from err
+    url = nats_url or DEFAULT_NATS_URL
+    with reported():
+        async with connect_kv_store(
+            url,
+            identity=identity,
+            bucket=kv.bucket,
+            prefix=kv.prefix,
+            require_read_before_update=kv.require_read_before_update,
+        ) as kv_store:
+            where = f"{kv_store.prefix}.* in " if kv_store.prefix else ""
+            yield kv_store, f"{where}KV bucket {kv_store.bucket} at {url}"
+
+
+def _memory_directory(options: dict[str, object], *, identity: str, folder: Path | None) -> Path:
+
+    from fiskai_memory import is_valid_key, parse_file_options
+
+    directory = parse_file_options(options).directory
+    if directory is not None:
+        return resolve_under(directory, folder)
+    if not is_valid_key(identity):
+        raise click.ClickException(
+            f'the agent identity "{identity}" cannot name a memory directory; set identity in the '
+            "configuration, or pass --identity or --directory"
+        )
+    return state_home() / "memory" / identity
+
+
+# -- knowledge -------------------------------------------------------------------------------------
+
+
+def knowledge_directory(knowledge: KnowledgeSettings | None, *, identity: str, folder: Path | None = None) -> Path:
+    """Where the knowledge index lives: the state home's `knowledge/<identity>` unless configured elsewhere.
+
+    The original's default, `knowledge/<identity>` (which the configuration fills in when `directory` is
+    unset), put state in whatever folder the command ran from; here it means the state home. Any other
+    relative `directory` is under the configuration's folder.
+    """
+    default = state_home() / "knowledge" / identity
+    if knowledge is None or not knowledge.directory or knowledge.directory == f"knowledge/{identity}":
+        return default
+    return resolve_under(knowledge.directory, folder)
+
+
+def knowledge_paths(knowledge: KnowledgeSettings, *, folder: Path | None = None) -> list[Path]:
+    """The configured index roots (`harness.knowledge.paths`), each resolved under the configuration's folder."""
+    return [resolve_under(path, folder) for path in knowledge.paths]
+
+
+def open_knowledge_store(directory: Path, *, read_only: bool, embedder: Embedder | None = None) -> KnowledgeStore:
+    """Open the knowledge index in `directory`: read-only for searching, else as its single writer.
+
+    Raises:
+        click.ClickException: the `knowledge` extra is missing, or the index cannot be opened.
+    """
+    try:
+        from fiskai_rag import open_store
+    except ImportError as err:
+        raise _needs_extra("knowledge", "the knowledge index", err) from err
+    with reported():
+        return open_store(directory, read_only=read_only, embedder=embedder)
+
+
+# -- tools -----------------------------------------------------------------------------------------
+
+
+def load_application(settings: Settings) -> Application | None:
+    """Introspect the configured application and select its tools (None without `application_path`).
+
+    Raises:
+        click.ClickException: the binary is missing, not executable, or prints no valid command tree.
+    """
+    config = settings.config
+    if not config.application_path:
+        return None
+    from fiskai_core.fisk import load_application as introspect_and_select
+
+    with reported():
+        return introspect_and_select(
+            config.application_path,
+            base_dir=settings.folder,
+            global_flags=config.global_flags,
+            include=config.include,
+            exclude=config.exclude,
+            strip_env=config.credential_env_names(),
+        )
+
+
+def command_tools(settings: Settings, application: Application) -> list[CommandTool]:
+    """The application's selected commands as runnable tools, with the scrubbed environment every call gets."""
+    from fiskai_core.fisk.execution import command_tools as bind
+
+    return bind(application, strip_env=settings.config.credential_env_names())

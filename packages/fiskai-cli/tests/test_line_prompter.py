@@ -1,0 +1,118 @@
+"""The line prompter: questions on stderr, answers from the terminal, end of input is a refusal."""
+
+from __future__ import annotations
+
+import io
+import os
+import pty
+import select
+import subprocess
+import sys
+import textwrap
+import time
+
+import anyio
+import pytest
+
+from fiskai_cli.ui.prompter import LinePrompter
+from fiskai_core.confirm import ConfirmGate
+from fiskai_core.prompter import ConfirmChoice, GateRequest, PromptDeclined, Prompter
+
+pytestmark = pytest.mark.anyio
+
+REQUEST = GateRequest(command="stream_rm", display="app stream rm -- ORDERS", tag="ai:confirm")
+
+
+def make(answers: str) -> tuple[LinePrompter, io.StringIO]:
+    err = io.StringIO()
+    return LinePrompter(io.StringIO(answers), err, interactive=True), err
+
+
+def test_the_line_prompter_satisfies_the_prompter_seam() -> None:
+    prompter: Prompter = LinePrompter(io.StringIO(), io.StringIO())
+    assert prompter.can_prompt() is False  # a StringIO is no terminal
+
+
+@pytest.mark.parametrize(
+    ("typed", "choice"),
+    [("\n", ConfirmChoice.NO), ("1\n", ConfirmChoice.NO), ("2\n", ConfirmChoice.ONCE), ("3\n", ConfirmChoice.ALWAYS)],
+)
+async def test_approval_shows_the_command_and_defaults_to_no(typed: str, choice: ConfirmChoice) -> None:
+    prompter, err = make(typed)
+    assert await prompter.approve_command(REQUEST) is choice
+    shown = err.getvalue()
+    assert 'confirmation required: "stream_rm" carries tag "ai:confirm"' in shown
+    assert "-> app stream rm -- ORDERS" in shown
+    assert "1) No, do not run it" in shown
+
+
+async def test_end_of_input_and_repeated_nonsense_are_refusals() -> None:
+    prompter, _ = make("")
+    with pytest.raises(PromptDeclined):
+        await prompter.approve_command(REQUEST)
+    prompter, err = make("maybe\nperhaps\nwhat\n2\n")
+    with pytest.raises(PromptDeclined):
+        await prompter.approve_command(REQUEST)
+    assert err.getvalue().count("please answer 1, 2 or 3") == 3
+
+
+async def test_questions_are_sanitized_before_they_reach_the_terminal() -> None:
+    prompter, err = make("y\n1\n\nvalue\n")
+    assert await prompter.ask_confirm("delete?\x1b[2J\x1b]0;owned\x07") is True
+    assert await prompter.ask_select("pick", ["a\x1b[31m", "b"]) == 0
+    assert await prompter.ask_input("name", "dflt") == "dflt"
+    assert await prompter.ask_input("name", "dflt") == "value"
+    assert "\x1b" not in err.getvalue()
+
+
+async def test_select_with_no_choice_is_minus_one() -> None:
+    prompter, _ = make("\n")
+    assert await prompter.ask_select("pick", ["a", "b"]) == -1
+
+
+async def test_a_prompt_cancelled_midway_hands_the_next_line_to_the_next_prompt() -> None:
+    read_end, write_end = os.pipe()
+    with os.fdopen(read_end, encoding="utf-8") as stdin, os.fdopen(write_end, "w", encoding="utf-8") as typed:
+        prompter = LinePrompter(stdin, io.StringIO(), interactive=True)
+        with anyio.move_on_after(0.05):
+            await prompter.ask_confirm("first?")
+        typed.write("y\n")
+        typed.flush()
+        with anyio.fail_after(5):
+            assert await prompter.ask_confirm("second?") is True
+
+
+def test_on_a_real_terminal_the_gate_asks_and_runs_once() -> None:
+    """Steps: 1. run a gate with the line prompter under a pty; 2. answer 2; 3. the call is allowed."""
+    script = textwrap.dedent(
+        """
+        import anyio
+        from fiskai_cli.ui.prompter import LinePrompter
+        from fiskai_core.confirm import ConfirmGate
+
+        async def main():
+            gate = ConfirmGate(LinePrompter())
+            decision = await gate.check(name="rm", tags=["ai:confirm"], argv=["app", "rm", "--", "X Y"])
+            print("RESULT", decision.allowed, decision.channel)
+
+        anyio.run(main)
+        """
+    )
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-c", script], stdin=follower, stdout=subprocess.PIPE, stderr=follower)
+    os.close(follower)
+    seen = b""
+    deadline = time.monotonic() + 30
+    while b"Choose 1-3" not in seen:
+        ready, _, _ = select.select([leader], [], [], max(deadline - time.monotonic(), 0))
+        assert ready, f"no prompt within 30 s: {seen!r}"
+        seen += os.read(leader, 4096)
+    os.write(leader, b"2\n")
+    out, _ = proc.communicate(timeout=30)
+    os.close(leader)
+    assert b"-> app rm -- 'X Y'" in seen
+    assert out.strip() == b"RESULT True prompt"
+
+
+def test_gate_type_accepts_the_line_prompter() -> None:
+    assert ConfirmGate(LinePrompter(interactive=False)).prompter.can_prompt() is False

@@ -1,0 +1,192 @@
+"""The confirm gate: a tagged command runs only after an operator approves it, and "no" is the default.
+
+Checks, in a fixed order (reference 7.1); the first that decides wins:
+
+1. Not gated (no `ai:confirm`, no `confirm_tags` tag): allowed, channel `ungated`.
+2. The operator earlier chose "allow for the session" for this tool: allowed, channel `session`.
+3. The prompter cannot prompt (no terminal): denied, channel `no_terminal`.
+4. The operator is asked. Once or always: allowed (always remembers the tool for the run); no, or no
+   answer at all (`PromptDeclined`): denied, channel `prompt`.
+
+Callers check required parameters before the gate, so a broken call is never put to an operator, and
+hand the gate the exact argv the tool would run (`Confirmable.command_argv`), so what the operator
+approves is what runs. A denial goes back to the model as a non-error result (`denial_result`) whose
+reason says not to retry.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import anyio
+
+from fiskai_core.prompter import ConfirmChoice, GateRequest, PromptDeclined, Prompter
+from fiskai_core.tools import TAG_CONFIRM, ToolResult
+
+__all__ = ["ConfirmGate", "GateChannel", "GateDecision", "argv_digest", "render_command_line"]
+
+GateChannel = Literal["ungated", "session", "no_terminal", "prompt", "policy"]
+"""How a decision was reached; journaled beside it. `policy` is for callers' own rules."""
+
+_VALUE_KEEP_HEAD = 60
+_VALUE_KEEP_TAIL = 24
+_VALUE_MAX = _VALUE_KEEP_HEAD + _VALUE_KEEP_TAIL + 16
+# Unquoted only when every character is one a shell would also read literally; anything else is quoted.
+_SAFE_TOKEN = re.compile(r"[A-Za-z0-9_@%+=:,./-]+")
+_NEEDS_ANSI_C = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\ufeff]")
+
+NO_TERMINAL_REASON = "no interactive terminal is attached, so no operator could be asked"
+DECLINED_REASON = "the operator declined to permit this command; this decision is final, do not retry"
+
+
+def _quote_plain(text: str) -> str:
+    if _SAFE_TOKEN.fullmatch(text):
+        return text
+    if not _NEEDS_ANSI_C.search(text):
+        return "'" + text.replace("'", "'\\''") + "'"
+    # ANSI-C quoting shows control characters as escapes, so none can act on the terminal or hide text.
+    out: list[str] = []
+    for ch in text:
+        code = ord(ch)
+        if ch == "\\":
+            out.append("\\\\")
+        elif ch == "'":
+            out.append("\\'")
+        elif ch == "\n":
+            out.append("\\n")
+        elif ch == "\t":
+            out.append("\\t")
+        elif _NEEDS_ANSI_C.match(ch):
+            out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
+        else:
+            out.append(ch)
+    return "$'" + "".join(out) + "'"
+
+
+def _quote_token(token: str) -> str:
+    if len(token) <= _VALUE_MAX:
+        return _quote_plain(token) if token else "''"
+    head, tail = token[:_VALUE_KEEP_HEAD], token[-_VALUE_KEEP_TAIL:]
+    hidden = len(token) - len(head) - len(tail)
+    # The marker stands outside any quotes, where no literal argument text can appear, so it cannot be forged.
+    return f"{_quote_plain(head)}<…{hidden:,} more characters…>{_quote_plain(tail)}"
+
+
+def render_command_line(argv: Sequence[str]) -> str:
+    """The command line an operator approves: every argv token, quoted so it reads unambiguously.
+
+    Tokens of plain characters stand as they are; others are single-quoted, and any holding a control
+    character use `$'...'` escapes, so nothing in a value can move the cursor, end the line or pose as
+    another argument. A value over 100 characters keeps its first 60 and last 24 with a
+    `<…N more characters…>` marker between, so a long value never pushes a later argument out of view.
+
+    Args:
+        argv: The exact argv that will run, binary first.
+
+    Returns:
+        One line, safe to print on a terminal.
+    """
+    return " ".join(_quote_token(token) for token in argv)
+
+
+def argv_digest(argv: Sequence[str]) -> str:
+    """A SHA-256 hex digest of the argv, for journals and audit lines that must not hold the values."""
+    encoded = json.dumps(list(argv), ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass")
+    return hashlib.sha256(encoded).hexdigest()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GateDecision:
+    """The gate's verdict on one call."""
+
+    allowed: bool
+    reason: str
+    """Why, in words a model reads; empty when allowed."""
+    channel: GateChannel
+    tag: str | None
+    """The trigger tag; `None` when the tool is not gated."""
+    digest: str
+    """`argv_digest` of the argv decided on."""
+    display: str
+    """`render_command_line` of that argv."""
+
+    def denial_result(self) -> ToolResult:
+        """The authoritative, non-error result a model gets for a denied call."""
+        body = {"allowed": False, "reason": self.reason} if self.reason else {"allowed": False}
+        return ToolResult(text=json.dumps(body, ensure_ascii=False, separators=(",", ":")))
+
+
+class ConfirmGate:
+    """Default-deny approval for tools tagged `ai:confirm` or a configured `confirm_tags` tag.
+
+    One gate lives for one run (or one server): "allow for the session" lasts as long as it does.
+    Prompts are serialized, so concurrent callers (an MCP server) never interleave questions.
+    """
+
+    def __init__(self, prompter: Prompter, *, confirm_tags: Collection[str] = ()) -> None:
+        self._prompter = prompter
+        self._confirm_tags = tuple(dict.fromkeys(confirm_tags))
+        self._session_allowed: set[str] = set()
+        self._prompt_lock = anyio.Lock()
+
+    @property
+    def prompter(self) -> Prompter:
+        """The prompter the gate asks through."""
+        return self._prompter
+
+    def trigger_tag(self, tags: Sequence[str]) -> str | None:
+        """The tag that gates a tool: `ai:confirm` if present, else its first tag in `confirm_tags`."""
+        if TAG_CONFIRM in tags:
+            return TAG_CONFIRM
+        return next((tag for tag in tags if tag in self._confirm_tags), None)
+
+    def session_allowed(self, name: str) -> bool:
+        """Whether the operator allowed `name` for the rest of this run."""
+        return name in self._session_allowed
+
+    async def check(self, *, name: str, tags: Sequence[str], argv: Sequence[str]) -> GateDecision:
+        """Decide whether this call may run; asks the operator when it must.
+
+        Args:
+            name: The tool name.
+            tags: The tool's tags.
+            argv: The exact argv the call would run.
+
+        Returns:
+            The decision; never raises for an operator who does not answer (that is a denial).
+        """
+        tag = self.trigger_tag(tags)
+        display = render_command_line(argv)
+        digest = argv_digest(argv)
+
+        def decide(allowed: bool, channel: GateChannel, reason: str = "") -> GateDecision:
+            return GateDecision(
+                allowed=allowed, reason=reason, channel=channel, tag=tag, digest=digest, display=display
+            )
+
+        if tag is None:
+            return decide(True, "ungated")
+        if name in self._session_allowed:
+            return decide(True, "session")
+        if not self._prompter.can_prompt():
+            return decide(False, "no_terminal", NO_TERMINAL_REASON)
+        async with self._prompt_lock:
+            # Another caller may have allowed the tool for the session while this one waited.
+            if name in self._session_allowed:
+                return decide(True, "session")
+            try:
+                choice = await self._prompter.approve_command(GateRequest(command=name, display=display, tag=tag))
+            except PromptDeclined as err:
+                reason = f"the operator did not permit this command: {err}; this decision is final, do not retry"
+                return decide(False, "prompt", reason)
+        if choice is ConfirmChoice.ALWAYS:
+            self._session_allowed.add(name)
+            return decide(True, "prompt")
+        if choice is ConfirmChoice.ONCE:
+            return decide(True, "prompt")
+        return decide(False, "prompt", DECLINED_REASON)
