@@ -23,7 +23,8 @@ from pydantic import JsonValue
 
 from fiskai_core.fisk import load_application
 from fiskai_core.fisk.execution import CommandTool, command_tools
-from fiskai_core.testing import FakeSearcher, FakeTool, write_fake_app
+from fiskai_core.prompter import ConfirmChoice, GateRequest
+from fiskai_core.testing import FakeSearcher, FakeTool, ScriptedPrompter, write_fake_app
 from fiskai_core.tools import ToolResult
 from fiskai_mcp import ConfirmMode, ServerOptions, build_server
 
@@ -465,3 +466,75 @@ async def test_a_connecting_client_is_logged_with_how_it_will_be_asked(
         pass
 
     assert log == [f'Client "probe" connected: {expected}']
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_the_operator_approves_on_the_host_and_the_client_is_never_asked(
+    tmp_path: Path, mode: Literal["auto", "legacy"]
+) -> None:
+    """Steps: 1. once: runs; 2. no: refused; 3. always: runs; 4. same tool again: runs unasked (session)."""
+    log: list[str] = []
+    prompter = ScriptedPrompter.of(ConfirmChoice.ONCE, ConfirmChoice.NO, ConfirmChoice.ALWAYS)
+    server = build_server(
+        _tools(tmp_path), ServerOptions(confirm_tags=["impact:rw"]), approver=prompter, log=log.append
+    )
+    callback, asked = _answer("accept", {"approve": True})
+
+    async with Client(server, mode=mode, elicitation_callback=callback) as client:
+        once = await client.call_tool("cluster_config_set", {"key": "k1", "value": "v"})
+        refused = await client.call_tool("cluster_config_set", {"key": "k2", "value": "v"})
+        always = await client.call_tool("cluster_node_drain", {"node": "n1", "reason": "r"})
+        again = await client.call_tool("cluster_node_drain", {"node": "n2", "reason": "r"})
+
+    assert asked == []
+    assert [once.is_error, refused.is_error, always.is_error, again.is_error] == [False, True, False, False]
+    assert "was put to the server operator and the operator declined" in _text(refused)
+    ran = _calls(tmp_path)
+    assert "[k1]" in ran and "[k2]" not in ran and "[n1]" in ran and "[n2]" in ran
+    requests = [request for request in prompter.asked if isinstance(request, GateRequest)]
+    assert [request.command for request in requests] == [
+        "cluster_config_set",
+        "cluster_config_set",
+        "cluster_node_drain",
+    ]
+    assert requests[0].display == f"{tmp_path / 'fakeapp'} cluster config set -- k1 v"
+    assert requests[0].tag == "ai:confirm"
+    assert sum("via operator" in line for line in log) == 4
+
+
+async def test_an_operator_who_cannot_be_asked_denies() -> None:
+    tool = FakeTool(name="wipe", tags=["ai:confirm"])
+    server = build_server([tool], approver=ScriptedPrompter.of(interactive=False), log=lambda _line: None)
+
+    async with Client(server, mode="legacy") as client:
+        result = await client.call_tool("wipe", {"all": True})
+
+    assert result.is_error is True
+    assert "no interactive terminal" in _text(result)
+    assert tool.calls == []
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_call_that_cannot_run_fails_before_anyone_is_asked(
+    tmp_path: Path, mode: Literal["auto", "legacy"]
+) -> None:
+    server = build_server(_tools(tmp_path), log=lambda _line: None)
+    callback, asked = _answer("accept", {"approve": True})
+
+    async with Client(server, mode=mode, elicitation_callback=callback) as client:
+        missing = await client.call_tool("cluster_node_drain", {"node": "n1"})
+
+    assert missing.is_error is True
+    assert _text(missing).startswith('tool "cluster_node_drain" was called without required parameter(s): reason')
+    assert asked == []
+    assert _calls(tmp_path) == ""
+
+
+async def test_the_approval_shows_the_exact_argv_quoted(tmp_path: Path) -> None:
+    server = build_server(_tools(tmp_path), log=lambda _line: None)
+    callback, asked = _answer("decline")
+
+    async with Client(server, mode="legacy", elicitation_callback=callback) as client:
+        await client.call_tool("cluster_config_set", {"key": "--force", "value": "a b\nc"})
+
+    assert f"Command: {tmp_path / 'fakeapp'} cluster config set -- --force $'a b\\nc'\n" in asked[0]

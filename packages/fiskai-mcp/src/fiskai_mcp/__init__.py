@@ -5,7 +5,6 @@ runs it over streamable HTTP or stdio. Confirm-gated tools are approved by the c
 elicitation (both protocol eras) or by the server operator, and fail closed.
 """
 
-from ._elicit import OperatorCheck
 from ._http import DEFAULT_ADDRESS, DEFAULT_PATH, DEFAULT_PORT, is_loopback, serve, serve_async
 from ._names import servable_tools
 from ._server import DEFAULT_MAX_CONCURRENT, DEFAULT_TOOL_TIMEOUT, ServerOptions, build_server, trigger_tag
@@ -19,7 +18,6 @@ __all__ = [
     "DEFAULT_TOOL_TIMEOUT",
     "Channel",
     "ConfirmMode",
-    "OperatorCheck",
     "ServerOptions",
     "Verdict",
     "build_server",

@@ -13,7 +13,7 @@ that does not verify are all denials, and a denial is an error result saying the
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 import anyio
@@ -44,8 +44,8 @@ APPROVAL_SCHEMA: dict[str, Any] = {
     "required": ["approve"],
 }
 
-OperatorCheck = Callable[[str, str, str], Awaitable[Verdict]]
-"""`(tool name, command line, trigger tag) -> Verdict` from the server operator's terminal."""
+OperatorCheck = Callable[[str, Sequence[str], Sequence[str]], Awaitable[Verdict]]
+"""`(tool name, tags, argv) -> Verdict`: approval by the server operator instead of the client."""
 
 
 def approval_message(server_name: str, display: str, tag: str) -> str:
@@ -79,12 +79,14 @@ class Confirmation:
         ctx: ServerRequestContext[Any, Any],
         params: types.CallToolRequestParams,
         *,
+        tags: Sequence[str],
+        argv: Sequence[str],
         display: str,
         tag: str,
     ) -> Verdict | types.InputRequiredResult:
         """Approve or deny one call, or (2026-07-28, first round) ask the client for input."""
         if self._operator is not None:
-            return await self._operator(params.name, display, tag)
+            return await self._operator(params.name, tags, argv)
         if self._mode is ConfirmMode.NEVER:
             return Verdict(allowed=True, channel=Channel.POLICY, reason="confirm_over_mcp=never")
         capabilities = ctx.session.client_capabilities

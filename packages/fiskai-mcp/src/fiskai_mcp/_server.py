@@ -23,11 +23,13 @@ from mcp.shared.exceptions import MCPError
 
 from fiskai_core.builtins import KNOWLEDGE_SEARCH, KnowledgeSearchTool
 from fiskai_core.knowledge import KnowledgeSearcher
+from fiskai_core.prompter import Prompter
 from fiskai_core.tools import TAG_CONFIRM, Tool, ToolResult
 
-from ._display import command_display
-from ._elicit import ELICIT_TIMEOUT, Confirmation, OperatorCheck
+from ._display import prepare_call
+from ._elicit import ELICIT_TIMEOUT, Confirmation
 from ._names import describe_tool, servable_tools
+from ._operator import OperatorApproval
 from ._state import ApprovalStates
 from ._verdict import ConfirmMode, Verdict
 
@@ -99,12 +101,15 @@ class _Handlers:
         if tool is None:
             raise MCPError(types.INVALID_PARAMS, f"Unknown tool: {params.name}")
         raw = json.dumps(params.arguments or {}, ensure_ascii=False)
+        prepared = prepare_call(tool, raw)
+        if isinstance(prepared, ToolResult):
+            return _result(prepared)
+        display = prepared.display
         tag = trigger_tag(tool.tags, self.options.confirm_tags)
         if tag is not None:
-            display = command_display(tool, raw)
-            if isinstance(display, ToolResult):
-                return _result(display)
-            verdict = await self.confirmation.check(ctx, params, display=display, tag=tag)
+            verdict = await self.confirmation.check(
+                ctx, params, tags=tool.tags, argv=prepared.argv, display=display, tag=tag
+            )
             if isinstance(verdict, types.InputRequiredResult):
                 self.log(f'Approval requested for "{display}" (gated by {tag}) via input_required')
                 return verdict
@@ -112,7 +117,7 @@ class _Handlers:
             if not verdict.allowed:
                 return _error(verdict.reason)
         async with self.slots:
-            self.log(f"Running {tool.name}")
+            self.log(f"Running {display}")
             result: ToolResult | None = None
             with anyio.move_on_after(self.timeout):
                 result = await tool.execute(raw)
@@ -150,7 +155,7 @@ def build_server(
     knowledge: KnowledgeSearcher | None = None,
     knowledge_tokens: int = 6000,
     serve_knowledge: bool = False,
-    operator: OperatorCheck | None = None,
+    approver: Prompter | None = None,
     log: Callable[[str], None] = _stderr,
 ) -> Server[Any]:
     """An MCP server offering `tools` (and, when asked, `knowledge_search`).
@@ -162,7 +167,8 @@ def build_server(
         knowledge: The read-only index `knowledge_search` searches (`None`: it answers `index_not_built`).
         knowledge_tokens: The token budget of each knowledge pack (`max_injected_tokens`).
         serve_knowledge: Offer `knowledge_search` (`expose.agent.mcp.builtins` lists it).
-        operator: Approve gated calls on the server operator's terminal instead of asking the client.
+        approver: Ask the server operator through this prompter to approve every gated call, instead of the
+            client (`--approve-on-tty`); a prompter that cannot prompt denies them all.
         log: Where diagnostics and approval decisions go (stderr by default).
 
     Raises:
@@ -181,7 +187,7 @@ def build_server(
         mode=options.confirm_mode,
         server_name=options.name,
         states=ApprovalStates(ttl=options.approval_ttl),
-        operator=operator,
+        operator=OperatorApproval(approver, confirm_tags=options.confirm_tags) if approver is not None else None,
         log=log,
     )
     handlers = _Handlers(served, options, confirmation=confirmation, log=log)
@@ -193,7 +199,7 @@ def build_server(
         on_call_tool=handlers.call_tool,
         get_tool_input_schema=handlers.input_schema,
     )
-    server.middleware.append(_ConnectionLog(options.confirm_mode, operator=operator is not None, log=log))
+    server.middleware.append(_ConnectionLog(options.confirm_mode, operator=approver is not None, log=log))
     return server
 
 
