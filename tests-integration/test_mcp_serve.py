@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import pty
 import shutil
 import signal
 import subprocess
@@ -18,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+import anyio
 import httpx
 import httpx2
 import mcp_types as types
@@ -449,3 +451,105 @@ def test_knowledge_enabled_but_not_allowlisted_is_not_served(tmp_path: Path) -> 
     assert done.returncode == 1
     assert "note: knowledge is enabled but not exposed over MCP" in done.stderr
     assert "no tools available to expose over MCP" in done.stderr
+
+
+class Terminal:
+    """`fiskai mcp` on a pseudo-terminal of its own: what it prints there, and a way to type answers."""
+
+    def __init__(self, argv: list[str]) -> None:
+        self.pid, self.fd = pty.fork()
+        if self.pid == 0:  # the child: the pty is its controlling terminal, stdin, stdout and stderr
+            os.execv(argv[0], argv)
+        self.screen = ""
+        self._changed = threading.Condition()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        while True:
+            try:
+                chunk = os.read(self.fd, 4096)
+            except OSError:
+                chunk = b""
+            with self._changed:
+                self.screen += chunk.decode(errors="replace")
+                self._changed.notify_all()
+            if not chunk:
+                return
+
+    def wait_for(self, text: str, start: int = 0) -> int:
+        with self._changed:
+            assert self._changed.wait_for(lambda: text in self.screen[start:], timeout=30), self.screen[-2000:]
+            return self.screen.index(text, start) + len(text)
+
+    def type(self, line: str) -> None:
+        os.write(self.fd, (line + "\n").encode())
+
+    def stop(self) -> None:
+        os.kill(self.pid, signal.SIGINT)
+        os.waitpid(self.pid, 0)
+        os.close(self.fd)
+
+
+@pytest.fixture
+def terminal(tmp_path: Path) -> Iterator[Terminal]:
+    session = Terminal(
+        [
+            sys.executable,
+            "-m",
+            "fiskai_cli",
+            "-c",
+            str(write_config(tmp_path)),
+            "mcp",
+            "--port",
+            "0",
+            "--approve-on-tty",
+        ]
+    )
+    yield session
+    session.stop()
+
+
+async def test_approve_on_tty_asks_the_operator_not_the_client(tmp_path: Path, terminal: Terminal) -> None:
+    """Steps: 1. a gated call waits for the terminal; 2. "2" runs it once; 3. "1" refuses the next."""
+    start = terminal.wait_for("Serving 11 tools over MCP on http://")
+    url = terminal.screen[start - len("http://") :].split(" as ", 1)[0]
+    assert "each run is approved on this terminal (--approve-on-tty)" in terminal.screen
+    answers = iter(["2", "1"])
+    results: list[types.CallToolResult] = []
+    asked_client: list[str] = []
+
+    async def client_answer(context: ClientRequestContext, params: types.ElicitRequestParams) -> types.ElicitResult:
+        asked_client.append(params.message)
+        return types.ElicitResult(action="accept", content={"approve": True})
+
+    async with Client(url, mode="legacy", elicitation_callback=client_answer) as client:
+        seen = 0
+        for key in ("first", "second"):
+            async with anyio.create_task_group() as tasks:
+
+                async def call(key: str = key) -> None:
+                    results.append(await client.call_tool("cluster_config_set", {"key": key, "value": "v"}))
+
+                tasks.start_soon(call)
+                seen = await anyio.to_thread.run_sync(terminal.wait_for, "Choose 1-3 [1]: ", seen)
+                terminal.type(next(answers))
+
+    assert asked_client == []
+    assert [result.is_error for result in results] == [False, True]
+    assert "[first]" in calls(tmp_path)
+    assert "[second]" not in calls(tmp_path)
+    terminal.wait_for("via operator: Not approved")
+
+
+def test_approve_on_tty_without_a_terminal_is_refused(tmp_path: Path) -> None:
+    done = subprocess.run(
+        fiskai("-c", str(write_config(tmp_path)), "mcp", "--stdio", "--approve-on-tty"),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        start_new_session=True,  # no controlling terminal, as under a client that spawns the server
+    )
+
+    assert done.returncode == 1
+    assert "--approve-on-tty needs a terminal to ask on, and /dev/tty cannot be opened" in done.stderr

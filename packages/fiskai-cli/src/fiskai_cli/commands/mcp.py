@@ -15,17 +15,18 @@ from pathlib import Path
 import click
 
 from fiskai_cli._version import VERSION
+from fiskai_cli.ui.prompter import LinePrompter
 from fiskai_core.config import Config, MCPSettings, Mode, load_config
 from fiskai_core.errors import FiskaiError
 from fiskai_core.fisk import load_application
 from fiskai_core.fisk.execution import command_tools
 from fiskai_core.knowledge import KnowledgeSearcher
+from fiskai_core.prompter import Prompter
 from fiskai_core.tools import Tool, select_tools
 from fiskai_mcp import (
     DEFAULT_ADDRESS,
     DEFAULT_PORT,
     ConfirmMode,
-    OperatorCheck,
     ServerOptions,
     build_server,
     is_loopback,
@@ -113,9 +114,8 @@ def mcp(
     bind = address or settings.address or DEFAULT_ADDRESS
     token = _token(token_env, bind, stdio)
     listen_port = port if port is not None else (settings.port or DEFAULT_PORT)
-    operator = _operator(approve_on_tty, stdio)
     _notes(config)
-    with _knowledge(config, settings) as knowledge:
+    with _approver(approve_on_tty) as approver, _knowledge(config, settings) as knowledge:
         tools = _tools(config, config_path, strip=[token_env] if token_env else [])
         served = servable_tools(tools, warn=lambda text: _say(f"warning: {text}"))
         serve_knowledge = knowledge is not None
@@ -141,13 +141,13 @@ def mcp(
                 knowledge=knowledge,
                 knowledge_tokens=config.harness.knowledge.max_injected_tokens,
                 serve_knowledge=serve_knowledge,
-                operator=operator,
+                approver=approver,
                 log=_say,
             )
         except ValueError as err:
             raise click.ClickException(str(err)) from err
         names = [tool.name for tool in served] + (["knowledge_search"] if serve_knowledge else [])
-        ready = _banner(options, names, served, stdio=stdio, approve_on_tty=operator is not None)
+        ready = _banner(options, names, served, stdio=stdio, approve_on_tty=approver is not None)
         try:
             serve(
                 server,
@@ -160,8 +160,7 @@ def mcp(
             )
         except OSError as err:
             raise click.ClickException(
-                f"cannot serve on {bind}:{listen_port}: {err.strerror or err}; "
-                "pick another --port or --address"
+                f"cannot serve on {bind}:{listen_port}: {err.strerror or err}; pick another --port or --address"
             ) from err
     _say("MCP server stopped")
 
@@ -205,10 +204,25 @@ def _token(token_env: str | None, bind: str, stdio: bool) -> str | None:
     return token
 
 
-def _operator(approve_on_tty: bool, stdio: bool) -> OperatorCheck | None:
+@contextlib.contextmanager
+def _approver(approve_on_tty: bool) -> Generator[Prompter | None]:
+    """The line prompter on this process's controlling terminal, when `--approve-on-tty` asks for it.
+
+    The terminal is opened by name, not through stdin and stderr: under `--stdio` those carry the protocol
+    and the client's log, and neither reaches the operator.
+    """
     if not approve_on_tty:
-        return None
-    raise click.ClickException("--approve-on-tty is not available yet")
+        yield None
+        return
+    try:
+        terminal_in = open("/dev/tty", encoding="utf-8")
+    except OSError as err:
+        raise click.ClickException(
+            f"--approve-on-tty needs a terminal to ask on, and /dev/tty cannot be opened ({err.strerror or err}); "
+            "start fiskai mcp from a terminal, or drop --approve-on-tty to let clients approve"
+        ) from err
+    with terminal_in, open("/dev/tty", "w", encoding="utf-8") as terminal_out:
+        yield LinePrompter(stdin=terminal_in, stderr=terminal_out, interactive=True)
 
 
 def _notes(config: Config) -> None:
