@@ -513,7 +513,7 @@ async def test_approve_on_tty_asks_the_operator_not_the_client(tmp_path: Path, t
     """Steps: 1. a gated call waits for the terminal; 2. "2" runs it once; 3. "1" refuses the next."""
     start = terminal.wait_for("Serving 11 tools over MCP on http://")
     url = terminal.screen[start - len("http://") :].split(" as ", 1)[0]
-    assert "each run is approved on this terminal (--approve-on-tty)" in terminal.screen
+    terminal.wait_for("each run is approved on this terminal (--approve-on-tty)")
     answers = iter(["2", "1"])
     results: list[types.CallToolResult] = []
     asked_client: list[str] = []
