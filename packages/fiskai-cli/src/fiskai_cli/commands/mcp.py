@@ -10,16 +10,13 @@ import contextlib
 import os
 from collections.abc import Callable, Generator, Sequence
 from datetime import timedelta
-from pathlib import Path
 
 import click
 
+from fiskai_cli import _wiring as wiring
 from fiskai_cli._version import VERSION
 from fiskai_cli.ui.prompter import LinePrompter
-from fiskai_core.config import Config, MCPSettings, Mode, load_config
-from fiskai_core.errors import FiskaiError
-from fiskai_core.fisk import load_application
-from fiskai_core.fisk.execution import command_tools
+from fiskai_core.config import Config, MCPSettings, Mode
 from fiskai_core.knowledge import KnowledgeSearcher
 from fiskai_core.prompter import Prompter
 from fiskai_core.tools import Tool, select_tools
@@ -109,14 +106,14 @@ def mcp(
       MCP_TOKEN=... fiskai -c agent.yaml mcp --address 0.0.0.0 --token-env MCP_TOKEN
       claude mcp add --transport http fixturectl http://localhost:8080
     """
-    config_path = Path(ctx.obj["config_path"])
-    config, settings = _load_settings(config_path)
+    loaded = _load_settings(ctx)
+    config, settings, config_path = loaded.config, _mcp_block(loaded), loaded.path
     bind = address or settings.address or DEFAULT_ADDRESS
     token = _token(token_env, bind, stdio)
     listen_port = port if port is not None else (settings.port or DEFAULT_PORT)
     _notes(config)
-    with _approver(approve_on_tty) as approver, _knowledge(config, settings) as knowledge:
-        tools = _tools(config, config_path, strip=[token_env] if token_env else [])
+    with _approver(approve_on_tty) as approver, _knowledge(loaded, settings) as knowledge:
+        tools = _tools(loaded)
         served = servable_tools(tools, warn=lambda text: _say(f"warning: {text}"))
         serve_knowledge = knowledge is not None
         if not served and not serve_knowledge:
@@ -165,23 +162,20 @@ def mcp(
     _say("MCP server stopped")
 
 
-def _load_settings(config_path: Path) -> tuple[Config, MCPSettings]:
-    if not config_path.exists():
-        raise click.ClickException(
-            f'no configuration at "{config_path}"; name one before the subcommand: '
-            "fiskai -c path/to/agent.yaml mcp (examples/fixturectl/agent.yaml is a complete example)"
-        )
-    try:
-        config = load_config(config_path, Mode.MCP)
-    except FiskaiError as err:
-        raise click.ClickException(str(err)) from err
-    settings = config.expose.agent.mcp
+def _load_settings(ctx: click.Context) -> wiring.Settings:
+    loaded = wiring.load_settings(ctx, Mode.MCP, required=True)
+    assert loaded is not None, "required=True either loads or raises"
+    return loaded
+
+
+def _mcp_block(loaded: wiring.Settings) -> MCPSettings:
+    settings = loaded.config.expose.agent.mcp
     if settings is None:
         raise click.ClickException(
-            f'fiskai mcp requires an expose.agent.mcp block in "{config_path}"; add expose.agent.mcp '
+            f'fiskai mcp requires an expose.agent.mcp block in "{loaded.path}"; add expose.agent.mcp '
             "(optionally with a port) to serve tools over MCP"
         )
-    return config, settings
+    return settings
 
 
 def _token(token_env: str | None, bind: str, stdio: bool) -> str | None:
@@ -195,7 +189,9 @@ def _token(token_env: str | None, bind: str, stdio: bool) -> str | None:
                 "run the served commands)"
             )
         return None
-    token = os.environ.get(token_env, "").strip()
+    # Taken out of the environment once read: every command's environment is built from this process's,
+    # so no served command (and nothing it starts) can see the token.
+    token = os.environ.pop(token_env, "").strip()
     if not token:
         raise click.ClickException(
             f"--token-env {token_env}: the environment variable {token_env} is unset or empty; export the "
@@ -238,27 +234,20 @@ def _notes(config: Config) -> None:
         _say("warning: memory has no effect over MCP; the built-in memory tools are only available in an agent run")
 
 
-def _tools(config: Config, config_path: Path, *, strip: Sequence[str]) -> list[Tool]:
-    if not config.application_path:
+def _tools(loaded: wiring.Settings) -> list[Tool]:
+    application = wiring.load_application(loaded)
+    if application is None:
         return []
-    try:
-        application = load_application(
-            config.application_path,
-            base_dir=config_path.resolve().parent,
-            global_flags=config.global_flags,
-            include=config.include,
-            exclude=config.exclude,
-            strip_env=config.credential_env_names(),
+    exposed = loaded.config.expose.agent.tools
+    with wiring.reported():
+        return list(
+            select_tools(wiring.command_tools(loaded, application), include=exposed.include, exclude=exposed.exclude)
         )
-        tools = command_tools(application, strip_env=[*config.credential_env_names(), *strip])
-        exposed = config.expose.agent.tools
-        return list(select_tools(tools, include=exposed.include, exclude=exposed.exclude))
-    except FiskaiError as err:
-        raise click.ClickException(str(err)) from err
 
 
 @contextlib.contextmanager
-def _knowledge(config: Config, settings: MCPSettings) -> Generator[KnowledgeSearcher | None]:
+def _knowledge(loaded: wiring.Settings, settings: MCPSettings) -> Generator[KnowledgeSearcher | None]:
+    config = loaded.config
     knowledge = config.harness.knowledge
     if "knowledge_search" not in settings.builtins:
         if knowledge.enabled:
@@ -268,20 +257,18 @@ def _knowledge(config: Config, settings: MCPSettings) -> Generator[KnowledgeSear
             )
         yield None
         return
+    directory = wiring.knowledge_directory(knowledge, identity=config.identity, folder=loaded.folder)
     try:
-        from fiskai_rag import RagError, open_store  # only when allowlisted: it needs the knowledge extra
-    except ImportError as err:
-        raise click.ClickException(
-            "cannot expose knowledge_search over MCP: the knowledge index needs the `knowledge` extra: "
-            "pip install 'fiskai-cli[mcp,knowledge]'"
-        ) from err
-    directory = Path(knowledge.directory)
+        store = wiring.open_knowledge_store(directory, read_only=True)
+    except click.ClickException as err:
+        raise click.ClickException(f"cannot expose knowledge_search over MCP: {err.message}") from err
     try:
-        store = open_store(directory if directory.is_absolute() else Path.cwd() / directory, read_only=True)
-        tier = store.tier()
-        built = store.db_path.exists()
-    except RagError as err:
-        raise click.ClickException(f"cannot expose knowledge_search over MCP: {err}") from err
+        with wiring.reported():
+            tier = store.tier()
+    except click.ClickException as err:
+        store.close()
+        raise click.ClickException(f"cannot expose knowledge_search over MCP: {err.message}") from err
+    built = store.db_path.exists()
     _say(f"knowledge {tier}")
     if not built:
         _say(
