@@ -20,6 +20,7 @@ from mcp.client.context import ClientRequestContext
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.shared.exceptions import MCPError
 from pydantic import JsonValue
+from typing_extensions import override
 
 from fiskai_core.fisk import load_application
 from fiskai_core.fisk.execution import CommandTool, command_tools
@@ -538,3 +539,24 @@ async def test_the_approval_shows_the_exact_argv_quoted(tmp_path: Path) -> None:
         await client.call_tool("cluster_config_set", {"key": "--force", "value": "a b\nc"})
 
     assert f"Command: {tmp_path / 'fakeapp'} cluster config set -- --force $'a b\\nc'\n" in asked[0]
+
+
+class _Broken(FakeTool):
+    @override
+    async def execute(self, arguments: str | bytes | None) -> ToolResult:
+        raise RuntimeError("the seam broke")
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_tool_that_raises_is_an_in_band_error_and_the_server_keeps_serving(
+    mode: Literal["auto", "legacy"],
+) -> None:
+    server = build_server([_Broken(name="broken"), FakeTool(name="fine")], log=lambda _line: None)
+
+    async with Client(server, mode=mode) as client:
+        broken = await client.call_tool("broken", {})
+        fine = await client.call_tool("fine", {})
+
+    assert broken.is_error is True
+    assert _text(broken) == 'tool "broken" failed: RuntimeError: the seam broke. The command may not have run.'
+    assert fine.is_error is False

@@ -120,7 +120,15 @@ class _Handlers:
             self.log(f"Running {display}")
             result: ToolResult | None = None
             with anyio.move_on_after(self.timeout):
-                result = await tool.execute(raw)
+                try:
+                    result = await tool.execute(raw)
+                # The call boundary: a tool must not raise, but one that does (a bug, a broken seam) still owes
+                # the client an in-band error result, and the server keeps serving everyone else.
+                except Exception as err:  # noqa: BLE001
+                    self.log(f"error: tool {tool.name} raised {type(err).__name__}: {err}")
+                    return _error(
+                        f'tool "{tool.name}" failed: {type(err).__name__}: {err}. The command may not have run.'
+                    )
             if result is None:
                 return _error(
                     f'tool "{tool.name}" did not finish within {self.timeout:g}s and was stopped; '
