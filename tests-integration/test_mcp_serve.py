@@ -255,6 +255,7 @@ async def test_a_bearer_token_is_required_when_configured(tmp_path: Path, serve_
     assert wrong.status_code == 401
     assert len(listed.tools) == 11
     assert "s3cret-token" not in running.stderr()
+    assert '--header "Authorization: Bearer $TEST_MCP_TOKEN"' in running.stderr()
 
 
 async def test_the_token_variable_never_reaches_a_command(tmp_path: Path, serve_http: Any) -> None:

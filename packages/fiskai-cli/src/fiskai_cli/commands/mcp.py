@@ -144,7 +144,14 @@ def mcp(
         except ValueError as err:
             raise click.ClickException(str(err)) from err
         names = [tool.name for tool in served] + (["knowledge_search"] if serve_knowledge else [])
-        ready = _banner(options, names, served, stdio=stdio, approve_on_tty=approver is not None)
+        ready = _banner(
+            options,
+            names,
+            served,
+            stdio=stdio,
+            approve_on_tty=approver is not None,
+            token_env=token_env if token else None,
+        )
         try:
             serve(
                 server,
@@ -282,7 +289,13 @@ def _knowledge(loaded: wiring.Settings, settings: MCPSettings) -> Generator[Know
 
 
 def _banner(
-    options: ServerOptions, names: Sequence[str], served: Sequence[Tool], *, stdio: bool, approve_on_tty: bool
+    options: ServerOptions,
+    names: Sequence[str],
+    served: Sequence[Tool],
+    *,
+    stdio: bool,
+    approve_on_tty: bool,
+    token_env: str | None,
 ) -> Callable[[str], None]:
     def ready(where: str) -> None:
         _say(f"Serving {len(names)} tools over MCP on {where} as {options.name}/{options.version}")
@@ -290,7 +303,9 @@ def _banner(
             _say(f"  {name}")
         if not stdio:
             url = where.replace("://0.0.0.0:", "://localhost:").replace("://[::]:", "://localhost:")
-            _say(f"\nAdd to Claude Code with:\n  claude mcp add --transport http {options.name} {url}")
+            # The variable's name, never its value: the token is not printed anywhere.
+            header = f' --header "Authorization: Bearer ${token_env}"' if token_env else ""
+            _say(f"\nAdd to Claude Code with:\n  claude mcp add --transport http {options.name} {url}{header}")
         gated = sum(1 for tool in served if trigger_tag(tool.tags, options.confirm_tags) is not None)
         if gated:
             summary = (
