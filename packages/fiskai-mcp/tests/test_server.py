@@ -7,8 +7,9 @@ the real fixturectl commands, run through a recording fake binary, so "did not r
 
 from __future__ import annotations
 
+import contextlib
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -17,6 +18,7 @@ import mcp_types as types
 import pytest
 from mcp import Client
 from mcp.client.context import ClientRequestContext
+from mcp.server import Server
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.shared.exceptions import MCPError
 from pydantic import JsonValue
@@ -27,7 +29,7 @@ from fiskai_core.fisk.execution import CommandTool, command_tools
 from fiskai_core.prompter import ConfirmChoice, GateRequest
 from fiskai_core.testing import FakeSearcher, FakeTool, ScriptedPrompter, write_fake_app
 from fiskai_core.tools import ToolResult
-from fiskai_mcp import ConfirmMode, ServerOptions, build_server
+from fiskai_mcp import ConfirmMode, ServerOptions, build_server, serve_async
 
 pytestmark = pytest.mark.anyio
 
@@ -560,3 +562,58 @@ async def test_a_tool_that_raises_is_an_in_band_error_and_the_server_keeps_servi
     assert broken.is_error is True
     assert _text(broken) == 'tool "broken" failed: RuntimeError: the seam broke. The command may not have run.'
     assert fine.is_error is False
+
+
+@contextlib.asynccontextmanager
+async def _over_http(server: Server[Any]) -> AsyncGenerator[str]:
+    """`server` on streamable HTTP on a free loopback port (real uvicorn, in this event loop); its URL."""
+    ready: list[str] = []
+    started = anyio.Event()
+
+    def on_ready(url: str) -> None:
+        ready.append(url)
+        started.set()
+
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(lambda: serve_async(server, port=0, on_ready=on_ready))
+        with anyio.fail_after(10):
+            await started.wait()
+        yield ready[0]
+        tasks.cancel_scope.cancel()
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_over_http_twenty_parallel_calls_never_run_more_than_two(mode: Literal["auto", "legacy"]) -> None:
+    tool = _Parked()
+    server = build_server([tool], log=lambda _line: None)
+    arrivals = _Arrivals(tool.progress)
+    server.middleware.append(arrivals)
+    results: list[types.CallToolResult] = []
+
+    async with _over_http(server) as url, Client(url, mode=mode) as client:
+
+        async def one(index: int) -> None:
+            results.append(await client.call_tool("parked", {"i": index}))
+
+        async with anyio.create_task_group() as tasks:
+            for index in range(20):
+                tasks.start_soon(one, index)
+            await tool.progress.until(lambda: arrivals.count == 20 and tool.started == 2)
+            assert tool.running == 2
+            tool.release.set()
+
+    assert tool.peak == 2
+    assert len(results) == 20
+    assert all(result.is_error is False for result in results)
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_over_http_a_call_that_outlives_the_timeout_is_stopped(mode: Literal["auto", "legacy"]) -> None:
+    tool = _Parked()
+    server = build_server([tool], ServerOptions(tool_timeout=0.05), log=lambda _line: None)
+
+    async with _over_http(server) as url, Client(url, mode=mode) as client:
+        result = await client.call_tool("parked", {})
+
+    assert result.is_error is True
+    assert "did not finish within 0.05s" in _text(result)

@@ -158,15 +158,18 @@ async def serve_async(
     )
     if token is not None:
         app = _BearerToken(app, token)
-    sock = _bind(address, port)
-    bound_port = sock.getsockname()[1]
     config = uvicorn.Config(
         app, log_config=None, log_level="warning", access_log=False, lifespan="on", timeout_graceful_shutdown=5
     )
-    if on_ready is not None:
-        # The socket already listens: a client that connects now waits in the backlog, never gets refused.
-        on_ready(f"http://{_host_entry(address.strip('[]'))}:{bound_port}{path if path != '/' else ''}")
-    await _Uvicorn(config).serve(sockets=[sock])
+    sock = _bind(address, port)
+    try:
+        if on_ready is not None:
+            # The socket already listens: a client that connects now waits in the backlog, never gets refused.
+            bound_port = sock.getsockname()[1]
+            on_ready(f"http://{_host_entry(address.strip('[]'))}:{bound_port}{path if path != '/' else ''}")
+        await _Uvicorn(config).serve(sockets=[sock])
+    finally:
+        sock.close()  # uvicorn leaves a socket it was handed open
 
 
 def serve(
