@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
+import time
 from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -617,3 +619,45 @@ async def test_over_http_a_call_that_outlives_the_timeout_is_stopped(mode: Liter
 
     assert result.is_error is True
     assert "did not finish within 0.05s" in _text(result)
+
+
+async def test_a_timed_out_command_is_killed_with_its_process_group(tmp_path: Path) -> None:
+    """The real process behind a call is gone once the timeout result comes back, grandchildren included."""
+    app = tmp_path / "slowapp"
+    pids = tmp_path / "pids"
+    app.write_text(
+        "#!/bin/sh\n"
+        f'if [ "$1" = "--fisk-introspect" ]; then exec cat {EXAMPLE / "fixturectl.introspect.json"}; fi\n'
+        f"sleep 60 & echo $! >> {pids}\necho $$ >> {pids}\nwait\n",
+        encoding="utf-8",
+    )
+    app.chmod(0o755)
+    server = build_server(
+        command_tools(load_application(str(app))), ServerOptions(tool_timeout=0.5), log=lambda _line: None
+    )
+
+    async with Client(server, mode="legacy") as client:
+        result = await client.call_tool("cluster_node_list", {})
+
+    assert result.is_error is True
+    assert "did not finish within 0.5s" in _text(result)
+    started = [int(pid) for pid in pids.read_text(encoding="utf-8").split()]
+    assert len(started) == 2
+
+    def alive(pid: int) -> bool:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        # A zombie has exited; only its parent's wait is missing.
+        stat = Path(f"/proc/{pid}/stat")
+        return not (stat.exists() and stat.read_text(encoding="utf-8").split()[2] == "Z")
+
+    def survivors() -> list[int]:
+        # SIGKILL lands asynchronously: poll under a deadline rather than asserting the very instant.
+        deadline = time.monotonic() + 10
+        while (left := [pid for pid in started if alive(pid)]) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        return left
+
+    assert await anyio.to_thread.run_sync(survivors) == []
