@@ -8,8 +8,10 @@ environment's script), and an HTTP URL is served by `fiskai mcp` and called.
 from __future__ import annotations
 
 import json
+import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 import threading
@@ -126,3 +128,33 @@ async def test_an_http_configuration_reaches_the_server(running_server: str, whe
     async with Client(actual) as client:
         listed = await client.list_tools()
     assert "cluster_config_set" in [tool.name for tool in listed.tools]
+
+
+def _inspector() -> list[str]:
+    """The MCP Inspector CLI that .ci/run installs when node is present, or a skip saying why not."""
+    if shutil.which("node") is None:
+        pytest.skip("node is not installed; the MCP Inspector CLI needs Node 20 or later")
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    default = cache / "fiskai" / "mcp-inspector-2.12.0" / "node_modules" / ".bin" / "mcp-inspector"
+    binary = Path(os.environ.get("FISKAI_MCP_INSPECTOR", default))
+    if not binary.exists():
+        pytest.skip(f"MCP Inspector 2.12.0 is not installed at {binary} (.ci/run installs it)")
+    return [str(binary), "--cli"]
+
+
+def test_the_inspector_reaches_the_readme_configurations(running_server: str) -> None:
+    """An outside client (the MCP Inspector) through the README's stdio command and HTTP URL."""
+    inspector = _inspector()
+    stdio = localize(stdio_entries()[0][1])
+    url = http_urls()[0][1].replace(":8080", ":" + str(urlsplit(running_server).port))
+
+    over_stdio = subprocess.run(
+        [*inspector, *stdio, "--method", "tools/list"], capture_output=True, text=True, timeout=120
+    )
+    over_http = subprocess.run(
+        [*inspector, url, "--transport", "http", "--method", "tools/list"], capture_output=True, text=True, timeout=120
+    )
+
+    for done in (over_stdio, over_http):
+        assert done.returncode == 0, done.stderr[-500:]
+        assert "cluster_config_set" in [tool["name"] for tool in json.loads(done.stdout)["tools"]]
