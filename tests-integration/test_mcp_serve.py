@@ -554,3 +554,22 @@ def test_approve_on_tty_without_a_terminal_is_refused(tmp_path: Path) -> None:
 
     assert done.returncode == 1
     assert "--approve-on-tty needs a terminal to ask on, and /dev/tty cannot be opened" in done.stderr
+
+
+async def test_memory_and_human_in_the_loop_tools_are_never_served(tmp_path: Path) -> None:
+    config = write_config(tmp_path)
+    text = config.read_text(encoding="utf-8").replace(
+        "harness:\n", "harness:\n  memory: {enabled: true}\n  human_in_the_loop: {enabled: true}\n"
+    )
+    config.write_text(text, encoding="utf-8")
+    params = StdioServerParameters(command=sys.executable, args=fiskai("-c", str(config), "mcp", "--stdio")[1:])
+    errors = tmp_path / "stderr.txt"
+
+    with errors.open("w", encoding="utf-8") as errlog:
+        async with Client(stdio_client(params, errlog=errlog)) as client:
+            listed = [entry.name for entry in (await client.list_tools()).tools]
+
+    logged = errors.read_text(encoding="utf-8")
+    assert listed == FIXTURECTL_TOOLS
+    assert "warning: human_in_the_loop has no effect over MCP" in logged
+    assert "warning: memory has no effect over MCP" in logged
