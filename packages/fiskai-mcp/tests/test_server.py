@@ -661,3 +661,13 @@ async def test_a_timed_out_command_is_killed_with_its_process_group(tmp_path: Pa
         return left
 
     assert await anyio.to_thread.run_sync(survivors) == []
+
+
+async def test_client_supplied_text_cannot_drive_the_operators_terminal() -> None:
+    log: list[str] = []
+    server = build_server([FakeTool(name="other")], log=log.append)
+
+    async with Client(server, mode="legacy", client_info=types.Implementation(name="evil\x1b[2J\nname", version="1")):
+        pass
+
+    assert log == ['Client "evil name" connected: elicitation unsupported, confirm-tagged tools run ungated']

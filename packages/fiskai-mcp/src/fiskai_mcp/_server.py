@@ -24,6 +24,7 @@ from mcp.shared.exceptions import MCPError
 from fiskai_core.builtins import KNOWLEDGE_SEARCH, KnowledgeSearchTool
 from fiskai_core.knowledge import KnowledgeSearcher
 from fiskai_core.prompter import Prompter
+from fiskai_core.sanitize import sanitize_for_terminal
 from fiskai_core.tools import TAG_CONFIRM, Tool, ToolResult
 
 from ._display import prepare_call
@@ -183,6 +184,7 @@ def build_server(
         ValueError: a served tool is already named `knowledge_search`.
     """
     options = options or ServerOptions()
+    log = _sanitized(log)
     served = servable_tools(tools, warn=lambda text: log(f"warning: {text}"))
     if serve_knowledge:
         if any(tool.name == KNOWLEDGE_SEARCH for tool in served):
@@ -244,6 +246,12 @@ class _ConnectionLog:
         if self._mode is ConfirmMode.ALWAYS:
             return "elicitation unsupported, confirm-tagged tools will be refused (confirm_over_mcp=always)"
         return "elicitation unsupported, confirm-tagged tools run ungated"
+
+
+def _sanitized(log: Callable[[str], None]) -> Callable[[str], None]:
+    # Log lines carry client-supplied text (a client's name, its error messages): it must never drive the
+    # operator's terminal.
+    return lambda line: log(sanitize_for_terminal(line))
 
 
 class _KnowledgeForEachCall:
