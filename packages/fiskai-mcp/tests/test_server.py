@@ -670,4 +670,4 @@ async def test_client_supplied_text_cannot_drive_the_operators_terminal() -> Non
     async with Client(server, mode="legacy", client_info=types.Implementation(name="evil\x1b[2J\nname", version="1")):
         pass
 
-    assert log == ['Client "evil name" connected: elicitation unsupported, confirm-tagged tools run ungated']
+    assert log == ['Client "evil\\nname" connected: elicitation unsupported, confirm-tagged tools run ungated']

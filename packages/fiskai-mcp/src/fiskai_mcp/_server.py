@@ -24,7 +24,7 @@ from mcp.shared.exceptions import MCPError
 from fiskai_core.builtins import KNOWLEDGE_SEARCH, KnowledgeSearchTool
 from fiskai_core.knowledge import KnowledgeSearcher
 from fiskai_core.prompter import Prompter
-from fiskai_core.sanitize import sanitize_for_terminal
+from fiskai_core.sanitize import sanitize_for_display
 from fiskai_core.tools import TAG_CONFIRM, Tool, ToolResult
 
 from ._display import prepare_call
@@ -250,8 +250,14 @@ class _ConnectionLog:
 
 def _sanitized(log: Callable[[str], None]) -> Callable[[str], None]:
     # Log lines carry client-supplied text (a client's name, its error messages): it must never drive the
-    # operator's terminal.
-    return lambda line: log(sanitize_for_terminal(line))
+    # operator's terminal or forge a log line. Spacing is kept, so a logged command line stays exact.
+    def write(line: str) -> None:
+        clean = sanitize_for_display(line)
+        for raw, shown in (("\n", "\\n"), ("\t", "\\t"), ("\u2028", "\\u2028"), ("\u2029", "\\u2029")):
+            clean = clean.replace(raw, shown)
+        log(clean)
+
+    return write
 
 
 class _KnowledgeForEachCall:
