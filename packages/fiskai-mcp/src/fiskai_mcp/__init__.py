@@ -8,7 +8,7 @@ elicitation (both protocol eras) or by the server operator, and fail closed.
 from ._http import DEFAULT_ADDRESS, DEFAULT_PATH, DEFAULT_PORT, is_loopback, serve, serve_async
 from ._names import servable_tools
 from ._server import DEFAULT_MAX_CONCURRENT, DEFAULT_TOOL_TIMEOUT, ServerOptions, build_server, trigger_tag
-from ._verdict import Channel, ConfirmMode, Verdict
+from ._verdict import ConfirmMode
 
 __all__ = [
     "DEFAULT_ADDRESS",
@@ -16,10 +16,8 @@ __all__ = [
     "DEFAULT_PATH",
     "DEFAULT_PORT",
     "DEFAULT_TOOL_TIMEOUT",
-    "Channel",
     "ConfirmMode",
     "ServerOptions",
-    "Verdict",
     "build_server",
     "is_loopback",
     "serve",
