@@ -123,7 +123,7 @@ def test_an_empty_argument_is_shown() -> None:
 async def test_the_gate_sees_the_exact_argv_of_a_real_fisk_command() -> None:
     tools = {tool.name: tool for tool in command_tools(load_application(str(FIXTURECTL)))}
     drain = tools["cluster_node_drain"]
-    argv = drain.command_argv('{"node": "n1 --force"}')
+    argv = drain.command_argv('{"node": "n1 --force", "reason": "maintenance"}')
     assert argv[0] == str(FIXTURECTL)
     prompter = ScriptedPrompter.of(ConfirmChoice.NO)
     decision = await ConfirmGate(prompter, confirm_tags=["impact:rw"]).check(

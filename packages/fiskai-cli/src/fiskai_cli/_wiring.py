@@ -367,6 +367,7 @@ def load_application(settings: Settings) -> Application | None:
             include=config.include,
             exclude=config.exclude,
             strip_env=config.credential_env_names(),
+            pass_env=config.passed_env_names(),
         )
 
 
@@ -374,4 +375,5 @@ def command_tools(settings: Settings, application: Application) -> list[CommandT
     """The application's selected commands as runnable tools, with the scrubbed environment every call gets."""
     from fiskai_core.fisk.execution import command_tools as bind
 
-    return bind(application, strip_env=settings.config.credential_env_names())
+    config = settings.config
+    return bind(application, strip_env=config.credential_env_names(), pass_env=config.passed_env_names())

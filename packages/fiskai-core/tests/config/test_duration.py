@@ -3,7 +3,7 @@ from datetime import timedelta
 import pytest
 from hypothesis import given, strategies as st
 
-from fiskai_core.config import DurationError, parse_go_duration
+from fiskai_core.config._duration import DurationError, parse_go_duration
 
 
 @pytest.mark.parametrize(

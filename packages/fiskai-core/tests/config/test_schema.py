@@ -112,6 +112,7 @@ harness:
       query_prefix: "search_query: "
       document_prefix: "search_document: {title}: "
   sessions: {backend: jetstream, options: {stream: RUNS}}
+  environment: {strip: [MYCORP_*], pass: [GH_TOKEN]}
 llm:
   model: claude-sonnet-4-6
   provider: anthropic
@@ -164,6 +165,7 @@ llm:
     assert embeddings.timeout == timedelta(seconds=10)
     assert (embeddings.query_prefix, embeddings.document_prefix) == ("search_query: ", "search_document: {title}: ")
     assert (harness.sessions.backend, harness.sessions.options) == ("jetstream", {"stream": "RUNS"})
+    assert (harness.environment.strip, harness.environment.passthrough) == (["MYCORP_*"], ["GH_TOKEN"])
     llm = config.llm
     assert (llm.model, llm.provider) == ("claude-sonnet-4-6", "anthropic")
     assert (llm.budget.max_tokens, llm.budget.max_output_tokens, llm.budget.max_iterations) == (1000, 2000, 9)

@@ -7,9 +7,10 @@ import json
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from fiskai_core._gojson import GoJSONError, decode_first_value, decode_whole_value, go_quote
 from fiskai_core.errors import ArgumentsError
-from fiskai_core.fisk import ArgModel, CmdModel, FlagModel, JsonNumber, args_from_json, go_quote
-from fiskai_core.fisk._gojson import GoJSONError, decode_first_value, decode_whole_value
+from fiskai_core.exec import JsonNumber
+from fiskai_core.fisk import ArgModel, CmdModel, FlagModel, args_from_json
 
 
 def _flag(name: str, **fields: object) -> FlagModel:

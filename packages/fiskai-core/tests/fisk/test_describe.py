@@ -8,11 +8,9 @@ from fiskai_core.fisk import (
     CmdModel,
     CommandSpec,
     FlagModel,
-    command_line,
-    trace_line,
-    trace_line_short,
     walk_commands,
 )
+from fiskai_core.fisk._describe import command_line, trace_line, trace_line_short
 
 _LONG = "abcdefghijklmnopqrstuvwxyz"
 

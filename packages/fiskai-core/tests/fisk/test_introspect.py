@@ -8,10 +8,13 @@ import stat
 import sys
 from pathlib import Path
 
+import anyio
+import anyio.to_thread
 import pytest
 
 from fiskai_core.errors import IntrospectionError
-from fiskai_core.fisk import ApplicationModel, introspect, tool_env
+from fiskai_core.exec import tool_env
+from fiskai_core.fisk import ApplicationModel, introspect
 from fiskai_core.fisk._introspect import MAX_INTROSPECTION_BYTES
 
 # Refuses anything but exactly `--fisk-introspect`, so every passing test also proves the invocation.
@@ -202,3 +205,34 @@ def test_a_binary_that_hangs_times_out_naming_the_window(tmp_path: Path) -> None
     app = _sh(tmp_path, "hang", "exec sleep 60\n")
     message = _fails(app, window=0.5)
     assert message == f'introspecting "{app}" timed out after 0.5s; the binary must respond within this window'
+
+
+@pytest.mark.anyio
+async def test_a_background_child_left_in_the_group_dies_when_introspection_exits(
+    tmp_path: Path, captured_fixtures: Path
+) -> None:
+    # Issue 9.4.5: before the fix introspection waited out the 10 s wait delay and the sleeper survived it.
+    fifo = tmp_path / "lifeline"
+    os.mkfifo(fifo)
+    model = captured_fixtures / "fisk" / "with-schemas" / "fixturectl.introspect.json"
+    # The lifeline is opened before the fork, so the sleeper surely holds it when the binary exits.
+    app = _sh(tmp_path, "leaver", f"exec 3>{fifo}\nsleep 60 &\ncat {model}\n")
+
+    def _until_closed() -> str:
+        with fifo.open(encoding="utf-8") as stream:
+            return stream.read()
+
+    parsed: list[ApplicationModel] = []
+    try:
+        with anyio.fail_after(5):
+            async with anyio.create_task_group() as tasks:
+                tasks.start_soon(lambda: anyio.to_thread.run_sync(_until_closed, abandon_on_cancel=True))
+                parsed.append(await anyio.to_thread.run_sync(introspect, app, abandon_on_cancel=True))
+    finally:
+        try:
+            # Unblock the reader if a failure left it waiting, so the run never hangs on it.
+            os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+        except OSError:
+            pass
+    # The task group ended, so the FIFO reached end-of-file: the sleeper is dead.
+    assert [model.name for model in parsed] == ["fixturectl"]

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
 from fiskai_core.errors import IntrospectionError
 from fiskai_core.fisk import ApplicationModel, CmdModel, CommandSpec, walk_commands
+from fiskai_core.fisk._walk import MAX_TOOL_NAME_LENGTH
 
 _FIXTURECTL_TOOLS = [
     "types",
@@ -189,3 +191,33 @@ def test_walk_model_description_combines_help_and_tags(short: str, long: str, ta
     (spec,) = walk_commands(app)
     assert spec.model_description == expected
     assert spec.description == (short or long)
+
+
+def test_walk_refuses_hostile_command_names_with_a_reason_each(captured_fixtures: Path) -> None:
+    # Issue 9.4.7: a captured document made hostile. Before the fix each of these became a tool.
+    document = json.loads((captured_fixtures / "fisk" / "with-schemas" / "fixturectl.introspect.json").read_bytes())
+    leaf = next(cmd for cmd in document["commands"] if cmd["name"] == "fail")
+    hostile = ["../../etc", "--help", "", "two\nlines", "fail", "-x", "_hidden", "caf\u00e9"]
+    document["commands"].extend({**leaf, "name": name} for name in hostile)
+    group = next(cmd for cmd in document["commands"] if cmd["name"] == "cluster")
+    group["commands"].append({**leaf, "name": "node_list"})  # the tool name cluster_node_list again
+    refused: list[str] = []
+    specs = walk_commands(ApplicationModel.model_validate(document), refused=refused)
+    names = [spec.name for spec in specs]
+    assert names == _FIXTURECTL_TOOLS
+    assert len(refused) == len(hostile) + 1
+    assert all("was skipped" in line and "\n" not in line for line in refused)
+    assert any('"../../etc"' in line for line in refused)
+    assert any('"two\\nlines"' in line for line in refused)
+    assert any('"cluster node_list"' in line and '"cluster_node_list"' in line for line in refused)
+    assert sum('"fail"' in line for line in refused) == 1
+
+
+def test_walk_refuses_a_tool_name_longer_than_model_apis_accept(captured_fixtures: Path) -> None:
+    document = json.loads((captured_fixtures / "fisk" / "with-schemas" / "fixturectl.introspect.json").read_bytes())
+    leaf = next(cmd for cmd in document["commands"] if cmd["name"] == "fail")
+    document["commands"].append({**leaf, "name": "x" * (MAX_TOOL_NAME_LENGTH + 1)})
+    refused: list[str] = []
+    specs = walk_commands(ApplicationModel.model_validate(document), refused=refused)
+    assert [spec.name for spec in specs] == _FIXTURECTL_TOOLS
+    assert len(refused) == 1

@@ -72,6 +72,8 @@ def build_report(settings: Settings, application: Application | None) -> dict[st
         warnings.append(
             "include/exclude have no effect without application_path; they filter the wrapped application's tools"
         )
+    if application is not None:
+        warnings.extend(application.warnings)
     app_tools = list(application.selected) if application is not None else []
     builtins = [
         *(_HITL_TOOLS if harness.human_in_the_loop.enabled else ()),

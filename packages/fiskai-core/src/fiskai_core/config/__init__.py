@@ -7,13 +7,13 @@ file, line, key path and what is allowed. Components receive the sub-model they 
 """
 
 from ._config import DEFAULT_IDENTITY, Config
-from ._duration import DurationError, parse_go_duration
 from ._load import load_config, parse_config
 from ._modes import Mode
 from ._schema import (
     A2ASettings,
     BudgetSettings,
     EmbeddingsSettings,
+    EnvironmentSettings,
     ExposeAgentSettings,
     ExposeSettings,
     ExposeToolsSettings,
@@ -35,8 +35,8 @@ __all__ = [
     "A2ASettings",
     "BudgetSettings",
     "Config",
-    "DurationError",
     "EmbeddingsSettings",
+    "EnvironmentSettings",
     "ExposeAgentSettings",
     "ExposeSettings",
     "ExposeToolsSettings",
@@ -54,5 +54,4 @@ __all__ = [
     "ToolFilter",
     "load_config",
     "parse_config",
-    "parse_go_duration",
 ]

@@ -14,9 +14,9 @@ from typing import cast
 
 from pydantic import Field, PrivateAttr, model_validator
 
+from fiskai_core._gojson import go_quote
 from fiskai_core.errors import ConfigError
 
-from ._duration import go_quote
 from ._origin import Origin
 from ._schema import (
     Block,
@@ -105,15 +105,23 @@ class Config(Block):
         return origin.error(tuple(path), message, exact=True)
 
     def credential_env_names(self) -> list[str]:
-        """Names of environment variables holding operator secrets, to strip from tool environments.
+        """Environment variables to strip from tool environments beyond the built-in defaults.
 
-        Only `harness.knowledge.embeddings.api_key_env`, and only when the vector tier is on.
+        `harness.environment.strip` (exact names or `PREFIX_*`), then
+        `harness.knowledge.embeddings.api_key_env` when the vector tier is on. Pass the result as
+        `strip_env`, and `passed_env_names()` as `pass_env`.
         """
+        names = list(self.harness.environment.strip)
         knowledge = self.harness.knowledge
-        if not knowledge.enabled or knowledge.embeddings is None:
-            return []
-        name = knowledge.embeddings.api_key_env.strip()
-        return [name] if name else []
+        if knowledge.enabled and knowledge.embeddings is not None:
+            name = knowledge.embeddings.api_key_env.strip()
+            if name and name not in names:
+                names.append(name)
+        return names
+
+    def passed_env_names(self) -> list[str]:
+        """`harness.environment.pass`: default-stripped names the operator lets tools inherit."""
+        return list(self.harness.environment.passthrough)
 
     def with_state_dir(self, state_dir: str | os.PathLike[str] | None) -> Config:
         """Apply `--state-dir`: journal sessions in `state_dir` with the file backend.

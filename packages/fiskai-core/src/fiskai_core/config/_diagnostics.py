@@ -16,9 +16,9 @@ from typing import Union, get_args, get_origin
 from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
+from fiskai_core._gojson import go_quote
 from fiskai_core.errors import ConfigError
 
-from ._duration import go_quote
 from ._origin import KeyPath, Origin, format_path
 from ._schema import MemorySettings, SessionsSettings, SettingError
 from ._yaml import YamlFloat, YamlInt
@@ -101,7 +101,7 @@ def _one(detail: ErrorDetails, model: type[BaseModel], origin: Origin) -> Config
     if kind in ("model_type", "model_attributes_type"):
         block = _model_at(model, path)
         if block is not None:
-            expected += " with keys " + ", ".join(block.model_fields)
+            expected += " with keys " + ", ".join(field.alias or name for name, field in block.model_fields.items())
     if kind == "string_type" and isinstance(detail["input"], bool):
         expected += " (quote the value)"
     return origin.error(path, f"got {got}; expected {expected}")
@@ -112,7 +112,8 @@ def _unknown_key(model: type[BaseModel], path: KeyPath) -> str:
     block = _model_at(model, path[:-1])
     if block is None:
         return "unknown key"
-    allowed = list(block.model_fields)
+    # The YAML key is the field's alias where it has one (`pass`, a Python keyword).
+    allowed = [field.alias or name for name, field in block.model_fields.items()]
     suggestion = _suggest(model, block, path, key, allowed)
     hint = f'did you mean "{suggestion}"? ' if suggestion else ""
     return f"unknown key; {hint}allowed keys: {', '.join(allowed)}"

@@ -7,10 +7,11 @@ parts are truncated toward zero after an exact integer sum.
 
 from __future__ import annotations
 
-import json
 from datetime import timedelta
 
-__all__ = ["DurationError", "go_quote", "parse_go_duration"]
+from fiskai_core._gojson import go_quote
+
+__all__ = ["DurationError", "parse_go_duration"]
 
 _NANOS_PER_UNIT = {
     "ns": 1,
@@ -28,11 +29,6 @@ _NUMERIC = frozenset("0123456789.")
 
 class DurationError(ValueError):
     """A string is not a Go duration; the message is Go's own (`time: invalid duration "x"`)."""
-
-
-def go_quote(text: str) -> str:
-    """Quote `text` the way Go's `%q` does for the printable strings configs hold."""
-    return json.dumps(text, ensure_ascii=False)
 
 
 def parse_go_duration(text: str) -> timedelta:

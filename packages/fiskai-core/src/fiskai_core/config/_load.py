@@ -11,11 +11,11 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from fiskai_core._gojson import go_quote
 from fiskai_core.errors import ConfigError
 
 from ._config import Config, attach_origin
 from ._diagnostics import describe, explain
-from ._duration import go_quote
 from ._modes import Mode, validate_for_mode
 from ._origin import Origin
 from ._yaml import read_document

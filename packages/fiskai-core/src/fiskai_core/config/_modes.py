@@ -10,8 +10,9 @@ from __future__ import annotations
 import re
 from enum import StrEnum
 
+from fiskai_core._gojson import go_quote
+
 from ._config import Config
-from ._duration import go_quote
 from ._origin import Origin
 from ._schema import KNOWLEDGE_SEARCH_TOOL
 

@@ -12,6 +12,7 @@ nothing after it) counts as absent, also as in Go.
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 from typing import Annotated, ClassVar, Literal, cast
 
@@ -27,7 +28,10 @@ from pydantic import (
     model_validator,
 )
 
-from ._duration import DurationError, go_quote, parse_go_duration
+from fiskai_core._gojson import go_quote
+from fiskai_core.exec import HARNESS_CREDENTIAL_PREFIXES as _HARNESS_CREDENTIAL_PREFIXES
+
+from ._duration import DurationError, parse_go_duration
 from ._yaml import YamlFloat, YamlInt
 
 __all__ = [
@@ -36,6 +40,7 @@ __all__ = [
     "Block",
     "BudgetSettings",
     "EmbeddingsSettings",
+    "EnvironmentSettings",
     "ExposeAgentSettings",
     "ExposeSettings",
     "ExposeToolsSettings",
@@ -273,6 +278,61 @@ class SessionsSettings(Block):
         return value or "file"
 
 
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+class EnvironmentSettings(Block):
+    """`harness.environment`: which variables tool commands (and introspection) do not inherit.
+
+    Every variable starting with `ANTHROPIC_` or `CLAUDE_CODE_` is always removed, and a default list of
+    well-known credentials (see the fiskai-core README) unless passed; these add to that.
+    """
+
+    strip: list[Text] = Field(default_factory=list[str])
+    """More variables to remove: exact names, or a prefix followed by `*` (`MYCORP_*`)."""
+    passthrough: list[Text] = Field(default_factory=list[str], alias="pass")
+    """Exact names from the default list a tool needs (a wrapped `gh` needs `GH_TOKEN`); `pass` in YAML."""
+
+    @field_validator("strip")
+    @classmethod
+    def _strip(cls, values: list[str]) -> list[str]:
+        names = _names(values)
+        for name in names:
+            bare = name[:-1] if name.endswith("*") else name
+            if not _ENV_NAME.fullmatch(bare):
+                raise SettingError(
+                    f"harness.environment.strip: {go_quote(name)} is not a variable name or a prefix ending in *; "
+                    "use letters, digits and '_' (for example MYCORP_TOKEN or MYCORP_*)"
+                )
+        return names
+
+    @field_validator("passthrough")
+    @classmethod
+    def _passthrough(cls, values: list[str]) -> list[str]:
+        names = _names(values)
+        for name in names:
+            if not _ENV_NAME.fullmatch(name):
+                raise SettingError(
+                    f"harness.environment.pass: {go_quote(name)} is not a variable name; list exact names "
+                    "(prefixes are not accepted here)"
+                )
+            if name.startswith(_HARNESS_CREDENTIAL_PREFIXES):
+                raise SettingError(
+                    f"harness.environment.pass: {go_quote(name)} is the model provider's credential "
+                    "namespace (ANTHROPIC_*, CLAUDE_CODE_*), which never reaches a tool; remove it"
+                )
+        return names
+
+    @model_validator(mode="after")
+    def _disjoint(self) -> EnvironmentSettings:
+        both = [name for name in self.passthrough if name in self.strip]
+        if both:
+            raise SettingError(
+                f"harness.environment: {go_quote(both[0])} is listed under both strip and pass; keep it in one"
+            )
+        return self
+
+
 class HarnessSettings(Block):
     """`harness`: what the agent loop adds around the tools."""
 
@@ -284,6 +344,8 @@ class HarnessSettings(Block):
     memory: MemorySettings = Field(default_factory=MemorySettings)
     knowledge: KnowledgeSettings = Field(default_factory=KnowledgeSettings)
     sessions: SessionsSettings = Field(default_factory=SessionsSettings)
+    environment: EnvironmentSettings = Field(default_factory=EnvironmentSettings)
+    """What tool commands do not inherit from the harness's environment, beyond the defaults."""
 
 
 class _ServerLimits(Block):

@@ -1,79 +1,46 @@
-"""The fisk command-tree tool kind: introspection, commands, and the argv trust boundary.
+"""The fisk tool source: fisk applications (`APP --fisk-introspect`) described as tools.
 
-Running commands (the async process runner, commands bound as tools) lives in
-`fiskai_core.fisk.execution`, so describing an application imports no event-loop machinery.
+What a library user needs:
+
+* `load_application(path, ...)`: resolve the binary, introspect it, walk its command tree, apply
+  `ai:deny` and include/exclude; returns an `Application`, which is a `fiskai_core.exec.ToolSource`
+  (bind it with `fiskai_core.exec.running.command_tools` to get runnable tools). Blocking.
+  `resolve_application_path` is its path rule (relative to the config's folder, always absolute).
+* `introspect(path)` and `ApplicationModel` (with `CmdModel`, `FlagModel`, `ArgModel`): the
+  introspection document itself.
+* `walk_commands(model)` and `CommandSpec`: the command tree as tool descriptions (a `CommandSpec` is a
+  `fiskai_core.exec.SourceCommand`: name, tags, descriptions, schema, argv of a call).
+* `args_from_json(cmd, raw)`: fisk's `ArgsFromJSON` itself, exact to the fisk conformance vectors.
+* `trace_line(path, argv)` / `trace_line_short(path, argv)`: a call as a display line (sanitized,
+  capped; the short one elides long values), for transcripts.
+* `missing_required_message`: kept importable here for the drivers written against it; its home is
+  `fiskai_core.tools`.
+
+Nothing here runs a tool or imports an event loop; running is `fiskai_core.exec`.
 """
 
-from ._args import args_from_json, decode_arguments
-from ._describe import (
-    TRACE_LINE_MAX_RUNES,
-    command_line,
-    human_description,
-    model_description,
-    trace_line,
-    trace_line_short,
-)
-from ._env import CREDENTIAL_ENV_NAMES, tool_env
-from ._globals import (
-    FRAMEWORK_GLOBAL_FLAGS,
-    applicable_globals,
-    build_argv,
-    global_flag_schema,
-    merge_global_flags,
-    resolve_global_flags,
-)
-from ._gojson import DecodedValue, JsonNumber, go_quote
+from fiskai_core.tools import missing_required_message
+
+from ._args import args_from_json
+from ._describe import trace_line, trace_line_short
 from ._introspect import introspect
 from ._load import Application, load_application, resolve_application_path
 from ._model import ApplicationModel, ArgModel, CmdModel, FlagModel
-from ._output import MAX_TOOL_OUTPUT_BYTES
-from ._schema import derived_command_schema, flag_restricted_schema
-from ._validate import (
-    missing_required,
-    missing_required_message,
-    schema_required,
-    validate_arguments,
-    validate_value,
-)
-from ._walk import CommandSpec, SchemaSource, walk_commands
+from ._walk import CommandSpec, walk_commands
 
 __all__ = [
-    "CREDENTIAL_ENV_NAMES",
-    "FRAMEWORK_GLOBAL_FLAGS",
-    "MAX_TOOL_OUTPUT_BYTES",
-    "TRACE_LINE_MAX_RUNES",
     "Application",
     "ApplicationModel",
     "ArgModel",
     "CmdModel",
     "CommandSpec",
-    "DecodedValue",
     "FlagModel",
-    "JsonNumber",
-    "SchemaSource",
-    "applicable_globals",
     "args_from_json",
-    "build_argv",
-    "command_line",
-    "decode_arguments",
-    "derived_command_schema",
-    "flag_restricted_schema",
-    "global_flag_schema",
-    "go_quote",
-    "human_description",
     "introspect",
     "load_application",
-    "merge_global_flags",
-    "missing_required",
     "missing_required_message",
-    "model_description",
     "resolve_application_path",
-    "resolve_global_flags",
-    "schema_required",
-    "tool_env",
     "trace_line",
     "trace_line_short",
-    "validate_arguments",
-    "validate_value",
     "walk_commands",
 ]

@@ -10,7 +10,11 @@ fisk's rules exactly, error text included (a model that knows fisk recognizes th
   positionals follow a literal `--`. So no model-supplied value can ever be read as an option: the
   argv never passes through a shell and a value is never a token of its own before `--`.
 * No value checking happens here (types, enums, required): the application's own parser decides.
-  `fiskai_core.fisk.validate_arguments` is the separate, optional pre-step against a schema.
+  Checking values against the advertised schema is a separate pre-step (`fiskai_core.tools`).
+
+`build_argv` is the one entry tools use: it takes the `ToolArguments` decoded once by
+`fiskai_core.exec.parse_arguments`, renders exposed global flags and the command's own, and prefixes
+the command path. `args_from_json` is fisk's function itself (raw text in), kept for conformance.
 
 Note one deliberate difference from Go: with several unknown keys fisk names whichever one Go's map
 iteration meets first (random); this names the first unknown key in input order, so it is stable.
@@ -20,21 +24,23 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from fiskai_core._gojson import DecodedValue, JsonNumber, go_quote
 from fiskai_core.errors import ArgumentsError
+from fiskai_core.exec import ToolArguments, parse_arguments
 
-from ._gojson import DecodedValue, GoJSONError, JsonNumber, decode_first_value, go_quote
 from ._model import ArgModel, CmdModel, FlagModel
 
-__all__ = ["args_from_json", "decode_arguments", "render_argv"]
+__all__ = ["args_from_json", "build_argv", "render_argv"]
 
 _GO_TRUE = frozenset({"1", "t", "T", "TRUE", "true", "True"})
 """Strings Go's `strconv.ParseBool` reads as true."""
-_GO_KIND = {str: "string", JsonNumber: "number", bool: "bool", list: "array", dict: "object"}
-"""Kind names in Go's `cannot unmarshal <kind>` message (note `bool`, where fisk itself says `boolean`)."""
+_JSON_KIND = {str: "string", JsonNumber: "number", list: "array", dict: "object"}
 
 
 def args_from_json(cmd: CmdModel, raw: str | bytes | None) -> list[str]:
-    """Turn a model's JSON arguments into the argv tail for `cmd` (no program name, no command path).
+    """Fisk's `CmdModel.ArgsFromJSON`, exactly: the argv tail for `cmd` (no program name, no command path).
+
+    The conformance port, checked against fisk's own vectors; tools go through `build_argv`.
 
     Args:
         cmd: The command; only its flags and args are read.
@@ -47,37 +53,49 @@ def args_from_json(cmd: CmdModel, raw: str | bytes | None) -> list[str]:
         ArgumentsError: With fisk's exact message: `invalid JSON arguments: ...`, `unknown property "k"`,
             `flag "f": ...`, `argument "a": ...`.
     """
-    return render_argv(cmd.flags, cmd.args, decode_arguments(raw))
+    return render_argv(cmd.flags, cmd.args, parse_arguments(raw).values)
 
 
-def decode_arguments(raw: str | bytes | None) -> dict[str, DecodedValue]:
-    """Decode tool arguments as fisk does before rendering them.
+def build_argv(
+    path: Sequence[str], cmd: CmdModel, globals_: Sequence[FlagModel], arguments: ToolArguments
+) -> list[str]:
+    """The argv of one call (command path included, binary excluded), as fisk-ai builds it: the one entry.
+
+    The object is split into exposed global flags and the command's own keys; globals render through
+    ArgsFromJSON on a synthetic command holding only them, locals through the command's own, so
+    argv = path + global tokens + local tokens and globals always precede `--`. Like fisk-ai, input
+    that is not exactly one object (trailing data) is not split: it all goes to the command's own rules.
 
     Args:
-        raw: The JSON text; a `str` is encoded as UTF-8 (lone surrogates pass through as invalid bytes
-            and, as in Go, decode to U+FFFD).
+        path: The command path words.
+        cmd: The leaf command.
+        globals_: The globals applicable to this command.
+        arguments: The decoded call.
 
     Returns:
-        The decoded object (empty for `None`, empty input and `null`).
+        Path, then global flag tokens, then the command's own tokens.
 
     Raises:
-        ArgumentsError: `invalid JSON arguments: <Go decoder message>` for malformed or non-object input.
+        ArgumentsError: `building global flags for "<cmd>": ...` or `building command line for "<cmd>": ...`
+            around fisk's ArgsFromJSON message.
     """
-    data = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else (raw or b"")
-    if not data:
-        return {}
+    command = go_quote(" ".join(path))
+    values = arguments.values
+    global_tail: list[str] = []
+    if globals_ and arguments.single:
+        names = {flag.name for flag in globals_}
+        global_values = {key: value for key, value in values.items() if key in names}
+        if global_values:
+            try:
+                global_tail = render_argv(globals_, (), global_values)
+            except ArgumentsError as err:
+                raise ArgumentsError(f"building global flags for {command}: {err}") from err
+        values = {key: value for key, value in values.items() if key not in names}
     try:
-        value = decode_first_value(data)
-    except GoJSONError as err:
-        raise ArgumentsError(f"invalid JSON arguments: {err}") from err
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        raise ArgumentsError(
-            "invalid JSON arguments: json: cannot unmarshal "
-            f"{_GO_KIND[type(value)]} into Go value of type map[string]interface {{}}"
-        )
-    return value
+        local_tail = render_argv(cmd.flags, cmd.args, values)
+    except ArgumentsError as err:
+        raise ArgumentsError(f"building command line for {command}: {err}") from err
+    return [*path, *global_tail, *local_tail]
 
 
 def render_argv(flags: Sequence[FlagModel], args: Sequence[ArgModel], values: Mapping[str, DecodedValue]) -> list[str]:
@@ -122,7 +140,7 @@ def _kind(value: DecodedValue) -> str:
         return "null"
     if isinstance(value, bool):
         return "boolean"
-    return _GO_KIND[type(value)]
+    return _JSON_KIND[type(value)]
 
 
 def _scalar(value: DecodedValue) -> str:

@@ -10,9 +10,7 @@ fisk-ai's rules, reproduced here:
   already a property becomes fisk's degraded flag schema (`boolean` or `string`, array when
   cumulative) described as `Global flag: <help>`; completions become an `enum` on a `string`; a
   required global without default joins `required`.
-* argv: the model's object is split into global and local keys; globals render through ArgsFromJSON on
-  a synthetic command holding only the exposed globals, locals through the command's own, and
-  argv = command path + global tokens + local tokens (so globals always precede `--`).
+* argv: see `build_argv` in `_args.py` (globals first, so they always precede `--`).
 
 Known quirk kept from fisk-ai: a counter global (boolean and cumulative) gets an array-of-boolean
 schema, while ArgsFromJSON accepts only a JSON boolean for it, so such a global cannot be usefully
@@ -26,17 +24,15 @@ from collections.abc import Mapping, Sequence
 
 from pydantic import JsonValue
 
-from fiskai_core.errors import ArgumentsError, ConfigError
+from fiskai_core._gojson import go_quote
+from fiskai_core.errors import ConfigError
 
-from ._args import args_from_json, render_argv
-from ._gojson import DecodedValue, GoJSONError, decode_whole_value, go_quote
 from ._model import ApplicationModel, CmdModel, FlagModel
 from ._schema import flag_restricted_schema
 
 __all__ = [
     "FRAMEWORK_GLOBAL_FLAGS",
     "applicable_globals",
-    "build_argv",
     "global_flag_schema",
     "merge_global_flags",
     "resolve_global_flags",
@@ -149,56 +145,3 @@ def merge_global_flags(schema: Mapping[str, JsonValue], globals_: Sequence[FlagM
     if required:
         merged["required"] = required
     return merged
-
-
-def build_argv(path: Sequence[str], cmd: CmdModel, globals_: Sequence[FlagModel], raw: str | bytes | None) -> list[str]:
-    """The full argv for a call (command path included, binary excluded), as fisk-ai builds it.
-
-    Args:
-        path: The command path words.
-        cmd: The leaf command.
-        globals_: The globals applicable to this command.
-        raw: The model's JSON arguments; `None`, empty and `null` mean `{}`.
-
-    Returns:
-        Path, then global flag tokens, then the command's own tokens.
-
-    Raises:
-        ArgumentsError: `building global flags for "<cmd>": ...` or `building command line for "<cmd>": ...`
-            around fisk's ArgsFromJSON message.
-    """
-    command = go_quote(" ".join(path))
-    data = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else (raw or b"")
-    if data in (b"", b"null"):
-        data = b"{}"
-    values = _split_object(data) if globals_ else None
-    global_tail: list[str] = []
-    if values is not None:
-        names = {flag.name for flag in globals_}
-        global_values = {key: value for key, value in values.items() if key in names}
-        if global_values:
-            try:
-                global_tail = render_argv(globals_, (), global_values)
-            except ArgumentsError as err:
-                raise ArgumentsError(f"building global flags for {command}: {err}") from err
-        values = {key: value for key, value in values.items() if key not in names}
-    try:
-        local_tail = args_from_json(cmd, data) if values is None else render_argv(cmd.flags, cmd.args, values)
-    except ArgumentsError as err:
-        raise ArgumentsError(f"building command line for {command}: {err}") from err
-    return [*path, *global_tail, *local_tail]
-
-
-def _split_object(data: bytes) -> dict[str, DecodedValue] | None:
-    """Decode the call as Go's `json.Unmarshal` into a map would, or `None` when that fails.
-
-    Like fisk-ai, input that is not exactly one object (trailing data included) is not split: it goes
-    whole to the command's own ArgsFromJSON, which reports it in fisk's words.
-    """
-    try:
-        value = decode_whole_value(data)
-    except GoJSONError:
-        return None
-    if value is None:
-        return {}
-    return value if isinstance(value, dict) else None

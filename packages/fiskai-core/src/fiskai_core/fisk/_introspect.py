@@ -17,21 +17,18 @@ failure is an `IntrospectionError` whose message starts `introspecting "<app_pat
 from __future__ import annotations
 
 import os
-import selectors
 import shutil
 import stat
-import subprocess
-import time
 from collections.abc import Mapping
 
 from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
-from fiskai_core.errors import IntrospectionError
+from fiskai_core.errors import CommandError, CommandTimeoutError, IntrospectionError
+from fiskai_core.exec import format_seconds, tool_env
+from fiskai_core.exec.blocking import run_blocking
 
-from ._env import tool_env
 from ._model import ApplicationModel
-from ._process import exit_code, format_seconds, kill_group, start_failure
 
 __all__ = ["INTROSPECT_FLAG", "MAX_INTROSPECTION_BYTES", "introspect"]
 
@@ -41,10 +38,6 @@ INTROSPECT_FLAG = "--fisk-introspect"
 MAX_INTROSPECTION_BYTES = 16 * 1024 * 1024
 """More combined output than this is refused rather than buffered."""
 
-_WAIT_DELAY = 10.0
-"""Seconds to keep reading after the binary exited, for a grandchild still holding the pipe (Go's WaitDelay)."""
-_POLL = 0.1
-"""How often a blocked read also checks whether the binary has exited."""
 
 _SHOWN_LINES = 5
 _SHOWN_LINE_CHARS = 200
@@ -64,8 +57,8 @@ def introspect(
             the `PATH` of the environment.
         timeout: Seconds the binary has to answer.
         env: The environment to start from (for example `tool_env(strip=...)`); the current process
-            environment when None. It is scrubbed again with `tool_env`, so credentials never reach the
-            binary and `LLMFORMAT=1` is always set. Never gets a `PWD` rewrite.
+            environment (scrubbed by `tool_env`) when None. The harness's own credentials are removed
+            from it again and `LLMFORMAT=1` is always set. Never gets a `PWD` rewrite.
 
     Returns:
         The parsed application model.
@@ -75,10 +68,23 @@ def introspect(
             `MAX_INTROSPECTION_BYTES`, or prints something that is not a fisk application model.
     """
     name = os.fspath(app_path)
-    child_env = tool_env(env)
+    # A given environment was scrubbed by its builder (which may pass some names through on purpose);
+    # the harness's own credentials are removed again regardless.
+    child_env = tool_env() if env is None else tool_env(env, passthrough=tuple(env))
     binary = _locate(name, child_env)
-    code, output, overflowed = _run(name, [binary, INTROSPECT_FLAG], child_env, timeout)
-    if overflowed:
+    try:
+        captured = run_blocking(
+            [binary, INTROSPECT_FLAG], env=child_env, timeout=timeout, limit=MAX_INTROSPECTION_BYTES
+        )
+    except CommandTimeoutError as error:
+        raise IntrospectionError(
+            f'introspecting "{name}" timed out after {format_seconds(timeout)}; '
+            "the binary must respond within this window"
+        ) from error
+    except CommandError as error:
+        raise IntrospectionError(f'introspecting "{name}": {error.reason}') from error
+    code, output = captured.exit_code, captured.output
+    if captured.overflowed:
         raise IntrospectionError(
             f'introspecting "{name}" produced more than {MAX_INTROSPECTION_BYTES} bytes; '
             "the binary must emit a bounded introspection document"
@@ -86,64 +92,6 @@ def introspect(
     if code != 0:
         raise IntrospectionError(f'introspecting "{name}": {_exit_summary(code)}{_first_lines(output)}')
     return _decode(name, output)
-
-
-def _run(name: str, argv: list[str], env: Mapping[str, str], timeout: float) -> tuple[int, bytes, bool]:
-    """Run `argv` in its own session; return its exit code, output, and whether the cap was hit.
-
-    On the time limit or the cap the whole process group gets SIGKILL. After the binary exits, reading
-    goes on for at most `_WAIT_DELAY` seconds, in case something it started still holds the pipe.
-    """
-    try:
-        proc = subprocess.Popen(
-            argv,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            env=dict(env),
-            start_new_session=True,
-        )
-    except OSError as error:
-        raise IntrospectionError(f'introspecting "{name}": {start_failure(argv[0], None, error)}') from error
-    assert proc.stdout is not None, "the output pipe is requested above"
-    data = bytearray()
-    overflowed = False
-    deadline = time.monotonic() + timeout
-    exited_by: float | None = None
-    try:
-        with selectors.DefaultSelector() as selector:
-            selector.register(proc.stdout, selectors.EVENT_READ)
-            while True:
-                now = time.monotonic()
-                if now >= deadline:
-                    kill_group(proc.pid)
-                    proc.wait()
-                    raise IntrospectionError(
-                        f'introspecting "{name}" timed out after {format_seconds(timeout)}; '
-                        "the binary must respond within this window"
-                    )
-                if exited_by is None and proc.poll() is not None:
-                    exited_by = now + _WAIT_DELAY
-                if exited_by is not None and now >= exited_by:
-                    break
-                if not selector.select(min(deadline - now, _POLL)):
-                    continue
-                chunk = os.read(proc.stdout.fileno(), 65536)
-                if not chunk:
-                    break
-                if len(data) + len(chunk) > MAX_INTROSPECTION_BYTES:
-                    overflowed = True
-                    kill_group(proc.pid)
-                    break
-                data += chunk
-    finally:
-        proc.stdout.close()
-    try:
-        returncode = proc.wait(timeout=max(deadline - time.monotonic(), 0.0))
-    except subprocess.TimeoutExpired:
-        kill_group(proc.pid)
-        returncode = proc.wait()
-    return exit_code(returncode), bytes(data), overflowed
 
 
 def _locate(name: str, env: Mapping[str, str]) -> str:

@@ -3,7 +3,8 @@
 Every face (info, the agent, MCP, A2A) loads its application through `load_application`, so `ai:deny`
 stripping, include/exclude and global-flag exposure mean the same everywhere. Loading is blocking and
 binds nothing to a process runner: `fiskai info` needs no event loop, and the drivers turn the
-selected commands into runnable tools with `fiskai_core.fisk.execution.command_tools`.
+selected commands into runnable tools with `fiskai_core.exec.running.command_tools` (an `Application`
+is a `fiskai_core.exec.ToolSource`).
 """
 
 from __future__ import annotations
@@ -17,9 +18,9 @@ from pathlib import Path
 from typing_extensions import override
 
 from fiskai_core.errors import IntrospectionError
+from fiskai_core.exec import tool_env
 from fiskai_core.tools import FilterRule, select_tools
 
-from ._env import tool_env
 from ._globals import resolve_global_flags
 from ._introspect import introspect
 from ._model import ApplicationModel, FlagModel
@@ -30,7 +31,7 @@ __all__ = ["Application", "load_application", "resolve_application_path"]
 
 @dataclass(frozen=True, slots=True, kw_only=True, repr=False)
 class Application:
-    """An introspected application and the commands selected from it."""
+    """An introspected application and the commands selected from it: the fisk `ToolSource`."""
 
     path: str
     """The binary that was introspected and that every tool runs."""
@@ -40,6 +41,8 @@ class Application:
     selected: Sequence[CommandSpec]
     """What a model may call, in command-tree order."""
     exposed_global_flags: Sequence[FlagModel]
+    warnings: Sequence[str] = ()
+    """Commands refused while walking the tree (a hostile or broken name), one line each, for `info`."""
 
     @override
     def __repr__(self) -> str:
@@ -61,7 +64,7 @@ def resolve_application_path(application_path: str, *, base_dir: Path | None = N
         path = Path(expanded)
         if not path.is_absolute():
             # Absolute from here on: `Path("./app")` prints as `app`, which a runner would look up on PATH.
-            path = (base_dir / path) if base_dir is not None else path.absolute()
+            path = (base_dir / path if base_dir is not None else path).absolute()
         return str(path)
     found = shutil.which(expanded)
     if found is None:
@@ -80,6 +83,7 @@ def load_application(
     include: FilterRule | None = None,
     exclude: FilterRule | None = None,
     strip_env: Iterable[str] = (),
+    pass_env: Iterable[str] = (),
 ) -> Application:
     """Introspect the application and select the commands a model may call.
 
@@ -91,7 +95,9 @@ def load_application(
         global_flags: The global flags to expose to the model.
         include: Keep only matching commands (when the rule names anything).
         exclude: Then drop matching commands (when the rule names anything).
-        strip_env: Extra credential variables to remove from the binary's environment.
+        strip_env: Extra credential variables to remove from the binary's environment (exact names, or
+            prefixes written `PREFIX_*`).
+        pass_env: Exact names exempt from the default credential list (`harness.environment.pass`).
 
     Raises:
         IntrospectionError: the binary cannot be found, run or understood.
@@ -99,12 +105,14 @@ def load_application(
         ToolSelectionError: an include or exclude pattern is invalid.
     """
     path = resolve_application_path(application_path, base_dir=base_dir)
-    model = introspect(path, env=tool_env(strip=tuple(strip_env)))
-    commands = walk_commands(model, global_flags=global_flags)
+    model = introspect(path, env=tool_env(strip=tuple(strip_env), passthrough=tuple(pass_env)))
+    refused: list[str] = []
+    commands = walk_commands(model, global_flags=global_flags, refused=refused)
     return Application(
         path=path,
         model=model,
         commands=commands,
         selected=select_tools(commands, include=include, exclude=exclude),
         exposed_global_flags=resolve_global_flags(model, global_flags),
+        warnings=tuple(refused),
     )

@@ -12,21 +12,24 @@ built on top of it elsewhere.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 from pydantic import JsonValue
 
+from fiskai_core._gojson import go_quote
 from fiskai_core.errors import ArgumentsError, IntrospectionError
+from fiskai_core.exec import ToolArguments, parse_arguments
 
+from ._args import build_argv
 from ._describe import human_description, model_description, trace_line, trace_line_short
-from ._globals import applicable_globals, build_argv, merge_global_flags, resolve_global_flags
-from ._gojson import go_quote
+from ._globals import applicable_globals, merge_global_flags, resolve_global_flags
 from ._model import ApplicationModel, CmdModel, FlagModel
 from ._schema import derived_command_schema
 
-__all__ = ["CommandSpec", "SchemaSource", "walk_commands"]
+__all__ = ["MAX_TOOL_NAME_LENGTH", "CommandSpec", "SchemaSource", "walk_commands"]
 
 SchemaSource = Literal["fisk", "derived"]
 """`fisk`: the command's own precomputed `restricted_schema`; `derived`: built from a v0.8 model."""
@@ -60,11 +63,16 @@ class CommandSpec:
         """The command path as typed, words separated by spaces (`cluster node drain`)."""
         return " ".join(self.path)
 
-    def argv(self, raw: str | bytes | None) -> list[str]:
-        """The argv for a call: path, global flag tokens, then the command's own tokens.
+    @property
+    def strict_schema(self) -> bool:
+        """True for fisk's own schema (values are checked against it); False for a derived one (keys only)."""
+        return self.schema_source == "fisk"
+
+    def build_argv(self, arguments: ToolArguments) -> list[str]:
+        """The argv for a decoded call: path, global flag tokens, then the command's own tokens.
 
         Args:
-            raw: The model's JSON arguments (`None`, empty and `null` mean `{}`).
+            arguments: The call, from `fiskai_core.exec.parse_arguments`.
 
         Returns:
             The argv without the binary.
@@ -72,7 +80,15 @@ class CommandSpec:
         Raises:
             ArgumentsError: The arguments cannot become an argv; the message is fisk-ai's.
         """
-        return build_argv(self.path, self.cmd, self.global_flags, raw)
+        return build_argv(self.path, self.cmd, self.global_flags, arguments)
+
+    def argv(self, raw: str | bytes | None) -> list[str]:
+        """`build_argv` for the model's raw JSON (`None`, empty and `null` mean `{}`).
+
+        Raises:
+            ArgumentsError: The arguments do not decode or cannot become an argv; the message is fisk-ai's.
+        """
+        return self.build_argv(parse_arguments(raw, command=self.command))
 
     def trace_line(self, raw: str | bytes | None) -> str:
         """The call as a sanitized command line (the command path when the arguments are unusable).
@@ -104,15 +120,26 @@ class CommandSpec:
 
 
 def walk_commands(
-    app: ApplicationModel | None, *, global_flags: Sequence[str] = (), require_schema: bool = False
+    app: ApplicationModel | None,
+    *,
+    global_flags: Sequence[str] = (),
+    require_schema: bool = False,
+    refused: list[str] | None = None,
 ) -> list[CommandSpec]:
     """Turn every runnable leaf of an application into a `CommandSpec`, depth first in model order.
+
+    The binary, not the model, names its commands, but a name still becomes an argv word and a tool
+    name, so a command whose name is not a plain word (empty, `--help`, `../../etc`, a newline, or
+    anything but ASCII letters, digits, `-` and `_`, not starting with `-` or `_`), whose tool name is
+    over `MAX_TOOL_NAME_LENGTH`, or whose tool name an earlier command already has, is refused (with
+    its subtree, for a group).
 
     Args:
         app: The introspected application.
         global_flags: The `global_flags` allowlist; required app flags are exposed regardless.
         require_schema: Refuse leaves without a precomputed `restricted_schema` (fisk-ai's behavior)
             instead of deriving one.
+        refused: When given, one line per refused command is appended, saying which and why.
 
     Returns:
         The specs; empty for an application without commands.
@@ -124,16 +151,49 @@ def walk_commands(
     if app is None:
         raise IntrospectionError("application model is nil")
     exposed = resolve_global_flags(app, global_flags)
-    return [_spec(path, cmd, exposed, require_schema=require_schema) for path, cmd in _leaves(app.commands, ())]
+    reasons: list[str] = [] if refused is None else refused
+    specs: list[CommandSpec] = []
+    seen: set[str] = set()
+    for path, cmd in _leaves(app.commands, (), reasons):
+        name = "_".join(path)
+        if name in seen:
+            reasons.append(
+                f"command {go_quote(' '.join(path))} was skipped: an earlier command already has the tool name "
+                f"{go_quote(name)}"
+            )
+            continue
+        if len(name) > MAX_TOOL_NAME_LENGTH:
+            reasons.append(
+                f"command {go_quote(' '.join(path))} was skipped: its tool name is longer than "
+                f"{MAX_TOOL_NAME_LENGTH} characters"
+            )
+            continue
+        seen.add(name)
+        specs.append(_spec(path, cmd, exposed, require_schema=require_schema))
+    return specs
 
 
-def _leaves(commands: Sequence[CmdModel], prefix: tuple[str, ...]) -> Iterator[tuple[tuple[str, ...], CmdModel]]:
+MAX_TOOL_NAME_LENGTH = 128
+"""The longest tool name model APIs accept (Anthropic: `^[a-zA-Z0-9_-]{1,128}$`)."""
+_COMMAND_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")
+
+
+def _leaves(
+    commands: Sequence[CmdModel], prefix: tuple[str, ...], refused: list[str]
+) -> Iterator[tuple[tuple[str, ...], CmdModel]]:
     for cmd in commands:
         if cmd.hidden:
             continue
         path = (*prefix, cmd.name)
+        if _COMMAND_WORD.fullmatch(cmd.name) is None:
+            shown = go_quote(" ".join(prefix)) + " sub-command " if prefix else ""
+            refused.append(
+                f"command {shown}{go_quote(cmd.name)} was skipped: a command name must be a plain word of ASCII "
+                "letters, digits, '-' and '_' that does not start with '-' or '_'"
+            )
+            continue
         if cmd.commands:
-            yield from _leaves(cmd.commands, path)
+            yield from _leaves(cmd.commands, path, refused)
         else:
             yield path, cmd
 

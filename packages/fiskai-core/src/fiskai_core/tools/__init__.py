@@ -1,4 +1,12 @@
-"""Tools as drivers see them: the Tool shape, results, reserved tags, selection and deferral."""
+"""Tools as drivers see them.
+
+The `Tool` shape every tool kind satisfies and the `ToolResult` every call produces; the capability Protocols a runner checks with `isinstance` (`Confirmable` for the
+confirmation gate, `ArgumentValidator` for the required-parameter pre-check) and the message for the
+latter; reserved tags; the selection pipeline, deferral planning and the `find_tools` finder.
+
+What a tool source (fisk, a future Python-CLI source) provides, and how its commands run, is
+`fiskai_core.exec`.
+"""
 
 from ._deferral import TOOL_SEARCH_THRESHOLD, DeferralPlan, plan_deferral
 from ._finder import ToolFinder, ToolMatch
@@ -8,6 +16,7 @@ from ._protocols import ArgumentValidator, Confirmable, FilterRule, Selectable, 
 from ._result import ToolResult
 from ._select import matches_rule, select_tools
 from ._tags import TAG_CONFIRM, TAG_DENY, TAG_NO_DEFER, requires_confirmation
+from ._validate import missing_required_message
 
 __all__ = [
     "FIND_TOOLS",
@@ -29,6 +38,7 @@ __all__ = [
     "ToolResult",
     "found_tool_names",
     "matches_rule",
+    "missing_required_message",
     "not_loaded_result",
     "plan_deferral",
     "requires_confirmation",

@@ -8,7 +8,7 @@ the same to them.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from pydantic import JsonValue
 
@@ -63,21 +63,32 @@ class FilterRule(Protocol):
     def tags(self) -> Sequence[str]: ...
 
 
+@runtime_checkable
 class Confirmable(Protocol):
-    """A tool whose call becomes a command line an operator can approve before it runs."""
+    """A tool that can say, before running, exactly what it would run (for a confirmation prompt).
+
+    Called by a confirmation gate before `execute`, from the same task, with the same raw arguments.
+    """
 
     def command_argv(self, arguments: str | bytes | None) -> Sequence[str]:
         """The exact argv `execute` would run for `arguments`, binary first.
 
         Raises:
-            fiskai_core.errors.ArgumentsError: The arguments cannot become an argv.
+            ArgumentsError: The arguments cannot become an argv (`execute` would return this as an
+                error result and run nothing).
         """
         ...
 
 
+@runtime_checkable
 class ArgumentValidator(Protocol):
-    """A tool that can name the required parameters a call leaves out, before any gate or exec."""
+    """A tool that can name the required parameters a call leaves out (the agent runner's pre-check)."""
 
     def missing_required(self, arguments: str | bytes | None) -> Sequence[str]:
-        """The required parameter names `arguments` does not supply, in schema order (empty when none)."""
+        """The required parameters `arguments` does not supply, in schema order.
+
+        Presence counts, not value (`null`, `""`, `false`, `0`, `[]` all supply one). Empty or `null`
+        input supplies nothing; input that is not exactly one JSON object reports nothing (execution
+        then rejects it in the tool's own words).
+        """
         ...

@@ -10,9 +10,9 @@ from pathlib import Path
 import anyio
 import pytest
 
-from fiskai_core.fisk import MAX_TOOL_OUTPUT_BYTES, tool_env
-from fiskai_core.fisk._output import TRUNCATION_MARKER, HeadTailCapture
-from fiskai_core.fisk.execution import run_argv, run_to_sink
+from fiskai_core.exec import MAX_TOOL_OUTPUT_BYTES, tool_env
+from fiskai_core.exec._output import TRUNCATION_MARKER, HeadTailCapture
+from fiskai_core.exec.running import run_argv, run_to_sink
 
 pytestmark = pytest.mark.anyio
 

@@ -7,14 +7,11 @@ from pathlib import Path
 import pytest
 from pydantic import JsonValue
 
-from fiskai_core.fisk import (
-    ApplicationModel,
-    CommandSpec,
-    missing_required,
-    missing_required_message,
-    validate_arguments,
-    walk_commands,
-)
+from fiskai_core.errors import ArgumentsError
+from fiskai_core.exec import parse_arguments
+from fiskai_core.fisk import ApplicationModel, CommandSpec, walk_commands
+from fiskai_core.tools import missing_required_message
+from fiskai_core.tools._validate import missing_required, validate_arguments
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +34,7 @@ def types_schema(captured_fixtures: Path) -> dict[str, JsonValue]:
     ],
 )
 def test_validate_accepts_fitting_arguments(types_schema: dict[str, JsonValue], raw: str | None) -> None:
-    assert validate_arguments(types_schema, raw) == []
+    assert validate_arguments(types_schema, parse_arguments(raw)) == []
 
 
 @pytest.mark.parametrize(
@@ -70,7 +67,7 @@ def test_validate_accepts_fitting_arguments(types_schema: dict[str, JsonValue], 
 def test_validate_reports_problems_naming_the_property(
     types_schema: dict[str, JsonValue], raw: str, problems: list[str]
 ) -> None:
-    assert validate_arguments(types_schema, raw) == problems
+    assert validate_arguments(types_schema, parse_arguments(raw)) == problems
 
 
 def test_validate_checks_required_bounds_one_of_and_nested_schemas() -> None:
@@ -83,17 +80,26 @@ def test_validate_checks_required_bounds_one_of_and_nested_schemas() -> None:
         },
         "required": ["n"],
     }
-    assert validate_arguments(schema, '{"k":null}') == ['property "n": required but missing']
-    assert validate_arguments(schema, '{"n":11,"m":{"a":1},"k":3}') == [
+    assert validate_arguments(schema, parse_arguments('{"k":null}')) == ['property "n": required but missing']
+    assert validate_arguments(schema, parse_arguments('{"n":11,"m":{"a":1},"k":3}')) == [
         'property "n": must be at most 10, got 11',
         'property "m"."a": expected string, got integer 1',
         'property "k": expected string or null, got integer 3',
     ]
 
 
-def test_validate_leaves_undecodable_input_to_args_from_json() -> None:
-    assert validate_arguments({"type": "object"}, "{") == []
-    assert validate_arguments({"type": "object", "required": ["a"]}, "[]") == []
+def test_undecodable_input_is_refused_at_the_entry_in_fisks_words() -> None:
+    with pytest.raises(ArgumentsError, match=r"^invalid JSON arguments: unexpected EOF$"):
+        parse_arguments("{")
+    with pytest.raises(ArgumentsError, match=r'^building command line for "a b": invalid JSON arguments: json: cannot'):
+        parse_arguments("[]", command="a b")
+
+
+def test_trailing_data_is_decoded_but_marked_not_single() -> None:
+    decoded = parse_arguments('{"a": 1} {"b": 2}')
+    assert list(decoded.values) == ["a"]
+    assert not decoded.single
+    assert parse_arguments('{"a": 1} \n').single
 
 
 _REQ: dict[str, JsonValue] = {

@@ -10,9 +10,10 @@ binary that cannot start raises `CommandStartError`; running out of `timeout` ki
 `CommandTimeoutError`; cancellation by the caller kills the group and propagates. Both errors render as
 fisk-ai's in-band text `running command "<path>": <reason>`.
 
-Emulating Go's `Cmd.WaitDelay`: a grandchild may keep the output pipe open after the command exits (a
-daemon it started). Once the command has exited (or been killed), reading continues for at most
-`wait_delay` seconds, then the pipe is closed and whatever was read is the output.
+When the command exits, whatever it left running in its process group is killed too (a backgrounded
+child would otherwise hold the output pipe and outlive the call). Emulating Go's `Cmd.WaitDelay` for a
+process that escaped the group (its own `setsid`): once the command has exited (or been killed), reading
+continues for at most `wait_delay` seconds, then the pipe is closed and whatever was read is the output.
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ class ExecOutcome:
     exit_code: int
     """The exit status; -1 when a signal fiskai did not send killed it."""
     output: str
-    """Combined stdout and stderr, capped (see `fiskai_core.fisk._output`), invalid UTF-8 replaced."""
+    """Combined stdout and stderr, capped (see `MAX_TOOL_OUTPUT_BYTES`), invalid UTF-8 replaced."""
     truncated: bool = False
     """True when the middle of the output was dropped by the cap."""
 
@@ -119,13 +120,17 @@ async def run_to_sink(
             tasks.start_soon(_pump, process, sink, pumped)
             with anyio.move_on_after(timeout):
                 returncode = await process.wait()
-            if returncode is None:
-                # Timed out. The output is dropped with the error, so nothing is worth waiting for once the
-                # group is dead: teardown below closes the pipe at once instead of draining it.
-                kill_group(process.pid)
-            else:
+            # The leader is gone either way: whatever it left in its group (a backgrounded child holding
+            # the pipe) dies with it, as on a timeout, so a normal exit never waits out `wait_delay`. The
+            # leader is reaped by now, but its pid stays reserved while it names the session and group of
+            # any survivor, so the signal cannot reach an unrelated process group.
+            kill_group(process.pid)
+            if returncode is not None:
+                # Drain what is already in the pipe; only a process that left the group (setsid) can make
+                # this wait, and then for at most `wait_delay`.
                 with anyio.move_on_after(wait_delay):
                     await pumped.wait()
+            # Timed out: the output is dropped with the error, so teardown closes the pipe without draining.
             # Give up on I/O: the pump may still wait on a pipe an escaped grandchild holds.
             tasks.cancel_scope.cancel()
         finished = True
@@ -153,6 +158,9 @@ async def _start(argv: Sequence[str], *, env: Mapping[str, str], cwd: str | None
         )
     except OSError as error:
         raise CommandStartError(binary, start_failure(binary, cwd, error)) from error
+    except ValueError as error:
+        # `execve` takes NUL-terminated strings; Python refuses an argv or environment holding a NUL.
+        raise CommandStartError(binary, "an argument contains a NUL byte, which no command line can carry") from error
 
 
 async def _pump(process: anyio.abc.Process, sink: OutputSink, done: anyio.Event) -> None:

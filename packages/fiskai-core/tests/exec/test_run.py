@@ -15,9 +15,8 @@ import anyio.to_thread
 import pytest
 
 from fiskai_core.errors import CommandError, CommandStartError, CommandTimeoutError
-from fiskai_core.fisk import tool_env
-from fiskai_core.fisk._process import format_seconds
-from fiskai_core.fisk.execution import ExecOutcome, run_argv
+from fiskai_core.exec import format_seconds, tool_env
+from fiskai_core.exec.running import ExecOutcome, run_argv
 
 pytestmark = pytest.mark.anyio
 
@@ -273,3 +272,31 @@ def test_command_errors_are_fiskai_errors() -> None:
 async def test_an_empty_argv_is_a_programming_error() -> None:
     with pytest.raises(ValueError, match="non-empty argv"):
         await run_argv([], env={})
+
+
+async def test_a_background_child_left_in_the_group_dies_when_the_command_exits(tmp_path: Path) -> None:
+    # Issue 9.4.5: the command exits at once, leaving a sleeper in its process group that holds the pipe.
+    # Before the fix the call waited out the 10 s wait delay and the sleeper outlived it.
+    fifo = tmp_path / "lifeline"
+    os.mkfifo(fifo)
+    # The leader opens the lifeline before it forks, so the sleeper surely holds it when the leader exits.
+    script = _script(tmp_path, "leaver", '#!/bin/sh\nexec 3>"$1"\necho started >&3\nsleep 60 &\necho done\n')
+    started = anyio.Event()
+    outcomes: list[ExecOutcome] = []
+    try:
+        with anyio.fail_after(5):
+            async with anyio.create_task_group() as tasks:
+                tasks.start_soon(_lifeline, fifo, started)
+                outcomes.append(await run_argv([script, str(fifo)], env=tool_env()))
+    finally:
+        _release(fifo)
+    # The lifeline reached end-of-file: every holder of the FIFO, the sleeper included, is dead.
+    assert outcomes == [ExecOutcome(exit_code=0, output="done\n")]
+
+
+def _release(fifo: Path) -> None:
+    """Unblock a lifeline reader left waiting by a failed test, so the run never hangs on it."""
+    try:
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+    except OSError:
+        pass  # no reader waiting: nothing to release

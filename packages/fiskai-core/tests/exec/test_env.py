@@ -10,8 +10,8 @@ from pathlib import Path
 import anyio
 import pytest
 
-from fiskai_core.fisk import CREDENTIAL_ENV_NAMES, tool_env
-from fiskai_core.fisk.execution import run_argv
+from fiskai_core.exec import DEFAULT_STRIPPED_ENV, DEFAULT_STRIPPED_PREFIXES, HARNESS_CREDENTIAL_PREFIXES, tool_env
+from fiskai_core.exec.running import run_argv
 
 pytestmark = pytest.mark.anyio
 
@@ -32,26 +32,54 @@ SDK_2X_NAMES = (
 )
 
 
-def test_credential_list_is_fisk_ai_five_plus_the_2x_sdk_variables() -> None:
-    assert set(CREDENTIAL_ENV_NAMES) == {*FISK_AI_NAMES, *SDK_2X_NAMES}
-    assert len(CREDENTIAL_ENV_NAMES) == len(set(CREDENTIAL_ENV_NAMES))
+# Issue 9.4.11: before, only 11 exact ANTHROPIC_* names were stripped; these reached every tool.
+WELL_KNOWN = (
+    "OPENAI_API_KEY",
+    "OPENAI_ORG_ID",
+    "AZURE_OPENAI_API_KEY",
+    "AWS_ACCESS_KEY_ID",
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_SESSION_TOKEN",
+    "GITHUB_TOKEN",
+    "GH_TOKEN",
+    "GOOGLE_API_KEY",
+    "AZURE_CLIENT_SECRET",
+    "HF_TOKEN",
+    "NATS_CREDS",
+)
+HARNESS_OWN = (*FISK_AI_NAMES, *SDK_2X_NAMES, "ANTHROPIC_ANYTHING_NEW", "CLAUDE_CODE_OAUTH_TOKEN")
+SECRETS = (*HARNESS_OWN, *WELL_KNOWN)
+KEPT = {"PATH": "/bin", "HOME": "/home/x", "XDG_CONFIG_HOME": "/c", "AWS_REGION": "eu-west-1", "NATS_URL": "nats://x"}
+
+
+def test_the_default_list_has_no_duplicates_and_covers_the_well_known_names() -> None:
+    assert len(DEFAULT_STRIPPED_ENV) == len(set(DEFAULT_STRIPPED_ENV))
+    assert "ANTHROPIC_" in HARNESS_CREDENTIAL_PREFIXES
+    assert "OPENAI_" in DEFAULT_STRIPPED_PREFIXES
 
 
 def test_every_credential_is_removed_and_everything_else_kept() -> None:
-    base = dict.fromkeys(CREDENTIAL_ENV_NAMES, "secret") | {"PATH": "/bin", "HOME": "/home/x", "XDG_CONFIG_HOME": "/c"}
-    env = tool_env(base)
-    assert env == {"PATH": "/bin", "HOME": "/home/x", "XDG_CONFIG_HOME": "/c", "LLMFORMAT": "1"}
+    env = tool_env(dict.fromkeys(SECRETS, "secret") | KEPT)
+    assert env == KEPT | {"LLMFORMAT": "1"}
 
 
 def test_names_are_compared_exactly() -> None:
-    base = {"anthropic_api_key": "lower", "ANTHROPIC_API_KEY_OLD": "longer", " ANTHROPIC_API_KEY": "spaced"}
+    base = {"anthropic_api_key": "lower", "GH_TOKEN_OLD": "longer", " GITHUB_TOKEN": "spaced", "XANTHROPIC_KEY": "x"}
     assert tool_env(base) == base | {"LLMFORMAT": "1"}
 
 
-def test_operator_named_variables_are_removed_too() -> None:
-    base = {"EMBED_KEY": "secret", "embed_key": "kept", "OTHER": "kept"}
-    env = tool_env(base, strip=["EMBED_KEY", ""])
-    assert env == {"embed_key": "kept", "OTHER": "kept", "LLMFORMAT": "1"}
+def test_operator_named_variables_and_prefixes_are_removed_too() -> None:
+    base = {"EMBED_KEY": "secret", "embed_key": "kept", "MYCORP_A": "s", "MYCORP_B": "s", "MYCORPX": "kept"}
+    env = tool_env(base, strip=["EMBED_KEY", "MYCORP_*", "", "*"])
+    assert env == {"embed_key": "kept", "MYCORPX": "kept", "LLMFORMAT": "1"}
+
+
+def test_pass_lets_a_default_name_through_but_never_the_harness_own_or_an_operator_strip() -> None:
+    base = {"GH_TOKEN": "for gh", "OPENAI_API_KEY": "k", "ANTHROPIC_API_KEY": "k", "EMBED_KEY": "k"}
+    env = tool_env(
+        base, strip=["EMBED_KEY"], passthrough=["GH_TOKEN", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "EMBED_KEY"]
+    )
+    assert env == {"GH_TOKEN": "for gh", "OPENAI_API_KEY": "k", "LLMFORMAT": "1"}
 
 
 def test_llmformat_is_forced_to_1_and_comes_last() -> None:
@@ -87,7 +115,7 @@ def test_default_base_is_the_process_environment(monkeypatch: pytest.MonkeyPatch
 async def test_a_child_sees_the_scrubbed_environment_and_its_work_dir(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    for name in CREDENTIAL_ENV_NAMES:
+    for name in SECRETS:
         monkeypatch.setenv(name, "secret")
     monkeypatch.setenv("EMBED_KEY", "secret")
     monkeypatch.setenv("FISKAI_TEST_KEEP", "kept")
@@ -104,7 +132,7 @@ async def test_a_child_sees_the_scrubbed_environment_and_its_work_dir(
         outcome = await run_argv([str(script)], env=tool_env(strip=["EMBED_KEY"], work_dir=str(work)), cwd=str(work))
 
     seen = json.loads(outcome.output)
-    assert not {*CREDENTIAL_ENV_NAMES, "EMBED_KEY"} & seen.keys()
+    assert not {*SECRETS, "EMBED_KEY"} & seen.keys()
     assert seen["LLMFORMAT"] == "1"
     assert seen["FISKAI_TEST_KEEP"] == "kept"
     assert seen["PWD"] == str(work)

@@ -48,6 +48,8 @@ def start_failure(binary: str, cwd: str | None, error: OSError) -> str:
         if os.path.isdir(binary):
             return f'"{binary}" is a directory, not an executable; point the application path at the binary'
         return f'permission denied: "{binary}" is not executable; make it executable (chmod +x) or fix the path'
+    if error.errno == errno.E2BIG:
+        return "the arguments are too long for one command line on this system; pass shorter values"
     if error.errno == errno.ENOEXEC:
         return f'"{binary}" is not a program this system can run (exec format error)'
     return f'cannot start "{binary}": {error.strerror or error}'

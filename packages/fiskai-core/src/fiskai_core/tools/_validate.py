@@ -1,7 +1,7 @@
 """Checking a model's arguments against a command schema before anything runs.
 
-Two checks, both optional pre-steps in front of `args_from_json` (which stays the trust boundary and
-validates nothing beyond booleans):
+Two checks on a decoded call, both optional pre-steps in front of a source's argv rendering (which
+validates nothing beyond booleans for fisk):
 
 * `missing_required` / `missing_required_message`: fisk-ai's required-parameter pre-check (agent runner
   only). Presence counts, not value: `null`, `""`, `false`, `0` and `[]` all supply a parameter. Empty
@@ -15,9 +15,9 @@ validates nothing beyond booleans):
   (a URI needs a scheme; addresses must parse). Regex patterns are run with Python's `re`, which
   agrees with ECMA-262 on the patterns fisk emits; a pattern Python cannot compile is skipped.
 
-Meant for fisk's own schemas (`schema_source == "fisk"`). A derived schema types every non-boolean
-value as a string, while fisk itself happily passes a JSON number through as text, so validating
-against a derived schema would reject calls that run fine.
+Values are checked only against a schema that states what the command's parser enforces (fisk's
+own); a schema derived from a v0.8 model types every non-boolean value as a string while fisk passes a
+JSON number through as text, so for it only the keys are checked (`keys_only_schema`).
 """
 
 from __future__ import annotations
@@ -32,12 +32,18 @@ from urllib.parse import urlsplit
 
 from pydantic import JsonValue
 
+from fiskai_core._gojson import DecodedValue, JsonNumber, go_quote
 from fiskai_core.errors import ArgumentsError
+from fiskai_core.exec import ToolArguments, parse_arguments
 
-from ._args import decode_arguments
-from ._gojson import DecodedValue, GoJSONError, JsonNumber, decode_whole_value, go_quote
-
-__all__ = ["missing_required", "missing_required_message", "schema_required", "validate_arguments", "validate_value"]
+__all__ = [
+    "keys_only_schema",
+    "missing_required",
+    "missing_required_message",
+    "schema_required",
+    "validate_arguments",
+    "validate_value",
+]
 
 _SHOWN_STRING_RUNES = 60
 
@@ -55,12 +61,12 @@ def schema_required(schema: Mapping[str, JsonValue]) -> list[str]:
     return [name for name in listed if isinstance(name, str)] if isinstance(listed, list) else []
 
 
-def missing_required(schema: Mapping[str, JsonValue], raw: str | bytes | None) -> list[str]:
+def missing_required(schema: Mapping[str, JsonValue], arguments: ToolArguments | str | bytes | None) -> list[str]:
     """The required parameters a call does not supply, in schema order.
 
     Args:
         schema: The tool's (merged) input schema.
-        raw: The model's JSON arguments.
+        arguments: The decoded call, or the model's raw JSON.
 
     Returns:
         Missing names; empty when all are present or the input is not a single JSON object.
@@ -68,20 +74,16 @@ def missing_required(schema: Mapping[str, JsonValue], raw: str | bytes | None) -
     required = schema_required(schema)
     if not required:
         return []
-    data = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else (raw or b"")
-    supplied: Mapping[str, DecodedValue]
-    if data in (b"", b"null"):
-        supplied = {}
-    else:
+    if not isinstance(arguments, ToolArguments):
         try:
-            value = decode_whole_value(data)
-        except GoJSONError:
+            arguments = parse_arguments(arguments)
+        except ArgumentsError:
             return []
-        # fisk-ai decodes into Go's map[string]any, where a number beyond float64 fails the decode.
-        if (value is not None and not isinstance(value, dict)) or _overflows_float64(value):
-            return []
-        supplied = value or {}
-    return [name for name in required if name not in supplied]
+    # fisk-ai decodes into Go's map[string]any with json.Unmarshal: trailing data, or a number beyond
+    # float64, fails that decode, and then it reports nothing (execution rejects the call instead).
+    if not arguments.single or _overflows_float64(dict(arguments.values)):
+        return []
+    return [name for name in required if name not in arguments.values]
 
 
 def _overflows_float64(value: DecodedValue) -> bool:
@@ -117,23 +119,18 @@ def missing_required_message(tool_name: str, schema: Mapping[str, JsonValue], mi
     return f"{message}; optional: {', '.join(optional)}" if optional else message
 
 
-def validate_arguments(schema: Mapping[str, JsonValue], raw: str | bytes | None) -> list[str]:
-    """Check a call's JSON arguments against the tool's input schema.
+def validate_arguments(schema: Mapping[str, JsonValue], arguments: ToolArguments) -> list[str]:
+    """Check a decoded call against the tool's input schema.
 
     Args:
         schema: The tool's input schema.
-        raw: The model's JSON arguments (`None`, empty and `null` mean `{}`).
+        arguments: The decoded call.
 
     Returns:
         Human-readable problems naming the property, e.g.
-        `property "count": expected integer, got string "abc"`; empty when the arguments fit. Input
-        that does not decode gives no problems here: `args_from_json` reports it in fisk's words.
+        `property "count": expected integer, got string "abc"`; empty when the arguments fit.
     """
-    try:
-        values = decode_arguments(raw)
-    except ArgumentsError:
-        return []
-    return validate_value(schema, values)
+    return validate_value(schema, dict(arguments.values))
 
 
 def validate_value(schema: Mapping[str, JsonValue], value: DecodedValue, *, where: str = "arguments") -> list[str]:
@@ -330,3 +327,17 @@ def _describe(value: DecodedValue) -> str:
     if isinstance(value, bool):
         return f"boolean {'true' if value else 'false'}"
     return kind
+
+
+def keys_only_schema(schema: Mapping[str, JsonValue]) -> dict[str, JsonValue]:
+    """The schema's property names without value constraints: refuses unknown keys and nothing else.
+
+    Args:
+        schema: A command's input schema.
+
+    Returns:
+        A new object schema with `additionalProperties: false` and unconstrained properties.
+    """
+    properties = schema.get("properties")
+    names = list(properties) if isinstance(properties, dict) else []
+    return {"type": "object", "additionalProperties": False, "properties": {name: {} for name in names}}

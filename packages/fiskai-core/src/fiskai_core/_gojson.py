@@ -15,7 +15,8 @@ syntax errors differently (for example `invalid escape sequence ...`, or an erro
 number); the fisk conformance vectors, made with Go 1.27.3, hold only messages both agree on.
 
 What it owns: decoding the first JSON value of a byte string into `DecodedValue`s and raising
-`GoJSONError` with Go's message; `go_quote`, Go's `strconv.Quote`, used for `%q` in fisk's messages.
+`GoJSONError` with Go's message; `go_quote`, Go's `strconv.Quote`, the one quoting of `%q` in every
+fiskai_core message (fisk's argument errors and agent.yaml errors alike).
 What it does not: type checks against a Go target type (the caller maps kinds to Go's
 `cannot unmarshal` text), or encoding JSON.
 """
@@ -25,7 +26,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TypeAlias
 
-__all__ = ["DecodedValue", "GoJSONError", "JsonNumber", "decode_first_value", "decode_whole_value", "go_quote"]
+__all__ = [
+    "DecodedValue",
+    "GoJSONError",
+    "JsonNumber",
+    "decode_first_value",
+    "decode_prefix",
+    "decode_whole_value",
+    "go_quote",
+    "is_only_space",
+]
 
 _SPACE = frozenset(b" \t\r\n")
 _DIGITS = frozenset(b"0123456789")
@@ -138,12 +148,27 @@ def decode_first_value(data: bytes) -> DecodedValue:
     Raises:
         GoJSONError: The input is malformed, incomplete (`unexpected EOF`) or blank (`EOF`).
     """
+    return decode_prefix(data)[0]
+
+
+def decode_prefix(data: bytes) -> tuple[DecodedValue, int]:
+    """`decode_first_value`, also returning the offset just past the value (where trailing data starts).
+
+    Raises:
+        GoJSONError: As `decode_first_value`.
+    """
+    parser = _Parser(data)
     try:
-        return _Parser(data).parse()
+        return parser.parse(), parser.end
     except _Incomplete:
-        if any(byte not in _SPACE for byte in data):
+        if not is_only_space(data):
             raise GoJSONError("unexpected EOF") from None
         raise GoJSONError("EOF") from None
+
+
+def is_only_space(data: bytes) -> bool:
+    """Whether `data` holds nothing but JSON whitespace (space, tab, CR, LF); true when empty."""
+    return all(byte in _SPACE for byte in data)
 
 
 def decode_whole_value(data: bytes) -> DecodedValue:
