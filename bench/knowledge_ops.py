@@ -46,7 +46,7 @@ def _files(corpus: str) -> Iterator[Path]:
 
 def _chunker() -> Callable[[str], list[tuple[str, str]]]:
     try:
-        from fiskai_rag import chunk_markdown
+        from fiskai_rag._chunk import chunk_markdown
     except ImportError:
 
         def fallback(text: str) -> list[tuple[str, str]]:
@@ -70,7 +70,7 @@ def _chunker() -> Callable[[str], list[tuple[str, str]]]:
 def fts_query(text: str) -> str:
     """The same FTS5 query the index would run, so floor and product search the same terms."""
     try:
-        from fiskai_rag import fts_query as product
+        from fiskai_rag._search import fts_query as product
     except ImportError:
         terms = dict.fromkeys(t.lower() for t in _TERM.findall(text) if len(t) >= 2)
         return " OR ".join(f'"{t}"' for t in list(terms)[:40])

@@ -47,21 +47,14 @@ def test_index_search_show_sources_without_a_config(workdir: Path) -> None:
     sources = _run("knowledge", "sources")
 
     assert indexed.exit_code == 0, indexed.output
-    assert indexed.stdout.splitlines() == [
-        "tier: lexical (FTS5) - no embeddings configured",
-        "indexed: added=2 updated=0 skipped=0 removed=0 (2 files, 2 chunks)",
-    ]
+    assert indexed.stdout.splitlines() == ["indexed: added=2 updated=0 skipped=0 removed=0 (2 files, 2 chunks)"]
+    assert indexed.stderr.splitlines() == ["tier: lexical (FTS5) - no embeddings configured"]
     assert searched.stdout.splitlines() == [
-        "tier: lexical (FTS5) - no embeddings configured",
-        "",
         "docs/design.md#0",
         "  Section  Design > Backpressure",
         "  Chunk    When the buffer fills, producers slow down.",
     ]
-    assert (
-        shown.stdout
-        == "# Design > Backpressure\n\nDesign > Backpressure\n\nWhen the buffer fills, producers slow down.\n"
-    )
+    assert shown.stdout == "# Design > Backpressure\n\nWhen the buffer fills, producers slow down.\n"
     assert [line.split()[0] for line in sources.stdout.splitlines()] == ["Path", "docs/design.md", "docs/install.md"]
     state = Path(os.environ["XDG_STATE_HOME"]) / "fiskai" / "knowledge" / "default" / "knowledge.db"
     assert state.is_file()
@@ -81,23 +74,28 @@ def test_json_output_of_search_sources_and_stats(workdir: Path) -> None:
 
 
 def test_soft_messages_before_an_index_exists(workdir: Path) -> None:
-    search = _run("knowledge", "search", "anything")
-    as_json = _json(_run("knowledge", "search", "--format", "json", "anything"))
-    rm = _run("knowledge", "rm", "docs/design.md")
+    search = CliRunner().invoke(cli, ["knowledge", "search", "anything"])
+    as_json = CliRunner().invoke(cli, ["knowledge", "search", "--format", "json", "anything"])
+    rm = CliRunner().invoke(cli, ["knowledge", "rm", "docs/design.md"])
     reset = _run("knowledge", "reset")
     sources = _run("knowledge", "sources")
+    db = Path(os.environ["XDG_STATE_HOME"]) / "fiskai" / "knowledge" / "default" / "knowledge.db"
 
-    assert search.exit_code == 0
-    assert search.stdout.splitlines()[1] == "the knowledge index has not been built yet; run: fiskai knowledge index"
-    assert as_json == {
-        "tier": "tier: lexical (FTS5) - no embeddings configured",
+    assert (search.exit_code, search.stdout) == (1, "")
+    assert (
+        f"the knowledge index has not been built yet (no index file at {db}); run: fiskai knowledge index PATH"
+        in search.stderr
+    )
+    assert as_json.exit_code == 1
+    assert _json(as_json) == {
+        "tier": "lexical (FTS5) - no embeddings configured",
         "status": "index_not_built",
-        "note": "the knowledge index has not been built yet; run: fiskai knowledge index",
+        "note": "the knowledge index has not been built yet",
         "results": [],
     }
-    assert rm.stdout.strip() == "the knowledge index has not been built yet; run: fiskai knowledge index"
-    assert reset.stdout.strip() == "no knowledge index to reset"
-    assert sources.stdout.strip() == "no indexed files"
+    assert rm.exit_code == 1 and "nothing to remove: the knowledge index has not been built yet" in rm.stderr
+    assert (reset.stdout, reset.stderr.strip()) == ("", "no knowledge index to reset")
+    assert (sources.stdout, sources.stderr.strip()) == ("", "no indexed files")
 
 
 def test_index_without_paths_or_config_says_what_to_do(workdir: Path) -> None:
@@ -110,15 +108,13 @@ def test_index_without_paths_or_config_says_what_to_do(workdir: Path) -> None:
 def test_rm_and_reset_report_what_they_removed(workdir: Path) -> None:
     _run("knowledge", "index", "docs")
 
-    rm = _run("knowledge", "rm", "docs/install.md", "docs/missing.md")
+    rm = CliRunner().invoke(cli, ["knowledge", "rm", "docs/install.md", "docs/missing.md"])
     refused = CliRunner().invoke(cli, ["knowledge", "reset"])
     reset = _run("knowledge", "reset", "--force")
 
-    assert rm.stdout.splitlines() == [
-        "removed docs/install.md",
-        "not indexed: docs/missing.md",
-        "removed 1 of 2 sources",
-    ]
+    assert rm.exit_code == 1
+    assert rm.stdout.splitlines() == ["removed docs/install.md"]
+    assert "not indexed: docs/missing.md (removed 1 of 2)" in rm.stderr
     assert refused.exit_code == 1
     assert "knowledge reset would delete 1 documents and 1 chunks from" in refused.output
     assert "re-run with --force to confirm" in refused.output
@@ -131,7 +127,7 @@ def test_bad_citation_is_an_error_naming_the_format(workdir: Path) -> None:
     result = CliRunner().invoke(cli, ["knowledge", "show", "docs/design.md"])
 
     assert result.exit_code == 1
-    assert "is missing the '#<ordinal>' suffix; expected <relpath>#<ordinal>" in result.output
+    assert 'citation "docs/design.md" is malformed; expected <path>#<ordinal>' in result.output
 
 
 def test_store_dir_is_the_base_for_the_default_index(workdir: Path) -> None:
@@ -154,10 +150,29 @@ def test_a_config_supplies_paths_and_the_store_directory(workdir: Path) -> None:
 
     assert indexed.stdout.splitlines()[-1] == "indexed: added=2 updated=0 skipped=0 removed=0 (2 files, 2 chunks)"
     assert reconciled.stdout.splitlines()[-1] == "indexed: added=0 updated=0 skipped=1 removed=1 (1 files, 1 chunks)"
-    assert (workdir / "knowledge" / "demo" / "knowledge.db").is_file()
+    assert (Path(os.environ["XDG_STATE_HOME"]) / "fiskai" / "knowledge" / "demo" / "knowledge.db").is_file()
+    assert not (workdir / "knowledge").exists()  # no state under the working directory
     assert len(searched["results"]) == 1  # the configured top_k
-    cache = list((Path(os.environ["XDG_STATE_HOME"]) / "fiskai" / "config-cache").glob("*.json"))
-    assert len(cache) == 1
+
+
+def test_relative_config_paths_resolve_against_the_config_folder(
+    workdir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (workdir / "agent.yaml").write_text(
+        "identity: demo\nharness:\n  knowledge:\n    enabled: true\n    paths: [docs]\n    directory: state/kb\n",
+        encoding="utf-8",
+    )
+    elsewhere = workdir / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+
+    indexed = _run("-c", "../agent.yaml", "knowledge", "index")
+    found = _run("-c", "../agent.yaml", "knowledge", "search", "installer")
+
+    assert indexed.stdout.startswith("indexed: added=2")
+    assert (workdir / "state" / "kb" / "knowledge.db").is_file()
+    assert found.stdout.splitlines()[0] == "docs/install.md#0"
+    assert list(elsewhere.iterdir()) == []
 
 
 def test_a_config_without_knowledge_enabled_is_refused(workdir: Path) -> None:
@@ -176,7 +191,7 @@ def test_an_explicit_missing_config_is_an_error(workdir: Path) -> None:
     result = CliRunner().invoke(cli, ["-c", "nope.yaml", "knowledge", "search", "x"])
 
     assert result.exit_code == 1
-    assert 'config file "nope.yaml" does not exist' in result.output
+    assert 'reading config "nope.yaml": the file does not exist' in result.output
 
 
 def test_doctor_passes_on_a_healthy_store_and_fails_on_a_damaged_one(workdir: Path) -> None:
@@ -225,12 +240,12 @@ def test_the_vector_tier_from_config_estimates_then_embeds(workdir: Path, embedd
     stats = _json(_run("knowledge", "stats", "--format", "json"))
 
     assert indexed.exit_code == 0, indexed.output
-    assert "first full build: about to embed 2 chunks across 2 files; run with --dry-run to preview" in indexed.stdout
+    assert "first full build: about to embed 2 chunks across 2 files; run with --dry-run to preview" in indexed.stderr
     assert (
         indexed.stdout.splitlines()[-1]
         == "indexed: added=2 updated=0 skipped=0 removed=0 (2 files, 2 chunks, 2 embeddings)"
     )
-    assert searched["tier"].startswith(f"tier: hybrid (FTS5 + vectors, RRF) - model={embeddings.model} dim=")
+    assert searched["tier"].startswith(f"hybrid (FTS5 + vectors, RRF) - model={embeddings.model} dim=")
     assert searched["results"][0]["citation"] == "docs/design.md#0"
     assert stats["vectors"] == 2
 
@@ -278,11 +293,10 @@ def test_watch_indexes_then_picks_up_added_and_removed_files(workdir: Path) -> N
     assert watcher.stdout is not None
     lines: list[str] = []
     try:
-        for expected in ("tier:", "indexed: added=2", "watching"):
-            lines.append(line := watcher.stdout.readline())
-            while not line.startswith(expected) and "] indexed: added=2" not in line:
-                lines.append(line := watcher.stdout.readline())
-                assert line, lines
+        while not (line := watcher.stdout.readline()).startswith("watching"):
+            assert line, lines
+            lines.append(line)
+        assert any("] indexed: added=2" in line for line in lines), lines
         (workdir / "docs" / "new.md").write_text("# New\n\nfresh words\n", encoding="utf-8")
         while "indexed: added=1" not in (line := watcher.stdout.readline()):
             assert line, lines

@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from fiskai_cli._root import cli
-from fiskai_rag import TRUST_NOTICE
+from fiskai_rag._pack_render import TRUST_NOTICE
 
 
 @pytest.fixture
@@ -136,7 +136,7 @@ def test_a_missing_index_is_a_soft_pack(workdir: Path) -> None:
 
     assert result.exit_code == 0
     assert "index=missing" in result.stdout
-    assert "fiskai knowledge index" in result.stdout
+    assert "run: fiskai knowledge index PATH" in result.stderr  # the CLI words the fix, off the measured pack
 
 
 def test_context_is_listed_and_stays_off_the_heavy_imports(workdir: Path) -> None:

@@ -46,6 +46,22 @@ async def test_approval_shows_the_command_and_defaults_to_no(typed: str, choice:
     assert "1) No, do not run it" in shown
 
 
+async def test_this_command_line_and_a_saved_rule_are_offered_only_where_they_apply() -> None:
+    prompter, err = make("4\n")
+    assert await prompter.approve_command(REQUEST) is ConfirmChoice.COMMAND
+    assert "4) Yes, and allow this exact command line" in err.getvalue()
+    assert "5)" not in err.getvalue(), "no rules file to save to: no rule option"
+    prompter, err = make("5\n1\n")
+    assert await prompter.approve_command(REQUEST) is ConfirmChoice.NO, "5 is no answer without a rules file"
+    assert "please answer a number from 1 to 4" in err.getvalue()
+    persisting = GateRequest(
+        command="stream_rm", display="app stream rm -- ORDERS", tag="ai:confirm", can_persist=True, suggested_rule="x"
+    )
+    prompter, err = make("5\n")
+    assert await prompter.approve_command(persisting) is ConfirmChoice.RULE
+    assert "5) Yes, and save a rule for this agent" in err.getvalue()
+
+
 async def test_end_of_input_and_repeated_nonsense_are_refusals() -> None:
     prompter, _ = make("")
     with pytest.raises(PromptDeclined):
@@ -53,7 +69,7 @@ async def test_end_of_input_and_repeated_nonsense_are_refusals() -> None:
     prompter, err = make("maybe\nperhaps\nwhat\n2\n")
     with pytest.raises(PromptDeclined):
         await prompter.approve_command(REQUEST)
-    assert err.getvalue().count("please answer 1, 2 or 3") == 3
+    assert err.getvalue().count("please answer a number from 1 to 4") == 3
 
 
 async def test_questions_are_sanitized_before_they_reach_the_terminal() -> None:
@@ -103,7 +119,7 @@ def test_on_a_real_terminal_the_gate_asks_and_runs_once() -> None:
     os.close(follower)
     seen = b""
     deadline = time.monotonic() + 30
-    while b"Choose 1-3" not in seen:
+    while b"Choose 1-" not in seen:
         ready, _, _ = select.select([leader], [], [], max(deadline - time.monotonic(), 0))
         assert ready, f"no prompt within 30 s: {seen!r}"
         seen += os.read(leader, 4096)

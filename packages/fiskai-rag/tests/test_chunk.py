@@ -6,8 +6,7 @@ from pathlib import Path
 import pytest
 from markdown_it import MarkdownIt
 
-from fiskai_rag import chunk_markdown, chunk_text
-from fiskai_rag._chunk import SPLIT_BYTES, TARGET_BYTES
+from fiskai_rag._chunk import SPLIT_BYTES, TARGET_BYTES, chunk_markdown, chunk_text
 
 
 def test_breadcrumb_is_folded_into_each_chunk() -> None:

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from fiskai_rag import IndexLockedError, RagError, open_store
+from fiskai_rag import RagError, open_store
+from fiskai_rag.errors import IndexLockedError
 
 _HOLD_LOCK = textwrap.dedent(
     """

@@ -8,7 +8,8 @@ from typing import Any
 import httpx
 import pytest
 
-from fiskai_rag import Embedder, EmbedderError, OpenAICompatibleEmbedder
+from fiskai_rag import Embedder, OpenAICompatibleEmbedder
+from fiskai_rag.errors import EmbedderError
 from fiskai_rag.testing import EmbeddingsServer, FakeEmbedder
 
 

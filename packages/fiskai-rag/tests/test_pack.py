@@ -9,8 +9,10 @@ from typing import cast
 import apsw
 import pytest
 
-from fiskai_rag import TRUST_NOTICE, PackBudgetError, QueryWindowError, Store, open_store
+from fiskai_rag import Store, open_store
 from fiskai_rag._db import Conn
+from fiskai_rag._pack_render import TRUST_NOTICE
+from fiskai_rag.errors import PackBudgetError, QueryWindowError
 
 TODAY = dt.date(2026, 11, 30)  # a Monday
 
@@ -97,7 +99,8 @@ def test_a_missing_index_is_a_soft_status_naming_the_fix(tmp_path: Path) -> None
     assert pack.status == "index_not_built"
     assert pack.items == ()
     assert pack.receipt["index"]["state"] == "missing"
-    assert "fiskai knowledge index" in pack.text
+    assert "has not been built yet; index the documents to cite" in pack.text
+    assert "fiskai knowledge" not in pack.text  # the library names no CLI command; the CLI words fixes
     assert TRUST_NOTICE in pack.text
     assert pack.receipt["encoded_tokens"] <= 300
 
@@ -239,7 +242,7 @@ def test_an_index_built_before_dates_is_stale_until_reindexed(store: Store, tmp_
 
     assert stale.status == "ok"
     assert stale.receipt["index"]["state"] == "stale"
-    assert "fiskai knowledge index" in stale.receipt["index"]["note"]
+    assert "predates document dates" in stale.receipt["index"]["note"]
     assert windowed.status == "no_candidates"
     assert stats.updated == stats.files  # every file is re-read once to pick up its date
     assert fresh.receipt["index"]["state"] == "used"

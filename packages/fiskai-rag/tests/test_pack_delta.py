@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from fiskai_rag import ReceiptNotFoundError, Store, open_store
+from fiskai_rag import Remedy, Store, open_store
 from fiskai_rag._receipts_store import KEEP_PER_STORE, receipts_dir
+from fiskai_rag.errors import ReceiptNotFoundError
 
 CORPUS = Path(__file__).parent / "data" / "pack" / "corpus"
 TODAY = dt.date(2026, 11, 30)
@@ -114,7 +115,7 @@ def test_a_receipt_is_bound_to_its_query_and_missing_ones_say_how_to_reseed(read
         reader.context("retention period", budget=800, since_receipt="not-a-digest", today=TODAY)
 
     assert "bound to its query" in str(other_query.value)
-    assert "--save-receipt" in str(missing.value)
+    assert missing.value.remedy is Remedy.RESEED and "never saved" in str(missing.value)
     assert "16 hex digits" in str(malformed.value)
 
 

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
-from fiskai_rag import Store, check_evidence
+from fiskai_rag import Store
+from fiskai_rag.eval import check_evidence
 
 
 def test_delivered_evidence_passes(store: Store) -> None:

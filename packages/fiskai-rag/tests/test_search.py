@@ -6,8 +6,8 @@ from typing import cast
 import apsw
 import pytest
 
-from fiskai_rag import fts_query, rrf
 from fiskai_rag._db import Conn
+from fiskai_rag._search import fts_query, rrf
 from fiskai_rag._vec import normalise
 
 

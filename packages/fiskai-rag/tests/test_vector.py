@@ -7,14 +7,9 @@ from typing import cast
 import pytest
 from typing_extensions import override
 
-from fiskai_rag import (
-    EmbedderError,
-    EmbeddingDimensionError,
-    ManifestMismatchError,
-    OpenAICompatibleEmbedder,
-    open_store,
-)
+from fiskai_rag import OpenAICompatibleEmbedder, Remedy, open_store
 from fiskai_rag._db import Conn
+from fiskai_rag.errors import EmbedderError, EmbeddingDimensionError, ManifestMismatchError
 from fiskai_rag.testing import EmbeddingsServer, FakeEmbedder
 
 
@@ -75,7 +70,7 @@ def test_hybrid_search_over_a_real_embeddings_server(
     with open_store(store_dir, read_only=True, embedder=_client(reset_server)) as reader:
         result = reader.search("register someone in auth")
     assert result.status == "ok" and result.degraded is None
-    assert result.tier.startswith("tier: hybrid (FTS5 + vectors, RRF) - model=")
+    assert result.tier.startswith("hybrid (FTS5 + vectors, RRF) - model=")
     # "auth" shares no indexed word with the accounts section; only the vector side can rank it.
     assert result.hits[0].citation == "docs/accounts.md#0"
 
@@ -86,7 +81,7 @@ def test_a_reader_with_another_model_is_refused(docs: Path, tmp_path: Path, rese
 
     with pytest.raises(ManifestMismatchError) as caught:
         open_store(tmp_path / "store", read_only=True, embedder=_client(reset_server, model="other-model"))
-    assert "other-model" in str(caught.value) and "--reindex" in str(caught.value)
+    assert "other-model" in str(caught.value) and caught.value.remedy is Remedy.REINDEX
 
 
 def test_a_lexical_index_refuses_vectors_until_reindexed(docs: Path, tmp_path: Path) -> None:
@@ -128,7 +123,7 @@ def test_unreachable_server_at_query_time_degrades_to_lexical(docs: Path, tmp_pa
         result = reader.search("tomato sauce")
 
     assert result.degraded is not None and "unreachable" in result.degraded
-    assert result.tier.startswith("tier: hybrid -> DEGRADED to lexical (embeddings unreachable:")
+    assert result.tier.startswith("hybrid -> DEGRADED to lexical (embeddings unreachable:")
     assert result.note == "the embeddings server was unreachable, so this query used the lexical tier only"
     assert [h.citation for h in result.hits] == ["docs/cooking.md#0"]
 
@@ -238,7 +233,7 @@ def test_a_writer_without_embeddings_can_still_remove_and_reset_a_vector_index(d
 def test_doctor_checks_the_server_the_extension_and_the_manifest(
     docs: Path, tmp_path: Path, reset_server: EmbeddingsServer
 ) -> None:
-    from fiskai_rag import diagnose
+    from fiskai_rag.doctor import diagnose
 
     with open_store(tmp_path / "store", read_only=False, embedder=_client(reset_server)) as writer:
         writer.index(["docs"])

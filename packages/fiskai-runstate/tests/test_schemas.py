@@ -12,9 +12,12 @@ from referencing import Registry, Resource
 
 from fiskai_runstate import (
     FileJournalStore,
+    JsonObject,
     MetaRecord,
     Record,
     TerminalRecord,
+    ToolIntentRecord,
+    ToolResultRecord,
     UserRecord,
     encode_record,
     schema_documents,
@@ -85,3 +88,41 @@ def test_the_original_example_lines_validate() -> None:
         b'"created":"2026-07-24T10:00:00.123456789+03:00","fingerprint":{},"prompt":"report on ORDERS"}}'
     )
     _validate(b'{"seq":4,"protocol":"io.choria.fisk-ai.v1.session.terminal","terminal":{"reason":"suspended"}}')
+
+
+async def test_gate_decisions_round_trip_and_validate(tmp_path: Path) -> None:
+    """A gate decision rides on the intent that it allowed, or on the result of a call it refused."""
+    store = FileJournalStore(tmp_path)
+    journal = await store.create(sample_meta("gated"))
+    assistant, *_ = sample_turn("gated", seq=2, iteration=0)
+    allowed: JsonObject = {"allowed": True, "channel": "prompt", "tag": "ai:confirm", "digest": "a" * 64}
+    denied: JsonObject = {"allowed": False, "channel": "no_terminal", "tag": "impact:rw", "digest": "b" * 64}
+    records = [
+        assistant,
+        Record(
+            seq=3,
+            payload=ToolIntentRecord(
+                tool_use_id="t1", tool_name="rm", args_digest="c" * 64, effect_id="gated/t1", gate=allowed
+            ),
+        ),
+        Record(
+            seq=4,
+            payload=ToolResultRecord(
+                tool_use_id="t1", result={"tool_use_id": "t1", "content": '{"allowed":false}'}, gate=denied
+            ),
+        ),
+    ]
+    for record in records:
+        await journal.append(record)
+    await journal.aclose()
+    lines = (tmp_path / "gated.json").read_bytes().splitlines()
+    for line in lines:
+        _validate(line)
+    loaded = await store.load("gated")
+    intent, result = loaded[2].payload, loaded[3].payload
+    assert isinstance(intent, ToolIntentRecord) and intent.gate == allowed
+    assert isinstance(result, ToolResultRecord) and result.gate == denied
+    bad = json.loads(lines[3])
+    bad["tool_result"]["gate"]["channel"] = "whim"
+    with pytest.raises(ValidationError):
+        _validator(_DOCUMENTS[f"{SCHEMA_BASE}session.tool_result.json"]).validate(bad)

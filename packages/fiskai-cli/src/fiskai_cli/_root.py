@@ -13,6 +13,15 @@ from ._wiring import DEFAULT_CONFIG, Invocation
 
 # Every subcommand, by name. Modules load only when their command runs.
 COMMANDS: dict[str, LazyCommand] = {
+    "approvals": LazyCommand(
+        import_path="fiskai_cli.commands.approvals:approvals",
+        summary="List, add and remove an agent's persisted approval rules for gated commands.",
+    ),
+    "eval": LazyCommand(
+        import_path="fiskai_cli.commands.eval_agent:eval_group",
+        summary="Evaluate an agent's safety against scripted scenarios (eval agent SUITE.yaml).",
+        extra="agent",
+    ),
     "info": LazyCommand(
         import_path="fiskai_cli.commands.info:info",
         summary="Show the tools, prompt and settings loaded from a configuration.",
@@ -31,6 +40,11 @@ COMMANDS: dict[str, LazyCommand] = {
         import_path="fiskai_cli.commands.memory:memory",
         summary="List, show and remove the memories an agent's model has saved.",
         extra="memory",
+    ),
+    "run": LazyCommand(
+        import_path="fiskai_cli.commands.run:run",
+        summary="Run the agent: a model that may call only the configured commands.",
+        extra="agent",
     ),
     "session": LazyCommand(
         import_path="fiskai_cli.commands.session:session",

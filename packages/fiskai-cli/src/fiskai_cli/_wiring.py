@@ -52,6 +52,7 @@ __all__ = [
     "DEFAULT_CONFIG",
     "Invocation",
     "Settings",
+    "approvals_file",
     "command_tools",
     "invocation",
     "knowledge_directory",
@@ -60,6 +61,7 @@ __all__ = [
     "open_journal_store",
     "open_knowledge_store",
     "open_memory_store",
+    "remedy_text",
     "reported",
     "state_home",
 ]
@@ -181,6 +183,19 @@ def state_home() -> Path:
     return base / "fiskai"
 
 
+def approvals_file(identity: str) -> Path:
+    """Where an agent's persisted approval rules live: `<state home>/approvals/<identity>.yaml`.
+
+    Raises:
+        click.ClickException: the identity cannot name a file.
+    """
+    if not identity or identity in (".", "..") or "/" in identity or "\\" in identity or "\0" in identity:
+        raise click.ClickException(
+            f"the agent identity {identity!r} cannot name an approvals file; set identity in the configuration"
+        )
+    return state_home() / "approvals" / f"{identity}.yaml"
+
+
 @contextmanager
 def reported(location: str | None = None) -> Generator[None]:
     """Turn any tier's operator-fixable error into one `click.ClickException` line (`in <location>` appended)."""
@@ -192,7 +207,24 @@ def reported(location: str | None = None) -> Generator[None]:
         if not _operator_error(err):
             raise
         where = f" in {location}" if location and type(err).__name__ == "MemoryNotFoundError" else ""
-        raise click.ClickException(f"{err}{where}") from err
+        fix = remedy_text(getattr(err, "remedy", None))
+        raise click.ClickException(f"{err}{where}" + (f"; {fix}" if fix else "")) from err
+
+
+# fiskai_rag errors carry a `remedy` (a StrEnum, compared by value so this module never imports the tier)
+# rather than naming commands; this is how the CLI says each one.
+_REMEDIES = {
+    "index": "run: fiskai knowledge index PATH",
+    "reindex": "run 'fiskai knowledge index --reindex'",
+    "reset": "run 'fiskai knowledge reset --force' and index again",
+    "upgrade": "upgrade fiskai",
+    "reseed": "run the original query with --save-receipt (and without --since-receipt) to seed it again",
+}
+
+
+def remedy_text(remedy: object) -> str:
+    """How an operator applies a knowledge-index `Remedy` with this CLI ("" for None or an unknown one)."""
+    return _REMEDIES.get(str(remedy), "") if remedy is not None else ""
 
 
 def _operator_error(err: Exception) -> bool:

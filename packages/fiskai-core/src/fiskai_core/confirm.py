@@ -1,17 +1,24 @@
 """The confirm gate: a tagged command runs only after an operator approves it, and "no" is the default.
 
-Checks, in a fixed order (reference 7.1); the first that decides wins:
+Checks, in a fixed order (reference 7.1, extended); the first that decides wins:
 
 1. Not gated (no `ai:confirm`, no `confirm_tags` tag): allowed, channel `ungated`.
-2. The operator earlier chose "allow for the session" for this tool: allowed, channel `session`.
-3. The prompter cannot prompt (no terminal): denied, channel `no_terminal`.
-4. The operator is asked. Once or always: allowed (always remembers the tool for the run); no, or no
-   answer at all (`PromptDeclined`): denied, channel `prompt`.
+2. The operator earlier allowed this tool, with any arguments, for the session: allowed, channel
+   `session`, rule `session: TOOL ...`.
+3. The operator earlier allowed this exact command line for the session: allowed, channel `session`,
+   rule `session: command line <digest prefix>`.
+4. A persisted rule of this agent matches the canonical argv (`fiskai_core.approvals`): allowed,
+   channel `rule`, rule = the rule's text.
+5. The prompter cannot prompt (no terminal): denied, channel `no_terminal`.
+6. The operator is asked: once, this command line for the session, this tool for the session, or
+   allow and save a rule (asked for with `ask_input`, pre-filled with the narrowest rule; it must match
+   the call being approved). Any of these allows; no, or no answer at all (`PromptDeclined`), denies.
+   Channel `prompt`; the rule that was added, if any, rides on the decision.
 
 Callers check required parameters before the gate, so a broken call is never put to an operator, and
 hand the gate the exact argv the tool would run (`Confirmable.command_argv`), so what the operator
-approves is what runs. A denial goes back to the model as a non-error result (`denial_result`) whose
-reason says not to retry.
+approves, and what a rule is matched on, is what runs. A denial goes back to the model as a non-error
+result (`denial_result`) whose reason says not to retry.
 """
 
 from __future__ import annotations
@@ -19,19 +26,27 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 import anyio
 
+from fiskai_core.approvals import ApprovalRule, Approvals, RuleError, parse_rule, suggest_rule
 from fiskai_core.prompter import ConfirmChoice, GateRequest, PromptDeclined, Prompter
 from fiskai_core.tools import TAG_CONFIRM, ToolResult
 
 __all__ = ["ConfirmGate", "GateChannel", "GateDecision", "argv_digest", "render_command_line"]
 
-GateChannel = Literal["ungated", "session", "no_terminal", "prompt", "policy"]
-"""How a decision was reached; journaled beside it. `policy` is for callers' own rules."""
+GateChannel = Literal[
+    "ungated", "session", "rule", "no_terminal", "prompt", "policy", "elicitation", "input_required", "operator"
+]
+"""How a decision was reached; journaled beside it.
+
+`session`: an earlier "allow for the session" (tool or exact command line); `rule`: a persisted rule;
+`prompt`: the operator at this terminal answered (or did not); `no_terminal`: nobody could be asked;
+`policy`: a caller's own rule (a crash re-run). MCP approvals use `elicitation`, `input_required` (the
+client asked its user) and `operator` (the host-side approver)."""
 
 _VALUE_KEEP_HEAD = 60
 _VALUE_KEEP_TAIL = 24
@@ -40,6 +55,7 @@ _VALUE_MAX = _VALUE_KEEP_HEAD + _VALUE_KEEP_TAIL + 16
 _SAFE_TOKEN = re.compile(r"[A-Za-z0-9_@%+=:,./-]+")
 _NEEDS_ANSI_C = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\ufeff]")
 
+_RULE_ATTEMPTS = 3
 NO_TERMINAL_REASON = "no interactive terminal is attached, so no operator could be asked"
 DECLINED_REASON = "the operator declined to permit this command; this decision is final, do not retry"
 
@@ -114,6 +130,8 @@ class GateDecision:
     """`argv_digest` of the argv decided on."""
     display: str
     """`render_command_line` of that argv."""
+    rule: str | None = None
+    """The rule that decided (`session: ...` or a persisted rule's text), or the rule the operator saved."""
 
     def denial_result(self) -> ToolResult:
         """The authoritative, non-error result a model gets for a denied call."""
@@ -126,18 +144,33 @@ class ConfirmGate:
 
     One gate lives for one run (or one server): "allow for the session" lasts as long as it does.
     Prompts are serialized, so concurrent callers (an MCP server) never interleave questions.
+
+    Args:
+        prompter: Asks the operator.
+        confirm_tags: Tags that gate like `ai:confirm`.
+        approvals: The agent's persisted rules; consulted before asking, and extended when the operator
+            saves a rule at a prompt (offered only when they can be saved).
     """
 
-    def __init__(self, prompter: Prompter, *, confirm_tags: Collection[str] = ()) -> None:
+    def __init__(
+        self, prompter: Prompter, *, confirm_tags: Collection[str] = (), approvals: Approvals | None = None
+    ) -> None:
         self._prompter = prompter
         self._confirm_tags = tuple(dict.fromkeys(confirm_tags))
         self._session_allowed: set[str] = set()
+        self._session_lines: set[tuple[str, str]] = set()
+        self._approvals = approvals
         self._prompt_lock = anyio.Lock()
 
     @property
     def prompter(self) -> Prompter:
         """The prompter the gate asks through."""
         return self._prompter
+
+    @property
+    def approvals(self) -> Approvals | None:
+        """The persisted rules the gate consults, if any."""
+        return self._approvals
 
     def trigger_tag(self, tags: Sequence[str]) -> str | None:
         """The tag that gates a tool: `ai:confirm` if present, else its first tag in `confirm_tags`."""
@@ -146,8 +179,22 @@ class ConfirmGate:
         return next((tag for tag in tags if tag in self._confirm_tags), None)
 
     def session_allowed(self, name: str) -> bool:
-        """Whether the operator allowed `name` for the rest of this run."""
+        """Whether `name` was allowed, with any arguments, for the rest of this run."""
         return name in self._session_allowed
+
+    def _standing(
+        self, name: str, tags: Sequence[str], argv: Sequence[str], digest: str
+    ) -> tuple[GateChannel, str] | None:
+        """An earlier approval that covers this call: (channel, rule), or None."""
+        if name in self._session_allowed:
+            return "session", f"session: {name} ..."
+        if (name, digest) in self._session_lines:
+            return "session", f"session: command line {digest[:12]}"
+        if self._approvals is not None:
+            rule = self._approvals.match(name=name, tags=tags, argv=argv)
+            if rule is not None:
+                return "rule", rule.text
+        return None
 
     async def check(self, *, name: str, tags: Sequence[str], argv: Sequence[str]) -> GateDecision:
         """Decide whether this call may run; asks the operator when it must.
@@ -164,29 +211,81 @@ class ConfirmGate:
         display = render_command_line(argv)
         digest = argv_digest(argv)
 
-        def decide(allowed: bool, channel: GateChannel, reason: str = "") -> GateDecision:
+        def decide(allowed: bool, channel: GateChannel, reason: str = "", rule: str | None = None) -> GateDecision:
             return GateDecision(
-                allowed=allowed, reason=reason, channel=channel, tag=tag, digest=digest, display=display
+                allowed=allowed, reason=reason, channel=channel, tag=tag, digest=digest, display=display, rule=rule
             )
 
         if tag is None:
             return decide(True, "ungated")
-        if name in self._session_allowed:
-            return decide(True, "session")
+        standing = self._standing(name, tags, argv, digest)
+        if standing is not None:
+            return decide(True, standing[0], rule=standing[1])
         if not self._prompter.can_prompt():
             return decide(False, "no_terminal", NO_TERMINAL_REASON)
         async with self._prompt_lock:
-            # Another caller may have allowed the tool for the session while this one waited.
-            if name in self._session_allowed:
-                return decide(True, "session")
+            # Another caller may have allowed the call while this one waited.
+            standing = self._standing(name, tags, argv, digest)
+            if standing is not None:
+                return decide(True, standing[0], rule=standing[1])
+            approvals = self._approvals
+            can_persist = approvals is not None and approvals.can_persist
+            request = GateRequest(
+                command=name,
+                display=display,
+                tag=tag,
+                can_persist=can_persist,
+                suggested_rule=suggest_rule(name, argv) if can_persist else "",
+            )
             try:
-                choice = await self._prompter.approve_command(GateRequest(command=name, display=display, tag=tag))
+                choice = await self._prompter.approve_command(request)
+                if choice is ConfirmChoice.RULE and approvals is not None and can_persist:
+                    return await self._save_rule(approvals, name, tags, argv, decide)
             except PromptDeclined as err:
                 reason = f"the operator did not permit this command: {err}; this decision is final, do not retry"
                 return decide(False, "prompt", reason)
         if choice is ConfirmChoice.ALWAYS:
             self._session_allowed.add(name)
-            return decide(True, "prompt")
+            return decide(True, "prompt", rule=f"session: {name} ...")
+        if choice is ConfirmChoice.COMMAND:
+            self._session_lines.add((name, digest))
+            return decide(True, "prompt", rule=f"session: command line {digest[:12]}")
         if choice is ConfirmChoice.ONCE:
             return decide(True, "prompt")
         return decide(False, "prompt", DECLINED_REASON)
+
+    async def _save_rule(
+        self,
+        approvals: Approvals,
+        name: str,
+        tags: Sequence[str],
+        argv: Sequence[str],
+        decide: Callable[..., GateDecision],
+    ) -> GateDecision:
+        """Ask for the rule to save (it must parse and match this call), save it, and allow the call."""
+        question = (
+            f"Rule to save for agent {approvals.identity!r} (edit the values to widen it; * matches any text, "
+            f"... allows unmentioned arguments):"
+        )
+        default = suggest_rule(name, argv)
+        for _ in range(_RULE_ATTEMPTS):
+            text = await self._prompter.ask_input(question, default)
+            problem = ""
+            rule: ApprovalRule | None = None
+            try:
+                rule = parse_rule(text, tags=tags)
+            except RuleError as err:
+                problem = str(err)
+            if rule is not None and not rule.matches(name=name, tags=tags, argv=argv):
+                problem = f"the rule {rule.text!r} does not match the command being approved"
+                rule = None
+            if rule is None:
+                question = f"{problem}; enter a rule for this command:"
+                default = text
+                continue
+            try:
+                approvals.add(rule)
+            except RuleError as err:
+                return decide(True, "prompt", rule=f"{rule.text} (in force for this run only: {err})")
+            return decide(True, "prompt", rule=rule.text)
+        raise PromptDeclined("no usable rule was entered")

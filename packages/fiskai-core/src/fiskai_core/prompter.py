@@ -28,6 +28,11 @@ class ConfirmChoice(StrEnum):
     ONCE = "once"
     ALWAYS = "always"
     """Allow this tool, with any arguments, for the rest of the run."""
+    COMMAND = "command"
+    """Allow this exact command line (the same argv) for the rest of the run."""
+    RULE = "rule"
+    """Allow, and save a rule for this agent; the gate then asks for the rule (`ask_input`, pre-filled with
+    `GateRequest.suggested_rule`). Offer it only when `GateRequest.can_persist`."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -40,6 +45,10 @@ class GateRequest:
     """The exact command line, rendered by `fiskai_core.confirm.render_command_line` (safe to print)."""
     tag: str
     """The tag that put the command behind the gate (`ai:confirm` or a `confirm_tags` entry)."""
+    can_persist: bool = False
+    """Whether `ConfirmChoice.RULE` can be chosen (the gate has an agent's rules file to save to)."""
+    suggested_rule: str = ""
+    """The narrowest rule matching this call (`fiskai_core.approvals.suggest_rule`), for the operator to widen."""
 
 
 class PromptDeclined(FiskaiError):

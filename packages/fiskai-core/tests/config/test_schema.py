@@ -308,7 +308,7 @@ def test_options_keep_the_raw_values_for_the_backend() -> None:
         ),
         (
             "llm: fast\n",
-            'agent.yaml:1: llm: got the string "fast"; expected a mapping with keys model, provider, budget, thinking, no_prompt_cache, no_tool_search',
+            'agent.yaml:1: llm: got the string "fast"; expected a mapping with keys model, provider, budget, thinking, no_prompt_cache, no_tool_search, base_url, capabilities',
         ),
         (
             "remote_tools:\n  - billing\n",

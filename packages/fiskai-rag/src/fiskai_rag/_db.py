@@ -3,8 +3,10 @@
 The writer opens read-write in WAL mode so readers (agents, the MCP server) keep searching the last
 committed state while an index is rebuilt; readers open the file read-only with `query_only` on.
 
-Schema: `documents` (one row per file, with the stat and hash that make re-indexing incremental, and the
-front matter `date:` that context packs filter on),
+Schema (version 2, `schema_version` in `rag_meta`): `documents` (one row per file, keyed by its resolved
+absolute path, with its citation path, the stat and hash that make re-indexing incremental, the time it
+was last indexed, and the front matter `date:` that context packs filter on), `roots` (each indexed folder
+and the label its documents are cited under),
 `chunks` (id, document, ordinal: the citation), `chunks_fts` (FTS5 holding each chunk's text and heading
 path under the chunk's id), `rag_meta` (the manifest) and, for the vector tier, `chunks_vec` (vec0).
 Deleting a document cascades to its chunks, and triggers on `chunks` drop the FTS and vector rows.
@@ -28,20 +30,19 @@ from typing import Any, Protocol, cast
 
 import apsw
 
-from .errors import ManifestMismatchError, RagError, StoreCorruptError
+from .errors import ManifestMismatchError, RagError, Remedy, StoreCorruptError
 
 __all__ = [
     "DATES_PENDING",
     "DB_NAME",
-    "FIX_INDEX",
-    "FIX_REINDEX",
-    "FIX_RESET",
     "FORMAT_VERSION",
+    "SCHEMA_VERSION",
     "LOCK_NAME",
     "Conn",
     "Cursor",
     "Manifest",
     "clear_index",
+    "columns",
     "corruption_guard",
     "create_vec_table",
     "drop_vec_table",
@@ -50,6 +51,7 @@ __all__ = [
     "open_reader",
     "open_writer",
     "read_manifest",
+    "schema_version",
     "settle_dates",
     "write_manifest",
 ]
@@ -59,9 +61,9 @@ LOCK_NAME = "knowledge.lock"
 FORMAT_VERSION = 1
 DATES_PENDING = "dates_pending"
 """`rag_meta` key present while files indexed before document dates existed still wait to be re-read."""
-FIX_INDEX = "run: fiskai knowledge index"
-FIX_REINDEX = "run 'fiskai knowledge index --reindex'"
-FIX_RESET = "run 'fiskai knowledge reset --force' and index again"
+SCHEMA_VERSION = 2
+"""1: documents keyed by the path as typed, relative to wherever the index ran. 2: keyed by resolved
+absolute path, cited by `cite`, with `roots` and `indexed_ns`. Readers handle both; the writer migrates."""
 
 _BUSY_MS = 5000
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -75,8 +77,12 @@ CREATE TABLE IF NOT EXISTS documents(
     size INTEGER NOT NULL,
     mtime_ns INTEGER NOT NULL,
     hash TEXT NOT NULL,
-    chunk_count INTEGER NOT NULL DEFAULT 0
+    chunk_count INTEGER NOT NULL DEFAULT 0,
+    cite TEXT NOT NULL DEFAULT '',
+    indexed_ns INTEGER
 );
+CREATE UNIQUE INDEX IF NOT EXISTS documents_by_cite ON documents(cite);
+CREATE TABLE IF NOT EXISTS roots(path TEXT PRIMARY KEY, label TEXT NOT NULL UNIQUE);
 CREATE TABLE IF NOT EXISTS chunks(
     id INTEGER PRIMARY KEY,
     document_id INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
@@ -152,7 +158,54 @@ def corruption_guard(db_path: Path) -> Generator[None]:
     try:
         yield
     except (apsw.NotADBError, apsw.CorruptError) as err:
-        raise StoreCorruptError(f"knowledge index {db_path} is damaged ({err}); {FIX_RESET}") from err
+        raise StoreCorruptError(db_path, str(err)) from err
+
+
+# The tables and columns every version of this store has; anything else in the file is someone else's.
+_OURS = frozenset({"documents", "chunks", "chunks_fts", "rag_meta"})
+_COLUMNS = {
+    "documents": frozenset({"id", "path", "title", "size", "mtime_ns", "hash", "chunk_count"}),
+    "chunks": frozenset({"id", "document_id", "ordinal"}),
+}
+
+
+def columns(db: Conn, table: str) -> frozenset[str]:
+    """The column names of a table (empty when it does not exist)."""
+    return frozenset(str(row[1]) for row in db.execute(f"PRAGMA table_info({table})"))
+
+
+def schema_version(db: Conn, db_path: Path) -> int:
+    """The store's schema version; 0 for a database with no tables yet (a new or zero-byte file).
+
+    Raises:
+        StoreCorruptError: The file holds tables that are not a fiskai knowledge index (`foreign`).
+        ManifestMismatchError: A newer fiskai-rag wrote it.
+    """
+    tables = {str(row[0]) for row in db.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")}
+    if not tables:
+        return 0
+    missing = _OURS - tables
+    if missing:
+        found = ", ".join(sorted(tables)[:6]) + (", ..." if len(tables) > 6 else "")
+        raise StoreCorruptError(
+            db_path, f"it holds the tables {found}; missing {', '.join(sorted(missing))}", foreign=True
+        )
+    for table, wanted in _COLUMNS.items():
+        lacking = wanted - columns(db, table)
+        if lacking:
+            raise StoreCorruptError(db_path, f"table {table} has no column {', '.join(sorted(lacking))}", foreign=True)
+    rows = db.execute("SELECT value FROM rag_meta WHERE key = 'schema_version'").fetchall()
+    try:
+        version = int(rows[0][0]) if rows else 1
+    except ValueError:
+        raise StoreCorruptError(db_path, f"schema_version {rows[0][0]!r} is not a number") from None
+    if version > SCHEMA_VERSION:
+        raise ManifestMismatchError(
+            f"knowledge index schema is newer than this build supports: schema_version={version}, this build "
+            f"supports up to {SCHEMA_VERSION}",
+            remedy=Remedy.UPGRADE,
+        )
+    return version
 
 
 def _check_fts5(db: Conn) -> None:
@@ -179,17 +232,11 @@ def open_writer(db_path: Path) -> Conn:
     os.close(fd)
     db = _connect(db_path, apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE)
     db.set_busy_timeout(_BUSY_MS)
-    with corruption_guard(db_path):
-        _check_fts5(db)
-        db.execute("PRAGMA journal_mode=WAL")
-        # NORMAL is durable across application crashes in WAL mode; only an OS crash can lose the
-        # last transactions, which a re-run of `knowledge index` repairs.
-        db.execute("PRAGMA synchronous=NORMAL")
-        db.execute("PRAGMA foreign_keys=ON")
-        db.execute("PRAGMA cache_size=-16000")
-        with db:
-            db.execute(_SCHEMA)
-            _add_dates(db)
+    try:
+        _prepare_writer(db, db_path)
+    except BaseException:
+        db.close()
+        raise
     for sidecar in (db_path, db_path.with_name(db_path.name + "-wal"), db_path.with_name(db_path.name + "-shm")):
         _refuse_symlink(sidecar)
         with contextlib.suppress(FileNotFoundError):
@@ -197,14 +244,83 @@ def open_writer(db_path: Path) -> Conn:
     return db
 
 
-def open_reader(db_path: Path) -> Conn:
-    """Open an existing index read-only."""
+def _prepare_writer(db: Conn, db_path: Path) -> None:
+    with corruption_guard(db_path):
+        _check_fts5(db)
+        # Before anything is written: a foreign database is refused untouched.
+        version = schema_version(db, db_path)
+        db.execute("PRAGMA journal_mode=WAL")
+        # NORMAL is durable across application crashes in WAL mode; only an OS crash can lose the
+        # last transactions, which a re-run of `knowledge index` repairs.
+        db.execute("PRAGMA synchronous=NORMAL")
+        db.execute("PRAGMA foreign_keys=ON")
+        db.execute("PRAGMA cache_size=-16000")
+        with db:
+            if version:
+                _add_dates(db)
+                if version < SCHEMA_VERSION:
+                    _migrate_v1(db)
+            db.execute(_SCHEMA)
+            _pin_schema(db)
+
+
+def _pin_schema(db: Conn) -> None:
+    db.execute("INSERT OR REPLACE INTO rag_meta(key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+
+
+def open_reader(db_path: Path) -> Conn | None:
+    """Open an existing index read-only; None when the file holds no tables yet (not built).
+
+    Raises:
+        StoreCorruptError: The file is damaged or holds another schema.
+    """
     db = _connect(db_path, apsw.SQLITE_OPEN_READONLY)
     db.set_busy_timeout(_BUSY_MS)
-    with corruption_guard(db_path):
-        db.execute("PRAGMA query_only=1")
-        _check_fts5(db)
+    try:
+        with corruption_guard(db_path):
+            db.execute("PRAGMA query_only=1")
+            _check_fts5(db)
+            version = schema_version(db, db_path)
+    except BaseException:
+        db.close()
+        raise
+    if not version:
+        db.close()
+        return None
     return db
+
+
+def _migrate_v1(db: Conn) -> None:
+    """Schema 1 -> 2, inside the caller's transaction: absolute keys, citation paths, index times.
+
+    Every document keeps its old key as its citation path, so citations issued before still resolve.
+    A relative key (schema 1 keyed by the path as typed, relative to wherever the index ran) becomes
+    absolute when the file it names from the current folder has the size and mtime the store recorded;
+    the others keep their relative key until an index run finds the same file (`_index` adopts it by
+    trailing path and stat or hash), and are never pruned by a reconcile meanwhile.
+    """
+    have = columns(db, "documents")
+    if "cite" not in have:
+        db.execute("ALTER TABLE documents ADD COLUMN cite TEXT NOT NULL DEFAULT ''")
+    if "indexed_ns" not in have:
+        # NULL: when these were indexed is unknown (schema 1 recorded only the file's mtime).
+        db.execute("ALTER TABLE documents ADD COLUMN indexed_ns INTEGER")
+    db.execute("UPDATE documents SET cite = path WHERE cite = ''")
+    rows = db.execute("SELECT id, path, size, mtime_ns FROM documents").fetchall()
+    keys = {str(row[1]) for row in rows}
+    for doc_id, key, size, mtime_ns in rows:
+        key = str(key)
+        if os.path.isabs(key):
+            continue
+        absolute = os.path.normpath(os.path.abspath(key))
+        located = os.path.join(os.path.realpath(os.path.dirname(absolute)), os.path.basename(absolute))
+        try:
+            st = os.stat(located)
+        except OSError:
+            continue
+        if stat.S_ISREG(st.st_mode) and (st.st_size, st.st_mtime_ns) == (size, mtime_ns) and located not in keys:
+            db.execute("UPDATE documents SET path = ? WHERE id = ?", (located, doc_id))
+            keys.add(located)
 
 
 def has_table(db: Conn, name: str) -> bool:
@@ -243,8 +359,8 @@ def read_manifest(db: Conn) -> Manifest | None:
     if not has_table(db, "rag_meta"):
         return None
     rows = dict(db.execute("SELECT key, value FROM rag_meta").fetchall())
-    if not rows:
-        return None
+    if "format_version" not in rows:
+        return None  # only bookkeeping keys (schema_version, dates_pending): nothing indexed yet
     try:
         return Manifest(
             format_version=int(rows.get("format_version", "1")),
@@ -255,7 +371,7 @@ def read_manifest(db: Conn) -> Manifest | None:
             document_prefix=str(rows.get("document_prefix", "")),
         )
     except ValueError as err:
-        raise ManifestMismatchError(f"knowledge index manifest is unreadable ({err}); {FIX_RESET}") from err
+        raise ManifestMismatchError(f"knowledge index manifest is unreadable ({err})", remedy=Remedy.RESET) from err
 
 
 def write_manifest(db: Conn, manifest: Manifest) -> None:
@@ -297,5 +413,7 @@ def clear_index(db: Conn) -> None:
         db.execute(
             "DROP TRIGGER IF EXISTS chunks_ad_vec; DROP TABLE IF EXISTS chunks_vec; DROP TABLE IF EXISTS chunks_fts;"
             "DROP TABLE IF EXISTS chunks; DROP TABLE IF EXISTS documents; DROP TABLE IF EXISTS rag_meta;"
+            "DROP TABLE IF EXISTS roots;"
         )
         db.execute(_SCHEMA)
+        _pin_schema(db)

@@ -24,6 +24,8 @@ from typing import Protocol, Self, cast
 
 import apsw
 
+from ._citation import Citation
+
 __all__ = [
     "Bm25Baseline",
     "EvalQuery",
@@ -157,9 +159,8 @@ def ndcg_at_k(grades: Sequence[int], ideal: Sequence[int], k: int = 10) -> float
 
 
 def _document_of(uri: str) -> str:
-    # The citation token is `relpath#ordinal`; the last '#' separates them (relpaths may hold a '#').
-    path, sep, ordinal = uri.rpartition("#")
-    return path if sep and ordinal.isdigit() else uri
+    citation = Citation.try_parse(uri)
+    return uri if citation is None else citation.path
 
 
 def _normalise(uri: str) -> str:

@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from ._citation import Citation
 from ._pack_select import PackItem
 from ._store import Store
 from .errors import CitationError
@@ -40,9 +41,9 @@ class EvidenceCheck:
 
 
 def _matches(citation: str, uri: str) -> bool:
-    path, sep, ordinal = citation.rpartition("#")
-    document = path if sep and ordinal.isdigit() else citation
-    target = citation if "#" in uri and uri.rpartition("#")[2].isdigit() else document
+    parsed = Citation.try_parse(citation)
+    document = parsed.path if parsed is not None else citation
+    target = citation if Citation.try_parse(uri) is not None else document
     return target == uri or target.endswith("/" + uri)
 
 

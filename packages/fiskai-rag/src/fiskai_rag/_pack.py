@@ -15,14 +15,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from ._db import DATES_PENDING, DB_NAME, FIX_INDEX, Conn, has_dates
+from ._citation import Citation
+from ._db import DATES_PENDING, DB_NAME, Conn
 from ._pack_rank import Candidate, QueryPlan, Scored, Scorer, excerpt, plan_query, rarity, words
 from ._pack_render import FORMATS, Format, deliver, encode, item_cost
 from ._pack_select import PackItem, Selection, apply_floor, collapse, select
 from ._receipt import Context, Warning_, input_digest, make_receipt
 from ._receipts_store import load_manifest, save_manifest
 from ._search import fts_query
+from ._sql import CHUNK_TEXT, CHUNKS, Columns, chunk_rows, find_chunk, find_documents
 from ._temporal import Window, resolve_window
+from .errors import NOT_BUILT_TEXT
 
 __all__ = ["EXCERPT_CHARS", "Pack", "build_pack"]
 
@@ -32,8 +35,8 @@ CANDIDATES = 32
 input digest) never depends on the budget. On CISI, 30, 40 and 50 candidates rank alike (nDCG@10 0.381,
 0.380, 0.374), and scoring fewer keeps a pack close to the cost of a plain search."""
 _MAX_IDENTIFIER_CHUNKS = 8
-_STALE_NOTE = f"this index predates document dates (or is being rebuilt); {FIX_INDEX}"
-_NOT_BUILT = f"the knowledge index has not been built yet; {FIX_INDEX}"
+_STALE_NOTE = "this index predates document dates (or is being rebuilt); index the documents again"
+_NOT_BUILT = f"{NOT_BUILT_TEXT}; index the documents to cite"
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,7 +62,8 @@ class _Reader:
 
     def __init__(self, db: Conn, window: Window) -> None:
         self.db = db
-        self.dated = has_dates(db)
+        self.cols = Columns.of(db)
+        self.dated = self.cols.dated
         self.window = window
         since = window.since.isoformat() if window.since else "0000-01-01"
         until = window.until.isoformat() if window.until else "9999-12-31"
@@ -73,7 +77,7 @@ class _Reader:
             return int(self.db.execute("SELECT count(*) FROM chunks").fetchall()[0][0])
         if not self.dated:
             return 0
-        sql = "SELECT count(*) FROM chunks c JOIN documents d ON d.id = c.document_id WHERE 1" + self._scope()
+        sql = f"SELECT count(*) FROM {CHUNKS} WHERE 1" + self._scope()
         return int(self.db.execute(sql, self.bounds).fetchall()[0][0])
 
     def df(self, word: str) -> int:
@@ -82,10 +86,7 @@ class _Reader:
             return int(
                 self.db.execute("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?", (match,)).fetchall()[0][0]
             )
-        sql = (
-            "SELECT count(*) FROM chunks_fts f JOIN chunks c ON c.id = f.rowid JOIN documents d ON d.id = c.document_id "
-            "WHERE chunks_fts MATCH ?" + self._scope()
-        )
+        sql = f"SELECT count(*) FROM {CHUNK_TEXT} WHERE chunks_fts MATCH ?" + self._scope()
         return int(self.db.execute(sql, (match, *self.bounds)).fetchall()[0][0])
 
     def matching(self, match: str) -> list[int]:
@@ -95,8 +96,9 @@ class _Reader:
             sql = "SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY bm25(chunks_fts), rowid LIMIT ?"
             return [int(r[0]) for r in self.db.execute(sql, (match, CANDIDATES))]
         sql = (
-            "SELECT f.rowid FROM chunks_fts f JOIN chunks c ON c.id = f.rowid JOIN documents d ON d.id = c.document_id "
-            "WHERE chunks_fts MATCH ?" + self._scope() + " ORDER BY bm25(chunks_fts) LIMIT ?"
+            f"SELECT f.rowid FROM {CHUNK_TEXT} WHERE chunks_fts MATCH ?"
+            + self._scope()
+            + " ORDER BY bm25(chunks_fts) LIMIT ?"
         )
         return [int(r[0]) for r in self.db.execute(sql, (match, *self.bounds, CANDIDATES))]
 
@@ -104,58 +106,36 @@ class _Reader:
         """Chunks named exactly by the query: a citation token, or a document path (its first chunks)."""
         if not text or " " in text:
             return []
-        path, sep, ordinal = text.rpartition("#")
-        if sep and path and ordinal.isdigit():
-            sql = (
-                "SELECT c.id FROM chunks c JOIN documents d ON d.id = c.document_id WHERE d.path = ? AND c.ordinal = ?"
-            )
-            return [int(r[0]) for r in self.db.execute(sql, (path, int(ordinal)))]
-        sql = (
-            "SELECT c.id FROM chunks c JOIN documents d ON d.id = c.document_id WHERE d.path = ? "
-            "ORDER BY c.ordinal LIMIT ?"
-        )
-        return [int(r[0]) for r in self.db.execute(sql, (text, _MAX_IDENTIFIER_CHUNKS))]
+        citation = Citation.try_parse(text)
+        if citation is not None:
+            found = find_chunk(self.db, self.cols, citation)
+            return [] if found is None else [found]
+        documents = find_documents(self.db, self.cols, text)
+        if not documents:
+            return []
+        sql = "SELECT id FROM chunks WHERE document_id = ? ORDER BY ordinal LIMIT ?"
+        return [int(r[0]) for r in self.db.execute(sql, (documents[0][0], _MAX_IDENTIFIER_CHUNKS))]
 
     def hydrate(self, ids: Sequence[int]) -> list[Candidate]:
-        if not ids:
-            return []
-        date = "d.date" if self.dated else "''"
-        sql = (
-            f"SELECT c.id, d.path, c.ordinal, d.title, {date}, f.heading_path, f.content FROM chunks c "
-            "JOIN documents d ON d.id = c.document_id JOIN chunks_fts f ON f.rowid = c.id "
-            f"WHERE c.id IN ({','.join('?' * len(ids))})"
-        )
-        rows = {int(r[0]): r for r in self.db.execute(sql, list(ids))}
-        out: list[Candidate] = []
-        for chunk_id in ids:
-            row = rows.get(chunk_id)
-            if row is None:
-                continue
-            _, path, ordinal, title, day, heading, content = row
-            citation = f"{path}#{ordinal}"
-            out.append(
-                Candidate(
-                    citation,
-                    str(path),
-                    int(ordinal),
-                    str(title),
-                    str(day),
-                    str(heading),
-                    str(content),
-                    _digest(str(heading), str(content)),
-                )
+        rows = chunk_rows(self.db, self.cols, ids)
+        return [
+            Candidate(
+                row.citation,
+                row.cite,
+                row.ordinal,
+                row.title,
+                row.date,
+                row.heading_path,
+                row.content,
+                _digest(row.heading_path, row.content),
             )
-        return out
+            for row in (rows[i] for i in ids if i in rows)
+        ]
 
-    def pin(self, citation: str) -> Candidate | None:
-        path, sep, ordinal = citation.rpartition("#")
-        if not sep or not path or not ordinal.isdigit():
-            return None
-        found = self.db.execute(
-            "SELECT c.id FROM chunks c JOIN documents d ON d.id = c.document_id WHERE d.path = ? AND c.ordinal = ?",
-            (path, int(ordinal)),
-        ).fetchall()
-        hydrated = self.hydrate([int(found[0][0])]) if found else []
+    def pin(self, text: str) -> Candidate | None:
+        citation = Citation.try_parse(text)
+        found = None if citation is None else find_chunk(self.db, self.cols, citation)
+        hydrated = self.hydrate([found]) if found is not None else []
         return hydrated[0] if hydrated else None
 
     def index_state(self) -> dict[str, Any]:
@@ -371,7 +351,7 @@ def _empty(
             stale = f" ({index['note']})" if index["state"] == "stale" else ""
             span = f"{window.since.isoformat() if window.since else '*'}..{window.until.isoformat() if window.until else '*'}"
             return "no_candidates", f"no dated document in the window {span}{stale}; widen --since/--until"
-        return "no_candidates", f"the knowledge index holds no chunks; {FIX_INDEX} with the paths to cite"
+        return "no_candidates", "the knowledge index holds no chunks; index the documents to cite"
     if considered and not candidates:
         if unchanged and not excluded:
             return "no_candidates", f"nothing new or changed since receipt {request.since_receipt}"

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, cast
 
-from .errors import RagError, ReceiptNotFoundError
+from .errors import RagError, ReceiptNotFoundError, Remedy
 
 __all__ = ["KEEP_PER_STORE", "MAX_ENTRIES", "load_manifest", "receipts_dir", "save_manifest"]
 
@@ -98,7 +98,6 @@ def load_manifest(store_dir: Path, digest: str, *, terms: Sequence[str]) -> dict
     """
     _check_digest(digest)
     path = receipts_dir(store_dir) / f"{digest}.json.z"
-    reseed = "run the original query with --save-receipt (and without --since-receipt) to seed it again"
     try:
         document = cast(dict[str, Any], json.loads(zlib.decompress(path.read_bytes())))
         entries = cast(list[list[str]], document["entries"])
@@ -106,10 +105,11 @@ def load_manifest(store_dir: Path, digest: str, *, terms: Sequence[str]) -> dict
     except FileNotFoundError:
         raise ReceiptNotFoundError(
             f"no saved receipt {digest} for this knowledge store (it was never saved, or only the 16 most "
-            f"recent are kept); {reseed}"
+            "recent are kept)",
+            remedy=Remedy.RESEED,
         ) from None
     except (OSError, ValueError, KeyError, TypeError, zlib.error) as err:
-        raise ReceiptNotFoundError(f"saved receipt {digest} is unreadable ({err}); {reseed}") from err
+        raise ReceiptNotFoundError(f"saved receipt {digest} is unreadable ({err})", remedy=Remedy.RESEED) from err
     if saved_terms != list(terms):
         raise ReceiptNotFoundError(
             f"saved receipt {digest} was made for the query terms {saved_terms}, not {list(terms)}; a receipt "

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ._db import Conn
+from ._sql import ChunkRow, Columns, chunk_rows
 
 __all__ = [
     "MAX_TOP_K",
@@ -48,8 +49,9 @@ class Hit:
     """One search result, resolvable back to its full text with `Store.show(citation)`."""
 
     citation: str
-    """`<path>#<ordinal>`: the document key and the chunk's 0-based position in it."""
+    """`<path>#<ordinal>` (see `Citation`): the document's citation path and the chunk's 0-based position."""
     path: str
+    """The citation path: the indexed folder's name and the file's path inside it, `docs/design.md`."""
     ordinal: int
     heading_path: str
     """The heading breadcrumb, `Design > Backpressure`; empty before the first heading."""
@@ -58,6 +60,13 @@ class Hit:
     score: float
     """Higher is better: the RRF score in hybrid search, negated BM25 in lexical search."""
     chunk_id: int
+    file: str
+    """Where the document is: its resolved absolute path."""
+
+    @classmethod
+    def of(cls, row: ChunkRow, score: float) -> Hit:
+        """A hit for a chunk row."""
+        return cls(row.citation, row.cite, row.ordinal, row.heading_path, row.content, score, row.chunk_id, row.file)
 
 
 def fts_query(text: str) -> str:
@@ -108,23 +117,5 @@ def rrf(*rankings: Sequence[int]) -> list[tuple[int, float]]:
 
 def hydrate(db: Conn, ranked: Sequence[tuple[int, float]]) -> list[Hit]:
     """Load the chunks of a ranking in one query, keeping its order and skipping vanished rows."""
-    if not ranked:
-        return []
-    marks = ",".join("?" * len(ranked))
-    rows = {
-        int(row[0]): row
-        for row in db.execute(
-            "SELECT c.id, d.path, c.ordinal, f.heading_path, f.content FROM chunks c "
-            "JOIN documents d ON d.id = c.document_id JOIN chunks_fts f ON f.rowid = c.id "
-            f"WHERE c.id IN ({marks})",
-            [chunk_id for chunk_id, _ in ranked],
-        )
-    }
-    hits: list[Hit] = []
-    for chunk_id, score in ranked:
-        row = rows.get(chunk_id)
-        if row is None:
-            continue
-        _, path, ordinal, heading_path, content = row
-        hits.append(Hit(f"{path}#{ordinal}", str(path), int(ordinal), str(heading_path), str(content), score, chunk_id))
-    return hits
+    rows = chunk_rows(db, Columns.of(db), [chunk_id for chunk_id, _ in ranked])
+    return [Hit.of(rows[chunk_id], score) for chunk_id, score in ranked if chunk_id in rows]

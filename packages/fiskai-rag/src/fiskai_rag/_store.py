@@ -14,10 +14,9 @@ from typing import TYPE_CHECKING, Concatenate, Literal, ParamSpec, TypeVar
 
 import apsw
 
+from ._citation import Citation
 from ._db import (
     DB_NAME,
-    FIX_INDEX,
-    FIX_REINDEX,
     FORMAT_VERSION,
     LOCK_NAME,
     Conn,
@@ -30,15 +29,18 @@ from ._db import (
 )
 from ._lock import WriterLock
 from ._search import MAX_TOP_K, Hit, fts_query, hydrate, lexical, rrf, vector
+from ._sql import Columns, chunk_rows, find_chunk, find_documents
 from ._vec import load_vec, normalise, pack, vec_available
 from .embed import Embedder
 from .errors import (
+    NOT_BUILT_TEXT,
     CitationError,
     EmbedderError,
     EmbeddingDimensionError,
     IndexNotBuiltError,
     ManifestMismatchError,
     RagError,
+    Remedy,
     StoreCorruptError,
 )
 
@@ -54,7 +56,7 @@ __all__ = ["DEFAULT_TOP_K", "SearchResult", "Source", "Store", "StoreStats", "op
 
 DEFAULT_TOP_K = 5
 _MAX_QUERY_BYTES = 8192
-NOT_BUILT_NOTE = f"the knowledge index has not been built yet; {FIX_INDEX}"
+NOT_BUILT_NOTE = NOT_BUILT_TEXT
 EMPTY_NOTE = "the knowledge index is empty or the query had no searchable terms"
 DEGRADED_NOTE = "the embeddings server was unreachable, so this query used the lexical tier only"
 
@@ -68,7 +70,7 @@ class SearchResult:
     hits: list[Hit]
     status: Status
     tier: str
-    """`tier: lexical (FTS5) - ...`, `tier: hybrid (...)`, or the degraded line."""
+    """`lexical (FTS5) - ...`, `hybrid (FTS5 + vectors, RRF) - ...`, or `hybrid -> DEGRADED to lexical (...)`."""
     degraded: str | None = None
     """Why the vector tier was skipped for this query (the embeddings server failed), if it was."""
 
@@ -87,9 +89,14 @@ class Source:
     """One indexed file."""
 
     path: str
+    """The citation path (`docs/design.md`): what citations, `show` and `remove` use."""
+    file: str
+    """The document key: the file's resolved absolute path."""
     chunks: int
+    indexed_ns: int | None
+    """When its content was last indexed; None for documents indexed before this was recorded."""
     mtime_ns: int
-    """The file's mtime when it was indexed (not the time of indexing)."""
+    """The file's mtime when it was indexed."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,7 +163,8 @@ class Store:
         if self.read_only:
             if self.db_path.exists():
                 self._db = open_reader(self.db_path)
-                self._load_manifest()
+                if self._db is not None:
+                    self._load_manifest()
             return
         lock = WriterLock(self.directory / LOCK_NAME)
         try:
@@ -185,7 +193,8 @@ class Store:
         if manifest.format_version > FORMAT_VERSION:
             raise ManifestMismatchError(
                 f"knowledge index format is newer than this build supports: index format_version="
-                f"{manifest.format_version}, this build supports up to {FORMAT_VERSION}; upgrade fiskai"
+                f"{manifest.format_version}, this build supports up to {FORMAT_VERSION}",
+                remedy=Remedy.UPGRADE,
             )
         if manifest.has_vectors and (self.embedder is not None or not self.read_only) and vec_available():
             load_vec(db)
@@ -196,7 +205,7 @@ class Store:
         if not manifest.has_vectors:
             raise ManifestMismatchError(
                 "knowledge index was built with a different embedding configuration: config requests "
-                f'embeddings model="{embedder.model}" but the index was built lexical-only; {FIX_REINDEX}'
+                f'embeddings model="{embedder.model}" but the index was built lexical-only'
             )
         if (manifest.model, manifest.query_prefix, manifest.document_prefix) != (
             embedder.model,
@@ -207,7 +216,7 @@ class Store:
                 "knowledge index was built with a different embedding configuration: index model="
                 f'"{manifest.model}" query_prefix="{manifest.query_prefix}" document_prefix="{manifest.document_prefix}"; '
                 f'config requests model="{embedder.model}" query_prefix="{embedder.query_prefix}" '
-                f'document_prefix="{embedder.document_prefix}"; {FIX_REINDEX}'
+                f'document_prefix="{embedder.document_prefix}"'
             )
 
     @_serialised
@@ -237,9 +246,10 @@ class Store:
             raise self._damaged
         if self._db is None and self.read_only and self.db_path.exists():
             self._db = open_reader(self.db_path)
-            self._load_manifest()
+            if self._db is not None:
+                self._load_manifest()
         if self._db is None:
-            raise IndexNotBuiltError(NOT_BUILT_NOTE)
+            raise IndexNotBuiltError(self.db_path)
         return self._db
 
     def _writer(self) -> Conn:
@@ -263,12 +273,12 @@ class Store:
 
     @_serialised
     def tier(self) -> str:
-        """The tier line: `tier: lexical (FTS5) - ...` or `tier: hybrid (FTS5 + vectors, RRF) - ...`."""
+        """Which search tier runs: `lexical (FTS5) - ...` or `hybrid (FTS5 + vectors, RRF) - ...`."""
         if self.embedder is None:
-            return "tier: lexical (FTS5) - no embeddings configured"
+            return "lexical (FTS5) - no embeddings configured"
         manifest = self.manifest()
         dimension = manifest.dimension if manifest is not None else 0
-        return f"tier: hybrid (FTS5 + vectors, RRF) - model={self.embedder.model} dim={dimension}"
+        return f"hybrid (FTS5 + vectors, RRF) - model={self.embedder.model} dim={dimension}"
 
     @_serialised
     def search(self, query: str, *, top_k: int | None = None) -> SearchResult:
@@ -319,7 +329,7 @@ class Store:
                 # Rows a writer removed between the two sides' snapshots are skipped here.
                 hits = hydrate(db, ranked)
         if degraded is not None:
-            tier = f"tier: hybrid -> DEGRADED to lexical (embeddings unreachable: {degraded})"
+            tier = f"hybrid -> DEGRADED to lexical (embeddings unreachable: {degraded})"
         return SearchResult(hits, "ok", tier, degraded)
 
     def _knn_pool(self) -> ThreadPoolExecutor:
@@ -334,6 +344,8 @@ class Store:
     def _knn(self, blob: bytes) -> list[tuple[int, float]]:
         if self._knn_db is None:
             knn_db = open_reader(self.db_path)
+            if knn_db is None:  # the file was replaced by an empty one since the search began
+                raise IndexNotBuiltError(self.db_path)
             load_vec(knn_db)
             self._knn_db = knn_db
         with corruption_guard(self.db_path):
@@ -350,7 +362,7 @@ class Store:
         if len(vectors[0]) != manifest.dimension:
             raise EmbeddingDimensionError(
                 f'embedding dimension does not match the index: model "{embedder.model}" now emits dimension '
-                f"{len(vectors[0])} but the index was built at {manifest.dimension}; {FIX_REINDEX}"
+                f"{len(vectors[0])} but the index was built at {manifest.dimension}"
             )
         return pack(normalise(vectors[0]))
 
@@ -421,51 +433,45 @@ class Store:
             )
 
     @_serialised
-    def show(self, citation: str) -> Hit:
-        """Resolve a citation (`<path>#<ordinal>`) to its chunk.
+    def show(self, citation: str | Citation, *, base: str | os.PathLike[str] | None = None) -> Hit:
+        """Resolve a citation to its chunk.
+
+        Args:
+            citation: `<path>#<ordinal>`; the path is a citation path (as search prints it), a document's
+                absolute path, or (with `base`) a path relative to `base`.
+            base: The folder a relative path is read against (a CLI passes its working directory).
 
         Raises:
             CitationError: The citation is malformed or matches no chunk.
             IndexNotBuiltError: There is no index yet.
         """
-        path, sep, ordinal_text = citation.rpartition("#")
-        if not sep:
-            raise CitationError(
-                f"citation \"{citation}\" is missing the '#<ordinal>' suffix; expected <relpath>#<ordinal>"
-            )
-        if not path or not ordinal_text.isdigit() or not ordinal_text.isascii():
-            raise CitationError(
-                f'citation "{citation}" is malformed; expected <relpath>#<ordinal>, e.g. docs/design.md#3'
-            )
+        parsed = citation if isinstance(citation, Citation) else Citation.parse(citation)
         db = self._require_db()
-        with corruption_guard(self.db_path):
-            rows = db.execute(
-                "SELECT c.id, f.heading_path, f.content FROM chunks c JOIN documents d ON d.id = c.document_id "
-                "JOIN chunks_fts f ON f.rowid = c.id WHERE d.path = ? AND c.ordinal = ?",
-                (path, int(ordinal_text)),
-            ).fetchall()
-        if not rows:
-            raise CitationError(
-                f'no chunk found for citation "{citation}": it may have shifted since the last reindex; '
-                "run 'fiskai knowledge sources' to list files"
-            )
-        chunk_id, heading_path, content = rows[0]
-        return Hit(citation, path, int(ordinal_text), str(heading_path), str(content), 0.0, int(chunk_id))
+        with corruption_guard(self.db_path), db:
+            cols = Columns.of(db)
+            chunk_id = find_chunk(db, cols, parsed, base=None if base is None else os.fspath(base))
+            row = chunk_rows(db, cols, [chunk_id]).get(chunk_id) if chunk_id is not None else None
+        if row is None:
+            raise CitationError(str(citation), "not_found")
+        return Hit.of(row, 0.0)
 
     @_serialised
     def sources(self) -> list[Source]:
-        """Every indexed file, sorted by path; empty when nothing is indexed."""
+        """Every indexed file, sorted by citation path; empty when nothing is indexed."""
         try:
             db = self._require_db()
         except IndexNotBuiltError:
             return []
         with corruption_guard(self.db_path):
-            return [
-                Source(str(path), int(count), int(mtime_ns))
-                for path, count, mtime_ns in db.execute(
-                    "SELECT path, chunk_count, mtime_ns FROM documents ORDER BY path"
-                )
-            ]
+            cols = Columns.of(db)
+            indexed = "d.indexed_ns" if cols.cite == "d.cite" else "NULL"
+            rows = db.execute(
+                f"SELECT {cols.cite}, d.path, d.chunk_count, {indexed}, d.mtime_ns FROM documents d ORDER BY 1"
+            ).fetchall()
+        return [
+            Source(str(cite), str(path), int(count), None if when is None else int(when), int(mtime_ns))
+            for cite, path, count, when, mtime_ns in rows
+        ]
 
     @_serialised
     def stats(self) -> StoreStats:
@@ -508,9 +514,10 @@ class Store:
         """Index files and directories incrementally (writer only).
 
         Args:
-            paths: Roots to walk; each document's key (and citation path) is the root as given joined
-                with the file's relative path.
-            reconcile: Remove documents under the walked roots whose files no longer exist.
+            paths: Roots to walk. A document is keyed by its resolved absolute path, so roots indexed
+                from different folders never replace each other, and cited under its root folder's
+                name (`docs/design.md#3`; see `Citation`).
+            reconcile: Remove documents under the walked roots (and only there) whose files no longer exist.
             reindex: Empty the index first and rebuild everything (also after a model change).
             dry_run: Count what would be indexed and embedded; write nothing.
             progress: Called after each file with (done, total, key).
@@ -521,6 +528,8 @@ class Store:
         Raises:
             ManifestMismatchError: The embedder does not match the model the index was built with.
             EmbedderError: The embeddings server failed while indexing.
+            PathsNotFoundError: None of `paths` exists (`.paths` names them).
+            StoreCorruptError: The index file is damaged or holds another program's tables.
         """
         # Imported here: the indexer (hashing, walking, chunking) is the writer's business, and readers,
         # which agents and `knowledge search` open, start faster without it.
@@ -544,11 +553,19 @@ class Store:
         return result
 
     @_serialised
-    def remove(self, path: str) -> bool:
-        """Remove one document by its key (as `sources` lists it); True when it was indexed."""
+    def remove(self, path: str, *, base: str | os.PathLike[str] | None = None) -> bool:
+        """Remove one document (writer only); True when it was indexed.
+
+        Args:
+            path: Its citation path (as `sources` lists it), its absolute path, or (with `base`) a path
+                relative to `base`.
+            base: The folder a relative path is read against.
+        """
         db = self._writer()
         with corruption_guard(self.db_path), db:
-            found = db.execute("DELETE FROM documents WHERE path = ? RETURNING id", (path,)).fetchall()
+            found = find_documents(db, Columns.of(db), path, base=None if base is None else os.fspath(base))
+            if found:
+                db.execute("DELETE FROM documents WHERE id = ?", (found[0][0],))
         return bool(found)
 
     @_serialised

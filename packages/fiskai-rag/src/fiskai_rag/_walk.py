@@ -13,7 +13,7 @@ import stat
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-__all__ = ["EXTENSIONS", "MAX_FILE_BYTES", "Candidate", "WalkResult", "key_for_root", "snapshot", "walk"]
+__all__ = ["EXTENSIONS", "MAX_FILE_BYTES", "Candidate", "WalkResult", "real_root", "snapshot", "walk"]
 
 EXTENSIONS = frozenset({".md", ".markdown", ".txt", ".text"})
 MAX_FILE_BYTES = 512 * 1024
@@ -24,11 +24,13 @@ class Candidate:
     """A file to consider for indexing."""
 
     key: str
-    """The document key and citation path: the root as given joined with the relative path, `/`-separated."""
+    """The document key: the root's resolved absolute path joined with the file's path inside it."""
     path: str
     """Where to read it (the resolved target for an accepted symlink)."""
     size: int
     mtime_ns: int
+    root: str
+    """The resolved absolute path of the root it was found under."""
 
 
 @dataclass(slots=True)
@@ -37,12 +39,18 @@ class WalkResult:
 
     candidates: list[Candidate] = field(default_factory=lambda: [])
     root_keys: list[str] = field(default_factory=lambda: [])
+    """The resolved absolute path of each root that exists."""
+    missing: list[str] = field(default_factory=lambda: [])
+    """Roots that do not exist, as given."""
     notes: list[str] = field(default_factory=lambda: [])
 
 
-def key_for_root(root: str) -> str:
-    """The document-key prefix of a root: normalised, `/`-separated, as typed (relative stays relative)."""
-    key = os.path.normpath(root)
+def real_root(root: str) -> str:
+    """A root's document-key prefix: its resolved absolute path, `/`-separated.
+
+    Keys never depend on the folder the index runs in, so indexing `.` in two folders keeps both.
+    """
+    key = os.path.realpath(root)
     if os.sep != "/":  # pragma: no cover - Windows only
         key = key.replace(os.sep, "/")
     return key
@@ -72,21 +80,21 @@ def walk(roots: list[str], *, exclude_dir: str | None) -> WalkResult:
         except OSError:
             excluded = None
     for root in roots:
-        key = key_for_root(root)
         try:
             st = os.stat(root)
         except OSError:
             result.notes.append(f'skipping missing path "{root}"')
+            result.missing.append(root)
             continue
+        key = real_root(root)
         result.root_keys.append(key)
         if stat.S_ISDIR(st.st_mode):
-            real_root = os.path.realpath(root)
-            result.candidates.extend(_walk_dir(root, key, real_root, excluded, result.notes))
+            result.candidates.extend(_walk_dir(root, key, key, excluded, result.notes))
         elif stat.S_ISREG(st.st_mode) and _eligible(os.path.basename(root)):
             if st.st_size > MAX_FILE_BYTES:
                 result.notes.append(f'skipping oversized file "{key}" ({st.st_size} bytes)')
             else:
-                result.candidates.append(Candidate(key, root, st.st_size, st.st_mtime_ns))
+                result.candidates.append(Candidate(key, root, st.st_size, st.st_mtime_ns, key))
     return result
 
 
@@ -101,7 +109,7 @@ def _walk_dir(
         return
     for entry in entries:
         name = entry.name
-        child_key = name if key == "." else f"{key}/{name}"
+        child_key = f"{key.rstrip('/')}/{name}"
         if entry.is_dir(follow_symlinks=False):
             if name.startswith(".") or name == "memory":
                 continue
@@ -135,7 +143,7 @@ def _walk_dir(
         if st.st_size > MAX_FILE_BYTES:
             notes.append(f'skipping oversized file "{child_key}" ({st.st_size} bytes)')
             continue
-        yield Candidate(child_key, path, st.st_size, st.st_mtime_ns)
+        yield Candidate(child_key, path, st.st_size, st.st_mtime_ns, real_root)
 
 
 def snapshot(paths: list[str], *, exclude_dir: str | None = None) -> dict[str, tuple[int, int]]:

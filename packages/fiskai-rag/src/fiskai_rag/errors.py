@@ -1,14 +1,17 @@
 """The fiskai_rag exception tree.
 
 A missing index is not an error on the search path (search returns the soft `index_not_built` status);
-everything below is a failure the caller must act on, and every message names the fix.
+everything below is a failure the caller must act on. Errors carry data (the paths, the citation, the
+`remedy`) rather than instructions: the library does not know how its caller spells "rebuild the
+index", so the CLI (or any other caller) words the fix from `remedy`.
 
-    RagError
-    +-- IndexNotBuiltError        `show` or `remove` on a store that has no index file yet
+    RagError                      `.remedy`: what fixes it, or None
+    +-- IndexNotBuiltError        `show` or `remove` on a store that has no index file yet (`.db_path`)
     +-- IndexLockedError          another process holds the single-writer lock (`.pid` names it)
-    +-- StoreCorruptError         the index file is not a usable SQLite database
+    +-- StoreCorruptError         the index file is damaged or not a fiskai index (`.db_path`, `.reason`)
     +-- ManifestMismatchError     the index was built with another embedding model, dimension or format
-    +-- CitationError             a citation is malformed or no longer resolves to a chunk
+    +-- CitationError             a citation is malformed, resolves to no chunk, or to several
+    +-- PathsNotFoundError        none of the paths given to `index` exist (`.paths`)
     +-- VectorExtensionError      the vector tier needs sqlite-vec, which is not installed or will not load
     +-- EmbedderError             the embeddings server failed, answered badly, or timed out
     |   +-- EmbeddingDimensionError   the model now emits vectors of another dimension than the index
@@ -19,6 +22,11 @@ everything below is a failure the caller must act on, and every message names th
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from enum import StrEnum
+from pathlib import Path
+from typing import Literal
+
 __all__ = [
     "CitationError",
     "EmbedderError",
@@ -27,20 +35,50 @@ __all__ = [
     "IndexNotBuiltError",
     "ManifestMismatchError",
     "PackBudgetError",
+    "PathsNotFoundError",
     "QueryWindowError",
     "RagError",
     "ReceiptNotFoundError",
+    "Remedy",
     "StoreCorruptError",
     "VectorExtensionError",
 ]
 
 
+NOT_BUILT_TEXT = "the knowledge index has not been built yet"
+"""The one wording of a missing index: search notes, pack receipts and `IndexNotBuiltError` share it."""
+
+
+class Remedy(StrEnum):
+    """What an operator does about an error; the caller turns it into its own words."""
+
+    INDEX = "index"
+    """Build the index: index the documents."""
+    REINDEX = "reindex"
+    """Rebuild the whole index with the current embeddings configuration."""
+    RESET = "reset"
+    """Delete the unusable index file and index again."""
+    UPGRADE = "upgrade"
+    """A newer fiskai-rag wrote this index; upgrade."""
+    RESEED = "reseed"
+    """Build the original query's pack again with `save_receipt`, without `since_receipt`."""
+
+
 class RagError(Exception):
     """Base of every error fiskai_rag raises on purpose."""
 
+    remedy: Remedy | None = None
+    """What fixes it, when there is one fix."""
+
 
 class IndexNotBuiltError(RagError):
-    """The store has no index file yet; the message says how to build one."""
+    """The store has no index file yet."""
+
+    remedy = Remedy.INDEX
+
+    def __init__(self, db_path: Path) -> None:
+        super().__init__(f"{NOT_BUILT_TEXT} (no index file at {db_path})")
+        self.db_path = db_path
 
 
 class IndexLockedError(RagError):
@@ -53,15 +91,56 @@ class IndexLockedError(RagError):
 
 
 class StoreCorruptError(RagError):
-    """The index file exists but SQLite cannot use it; the message names the reset command."""
+    """The index file exists but cannot be used: SQLite reports damage, or it holds another schema."""
+
+    remedy = Remedy.RESET
+
+    def __init__(self, db_path: Path, reason: str, *, foreign: bool = False) -> None:
+        what = "is not a fiskai knowledge index" if foreign else "is damaged"
+        super().__init__(f"knowledge index {db_path} {what} ({reason})")
+        self.db_path = db_path
+        self.reason = reason
+        self.foreign = foreign
+        """True when the file is a SQLite database with other tables: resetting it deletes them."""
 
 
 class ManifestMismatchError(RagError):
     """The index was built with another embedding configuration or a newer format."""
 
+    def __init__(self, message: str, *, remedy: Remedy = Remedy.REINDEX) -> None:
+        super().__init__(message)
+        self.remedy = remedy
+
 
 class CitationError(RagError):
-    """A citation token is malformed or resolves to no chunk."""
+    """A citation token is malformed, resolves to no chunk, or (a relative path) to several documents."""
+
+    def __init__(
+        self,
+        citation: str,
+        reason: Literal["malformed", "not_found", "ambiguous"] = "malformed",
+        *,
+        matches: Sequence[str] = (),
+    ) -> None:
+        if reason == "malformed":
+            message = f'citation "{citation}" is malformed; expected <path>#<ordinal>, e.g. docs/design.md#3'
+        elif reason == "not_found":
+            message = f'no chunk found for citation "{citation}"; it may have shifted since the last index run'
+        else:
+            message = f'citation "{citation}" matches several documents: {", ".join(matches)}'
+        super().__init__(message)
+        self.citation = citation
+        self.reason = reason
+        self.matches = tuple(matches)
+        """The citation paths an ambiguous citation could mean."""
+
+
+class PathsNotFoundError(RagError):
+    """None of the paths given to `index` exist."""
+
+    def __init__(self, paths: Sequence[str]) -> None:
+        super().__init__("no such path: " + ", ".join(f'"{p}"' for p in paths))
+        self.paths = tuple(paths)
 
 
 class VectorExtensionError(RagError):
@@ -75,9 +154,11 @@ class EmbedderError(RagError):
 class EmbeddingDimensionError(EmbedderError):
     """The embeddings model emits a different dimension from the one the index was built at."""
 
+    remedy = Remedy.REINDEX
+
 
 class QueryWindowError(RagError):
-    """A context query's date window is contradictory: two temporal expressions, or one with --since/--until."""
+    """A context query's date window is contradictory: two temporal expressions, or one with since/until."""
 
 
 class PackBudgetError(RagError):
@@ -91,3 +172,7 @@ class PackBudgetError(RagError):
 
 class ReceiptNotFoundError(RagError):
     """`since_receipt` names no saved receipt for this store (never saved, evicted, or for another query)."""
+
+    def __init__(self, message: str, *, remedy: Remedy | None = None) -> None:
+        super().__init__(message)
+        self.remedy = remedy

@@ -7,6 +7,9 @@ implementation of the metrics and the suite formats::
 
     suite = load_trec_suite(Path("cisi"))
     report = evaluate(suite, lambda text: [hit.citation for hit in store.search(text, top_k=20).hits])
+
+`check_evidence` checks answer-bearing evidence: that a context pack delivered, and `show` reads back,
+the expected text, not only the right URI.
 """
 
 from ._eval import (
@@ -26,6 +29,7 @@ from ._eval import (
     reciprocal_rank,
     suite_from_mapping,
 )
+from ._evidence import EvidenceCheck, check_evidence
 
 __all__ = [
     "DEFAULT_RECALL_K",
@@ -33,8 +37,10 @@ __all__ = [
     "EvalQuery",
     "EvalReport",
     "EvalSuite",
+    "EvidenceCheck",
     "QueryResult",
     "SuiteError",
+    "check_evidence",
     "evaluate",
     "judge",
     "load_suite",

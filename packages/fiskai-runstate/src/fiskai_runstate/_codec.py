@@ -88,27 +88,35 @@ def _payload_json(payload: Payload) -> dict[str, Any]:
         case UserRecord():
             return {"message": payload.message}
         case ToolIntentRecord():
-            out = {
-                "tool_use_id": payload.tool_use_id,
-                "tool_name": payload.tool_name,
-                "args_digest": payload.args_digest,
-                "effect_id": payload.effect_id,
-            }
-            if payload.argv is not None:
-                out["argv"] = list(payload.argv)
-            if payload.remote_target is not None:
-                out["remote_target"] = payload.remote_target
-            return out
+            return _intent_json(payload)
         case ToolResultRecord():
             out = {"tool_use_id": payload.tool_use_id, "result": payload.result}
             if payload.remote:
                 out["remote"] = True
+            if payload.gate is not None:
+                out["gate"] = payload.gate
             return out
         case TerminalRecord():
             out = {"reason": payload.reason}
             if payload.message:
                 out["message"] = payload.message
             return out
+
+
+def _intent_json(payload: ToolIntentRecord) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "tool_use_id": payload.tool_use_id,
+        "tool_name": payload.tool_name,
+        "args_digest": payload.args_digest,
+        "effect_id": payload.effect_id,
+    }
+    if payload.argv is not None:
+        out["argv"] = list(payload.argv)
+    if payload.remote_target is not None:
+        out["remote_target"] = payload.remote_target
+    if payload.gate is not None:
+        out["gate"] = payload.gate
+    return out
 
 
 def _fingerprint_json(fingerprint: Fingerprint) -> dict[str, Any]:
@@ -383,11 +391,23 @@ def _tool_intent(f: _Fields) -> ToolIntentRecord:
         effect_id=f.str_("effect_id"),
         argv=argv,
         remote_target=remote,
+        gate=_gate(f),
     )
 
 
 def _tool_result(f: _Fields) -> ToolResultRecord:
-    return ToolResultRecord(tool_use_id=f.str_("tool_use_id"), result=f.obj("result"), remote=f.bool_("remote"))
+    return ToolResultRecord(
+        tool_use_id=f.str_("tool_use_id"), result=f.obj("result"), remote=f.bool_("remote"), gate=_gate(f)
+    )
+
+
+def _gate(f: _Fields) -> JsonObject | None:
+    gate = f.raw("gate")
+    if gate is None:
+        return None
+    if not isinstance(gate, dict):
+        raise _Bad("gate must be an object")
+    return gate  # pyright: ignore[reportUnknownVariableType]
 
 
 def _terminal(f: _Fields) -> TerminalRecord:

@@ -30,8 +30,10 @@ _RESULT: Final = PROTOCOL_PREFIX + "tool_result"
 _ASSISTANT_KEYS: Final = frozenset(
     {"iteration", "message", "stop_reason", "in_tokens", "out_tokens", "cache_read_tokens", "cache_create_tokens"}
 )
-_INTENT_KEYS: Final = frozenset({"tool_use_id", "tool_name", "args_digest", "effect_id", "argv", "remote_target"})
-_RESULT_KEYS: Final = frozenset({"tool_use_id", "result", "remote"})
+_INTENT_KEYS: Final = frozenset(
+    {"tool_use_id", "tool_name", "args_digest", "effect_id", "argv", "remote_target", "gate"}
+)
+_RESULT_KEYS: Final = frozenset({"tool_use_id", "result", "remote", "gate"})
 
 _new = object.__new__
 
@@ -49,10 +51,10 @@ _A_IT, _A_MSG, _A_STOP, _A_IN, _A_OUT, _A_CR, _A_CC = _setters(
     AssistantRecord,
     ("iteration", "message", "stop_reason", "in_tokens", "out_tokens", "cache_read_tokens", "cache_create_tokens"),
 )
-_I_ID, _I_NAME, _I_DIGEST, _I_EFFECT, _I_ARGV, _I_TARGET = _setters(
-    ToolIntentRecord, ("tool_use_id", "tool_name", "args_digest", "effect_id", "argv", "remote_target")
+_I_ID, _I_NAME, _I_DIGEST, _I_EFFECT, _I_ARGV, _I_TARGET, _I_GATE = _setters(
+    ToolIntentRecord, ("tool_use_id", "tool_name", "args_digest", "effect_id", "argv", "remote_target", "gate")
 )
-_T_ID, _T_RESULT, _T_REMOTE = _setters(ToolResultRecord, ("tool_use_id", "result", "remote"))
+_T_ID, _T_RESULT, _T_REMOTE, _T_GATE = _setters(ToolResultRecord, ("tool_use_id", "result", "remote", "gate"))
 
 
 def _record(seq: int, payload: Any, version: int) -> Record:
@@ -124,13 +126,16 @@ def _result(seq: int, version: int, raw: object) -> Record | None:
     b = cast("dict[str, Any]", raw)
     if not _RESULT_KEYS.issuperset(b):
         return None
-    use_id, result, remote = b.get("tool_use_id"), b.get("result"), b.get("remote", False)
-    if not (type(use_id) is str and type(result) is dict and type(remote) is bool):
+    use_id, result, remote, gate = b.get("tool_use_id"), b.get("result"), b.get("remote", False), b.get("gate")
+    if not (
+        type(use_id) is str and type(result) is dict and type(remote) is bool and (gate is None or type(gate) is dict)
+    ):
         return None
     payload = _new(ToolResultRecord)
     _T_ID(payload, use_id)
     _T_RESULT(payload, cast("JsonObject", result))
     _T_REMOTE(payload, remote)
+    _T_GATE(payload, gate)
     return _record(seq, payload, version)
 
 
@@ -141,13 +146,14 @@ def _intent(seq: int, version: int, raw: object) -> Record | None:
     if not _INTENT_KEYS.issuperset(b):
         return None
     use_id, name, digest, effect = b.get("tool_use_id"), b.get("tool_name"), b.get("args_digest"), b.get("effect_id")
-    argv, target = b.get("argv"), b.get("remote_target")
+    argv, target, gate = b.get("argv"), b.get("remote_target"), b.get("gate")
     if not (
         type(use_id) is str
         and type(name) is str
         and type(digest) is str
         and type(effect) is str
         and (target is None or type(target) is str)
+        and (gate is None or type(gate) is dict)
         and (argv is None or (type(argv) is list and all(type(a) is str for a in cast("list[Any]", argv))))
     ):
         return None
@@ -158,4 +164,5 @@ def _intent(seq: int, version: int, raw: object) -> Record | None:
     _I_EFFECT(payload, effect)
     _I_ARGV(payload, None if argv is None else tuple(cast("list[str]", argv)))
     _I_TARGET(payload, target)
+    _I_GATE(payload, gate)
     return _record(seq, payload, version)

@@ -135,6 +135,8 @@ class ToolIntentRecord:
     """The command line of a local command tool."""
     remote_target: str | None = None
     """The peer agent and tool of a remote call."""
+    gate: JsonObject | None = None
+    """The confirm gate's decision that let the call run (`{allowed, channel, tag?, digest}`), for a gated tool."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -147,6 +149,10 @@ class ToolResultRecord:
     """The provider-neutral tool result block `{tool_use_id, content, is_error?}` (opaque here)."""
     remote: bool = False
     """True when the call went to another agent."""
+    gate: JsonObject | None = None
+    """A decision taken without a fresh intent (`{allowed, channel, tag?, digest}`): the confirm gate refusing
+    the call (the result is the denial the model received, and no tool_intent precedes it), or whether a
+    call interrupted by a crash was run again (`policy` for an idempotent tool, `prompt`, `no_terminal`)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

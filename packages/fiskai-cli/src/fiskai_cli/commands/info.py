@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+import os
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -20,10 +21,11 @@ from fiskai_core.config import Config, Mode
 from fiskai_core.fisk import Application
 from fiskai_core.tools import TOOL_SEARCH_THRESHOLD, plan_deferral, requires_confirmation
 
+if TYPE_CHECKING:
+    from fiskai_agent.llm import Capabilities
+
 __all__ = ["info"]
 
-# Providers fiskai can drive, and whether each supports server-side tool search.
-_PROVIDERS_TOOL_SEARCH = {"anthropic": True}
 _HITL_TOOLS = ("ask_human_confirm", "ask_human_select", "ask_human_input")
 _MEMORY_TOOLS = ("memory_list", "memory_read", "memory_write", "memory_delete")
 _KNOWLEDGE_TOOLS = ("knowledge_search",)
@@ -80,12 +82,12 @@ def build_report(settings: Settings, application: Application | None) -> dict[st
         *(_MEMORY_TOOLS if harness.memory.enabled else ()),
         *(_KNOWLEDGE_TOOLS if harness.knowledge.enabled else ()),
     ]
-    provider = config.llm.provider
-    supports = _PROVIDERS_TOOL_SEARCH.get(provider)
+    capabilities = _capabilities(config)
     plan = plan_deferral(
         app_tools,
         builtin_count=len(builtins),
-        provider_supports_search=bool(supports),
+        # Without server-side tool search a run defers the same tools behind the client-side find_tools.
+        provider_supports_search=capabilities is not None,
         no_tool_search=config.llm.no_tool_search,
     )
     if plan.advisory:
@@ -121,7 +123,7 @@ def build_report(settings: Settings, application: Application | None) -> dict[st
         "config": str(settings.path),
         "identity": config.identity,
         "application": _application_report(application),
-        "model": _model_report(config, supports, plan.deferred_count, len(tools)),
+        "model": _model_report(config, capabilities, plan.deferred_count, len(tools)),
         "tools": tools,
         "global_flags": _global_flags_report(application),
         "prompt": {"text": config.system_prompt, "lines": len(config.system_prompt.splitlines())},
@@ -160,16 +162,33 @@ def _application_report(application: Application | None) -> dict[str, Any] | Non
     }
 
 
-def _model_report(config: Config, supports: bool | None, deferred: int, total: int) -> dict[str, Any] | None:
+def _capabilities(config: Config) -> Capabilities | None:
+    """What a run would use (as `fiskai run` decides it, without the SDK); None for an unknown provider."""
+    llm = config.llm
+    if not llm.model:
+        return None
+    # Imported here: only a configuration naming a model pays for the agent package.
+    from fiskai_agent.errors import SetupError
+    from fiskai_agent.llm import overrides_from_settings, provider_capabilities, provider_spec
+
+    try:
+        spec = provider_spec(llm.provider)
+    except SetupError:
+        return None
+    base_url = llm.base_url or (os.environ.get(spec.base_url_env) if spec.base_url_env else None) or None
+    return provider_capabilities(llm.provider, llm.model, base_url, overrides_from_settings(llm.capabilities))
+
+
+def _model_report(config: Config, caps: Capabilities | None, deferred: int, total: int) -> dict[str, Any] | None:
     llm = config.llm
     if not llm.model:
         return None
     if llm.no_tool_search:
         status = "disabled (no_tool_search)"
-    elif supports is None:
+    elif caps is None:
         status = f'unknown (provider "{llm.provider}" is not available)'
-    elif not supports:
-        status = f'unavailable (provider "{llm.provider}" does not support it)'
+    elif not caps.tool_search:
+        status = f"client-side find_tools (the server has none; used when {TOOL_SEARCH_THRESHOLD} or more tools are available)"
     else:
         status = f"enabled (used when {TOOL_SEARCH_THRESHOLD} or more tools are available)"
     output = llm.budget.max_output_tokens or (16384 if llm.thinking.enabled else 8192)
@@ -182,6 +201,7 @@ def _model_report(config: Config, supports: bool | None, deferred: int, total: i
         "max_iterations": llm.budget.max_iterations,
         "call_timeout_seconds": llm.budget.call_timeout.total_seconds(),
         "tool_search": status,
+        "capabilities": caps.describe() if caps is not None else "",
         "deferred_tools": deferred,
         "total_tools": total,
     }
@@ -240,6 +260,7 @@ def render_text(report: dict[str, Any]) -> str:
                         f"{model['max_tokens']} tokens per run, {model['max_iterations']} iterations, "
                         f"{model['call_timeout_seconds']:g}s per call, {model['max_output_tokens']} output tokens per call",
                     ),
+                    ("Capabilities", model["capabilities"] or "unknown"),
                     (
                         "Tool search",
                         f"{model['tool_search']}; {model['deferred_tools']} of {model['total_tools']} deferred",

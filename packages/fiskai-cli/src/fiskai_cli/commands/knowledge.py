@@ -1,22 +1,25 @@
 """`fiskai knowledge`: build and inspect the local knowledge index searched by `knowledge_search`.
 
-Where the index lives:
+Where the index lives (`fiskai_cli._wiring` decides, as for every command):
 
-- with an agent.yaml (`-c/--config`, default `agent.yaml` when that file exists): `harness.knowledge.directory`
-  (default `knowledge/<identity>`); a relative directory resolves under `--store-dir` when given, else the
-  current directory. `harness.knowledge.enabled` must be true.
-- without one: `<store-dir>/knowledge/default`, where the store dir defaults to `$XDG_STATE_HOME/fiskai`
-  (`~/.local/state/fiskai`). Paths are then passed on the command line.
+- with an agent.yaml (`-c/--config`, or `./agent.yaml` when that file exists): `harness.knowledge.directory`,
+  a relative one under the configuration file's folder; unset, `$XDG_STATE_HOME/fiskai/knowledge/<identity>`
+  (or `<store-dir>/knowledge/<identity>` with `--store-dir`). `harness.knowledge.paths` resolve under the
+  file's folder too. `harness.knowledge.enabled` must be true.
+- without one: `$XDG_STATE_HOME/fiskai/knowledge/default` (`<store-dir>/knowledge/default` with
+  `--store-dir`). Paths are then passed on the command line.
+
+Nothing is created under the working directory. Documents are keyed by their resolved absolute path, so
+one index holds any number of folders; each is cited under its folder's name (`docs/design.md#3`).
 
 Deliberate differences from Fisk AI's `knowledge` command: `index` reconciles deletions by default also for
 paths given on the command line, but only under the roots it walked (so a subpath walk never prunes
 outside it; `--no-reconcile` turns it off); a relative `--store-dir` is resolved against the current
 directory instead of being refused; `watch` polls sizes and mtimes every debounce interval instead of
-using inotify; the `rag` and `k` aliases are not registered.
+using inotify; the `tier:` line is a diagnostic on stderr; the `rag` and `k` aliases are not registered.
 
-The search path stays fast: it imports no pydantic, rich or httpx (unless embeddings are configured). The
-validated knowledge block of an agent.yaml is cached beside the state dir, keyed by the file's size and
-mtime, so the full config loader runs once per edit rather than once per search.
+The search path without a configuration imports no pydantic, rich or httpx; with one, the configuration
+loads through `_wiring.load_settings` like every other command's.
 """
 
 from __future__ import annotations
@@ -32,12 +35,23 @@ from typing import TYPE_CHECKING, Any, cast
 
 import click
 
-import fiskai_rag
-from fiskai_rag import Embedder, IndexLockedError, OpenAICompatibleEmbedder, RagError, SearchResult, Store, open_store
+from fiskai_cli._wiring import (
+    invocation,
+    knowledge_directory,
+    knowledge_paths,
+    load_settings,
+    open_knowledge_store as open_store_at,
+    remedy_text,
+    reported,
+    state_home,
+)
+from fiskai_rag import MAX_TOP_K, Embedder, OpenAICompatibleEmbedder, RagError, SearchResult, Store, open_store
+from fiskai_rag.errors import IndexLockedError, IndexNotBuiltError, PathsNotFoundError
 
 if TYPE_CHECKING:
     from typing_extensions import override
 
+    from fiskai_core.config import EmbeddingsSettings
     from fiskai_rag import IndexStats
 else:  # typing_extensions costs import time on the search path; the decorator only matters to pyright
 
@@ -51,9 +65,9 @@ _LAZY_COMMANDS = {
     "eval": ("fiskai_cli.commands.knowledge_eval", "eval_command"),
     "context": ("fiskai_cli.commands.knowledge_context", "context_command"),
 }
-_NOT_BUILT = "the knowledge index has not been built yet; run: fiskai knowledge index"
 _SNIPPET_RUNES = 100
-_CACHE_VERSION = 1
+_STORE_DIR = "fiskai.knowledge.store_dir"
+"""`ctx.meta` key of the group's `--store-dir`."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,8 +75,7 @@ class _Settings:
     store_dir: Path
     paths: list[str] = field(default_factory=lambda: [])
     top_k: int = 5
-    embeddings: dict[str, Any] | None = None
-    config: str | None = None
+    embeddings: EmbeddingsSettings | None = None
 
 
 class _KnowledgeGroup(click.Group):
@@ -100,99 +113,52 @@ class _KnowledgeGroup(click.Group):
     type=click.Path(file_okay=False),
     envvar="FISKAI_STORE_DIR",
     default=None,
-    help="Base directory for fiskai state (env FISKAI_STORE_DIR). Default: $XDG_STATE_HOME/fiskai without a "
-    "config, the current directory with one.",
+    help="Base directory for fiskai state (env FISKAI_STORE_DIR); the index is <store-dir>/knowledge/<identity> "
+    "unless harness.knowledge.directory says otherwise. Default: $XDG_STATE_HOME/fiskai.",
 )
 @click.pass_context
 def knowledge(ctx: click.Context, store_dir: str | None) -> None:
-    """Build and inspect the local knowledge base for the knowledge_search tool."""
-    ctx.ensure_object(dict)
-    obj = cast(dict[str, Any], ctx.obj)
-    obj["knowledge_store_dir"] = store_dir
+    """Build and inspect the local knowledge base for the knowledge_search tool.
+
+    \b
+    Examples:
+      fiskai knowledge index docs
+      fiskai knowledge search how does backpressure work
+      fiskai -c agent.yaml knowledge index
+    """
+    ctx.meta[_STORE_DIR] = store_dir
 
 
 # -- settings --------------------------------------------------------------------------------------
 
 
-def _state_home() -> Path:
-    xdg = os.environ.get("XDG_STATE_HOME")
-    return Path(xdg) if xdg else Path.home() / ".local" / "state"
-
-
 def _settings(ctx: click.Context) -> _Settings:
-    root = ctx.find_root()
-    obj = cast(dict[str, Any], ctx.obj or {})
-    config_path = str(obj.get("config_path") or "agent.yaml")
-    base_text: str | None = obj.get("knowledge_store_dir")
-    base = Path(base_text).absolute() if base_text else None
-    source = root.get_parameter_source("config_path")
-    explicit = source is not None and source.name != "DEFAULT"
-    if not os.path.isfile(config_path):
-        if explicit:
-            raise click.ClickException(f'config file "{config_path}" does not exist')
-        return _Settings(store_dir=(base or _state_home() / "fiskai") / "knowledge" / "default")
-    block = _knowledge_block(config_path)
-    if not block.get("enabled"):
+    base_text = cast("str | None", ctx.meta.get(_STORE_DIR))
+    home = Path(base_text).absolute() if base_text else state_home()
+    given = invocation(ctx)
+    if not given.config_explicit and not given.config_path.exists():
+        # No configuration: decided without importing the config loader (pydantic), so a plain
+        # `knowledge search` stays fast.
+        return _Settings(store_dir=home / "knowledge" / "default")
+    from fiskai_core.config import Mode
+
+    settings = load_settings(ctx, Mode.MCP, required=True)
+    assert settings is not None  # required=True raises instead
+    config = settings.config
+    block = config.harness.knowledge
+    if not block.enabled:
         raise click.ClickException(
-            f"knowledge is not enabled in \"{config_path}\"; add a harness.knowledge block with 'enabled: true'"
+            f"knowledge is not enabled in \"{settings.path}\"; add a harness.knowledge block with 'enabled: true'"
         )
-    directory = Path(str(block.get("directory") or "knowledge/default"))
-    if not directory.is_absolute():
-        directory = (base or Path.cwd()) / directory
+    directory = knowledge_directory(block, identity=config.identity, folder=settings.folder)
+    if base_text and directory == state_home() / "knowledge" / config.identity:
+        directory = home / "knowledge" / config.identity
     return _Settings(
         store_dir=directory,
-        paths=[str(p) for p in cast(list[Any], block.get("paths") or [])],
-        top_k=int(block.get("top_k") or 5),
-        embeddings=block.get("embeddings"),
-        config=config_path,
+        paths=[str(p) for p in knowledge_paths(block, folder=settings.folder)],
+        top_k=block.top_k,
+        embeddings=block.embeddings,
     )
-
-
-def _knowledge_block(config_path: str) -> dict[str, Any]:
-    """The validated `harness.knowledge` block, from the cache when the file is unchanged."""
-    import hashlib  # only a config path needs these; keeps `search` without a config lean
-    import json
-
-    absolute = os.path.abspath(config_path)
-    st = os.stat(absolute)
-    stamp = [absolute, st.st_size, st.st_mtime_ns, st.st_ctime_ns, _CACHE_VERSION]
-    cache = _state_home() / "fiskai" / "config-cache" / (hashlib.sha256(absolute.encode()).hexdigest()[:24] + ".json")
-    with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
-        cached = json.loads(cache.read_text(encoding="utf-8"))
-        if cached["stamp"] == stamp:
-            return cast(dict[str, Any], cached["knowledge"])
-    # Only a changed (or first-seen) config pays for the full, pydantic-validated loader.
-    from fiskai_core.config import Mode, load_config
-    from fiskai_core.errors import ConfigError
-
-    try:
-        config = load_config(config_path, Mode.MCP)
-    except ConfigError as err:
-        raise click.ClickException(str(err)) from err
-    settings = config.harness.knowledge
-    embeddings = settings.embeddings
-    block: dict[str, Any] = {
-        "enabled": settings.enabled,
-        "paths": list(settings.paths),
-        "directory": settings.directory,
-        "top_k": settings.top_k,
-        "embeddings": None
-        if embeddings is None
-        else {
-            "base_url": embeddings.base_url,
-            "model": embeddings.model,
-            "api_key_env": embeddings.api_key_env,
-            "timeout": embeddings.timeout.total_seconds(),
-            "query_prefix": embeddings.query_prefix,
-            "document_prefix": embeddings.document_prefix,
-        },
-    }
-    with contextlib.suppress(OSError):
-        cache.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        scratch = cache.with_suffix(f".{os.getpid()}.tmp")
-        scratch.write_text(json.dumps({"stamp": stamp, "knowledge": block}), encoding="utf-8")
-        os.replace(scratch, cache)
-    return block
 
 
 def _dumps(document: object) -> str:
@@ -206,32 +172,39 @@ def _embedder(settings: _Settings) -> Embedder | None:
     if spec is None:
         return None
     return OpenAICompatibleEmbedder(
-        base_url=str(spec.get("base_url", "")),
-        model=str(spec.get("model", "")),
-        api_key_env=str(spec.get("api_key_env") or "") or None,
-        timeout=float(spec.get("timeout") or 30.0),
-        query_prefix=str(spec.get("query_prefix", "")),
-        document_prefix=str(spec.get("document_prefix", "")),
+        base_url=spec.base_url,
+        model=spec.model,
+        api_key_env=spec.api_key_env or None,
+        timeout=spec.timeout.total_seconds(),
+        query_prefix=spec.query_prefix,
+        document_prefix=spec.document_prefix,
     )
 
 
-@contextlib.contextmanager
-def _rag_errors() -> Generator[None]:
-    try:
-        yield
-    except RagError as err:
-        raise click.ClickException(str(err)) from err
+def _worded(err: RagError) -> str:
+    fix = remedy_text(err.remedy)
+    return f"{err}; {fix}" if fix else str(err)
+
+
+_rag_errors = reported
+"""Every knowledge-index error becomes one line naming the fix (the CLI words the library's `remedy`)."""
+
+
+def _echo_tier(store: Store) -> None:
+    # A diagnostic, not a result: stdout stays clean for scripts.
+    click.echo(f"tier: {_tier(store)}", err=True)
 
 
 @contextlib.contextmanager
 def _open(ctx: click.Context, *, read_only: bool) -> Generator[tuple[Store, _Settings]]:
     settings = _settings(ctx)
     with _rag_errors():
-        store = open_store(settings.store_dir, read_only=read_only, embedder=_embedder(settings))
-        try:
-            yield store, settings
-        finally:
-            store.close()
+        embedder = _embedder(settings)
+    store = open_store_at(settings.store_dir, read_only=read_only, embedder=embedder)
+    try:
+        yield store, settings
+    finally:
+        store.close()
 
 
 @contextlib.contextmanager
@@ -241,18 +214,17 @@ def open_knowledge_store(ctx: click.Context) -> Generator[Store]:
     No embedder: packs are lexical by design, so the embeddings client and the vector tier never load.
     """
     settings = _settings(ctx)
-    with _rag_errors():
-        store = open_store(settings.store_dir, read_only=True)
-        try:
-            yield store
-        finally:
-            store.close()
+    store = open_store_at(settings.store_dir, read_only=True)
+    try:
+        yield store
+    finally:
+        store.close()
 
 
 def _tier(store: Store) -> str:
     with contextlib.suppress(RagError):
         return store.tier()
-    return "tier: unknown (the index could not be read)"
+    return "unknown (the index could not be read)"
 
 
 # -- index -----------------------------------------------------------------------------------------
@@ -287,7 +259,7 @@ def _run_index(
 
 
 @knowledge.command("index")
-@click.argument("paths", nargs=-1, type=click.Path())
+@click.argument("paths", nargs=-1, type=click.Path(exists=True))
 @click.option("--reindex", is_flag=True, help="Empty the index and rebuild it (also after an embeddings change).")
 @click.option("--dry-run", is_flag=True, help="Count what would be indexed and embedded; write nothing.")
 @click.option(
@@ -306,7 +278,16 @@ def index_command(
     """Index Markdown and text files incrementally (.md .markdown .txt .text).
 
     Unchanged files are skipped after a stat; changed files are re-chunked. Without PATHS, the configured
-    knowledge.paths are indexed.
+    knowledge.paths are indexed. One index holds any number of folders: documents are keyed by their
+    absolute path and cited under their folder's name (indexing ~/notes gives notes/todo.md#0), so
+    indexing another folder never replaces this one's documents.
+
+    \b
+    Examples:
+      fiskai knowledge index docs
+      fiskai knowledge index ~/notes ~/projects/app/docs
+      fiskai knowledge index --dry-run docs
+      fiskai knowledge index --reindex
     """
     with _open(ctx, read_only=False) as (store, settings):
         roots = list(paths) or settings.paths
@@ -314,20 +295,27 @@ def index_command(
             raise click.ClickException(
                 "no paths given and knowledge.paths is empty - pass a path or set knowledge.paths"
             )
-        click.echo(store.tier())
+        _echo_tier(store)
         draw = sys.stderr.isatty() if progress is None else progress
         try:
-            if store.embedder is not None and not dry_run and (reindex or not store.stats().documents):
-                estimate = store.index(roots, reindex=reindex, dry_run=True)
-                click.echo(
-                    f"first full build: about to embed {estimate.chunks} chunks across {estimate.files} files; "
-                    "run with --dry-run to preview"
-                )
             with _rag_errors():
-                stats = _run_index(store, roots, reconcile=reconcile, reindex=reindex, dry_run=dry_run, progress=draw)
+                if store.embedder is not None and not dry_run and (reindex or not store.stats().documents):
+                    estimate = store.index(roots, reindex=reindex, dry_run=True)
+                    click.echo(
+                        f"first full build: about to embed {estimate.chunks} chunks across {estimate.files} "
+                        "files; run with --dry-run to preview",
+                        err=True,
+                    )
+                try:
+                    stats = _run_index(
+                        store, roots, reconcile=reconcile, reindex=reindex, dry_run=dry_run, progress=draw
+                    )
+                except PathsNotFoundError as err:
+                    named = ", ".join(f'"{p}"' for p in err.paths)
+                    raise click.ClickException(f"none of the paths to index exist: {named}") from err
         except KeyboardInterrupt:
             click.echo("\nindex canceled; already-indexed files are skipped on re-run", err=True)
-            return
+            ctx.exit(130)
         for note in stats.notes:
             click.echo(note, err=True)
         click.echo(_result_line(stats))
@@ -336,9 +324,15 @@ def index_command(
 # -- search / show / sources -----------------------------------------------------------------------
 
 
+def _body(content: str, heading_path: str) -> str:
+    """A chunk's text without the heading breadcrumb folded into it."""
+    if heading_path and content.startswith(heading_path):
+        return content[len(heading_path) :].lstrip("\n")
+    return content
+
+
 def _snippet(content: str, heading_path: str) -> str:
-    body = content[len(heading_path) :].lstrip() if heading_path and content.startswith(heading_path) else content
-    flat = " ".join(body.split())
+    flat = " ".join(_body(content, heading_path).split())
     return flat if len(flat) <= _SNIPPET_RUNES else flat[: _SNIPPET_RUNES - 1] + "…"
 
 
@@ -352,34 +346,78 @@ def _search_json(result: SearchResult) -> str:
             **({"section": hit.heading_path} if hit.heading_path else {}),
             "content": hit.content,
             "score": hit.score,
+            "file": hit.file,
         }
         for hit in result.hits
     ]
     return _dumps(document)
 
 
+def _not_built(store: Store) -> str:
+    return _worded(IndexNotBuiltError(store.db_path))
+
+
+def _not_built_at(store_dir: Path) -> str:
+    return str(IndexNotBuiltError(store_dir / "knowledge.db"))
+
+
+def _nothing_found(store: Store, result: SearchResult) -> str | None:
+    """Why a search could not run (exit 1), or None when it did."""
+    if result.status == "index_not_built":
+        return _not_built(store)
+    if result.status == "index_empty":
+        if not store.stats().chunks:
+            return f"the knowledge index at {store.db_path} is empty; {remedy_text('index')}"
+        return "the query has no searchable terms: use words of two or more letters or digits"
+    return None
+
+
 @knowledge.command("search")
 @click.argument("query", nargs=-1, required=True)
-@click.option("-k", "--top-k", type=int, default=None, help="How many sections (default: configured or 5; max 20).")
+@click.option(
+    "-k",
+    "--top-k",
+    type=click.IntRange(1, MAX_TOP_K),
+    default=None,
+    help=f"How many sections, 1-{MAX_TOP_K} (default: the configured top_k, else 5).",
+)
 @click.option("--full", is_flag=True, help="Print each section in full instead of a one-line snippet.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.pass_context
 def search_command(ctx: click.Context, query: tuple[str, ...], top_k: int | None, full: bool, fmt: str) -> None:
-    """Search the index; each hit is cited as PATH#ORDINAL (see `knowledge show`)."""
+    """Search the index; each hit is cited as PATH#ORDINAL (see `knowledge show`).
+
+    Exits 1 when nothing could be searched: no index yet, an empty index, or a query without words.
+
+    \b
+    Examples:
+      fiskai knowledge search how does backpressure work
+      fiskai knowledge search -k 10 --full retention policy
+      fiskai knowledge search --format json "upgrade steps"
+    """
+    text = " ".join(query)
+    if not text.strip():
+        raise click.UsageError("QUERY is empty; say what to search for", ctx)
     with _open(ctx, read_only=True) as (store, settings), _rag_errors():
-        result = store.search(" ".join(query), top_k=top_k if top_k is not None else settings.top_k)
+        _echo_tier(store)
+        result = store.search(text, top_k=top_k if top_k is not None else settings.top_k)
+        problem = _nothing_found(store, result)
     if fmt == "json":
         click.echo(_search_json(result))
+        if problem:
+            click.echo(f"Error: {problem}", err=True)
+            ctx.exit(1)
         return
-    lines = [result.tier]
-    if result.status == "index_not_built":
-        lines.append(_NOT_BUILT)
-    elif result.status == "index_empty":
-        lines.append("the knowledge index is empty, or the query had no searchable terms")
-    elif not result.hits:
-        lines.append("no results")
+    if problem:
+        raise click.ClickException(problem)
+    if result.degraded:
+        click.echo(f"note: {result.note}", err=True)
+    if not result.hits:
+        click.echo("no results", err=True)
+        return
+    lines: list[str] = []
     for hit in result.hits:
-        lines += ["", hit.citation]
+        lines += ["", hit.citation] if lines else [hit.citation]
         if hit.heading_path:
             lines.append(f"  Section  {hit.heading_path}")
         if full:
@@ -393,35 +431,62 @@ def search_command(ctx: click.Context, query: tuple[str, ...], top_k: int | None
 @click.argument("citation")
 @click.pass_context
 def show_command(ctx: click.Context, citation: str) -> None:
-    """Print the section a citation (PATH#ORDINAL) points at."""
+    """Print the section a citation (PATH#ORDINAL) points at.
+
+    PATH is the citation path search prints (docs/design.md), the file's absolute path, or a path
+    relative to the current folder.
+
+    \b
+    Examples:
+      fiskai knowledge show docs/design.md#3
+      fiskai knowledge show ./README.md#0
+    """
     with _open(ctx, read_only=True) as (store, _), _rag_errors():
-        hit = store.show(citation)
-    click.echo(f"# {hit.heading_path}\n\n{hit.content}")
+        hit = store.show(citation, base=os.getcwd())
+    body = _body(hit.content, hit.heading_path)
+    click.echo(f"# {hit.heading_path}\n\n{body}" if hit.heading_path else body)
 
 
-def _when(mtime_ns: int | None) -> str:
-    if not mtime_ns:
+def _when(ns: int | None) -> str:
+    if not ns:
         return "-"
-    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(mtime_ns / 1e9))
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ns / 1e9))
 
 
 @knowledge.command("sources")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.pass_context
 def sources_command(ctx: click.Context, fmt: str) -> None:
-    """List indexed files with their chunk counts and recorded modification times."""
+    """List indexed files: citation path, chunk count and when each was last indexed.
+
+    "-" under Last Indexed marks a file indexed by an older fiskai, which did not record it.
+
+    \b
+    Examples:
+      fiskai knowledge sources
+      fiskai knowledge sources --format json
+    """
     with _open(ctx, read_only=True) as (store, _), _rag_errors():
         sources = store.sources()
     if fmt == "json":
-        rows = [{"path": s.path, "chunks": s.chunks, "mtime": _when(s.mtime_ns)} for s in sources]
+        rows = [
+            {
+                "path": s.path,
+                "file": s.file,
+                "chunks": s.chunks,
+                "indexed": _when(s.indexed_ns) if s.indexed_ns else None,
+                "modified": _when(s.mtime_ns),
+            }
+            for s in sources
+        ]
         click.echo(_dumps(rows))
         return
     if not sources:
-        click.echo("no indexed files")
+        click.echo("no indexed files", err=True)
         return
     width = max(len("Path"), *(len(s.path) for s in sources))
     lines = [f"{'Path':<{width}}  {'Chunks':>6}  Last Indexed"]
-    lines += [f"{s.path:<{width}}  {s.chunks:>6}  {_when(s.mtime_ns)}" for s in sources]
+    lines += [f"{s.path:<{width}}  {s.chunks:>6}  {_when(s.indexed_ns)}" for s in sources]
     click.echo("\n".join(lines))
 
 
@@ -432,34 +497,50 @@ def sources_command(ctx: click.Context, fmt: str) -> None:
 @click.argument("sources", nargs=-1, required=True)
 @click.pass_context
 def rm_command(ctx: click.Context, sources: tuple[str, ...]) -> None:
-    """Remove indexed files by the path `knowledge sources` prints."""
+    """Remove indexed files by the path `knowledge sources` prints (or their path on disk).
+
+    Exits 1 when any of them was not indexed.
+
+    \b
+    Examples:
+      fiskai knowledge rm docs/old-design.md
+      fiskai knowledge rm ./notes/draft.md /srv/docs/retired.md
+    """
     settings = _settings(ctx)
     if not (settings.store_dir / "knowledge.db").exists():
-        click.echo(_NOT_BUILT)
-        return
+        raise click.ClickException(f"nothing to remove: {_not_built_at(settings.store_dir)}")
     with _open(ctx, read_only=False) as (store, _), _rag_errors():
-        removed = 0
+        missing: list[str] = []
         for source in sources:
-            if store.remove(source):
-                removed += 1
+            if store.remove(source, base=os.getcwd()):
                 click.echo(f"removed {source}")
             else:
-                click.echo(f"not indexed: {source}")
-    click.echo(f"removed {removed} of {len(sources)} sources")
+                missing.append(source)
+    if missing:
+        raise click.ClickException(
+            f"not indexed: {', '.join(missing)} (removed {len(sources) - len(missing)} of {len(sources)}); "
+            "`fiskai knowledge sources` lists what is"
+        )
 
 
 @knowledge.command("reset")
 @click.option("--force", is_flag=True, help="Really delete the whole index.")
 @click.pass_context
 def reset_command(ctx: click.Context, force: bool) -> None:
-    """Delete every indexed document, chunk and vector (works even when the index is damaged)."""
+    """Delete every indexed document, chunk and vector (works even when the index is damaged).
+
+    \b
+    Examples:
+      fiskai knowledge reset            # says what would be deleted
+      fiskai knowledge reset --force
+    """
     settings = _settings(ctx)
     db_path = settings.store_dir / "knowledge.db"
     if not db_path.exists():
-        click.echo("no knowledge index to reset")
+        click.echo("no knowledge index to reset", err=True)
         return
     # No embedder: reset must work whatever the manifest says and whether or not the server is up.
-    with _rag_errors(), open_store(settings.store_dir, read_only=False) as store:
+    with _rag_errors(), open_store_at(settings.store_dir, read_only=False) as store:
         if not force:
             try:
                 stats = store.stats()
@@ -488,7 +569,13 @@ def _size(n: int) -> str:
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.pass_context
 def stats_command(ctx: click.Context, fmt: str) -> None:
-    """Show document, chunk and vector counts and the index's size."""
+    """Show document, chunk and vector counts and the index's size.
+
+    \b
+    Examples:
+      fiskai knowledge stats
+      fiskai knowledge stats --format json
+    """
     with _open(ctx, read_only=True) as (store, _), _rag_errors():
         stats = store.stats()
         tier = _tier(store)
@@ -510,32 +597,43 @@ def stats_command(ctx: click.Context, fmt: str) -> None:
         }
         click.echo(_dumps(document))
         return
-    store_line = str(stats.db_path) + ("" if stats.built else " (not built; run: fiskai knowledge index)")
-    rows = [("Store", store_line), ("Documents", str(stats.documents)), ("Chunks", str(stats.chunks))]
-    rows.append(("Vectors", str(stats.vectors)))
+    store_line = str(stats.db_path) + ("" if stats.built else f" (not built; {remedy_text('index')})")
+    rows = [("Tier", tier), ("Store", store_line), ("Documents", str(stats.documents))]
+    rows += [("Chunks", str(stats.chunks)), ("Vectors", str(stats.vectors))]
     if manifest is not None and manifest.has_vectors:
         rows += [("Model", manifest.model), ("Dimension", str(manifest.dimension))]
         rows.append(("Normalized", "yes" if manifest.normalized else "no"))
     rows += [("DB size", _size(stats.db_bytes)), ("WAL size", _size(stats.wal_bytes))]
     rows.append(("Modified", _when(stats.modified_ns)))
-    click.echo("\n".join([tier, *(f"  {name:<10} {value}" for name, value in rows)]))
+    click.echo("\n".join(f"{name:<10} {value}" for name, value in rows))
 
 
 @knowledge.command("doctor")
 @click.pass_context
 def doctor_command(ctx: click.Context) -> None:
-    """Check the store, the manifest, the embeddings server and the sqlite-vec extension."""
+    """Check the store, the manifest, the embeddings server and the sqlite-vec extension.
+
+    Exits 1 when a check that makes the index unusable fails.
+
+    \b
+    Examples:
+      fiskai knowledge doctor
+      fiskai -c agent.yaml knowledge doctor
+    """
+    from fiskai_rag.doctor import diagnose  # only doctor needs the checks
+
     settings = _settings(ctx)
     with _rag_errors():
         embedder = _embedder(settings)
         # The tier line comes from the settings: doctor must run even when the index cannot be opened.
         if embedder is None:
-            click.echo("tier: lexical (FTS5) - no embeddings configured")
+            click.echo("tier: lexical (FTS5) - no embeddings configured", err=True)
         else:
-            click.echo(f"tier: hybrid (FTS5 + vectors, RRF) - model={embedder.model}")
-        checks = fiskai_rag.diagnose(settings.store_dir, embedder=embedder, paths=settings.paths)
+            click.echo(f"tier: hybrid (FTS5 + vectors, RRF) - model={embedder.model}", err=True)
+        checks = diagnose(settings.store_dir, embedder=embedder, paths=settings.paths)
     for check in checks:
-        click.echo(f"  [{' ok ' if check.ok else 'FAIL'}] {check.name}: {check.detail}")
+        fix = "" if check.ok else remedy_text(check.remedy)
+        click.echo(f"  [{' ok ' if check.ok else 'FAIL'}] {check.name}: {check.detail}" + (f"; {fix}" if fix else ""))
     if any(check.fatal and not check.ok for check in checks):
         raise click.ClickException("knowledge doctor found problems that must be fixed")
 
@@ -552,21 +650,28 @@ def _watch_pass(ctx: click.Context, roots: list[str], changed: list[str]) -> boo
     if changed:
         click.echo(f"{_stamp()} change detected in {len(changed)} file(s); reindexing:")
         for key in changed[:20]:
-            click.echo(f"  {key}")
+            click.echo(f"  {_shown(key)}")
         if len(changed) > 20:
             click.echo(f"  ... and {len(changed) - 20} more")
     settings = _settings(ctx)
     try:
+        # The library's opener, not `_wiring`'s: a busy lock must stay an IndexLockedError to be retried.
         with open_store(settings.store_dir, read_only=False, embedder=_embedder(settings)) as store:
             stats = store.index(roots, reconcile=True)
     except IndexLockedError:
         click.echo(f"{_stamp()} another knowledge writer is running; will retry", err=True)
         return False
     except RagError as err:
-        click.echo(f"{_stamp()} reindex failed: {err}", err=True)
+        click.echo(f"{_stamp()} reindex failed: {_worded(err)}", err=True)
         return True
     click.echo(f"{_stamp()} {_result_line(stats)}")
     return True
+
+
+def _shown(key: str) -> str:
+    """A document key (absolute) as the operator reads it: relative to the current folder when inside it."""
+    here = os.getcwd()
+    return os.path.relpath(key, here) if key.startswith(here.rstrip("/") + "/") else key
 
 
 @knowledge.command("watch")
@@ -581,12 +686,20 @@ def _watch_pass(ctx: click.Context, roots: list[str], changed: list[str]) -> boo
 @click.option("--no-initial", is_flag=True, help="Skip the initial full index pass.")
 @click.pass_context
 def watch_command(ctx: click.Context, paths: tuple[str, ...], debounce: float, no_initial: bool) -> None:
-    """Keep the index up to date while files change (polls sizes and mtimes; Ctrl-C stops)."""
+    """Keep the index up to date while files change (polls sizes and mtimes; Ctrl-C stops).
+
+    \b
+    Examples:
+      fiskai knowledge watch docs
+      fiskai knowledge watch --debounce 5 --no-initial ~/notes
+    """
+    from fiskai_rag import snapshot  # only watch polls the tree
+
     if debounce < 0.1:
         raise click.ClickException("debounce must be at least 100ms")
     settings = _settings(ctx)
-    with _rag_errors(), open_store(settings.store_dir, read_only=True, embedder=_embedder(settings)) as store:
-        click.echo(store.tier())
+    with _rag_errors(), open_store_at(settings.store_dir, read_only=True, embedder=_embedder(settings)) as store:
+        _echo_tier(store)
     roots: list[str] = []
     for root in list(paths) or settings.paths:
         if os.path.exists(root):
@@ -597,7 +710,7 @@ def watch_command(ctx: click.Context, paths: tuple[str, ...], debounce: float, n
         raise click.ClickException("none of the configured knowledge paths exist")
     exclude = str(settings.store_dir)
     try:
-        indexed = fiskai_rag.snapshot(roots, exclude_dir=exclude)
+        indexed = snapshot(roots, exclude_dir=exclude)
         if not no_initial:
             while not _watch_pass(ctx, roots, []):
                 time.sleep(debounce)
@@ -607,12 +720,12 @@ def watch_command(ctx: click.Context, paths: tuple[str, ...], debounce: float, n
         )
         while True:
             time.sleep(debounce)
-            current = fiskai_rag.snapshot(roots, exclude_dir=exclude)
+            current = snapshot(roots, exclude_dir=exclude)
             if current == indexed:
                 continue
             while True:  # debounce: wait until a whole interval passes with no further change
                 time.sleep(debounce)
-                settled = fiskai_rag.snapshot(roots, exclude_dir=exclude)
+                settled = snapshot(roots, exclude_dir=exclude)
                 if settled == current:
                     break
                 current = settled

@@ -12,8 +12,10 @@ from typing import Literal, cast
 
 import click
 
+from fiskai_cli._wiring import remedy_text
 from fiskai_cli.commands.knowledge import open_knowledge_store
-from fiskai_rag import RagError
+from fiskai_rag import RagError, Remedy
+from fiskai_rag.errors import NOT_BUILT_TEXT
 
 __all__ = ["context_command"]
 
@@ -80,5 +82,8 @@ def context_command(
                 save_receipt=save_receipt,
             )
         except RagError as err:  # PackBudgetError's message names the minimum budget to retry with
-            raise click.ClickException(str(err)) from err
+            fix = remedy_text(err.remedy)
+            raise click.ClickException(f"{err}; {fix}" if fix else str(err)) from err
     click.echo(pack.text, nl=False)  # the text already ends in a newline, and is measured as delivered
+    if pack.status == "index_not_built":
+        click.echo(f"{NOT_BUILT_TEXT}; {remedy_text(Remedy.INDEX)}", err=True)

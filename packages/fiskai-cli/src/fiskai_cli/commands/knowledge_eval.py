@@ -19,13 +19,14 @@ from pathlib import Path
 import click
 import yaml
 
-from fiskai_rag import Embedder, OpenAICompatibleEmbedder, RagError, Store, check_evidence, open_store
+from fiskai_rag import Embedder, OpenAICompatibleEmbedder, RagError, Store, open_store
 from fiskai_rag.eval import (
     DEFAULT_RECALL_K,
     Bm25Baseline,
     EvalReport,
     EvalSuite,
     SuiteError,
+    check_evidence,
     evaluate,
     load_suite,
     suite_from_mapping,
@@ -305,6 +306,12 @@ def eval_command(
     answer-bearing checks: the context pack an agent would receive (--budget) must deliver the URI
     within k with those words in its excerpt, and reading the citation back must show the read
     fragments. Exits 1 when a --min-* threshold is missed or any evidence is missing.
+
+    \b
+    Examples:
+      fiskai knowledge eval suites/ops.yaml
+      fiskai knowledge eval ../shared/ir/cisi --min-ndcg 0.35 --format json
+      fiskai knowledge eval suite.yaml --store ~/.local/state/fiskai/knowledge/default --no-index
     """
     try:
         suite = _read_suite(suite_path)

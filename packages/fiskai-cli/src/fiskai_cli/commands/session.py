@@ -20,6 +20,12 @@ import click
 from typing_extensions import override
 
 from fiskai_cli._wiring import load_settings, open_journal_store
+from fiskai_cli.commands.session_approvals import (
+    APPROVALS_FLAG,
+    approval_rows,
+    remember_approvals_flag,
+    render_approvals,
+)
 from fiskai_cli.ui.text import clip, items, table
 from fiskai_core.config import Mode
 from fiskai_runstate import (
@@ -174,6 +180,13 @@ def _local_time(moment: datetime) -> str:
 @session.command("show")
 @click.argument("run_id")
 @click.option("--transcript", is_flag=True, help="Also print every record as a readable transcript.")
+@click.option(
+    "--approvals",
+    is_flag=True,
+    expose_value=False,
+    callback=remember_approvals_flag,
+    help="Print only the run's gate decisions: tool, allowed or denied, channel, tag, argv digest, rule.",
+)
 @_FORMAT
 @click.pass_context
 def show(ctx: click.Context, run_id: str, transcript: bool, output_format: str) -> None:
@@ -183,6 +196,9 @@ def show(ctx: click.Context, run_id: str, transcript: bool, output_format: str) 
         state = fold(records)
     except JournalError as err:
         raise click.ClickException(str(err)) from err
+    if ctx.meta.get(APPROVALS_FLAG):
+        _show_approvals(records, output_format)
+        return
     if output_format == "json":
         document = _state_json(state)
         if transcript:
@@ -193,6 +209,11 @@ def show(ctx: click.Context, run_id: str, transcript: bool, output_format: str) 
     if transcript:
         click.echo("\n--- transcript ---\n")
         click.echo("\n".join(_render_record(r) for r in records))
+
+
+def _show_approvals(records: list[Record], output_format: str) -> None:
+    rows = approval_rows(records)
+    click.echo(json.dumps(rows, indent=2, ensure_ascii=False) if output_format == "json" else render_approvals(rows))
 
 
 def _state_json(state: RunState) -> dict[str, Any]:

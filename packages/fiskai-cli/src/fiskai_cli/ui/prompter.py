@@ -39,6 +39,12 @@ _CHOICES = {
     "3": ConfirmChoice.ALWAYS,
     "a": ConfirmChoice.ALWAYS,
     "always": ConfirmChoice.ALWAYS,
+    "4": ConfirmChoice.COMMAND,
+    "c": ConfirmChoice.COMMAND,
+    "command": ConfirmChoice.COMMAND,
+    "5": ConfirmChoice.RULE,
+    "r": ConfirmChoice.RULE,
+    "rule": ConfirmChoice.RULE,
 }
 
 
@@ -106,15 +112,26 @@ class LinePrompter:
             "  1) No, do not run it\n"
             "  2) Yes, run it once\n"
             f'  3) Yes, and allow "{command}" (any arguments) for the rest of this session\n'
+            "  4) Yes, and allow this exact command line for the rest of this session\n"
+            + (
+                "  5) Yes, and save a rule for this agent (you choose which arguments it covers)\n"
+                if request.can_persist
+                else ""
+            )
         )
+        last = 5 if request.can_persist else 4
         for _ in range(_ATTEMPTS):
-            answer = (await self._read_line("Choose 1-3 [1]: ")).strip().lower()
+            answer = (await self._read_line(f"Choose 1-{last} [1]: ")).strip().lower()
             choice = _CHOICES.get(answer)
+            if choice is ConfirmChoice.RULE and not request.can_persist:
+                choice = None
             if choice is ConfirmChoice.ALWAYS:
                 self._say(f'confirmation: will not ask again for "{command}" this session\n')
+            if choice is ConfirmChoice.COMMAND:
+                self._say("confirmation: will not ask again for this exact command line this session\n")
             if choice is not None:
                 return choice
-            self._say("please answer 1, 2 or 3\n")
+            self._say(f"please answer a number from 1 to {last}\n")
         raise PromptDeclined("no valid answer")
 
     async def ask_confirm(self, question: str) -> bool:

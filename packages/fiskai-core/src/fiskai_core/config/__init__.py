@@ -12,6 +12,7 @@ from ._modes import Mode
 from ._schema import (
     A2ASettings,
     BudgetSettings,
+    CapabilitiesSettings,
     EmbeddingsSettings,
     EnvironmentSettings,
     ExposeAgentSettings,
@@ -34,6 +35,7 @@ __all__ = [
     "DEFAULT_IDENTITY",
     "A2ASettings",
     "BudgetSettings",
+    "CapabilitiesSettings",
     "Config",
     "EmbeddingsSettings",
     "EnvironmentSettings",

@@ -39,6 +39,8 @@ __all__ = [
     "A2ASettings",
     "Block",
     "BudgetSettings",
+    "CapabilitiesSettings",
+    "CapabilitySetting",
     "EmbeddingsSettings",
     "EnvironmentSettings",
     "ExposeAgentSettings",
@@ -184,6 +186,26 @@ class ThinkingSettings(Block):
     enabled: bool = False
 
 
+def _capability_setting(value: object) -> object:
+    # YAML 1.1 reads an unquoted on/off/true/false as a boolean; each means the same as the word.
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    return value
+
+
+CapabilitySetting = Annotated[Literal["auto", "on", "off"], BeforeValidator(_capability_setting)]
+
+
+class CapabilitiesSettings(Block):
+    """`llm.capabilities`: force a server capability on or off; `auto` decides from the model and base URL."""
+
+    tool_search: CapabilitySetting = "auto"
+    """Server-side tool search; off (with many tools) uses the client-side `find_tools` finder instead."""
+    prompt_cache: CapabilitySetting = "auto"
+    thinking: CapabilitySetting = "auto"
+    """Whether the server accepts thinking; `llm.thinking.enabled` still decides whether it is asked for."""
+
+
 class LLMSettings(Block):
     """`llm`: the model and how the loop may spend on it."""
 
@@ -194,6 +216,9 @@ class LLMSettings(Block):
     thinking: ThinkingSettings = Field(default_factory=ThinkingSettings)
     no_prompt_cache: bool = False
     no_tool_search: bool = False
+    base_url: Text = ""
+    """An Anthropic-compatible server (Ollama, llama.cpp, vLLM, a proxy); empty means the provider's own API."""
+    capabilities: CapabilitiesSettings = Field(default_factory=CapabilitiesSettings)
 
     @field_validator("provider")
     @classmethod

@@ -1,4 +1,7 @@
-"""Health checks of a knowledge store: the file, SQLite features, the lock, paths, the vector tier."""
+"""Health checks of a knowledge store: the file, SQLite features, the lock, paths, the vector tier.
+
+A public module (`from fiskai_rag.doctor import diagnose`): `fiskai knowledge doctor` is built on it.
+"""
 
 from __future__ import annotations
 
@@ -11,11 +14,11 @@ from typing import cast
 
 import apsw
 
-from ._db import DB_NAME, FIX_INDEX, FIX_REINDEX, LOCK_NAME, Conn, Manifest, open_reader, read_manifest
+from ._db import DB_NAME, LOCK_NAME, Conn, Manifest, open_reader, read_manifest
 from ._lock import WriterLock
 from ._vec import load_vec
 from .embed import Embedder
-from .errors import IndexLockedError, RagError
+from .errors import IndexLockedError, RagError, Remedy
 
 __all__ = ["Check", "diagnose"]
 
@@ -28,6 +31,8 @@ class Check:
     ok: bool
     detail: str
     fatal: bool = False
+    remedy: Remedy | None = None
+    """What fixes a failed check, for the caller to word."""
 
 
 def diagnose(
@@ -48,7 +53,7 @@ def diagnose(
     checks: list[Check] = []
     manifest: Manifest | None = None
     if not db_path.exists():
-        checks.append(Check("Store present", False, f"no index file at {db_path}; {FIX_INDEX}"))
+        checks.append(Check("Store present", False, f"no index file at {db_path}", remedy=Remedy.INDEX))
     else:
         checks.append(Check("Store present", True, str(db_path)))
         manifest = _database_checks(db_path, checks)
@@ -69,7 +74,12 @@ def _database_checks(db_path: Path, checks: list[Check]) -> Manifest | None:
     try:
         db = open_reader(db_path)
     except RagError as err:
-        checks.append(Check("Index readable", False, str(err), fatal=True))
+        checks.append(Check("Index readable", False, str(err), fatal=True, remedy=err.remedy))
+        return None
+    if db is None:
+        size = _size(db_path)
+        detail = f"{db_path} holds no index ({size} bytes, no tables): an index run that never finished"
+        checks.append(Check("Index readable", False, detail, fatal=True, remedy=Remedy.INDEX))
         return None
     try:
         checks.append(Check("FTS5 compiled in", True, "ENABLE_FTS5"))
@@ -78,8 +88,11 @@ def _database_checks(db_path: Path, checks: list[Check]) -> Manifest | None:
         result = str(db.execute("PRAGMA quick_check").fetchall()[0][0])
         checks.append(Check("Index integrity", result == "ok", f"quick_check: {result}", fatal=True))
         manifest = read_manifest(db)
-    except (apsw.Error, RagError) as err:
-        checks.append(Check("Index readable", False, str(err), fatal=True))
+    except RagError as err:
+        checks.append(Check("Index readable", False, str(err), fatal=True, remedy=err.remedy))
+        return None
+    except apsw.Error as err:
+        checks.append(Check("Index readable", False, str(err), fatal=True, remedy=Remedy.RESET))
         return None
     finally:
         db.close()
@@ -123,18 +136,24 @@ def _vector_checks(embedder: Embedder, manifest: Manifest | None) -> list[Check]
     if manifest is None:
         checks.append(Check("Manifest matches model", True, "no manifest yet (index not built)"))
     elif not manifest.has_vectors:
-        checks.append(
-            Check("Manifest matches model", False, f"the index is lexical-only; {FIX_REINDEX} to add vectors")
-        )
+        checks.append(Check("Manifest matches model", False, "the index is lexical-only", remedy=Remedy.REINDEX))
     elif manifest.model != embedder.model or (dimension and manifest.dimension != dimension):
         checks.append(
             Check(
                 "Manifest matches model",
                 False,
                 f"index built with model={manifest.model} dim={manifest.dimension}; config requests "
-                f"model={embedder.model} dim={dimension}; {FIX_REINDEX}",
+                f"model={embedder.model} dim={dimension}",
+                remedy=Remedy.REINDEX,
             )
         )
     else:
         checks.append(Check("Manifest matches model", True, f"model={manifest.model} dim={manifest.dimension}"))
     return checks
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0

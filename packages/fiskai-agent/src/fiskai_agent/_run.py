@@ -1,0 +1,99 @@
+"""`run`: setup, the loop, the terminal record, and the barrier that turns a bug into a reported error."""
+
+from __future__ import annotations
+
+import time
+import traceback
+
+import anyio
+
+from fiskai_agent._options import RunOptions, RunResult, RunStats
+from fiskai_agent._runner import Outcome, Runner
+from fiskai_agent._setup import Setup, prepare
+from fiskai_agent.errors import AgentError
+from fiskai_agent.events import Advisory
+from fiskai_runstate import JournalError
+
+__all__ = ["INTERNAL_ERROR", "run", "run_sync"]
+
+INTERNAL_ERROR = "internal error: fiskai crashed (a bug, not a model or tool failure); please report it"
+_ABORTED = "the run was interrupted by the operator"
+
+
+async def run(options: RunOptions) -> RunResult:
+    """Run the agent once (or resume a session) and report how it ended.
+
+    Setup happens in the reference order (6.1): tools and built-ins, name clashes, the gate, the
+    provider, tool deferral, the system blocks, then the journal (create, or load, fold and check the
+    fingerprint). The loop then runs until a final answer, a budget, the iteration cap, an error, a
+    suspend request (checkpointed runs, at a loop boundary) or `RunControl.abort`.
+
+    Args:
+        options: Everything the run needs (see `RunOptions`).
+
+    Returns:
+        The outcome; model and tool failures are outcomes (`reason="error"`), not exceptions.
+
+    Raises:
+        SetupError: The run cannot start (bad base URL, no tools, a name clash, no credentials, ...).
+        ResumeRefusedError: The session cannot be resumed (completed, drifted without `force`, ...).
+        fiskai_runstate.JournalError: The session store failed before the loop started.
+    """
+    started = time.monotonic()
+    try:
+        setup = await prepare(options)
+    except (AgentError, JournalError):
+        raise
+    # The panic barrier covers setup too: a bug is reported, never shown as a traceback.
+    except Exception as err:  # noqa: BLE001
+        options.events.panicked(err, traceback.format_exc())
+        stats = RunStats(model=options.llm.model, elapsed=time.monotonic() - started)
+        return RunResult(reason=None, answer="", error=INTERNAL_ERROR, stats=stats, internal_error=True)
+    stats = setup.stats
+    try:
+        outcome = await _loop(setup)
+    # The panic barrier: a bug must end the run with a report, never a traceback in the operator's face.
+    except Exception as err:  # noqa: BLE001
+        options.events.panicked(err, traceback.format_exc())
+        await _finish(setup, Outcome("error", INTERNAL_ERROR))
+        stats.elapsed = time.monotonic() - started
+        return RunResult(
+            reason=None, answer="", error=INTERNAL_ERROR, stats=stats, session_id=setup.session_id, internal_error=True
+        )
+    await _finish(setup, outcome)
+    stats.elapsed = time.monotonic() - started
+    stats.suspended = outcome.reason == "suspended"
+    return RunResult(
+        reason=outcome.reason, answer=outcome.answer, error=outcome.error, stats=stats, session_id=setup.session_id
+    )
+
+
+async def _loop(setup: Setup) -> Outcome:
+    control = setup.options.control
+    with anyio.CancelScope() as scope:
+        if control is not None:
+            control._attach(scope)  # pyright: ignore[reportPrivateUsage]
+        return await Runner(setup).loop()
+    return Outcome("error", _ABORTED)
+
+
+async def _finish(setup: Setup, outcome: Outcome) -> None:
+    """Journal the terminal record and release what the run opened, even while being cancelled."""
+    with anyio.CancelScope(shield=True):
+        try:
+            if setup.journal.active:
+                try:
+                    await setup.journal.terminal(outcome.reason, outcome.error)
+                except OSError as err:
+                    setup.options.events.warn(
+                        Advisory(kind="journal_terminal", message=f"could not journal the end of the run: {err}")
+                    )
+            await setup.journal.aclose()
+        finally:
+            if setup.owns_provider:
+                await setup.provider.aclose()
+
+
+def run_sync(options: RunOptions) -> RunResult:
+    """`run` from synchronous code (starts its own event loop)."""
+    return anyio.run(run, options)

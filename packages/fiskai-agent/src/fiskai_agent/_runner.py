@@ -1,0 +1,378 @@
+"""The iteration loop (reference 6.2) and tool dispatch (6.5), with the crash-safe intent rules.
+
+Per iteration: stop at the boundary if a suspend was requested; call the model; journal its turn before
+any tool runs; a `max_tokens` stop is an error whose tool calls never run; a turn with no tool call (and
+not paused) is the answer; otherwise check the run budget, then run the calls one at a time, journaling
+an intent before and the result after each, and feed all results back as one user message.
+
+A 400 naming a capability the request used (`defer_loading`, the tool-search tool, `cache_control`,
+thinking) makes the run drop those capabilities once, with a warning, and repeat the call (`fall_back`).
+
+Dispatch, in order: a deferred tool the model has not found through `find_tools` (refused in-band,
+nothing runs); `find_tools` itself (answered, its tools loaded; no gate, no intent); unknown tool;
+missing required parameters (before the gate, so an operator is never
+asked about a broken call); the confirm gate; the intent record (durable before the tool starts, its
+effect id exported to the command as `FISKAI_EFFECT_ID`); the call; the result record.
+
+After a crash, a call whose intent has no result may already have had its effect. It is re-run without
+asking only when the tool is tagged `ai:idempotent`; otherwise the operator is asked, and without a
+terminal the call is refused in-band.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from fiskai_agent._options import StopReason
+from fiskai_agent._setup import Setup, fall_back
+from fiskai_agent._tool_finder import refused_capability
+from fiskai_agent._tools import Entry, argv_of, display_of, missing_of, with_effect_id
+from fiskai_agent.errors import ProviderError
+from fiskai_agent.events import Advisory, ToolResultTrace, ToolTrace
+from fiskai_agent.llm import (
+    Message,
+    Request,
+    Response,
+    TextBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    message_from_json,
+    message_to_json,
+    tool_result_from_json,
+)
+from fiskai_core.builtins import KnowledgeSearchTool
+from fiskai_core.confirm import GateChannel, GateDecision, argv_digest
+from fiskai_core.errors import ArgumentsError
+from fiskai_core.prompter import PromptDeclined
+from fiskai_core.tools import FIND_TOOLS, ToolResult, found_tool_names
+from fiskai_runstate import effect_id
+
+__all__ = ["Outcome", "Runner"]
+
+_PREVIEW_RUNES = 60
+_TRUNCATED = "not run: the reply that asked for this call was cut off at the output token limit"
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """How the loop ended."""
+
+    reason: StopReason
+    error: str = ""
+    answer: str = ""
+
+
+class Runner:
+    """Drives one run's loop over a prepared `Setup`."""
+
+    def __init__(self, setup: Setup) -> None:
+        self._s = setup
+        self._iteration = setup.start_iteration
+
+    async def loop(self) -> Outcome:
+        """Run until an answer, a budget, the cap, an error or a suspend."""
+        s = self._s
+        control = s.options.control
+        if s.pending is not None:
+            await self._complete_pending()
+        while self._iteration < s.budget.max_iterations:
+            if s.journal.active and control is not None and control.suspend_requested:
+                return Outcome("suspended")
+            index = self._iteration
+            self._iteration += 1
+            response = await self._call(index)
+            if isinstance(response, Outcome):
+                return response
+            self._count(response)
+            s.messages.append(response.message)
+            await s.journal.assistant(index, response)
+            uses = response.message.tool_uses
+            if response.stop_reason == "max_tokens":
+                s.options.events.message(response, True)
+                return Outcome("error", "model reply truncated at the output token limit; the answer is incomplete")
+            terminal = not uses and response.stop_reason != "pause_turn"
+            s.options.events.message(response, terminal)
+            if terminal:
+                if response.stop_reason == "refusal":
+                    return Outcome("error", "model refused to respond")
+                return Outcome("completed", answer=response.message.text)
+            if s.budget.exhausted(s.stats.total_tokens):
+                return Outcome("budget", s.budget.exhausted_message(index + 1))
+            if uses:
+                results = [await self._dispatch(use) for use in uses]
+                s.messages.append(Message(role="user", content=tuple(results)))
+        return Outcome("max_iterations", f"max iterations ({s.budget.max_iterations}) reached without a final answer")
+
+    async def _call(self, index: int) -> Response | Outcome:
+        """One model call; a capability the server refuses is dropped once and the call repeated."""
+        s = self._s
+        while True:
+            request = self._request(index)
+            if s.options.verbose:
+                s.options.events.llm_request(_summary(request))
+            try:
+                return await s.provider.call(request)
+            except ProviderError as err:
+                refused = None if s.fell_back else refused_capability(err, request)
+                if refused is None:
+                    return Outcome("error", f"llm call: {err}")
+                fall_back(s, refused, f"HTTP {err.status}: {err.detail or err}")
+
+    def _request(self, iteration: int) -> Request:
+        s = self._s
+        llm = s.options.llm
+        return Request(
+            model=llm.model,
+            system=tuple(s.system),
+            messages=tuple(s.messages),
+            tools=s.request_tools(),
+            tool_search=s.tool_search,
+            thinking=s.thinking,
+            max_output_tokens=s.budget.max_output_tokens,
+            prompt_cache=s.capabilities.prompt_cache and not llm.no_prompt_cache,
+            cache_ttl="1h" if s.options.interactive else "5m",
+            iteration=iteration,
+            capabilities=s.capabilities,
+        )
+
+    def _count(self, response: Response) -> None:
+        stats, usage = self._s.stats, response.usage
+        stats.llm_calls += 1
+        stats.input_tokens += usage.input_tokens
+        stats.output_tokens += usage.output_tokens
+        stats.cache_read_tokens += usage.cache_read_tokens
+        stats.cache_create_tokens += usage.cache_create_tokens
+
+    async def _complete_pending(self) -> None:
+        """Finish the last turn's batch: reuse journaled results, run (or refuse) the rest, in block order."""
+        s = self._s
+        pending = s.pending
+        assert pending is not None
+        assistant = message_from_json(pending.assistant)
+        journaled = {record.tool_use_id: tool_result_from_json(record.result) for record in pending.results}
+        results: list[ToolResultBlock] = []
+        for use in assistant.tool_uses:
+            done = journaled.get(use.id)
+            if done is not None:
+                if use.name == FIND_TOOLS and not done.is_error and s.finder is not None:
+                    s.finder.deferred.load(found_tool_names(done.content))
+                results.append(done)
+            elif pending.stop_reason == "max_tokens":
+                # A truncated reply's tool calls may be cut mid-argument: they never run, not even on resume.
+                s.stats.tool_calls += 1
+                results.append(await s.journal.result(use, ToolResult(text=_TRUNCATED, is_error=True)))
+            elif use.id in s.intents:
+                results.append(await self._after_crash(use))
+            else:
+                results.append(await self._dispatch(use))
+        s.messages.append(assistant)
+        s.messages.append(Message(role="user", content=tuple(results)))
+        s.pending = None
+
+    async def _after_crash(self, use: ToolUseBlock) -> ToolResultBlock:
+        """A call that was started before a crash and has no result: re-run only when safe or approved.
+
+        The decision is journaled on the call's result like a gate decision: channel `policy` for an
+        idempotent tool, `prompt` when the operator was asked, `no_terminal` when nobody could be.
+        """
+        s = self._s
+        entry = s.entries.get(use.name)
+        if entry is None:
+            return await self._dispatch(use)
+        events = s.options.events
+        intent = s.intents[use.id]
+        digest = argv_digest(intent.argv) if intent.argv is not None else intent.args_digest
+
+        def decided(allowed: bool, channel: GateChannel, reason: str = "") -> GateDecision:
+            return GateDecision(
+                allowed=allowed, reason=reason, channel=channel, tag=None, digest=digest, display=use.name
+            )
+
+        if entry.idempotent:
+            events.warn(
+                Advisory(
+                    kind="intent_rerun",
+                    name=use.name,
+                    message=f're-running "{use.name}", interrupted by a crash; it is safe to repeat (ai:idempotent '
+                    "or read-only)",
+                )
+            )
+            return await self._dispatch(use, recovery=decided(True, "policy"))
+        prompter = s.options.prompter
+        question = f'The run crashed while "{use.name}" was running, so it may already have taken effect. Run it again?'
+        if not prompter.can_prompt():
+            decision = decided(
+                False,
+                "no_terminal",
+                "no interactive terminal is attached, so no operator could approve running it again",
+            )
+        else:
+            try:
+                if await prompter.ask_confirm(question):
+                    return await self._dispatch(use, recovery=decided(True, "prompt"))
+                decision = decided(False, "prompt", "the operator declined to run it again")
+            except PromptDeclined as err:
+                decision = decided(False, "prompt", f"the operator did not approve running it again: {err}")
+        events.warn(
+            Advisory(kind="intent_declined", name=use.name, message=f'not re-running "{use.name}": {decision.reason}')
+        )
+        body = {
+            "allowed": False,
+            "reason": f"the run crashed while this call was running, so it may already have taken effect; "
+            f"{decision.reason}. Check the current state before deciding what to do; this decision is final, do "
+            "not retry",
+        }
+        result = ToolResult(text=json.dumps(body, separators=(",", ":")))
+        s.stats.tool_calls += 1
+        return await s.journal.result(use, result, gate=decision)
+
+    # One step per reference check, in order; splitting it would hide that order.
+    async def _dispatch(self, use: ToolUseBlock, *, recovery: GateDecision | None = None) -> ToolResultBlock:
+        s = self._s
+        events, stats, journal = s.options.events, s.stats, s.journal
+        stats.tool_calls += 1
+        if s.finder is not None:
+            refusal = s.finder.deferred.refusal(use.name)
+            if refusal is not None:
+                stats.by_kind["not_loaded"] = stats.by_kind.get("not_loaded", 0) + 1
+                events.warn(
+                    Advisory(
+                        kind="tool_not_loaded",
+                        name=use.name,
+                        message=f'model called "{use.name}" before finding it with find_tools; not run',
+                    )
+                )
+                return await journal.result(use, refusal)
+            if use.name == FIND_TOOLS:
+                return await self._find(use)
+        entry = s.entries.get(use.name)
+        if entry is None:
+            stats.by_kind["unknown"] = stats.by_kind.get("unknown", 0) + 1
+            events.warn(Advisory(kind="unknown_tool", name=use.name, message=f'model called unknown tool "{use.name}"'))
+            return await journal.result(use, ToolResult(text=f'unknown tool "{use.name}"', is_error=True))
+        stats.by_kind[entry.kind] = stats.by_kind.get(entry.kind, 0) + 1
+        arguments = use.arguments
+        missing = missing_of(entry.tool, arguments)
+        if missing is not None:
+            events.warn(
+                Advisory(
+                    kind="missing_required",
+                    name=use.name,
+                    message=f'model called tool "{use.name}" without required parameter(s); not run',
+                )
+            )
+            return await journal.result(use, ToolResult(text=missing, is_error=True))
+        try:
+            argv = argv_of(entry.tool, arguments)
+        except ArgumentsError as err:
+            if entry.gate_tag is not None:
+                # Never put a call that cannot become a command line to an operator.
+                return await journal.result(use, ToolResult(text=str(err), is_error=True))
+            argv = None
+        decision: GateDecision | None = None
+        if entry.gate_tag is not None:
+            decision = await s.gate.check(name=use.name, tags=entry.tool.tags, argv=argv or [use.name, arguments])
+            if not decision.allowed:
+                events.warn(
+                    Advisory(
+                        kind="confirm_denied",
+                        name=use.name,
+                        message=f'"{use.name}" was not run: {decision.reason}',
+                    )
+                )
+                return await journal.result(use, decision.denial_result(), gate=decision)
+        effect = effect_id(journal.run_id, use.id)
+        remote = entry.kind == "remote"
+        if recovery is None:
+            await journal.intent(
+                use,
+                effect_id=effect,
+                argv=argv,
+                remote_target=f"{entry.agent}/{getattr(entry.tool, 'remote_name', use.name)}" if remote else None,
+                gate=decision,
+            )
+        display, display_short = display_of(entry, arguments, argv)
+        events.tool_call(
+            ToolTrace(
+                tool_use_id=use.id,
+                name=use.name,
+                display=display,
+                display_short=display_short,
+                presentation=entry.presentation,
+                kind=entry.kind,
+                agent=entry.agent,
+            )
+        )
+        if remote:
+            stats.remote_tool_calls += 1
+        tool = entry.tool
+        before = len(tool.delivered_citations) if isinstance(tool, KnowledgeSearchTool) else 0
+        result = await with_effect_id(tool, effect).execute(arguments)
+        events.tool_result(_result_trace(use, entry, result))
+        cited = tool.delivered_citations[before:] if isinstance(tool, KnowledgeSearchTool) else ()
+        return await journal.result(use, result, remote=remote, gate=recovery, citations=cited)
+
+    async def _find(self, use: ToolUseBlock) -> ToolResultBlock:
+        """Answer `find_tools` and load what it found for the next request: no gate, no intent (no effect)."""
+        s = self._s
+        finder = s.finder
+        assert finder is not None
+        entry = finder.entry
+        s.stats.by_kind[entry.kind] = s.stats.by_kind.get(entry.kind, 0) + 1
+        display, display_short = display_of(entry, use.arguments, None)
+        s.options.events.tool_call(
+            ToolTrace(
+                tool_use_id=use.id,
+                name=use.name,
+                display=display,
+                display_short=display_short,
+                presentation=entry.presentation,
+                kind=entry.kind,
+            )
+        )
+        found = finder.tool.answer(use.arguments)
+        if not found.result.is_error:
+            finder.deferred.load(found.found)
+        s.options.events.tool_result(_result_trace(use, entry, found.result))
+        return await s.journal.result(use, found.result)
+
+
+def _result_trace(use: ToolUseBlock, entry: Entry, result: ToolResult) -> ToolResultTrace:
+    return ToolResultTrace(
+        tool_use_id=use.id,
+        name=use.name,
+        presentation=entry.presentation,
+        kind=entry.kind,
+        output=result.text,
+        is_error=result.is_error,
+        exit_code=result.exit_code,
+    )
+
+
+def _summary(request: Request) -> str:
+    """`"<preview>" (msgs=<n>, <size>)` for a verbose run's request line."""
+    last = request.messages[-1] if request.messages else None
+    preview = "(empty)"
+    if last is not None:
+        texts = [b.text for b in last.content if isinstance(b, TextBlock)]
+        results = sum(1 for b in last.content if isinstance(b, ToolResultBlock))
+        if texts:
+            text = " ".join(texts[0].split())
+            preview = json.dumps(
+                text[:_PREVIEW_RUNES] + ("…" if len(text) > _PREVIEW_RUNES else ""), ensure_ascii=False
+            )
+        elif results:
+            preview = "1 tool result" if results == 1 else f"{results} tool results"
+        elif last.content:
+            preview = "(no text)"
+    size = len(json.dumps([message_to_json(m) for m in request.messages], ensure_ascii=False))
+    return f"{preview} (msgs={len(request.messages)}, {_size(size)})"
+
+
+def _size(n: int) -> str:
+    if n < 1024:
+        return f"{n} B"
+    if n < 1024 * 1024:
+        return f"{n / 1024:.1f} KB"
+    return f"{n / (1024 * 1024):.1f} MB"

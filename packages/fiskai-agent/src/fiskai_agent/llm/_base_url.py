@@ -1,0 +1,57 @@
+"""Base URL validation (reference 6.9): https anywhere, plain http only to a loopback address.
+
+A base URL receives the whole conversation and the API key, so plain http is allowed only where it
+cannot leave the machine. Names are not resolved: `localhost` is loopback, a name that merely looks
+local is not. Credentials embedded in the URL are refused (they would end up in logs and traces).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from urllib.parse import urlsplit
+
+from fiskai_agent.errors import SetupError
+
+__all__ = ["validate_base_url"]
+
+
+def validate_base_url(raw: str, *, label: str = "--base-url / ANTHROPIC_BASE_URL") -> str:
+    """Check a provider base URL.
+
+    Args:
+        raw: The URL as the operator wrote it.
+        label: Where it came from, for the message.
+
+    Returns:
+        `raw`, unchanged.
+
+    Raises:
+        SetupError: Userinfo, a scheme other than http/https, no host, or http to a non-loopback host.
+    """
+    try:
+        parts = urlsplit(raw)
+        host = parts.hostname
+    except ValueError as err:
+        raise SetupError(f'invalid {label} "{raw}": {err}') from None
+    if parts.username is not None or parts.password is not None:
+        raise SetupError(f'invalid {label} "{raw}": must not embed userinfo credentials')
+    scheme = parts.scheme.lower()
+    if scheme not in ("http", "https"):
+        raise SetupError(f'invalid {label} "{raw}": scheme must be http or https')
+    if not host:
+        raise SetupError(f'invalid {label} "{raw}": it has no host')
+    if scheme == "http" and not _is_loopback(host):
+        raise SetupError(
+            f'{label} "{raw}" uses http to a non-loopback host; use https, or a loopback address '
+            "(127.0.0.1, ::1, localhost) for a local server"
+        )
+    return raw
+
+
+def _is_loopback(host: str) -> bool:
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False

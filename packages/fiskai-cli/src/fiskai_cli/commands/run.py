@@ -1,0 +1,347 @@
+"""`fiskai run`: the agent's main job, with the line UI.
+
+Start-up order matters for speed: the configuration is read, then the provider SDK starts importing
+on a background thread (anthropic costs seconds) while the application is introspected (a subprocess
+the main thread waits on), so the two overlap and the first model request goes out sooner.
+
+Signals: without a journal, Ctrl-C or SIGTERM aborts the run (the tool in flight is killed). With one
+(`--checkpoint`, `--resume`), the first suspends at the next loop boundary, never mid-tool, and the
+second aborts; either way the journal gets its terminal record and the stats line is printed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from pathlib import Path
+
+import anyio
+import click
+
+from fiskai_agent import (
+    KnowledgeOptions,
+    MemoryOptions,
+    RunControl,
+    RunOptions,
+    RunResult,
+    SessionOptions,
+    run as run_agent,
+)
+from fiskai_agent.llm import preload_provider, provider_spec, validate_base_url
+from fiskai_cli import _wiring as wiring
+from fiskai_cli._version import VERSION
+from fiskai_cli.commands.run_trace import HttpDebugDump, Observers, TraceFile, open_exclusive
+from fiskai_cli.ui.line_events import LineEvents
+from fiskai_cli.ui.line_stats import result_json, stats_line
+from fiskai_cli.ui.prompter import LinePrompter
+from fiskai_core.approvals import Approvals
+from fiskai_core.config import Config, Mode
+from fiskai_core.errors import FiskaiError
+from fiskai_core.prompter import DenyPrompter, Prompter
+
+__all__ = ["run"]
+
+_DEFAULT_PROMPT = "assist the user"
+_SUSPEND_NOTICE = "\nsuspend requested; finishing current step, press ^C again to abort"
+
+
+@click.command("run")
+@click.argument("prompt", nargs=-1)
+@click.option("--checkpoint", is_flag=True, help="Journal the run so it can be suspended and resumed.")
+@click.option("--name", metavar="ID", help="The session id for --checkpoint (default: generated).")
+@click.option("--resume", "resume_id", metavar="ID", help="Resume a checkpointed session (the prompt is restored).")
+@click.option("--force", is_flag=True, help="Resume even though agent.yaml changed since (never across providers).")
+@click.option("-v", "--verbose", is_flag=True, help="Show start details, request summaries and full tool output.")
+@click.option(
+    "--trace",
+    "trace_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write every model HTTP exchange as JSON lines to FILE (created 0600; must not exist).",
+)
+@click.option(
+    "--http-debug",
+    "http_debug_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Dump request and response bodies, pretty-printed, to FILE (replaced; 0600).",
+)
+@click.option(
+    "--base-url",
+    metavar="URL",
+    help="An Anthropic-compatible server (wins over llm.base_url and ANTHROPIC_BASE_URL).",
+)
+@click.option("--model", metavar="NAME", help="Override llm.model.")
+@click.option("--state-dir", type=click.Path(file_okay=False, path_type=Path), help="The file session directory.")
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="`json` prints the outcome, answer, stats and session id as one object on stdout.",
+)
+@click.pass_context
+def run(
+    ctx: click.Context,
+    prompt: tuple[str, ...],
+    checkpoint: bool,
+    name: str | None,
+    resume_id: str | None,
+    force: bool,
+    verbose: bool,
+    trace_path: Path | None,
+    http_debug_path: Path | None,
+    base_url: str | None,
+    model: str | None,
+    state_dir: Path | None,
+    output_format: str,
+) -> None:
+    """Run the agent: the model may call only the configured application's commands.
+
+    The answer goes to stdout; narration, tool calls, warnings and the stats line go to stderr.
+    Commands tagged ai:confirm (or a harness.confirm_tags tag) need the operator's approval; with no
+    terminal attached they are denied. Needs ANTHROPIC_API_KEY, or a base URL for an
+    Anthropic-compatible server (llm.base_url, ANTHROPIC_BASE_URL or --base-url; Ollama serves one at
+    http://localhost:11434).
+
+    \b
+    Examples:
+      fiskai -c agent.yaml run "which nodes are unhealthy?"
+      fiskai -c agent.yaml run --checkpoint "drain node n3"      # Ctrl-C suspends
+      fiskai -c agent.yaml run --resume 2abc...
+      ANTHROPIC_BASE_URL=http://localhost:11434 fiskai -c agent.yaml run --model qwen3 "status?"
+      fiskai -c agent.yaml run --format json "status?" | jq -r .answer
+    """
+    _check_flags(prompt, checkpoint=checkpoint, name=name, resume_id=resume_id, force=force)
+    settings = _load(ctx, model)
+    config = settings.config
+    api_key, resolved_url = _credentials(config, base_url)
+    # The SDK import (seconds) overlaps the introspection below, which waits on a subprocess.
+    preload_provider(config.llm.provider)
+    application = wiring.load_application(settings)
+    tools = wiring.command_tools(settings, application) if application is not None else []
+
+    checkpointing = checkpoint or resume_id is not None
+    session = None
+    if checkpointing:
+        store = wiring.open_journal_store(config.harness.sessions, folder=settings.folder, state_dir=state_dir)
+        session = SessionOptions(store=store, checkpoint=checkpoint, name=name, resume_id=resume_id, force=force)
+    events = LineEvents(verbose=verbose, answer_to_stdout=output_format == "text", trace_file=str(trace_path or ""))
+    warn = _warner()
+    trace = _open_trace(trace_path, config, settings.path, warn)
+    dump = _open_http_debug(http_debug_path, warn)
+    writers = [w for w in (trace, dump) if w is not None]
+    options = RunOptions(
+        prompt=" ".join(prompt).strip() or _DEFAULT_PROMPT,
+        llm=config.llm,
+        system_prompt=config.system_prompt,
+        app_tools=tools,
+        has_application=bool(config.application_path),
+        config_file=str(settings.path),
+        confirm_tags=tuple(config.harness.confirm_tags),
+        human_in_the_loop=config.harness.human_in_the_loop.enabled,
+        prompter=_prompter(),
+        approvals=_approvals(config),
+        events=events,
+        session=session,
+        control=RunControl(),
+        api_key=api_key,
+        base_url=resolved_url,
+        http_observer=Observers(*writers) if writers else None,
+        verbose=verbose,
+    )
+    try:
+        with wiring.reported():
+            result = anyio.run(_drive, options, settings, checkpointing)
+        if trace is not None:
+            trace.summary(result.stats)
+    finally:
+        # Closed even when setup failed, so what was written reaches the disk.
+        for writer in writers:
+            writer.close()
+    aborted = options.control is not None and options.control.aborted
+    _finish(result, output_format=output_format, verbose=verbose, config_path=settings.path, aborted=aborted)
+
+
+def _check_flags(
+    prompt: Sequence[str], *, checkpoint: bool, name: str | None, resume_id: str | None, force: bool
+) -> None:
+    # The original's messages, in its order.
+    if resume_id is not None and checkpoint:
+        raise click.UsageError("--resume cannot be combined with --checkpoint")
+    if resume_id is not None and prompt:
+        raise click.UsageError("--resume does not take a query; the prompt is restored from the session")
+    if name is not None and not checkpoint:
+        raise click.UsageError("--name requires --checkpoint")
+    if force and resume_id is None:
+        raise click.UsageError("--force only applies when resuming")
+
+
+def _load(ctx: click.Context, model: str | None) -> wiring.Settings:
+    settings = wiring.load_settings(ctx, Mode.AGENT, required=True)
+    assert settings is not None  # required=True raises instead
+    if not model:
+        return settings
+    llm = settings.config.llm.model_copy(update={"model": model})
+    return replace(settings, config=settings.config.model_copy(update={"llm": llm}))
+
+
+def _credentials(config: Config, flag_url: str | None) -> tuple[str | None, str | None]:
+    """The API key and the validated base URL; without either, say exactly what to set."""
+    try:
+        spec = provider_spec(config.llm.provider)
+    except FiskaiError as err:
+        raise click.ClickException(str(err)) from err
+    key_env = spec.key_env or "ANTHROPIC_API_KEY"
+    url_env = spec.base_url_env or "ANTHROPIC_BASE_URL"
+    configured = config.llm.base_url
+    if flag_url:
+        url, label = flag_url, "--base-url"
+    elif configured:
+        url, label = configured, "llm.base_url"
+    else:
+        url, label = os.environ.get(url_env, ""), url_env
+    api_key = os.environ.get(key_env) or None
+    if not url and api_key is None:
+        raise click.ClickException(
+            f"no model to talk to: set {key_env} to use Anthropic's API, or point fiskai at an "
+            f"Anthropic-compatible server with llm.base_url in agent.yaml, {url_env} or --base-url "
+            f"(a local one such as Ollama: {url_env}=http://localhost:11434 and llm.model set to a model it "
+            "serves). 'fiskai info' and 'fiskai tools call' work without either"
+        )
+    if not url:
+        return api_key, None
+    try:
+        validate_base_url(url, label=label)
+    except FiskaiError as err:
+        raise click.ClickException(str(err)) from err
+    return api_key, url
+
+
+def _approvals(config: Config) -> Approvals:
+    """The agent's persisted approval rules (a malformed file stops the run, naming it)."""
+    with wiring.reported():
+        return Approvals.from_file(wiring.approvals_file(config.identity), identity=config.identity)
+
+
+def _prompter() -> Prompter:
+    # Deny by default: only an operator at a terminal can approve a gated command.
+    if sys.stdin.isatty():
+        return LinePrompter()
+    return DenyPrompter()
+
+
+def _warner() -> Callable[[str], None]:
+    def warn(message: str) -> None:
+        click.echo(f"warning: {message}", err=True)
+
+    return warn
+
+
+def _open_trace(path: Path | None, config: Config, config_path: Path, warn: Callable[[str], None]) -> TraceFile | None:
+    if path is None:
+        return None
+    try:
+        fd = open_exclusive(path)
+    except FileExistsError:
+        raise click.ClickException(
+            f'--trace "{path}" already exists; name a new file (a trace is never overwritten)'
+        ) from None
+    except OSError as err:
+        raise click.ClickException(f'--trace "{path}": {err.strerror or err}') from err
+    trace = TraceFile(path, fd, warn)
+    trace.session(model=config.llm.model, config=str(config_path), version=VERSION)
+    return trace
+
+
+def _open_http_debug(path: Path | None, warn: Callable[[str], None]) -> HttpDebugDump | None:
+    if path is None:
+        return None
+    try:
+        fd = open_exclusive(path, replace=True)
+    except OSError as err:
+        raise click.ClickException(f'--http-debug "{path}": {err.strerror or err}') from err
+    click.echo(
+        f"Dumping model API request and response bodies to {path} (contains the full conversation; "
+        "file is created mode 0600, do not share it)",
+        err=True,
+    )
+    return HttpDebugDump(path, fd, warn)
+
+
+async def _drive(options: RunOptions, settings: wiring.Settings, checkpointing: bool) -> RunResult:
+    """Open the run's stores, then run the agent while SIGINT/SIGTERM suspend (journaled runs) or abort it."""
+    control = options.control
+    assert control is not None
+    outcome: list[RunResult | Exception] = []
+
+    async def watch_signals() -> None:
+        with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+            async for _ in signals:
+                if checkpointing and not control.suspend_requested:
+                    click.echo(_SUSPEND_NOTICE, err=True)
+                    control.request_suspend()
+                else:
+                    control.abort()
+
+    async with contextlib.AsyncExitStack() as stack:
+        options = replace(options, memory=await _memory(settings, stack), knowledge=_knowledge(settings, stack))
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(watch_signals)
+            try:
+                outcome.append(await run_agent(options))
+            except Exception as err:  # noqa: BLE001 - re-raised below, outside the task group
+                # Raised outside the group, so the caller sees the error itself, not an exception group.
+                outcome.append(err)
+            finally:
+                tg.cancel_scope.cancel()
+    if isinstance(outcome[0], Exception):
+        raise outcome[0]
+    return outcome[0]
+
+
+async def _memory(settings: wiring.Settings, stack: contextlib.AsyncExitStack) -> MemoryOptions | None:
+    memory = settings.config.harness.memory
+    if not memory.enabled:
+        return None
+    store, _where = await stack.enter_async_context(
+        wiring.open_memory_store(memory, identity=settings.config.identity, folder=settings.folder)
+    )
+    return MemoryOptions(store=store, no_index=memory.no_index)
+
+
+def _knowledge(settings: wiring.Settings, stack: contextlib.AsyncExitStack) -> KnowledgeOptions | None:
+    knowledge = settings.config.harness.knowledge
+    if not knowledge.enabled:
+        return None
+    directory = wiring.knowledge_directory(knowledge, identity=settings.config.identity, folder=settings.folder)
+    limit = knowledge.max_injected_tokens
+    if not (directory / "knowledge.db").exists():
+        # knowledge_search then answers index_not_built and the run warns where it looked.
+        return KnowledgeOptions(searcher=None, max_injected_tokens=limit, index_path=str(directory))
+    # Lexical search: the embeddings client for the vector tier is not wired into run yet.
+    store = stack.enter_context(wiring.open_knowledge_store(directory, read_only=True))
+    return KnowledgeOptions(searcher=store, max_injected_tokens=limit, index_path=str(directory))
+
+
+def _finish(result: RunResult, *, output_format: str, verbose: bool, config_path: Path, aborted: bool) -> None:
+    if result.internal_error:
+        click.echo("internal error: fiskai crashed (a bug, not a model or tool failure); please report it", err=True)
+    if result.reason == "suspended" and result.session_id:
+        click.echo(f"\nsuspended; resume with: fiskai -c {config_path} run --resume {result.session_id}", err=True)
+    click.echo("", err=True)
+    click.echo(stats_line(result.stats, verbose=verbose), err=True)
+    if output_format == "json":
+        click.echo(json.dumps(result_json(result), indent=2, ensure_ascii=False))
+    if result.ok:
+        return
+    message = result.error or f"the run ended: {result.reason}"
+    if aborted:
+        # 128 + SIGINT, as a shell reports an interrupted command.
+        click.echo(f"Error: {message}", err=True)
+        sys.exit(130)
+    raise click.ClickException(message)
