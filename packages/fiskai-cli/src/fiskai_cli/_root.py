@@ -41,6 +41,11 @@ COMMANDS: dict[str, LazyCommand] = {
         summary="Build and search the local knowledge index for the knowledge_search tool.",
         extra="knowledge",
     ),
+    "mcp": LazyCommand(
+        import_path="fiskai_cli.commands.mcp:mcp",
+        summary="Serve the tools over the Model Context Protocol (streamable HTTP or stdio).",
+        extra="mcp",
+    ),
     "memory": LazyCommand(
         import_path="fiskai_cli.commands.memory:memory",
         summary="List, show and remove the memories an agent's model has saved.",

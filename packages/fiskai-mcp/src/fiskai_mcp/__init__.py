@@ -1,5 +1,27 @@
 """Serve fiskai tools over the Model Context Protocol.
 
-Owns the MCP server face of the tool set: registration, calls, and confirmation by elicitation.
-Not built yet: the MCP issue fills this package.
+`build_server(tools, options)` makes an MCP server over any `fiskai_core.tools.Tool` sequence; `serve`
+runs it over streamable HTTP or stdio. Confirm-gated tools are approved by the client's user through
+elicitation (both protocol eras) or by the server operator, and fail closed.
 """
+
+from ._http import DEFAULT_ADDRESS, DEFAULT_PATH, DEFAULT_PORT, is_loopback, serve, serve_async
+from ._names import servable_tools
+from ._server import DEFAULT_MAX_CONCURRENT, DEFAULT_TOOL_TIMEOUT, ServerOptions, build_server, trigger_tag
+from ._verdict import ConfirmMode
+
+__all__ = [
+    "DEFAULT_ADDRESS",
+    "DEFAULT_MAX_CONCURRENT",
+    "DEFAULT_PATH",
+    "DEFAULT_PORT",
+    "DEFAULT_TOOL_TIMEOUT",
+    "ConfirmMode",
+    "ServerOptions",
+    "build_server",
+    "is_loopback",
+    "serve",
+    "serve_async",
+    "servable_tools",
+    "trigger_tag",
+]

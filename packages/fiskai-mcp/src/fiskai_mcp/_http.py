@@ -1,0 +1,213 @@
+"""Running a server: streamable HTTP (with Host/Origin checks and an optional bearer token) or stdio.
+
+HTTP is served at one path of its own origin, `/` by default as in the original (`http://host:port`).
+DNS rebinding is answered by checking every request's Host and Origin against the names the server is
+reachable under: the loopback names for a loopback bind, plus the bind address, this machine's name and
+any `allow_hosts` otherwise. A non-loopback bind needs a bearer token, compared in constant time; the
+caller reads it from the environment so it never appears in a process listing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hmac
+import ipaddress
+import signal
+import socket
+import threading
+from collections.abc import Callable, Generator, Sequence
+from typing import Any
+
+import anyio
+import uvicorn
+from mcp.server import Server
+from mcp.server.stdio import stdio_server
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.datastructures import Headers
+from starlette.responses import PlainTextResponse
+from starlette.types import ASGIApp, Receive, Scope, Send
+from typing_extensions import override
+
+__all__ = [
+    "DEFAULT_ADDRESS",
+    "DEFAULT_PATH",
+    "DEFAULT_PORT",
+    "is_loopback",
+    "serve",
+    "serve_async",
+    "transport_security",
+]
+
+DEFAULT_ADDRESS = "127.0.0.1"
+DEFAULT_PORT = 8080
+DEFAULT_PATH = "/"
+_LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
+
+
+def is_loopback(address: str) -> bool:
+    """Whether binding `address` keeps the server reachable from this machine only."""
+    if address == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(address.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def _host_entry(address: str) -> str:
+    return f"[{address}]" if ":" in address and not address.startswith("[") else address
+
+
+def transport_security(address: str, allow_hosts: Sequence[str] = ()) -> TransportSecuritySettings:
+    """The Host and Origin values the server answers to when bound to `address`."""
+    names = list(_LOOPBACK_NAMES)
+    if not is_loopback(address):
+        unspecified = address in ("0.0.0.0", "::", "")
+        names += [socket.gethostname(), socket.getfqdn()] if unspecified else [_host_entry(address)]
+    names += [_host_entry(name) for name in allow_hosts]
+    names = list(dict.fromkeys(names))
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=[f"{name}:*" for name in names],
+        allowed_origins=[f"{scheme}://{name}:*" for name in names for scheme in ("http", "https")],
+    )
+
+
+class _BearerToken:
+    """Refuses any HTTP request without `Authorization: Bearer <token>`."""
+
+    def __init__(self, app: ASGIApp, token: str) -> None:
+        self._app = app
+        self._token = token.encode()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            scheme, _, given = Headers(scope=scope).get("authorization", "").partition(" ")
+            if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip().encode(), self._token):
+                refusal = PlainTextResponse(
+                    "Unauthorized: send Authorization: Bearer <token>", 401, headers={"WWW-Authenticate": "Bearer"}
+                )
+                await refusal(scope, receive, send)
+                return
+        await self._app(scope, receive, send)
+
+
+class _Uvicorn(uvicorn.Server):
+    """uvicorn that stops gracefully on SIGINT or SIGTERM and then returns.
+
+    Stock uvicorn re-raises the signal after shutting down, which surfaces as a KeyboardInterrupt (or a
+    silent death on SIGTERM) in the caller instead of a normal return that can say the server stopped.
+    """
+
+    @override
+    @contextlib.contextmanager
+    def capture_signals(self) -> Generator[None]:
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        previous = {sig: signal.signal(sig, self.handle_exit) for sig in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            yield
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+
+
+def _bind(address: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in address else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    # Inherited by accepted connections. Without it a 2026-07-28 reply (headers, then body, in two writes)
+    # waits for the client's delayed ACK: 45 ms per call instead of 2 ms on this machine (bench/mcp.py).
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    try:
+        sock.bind((address.strip("[]"), port))
+        sock.listen(128)
+    except OSError:
+        sock.close()
+        raise
+    sock.setblocking(False)
+    return sock
+
+
+async def serve_async(
+    server: Server[Any],
+    *,
+    stdio: bool = False,
+    address: str = DEFAULT_ADDRESS,
+    port: int = DEFAULT_PORT,
+    path: str = DEFAULT_PATH,
+    token: str | None = None,
+    allow_hosts: Sequence[str] = (),
+    on_ready: Callable[[str], None] | None = None,
+) -> None:
+    """Serve until stdin closes (stdio) or SIGINT/SIGTERM (HTTP); see `serve`."""
+    if stdio:
+        async with stdio_server() as (read_stream, write_stream):
+            if on_ready is not None:
+                on_ready("stdio")
+            await server.run(read_stream, write_stream, server.create_initialization_options())
+        return
+    if token is None and not is_loopback(address):
+        raise ValueError(
+            f"refusing to serve on non-loopback address {address!r} without a bearer token: "
+            "anyone who can reach it could run the served commands"
+        )
+    app: ASGIApp = server.streamable_http_app(
+        streamable_http_path=path, transport_security=transport_security(address, allow_hosts)
+    )
+    if token is not None:
+        app = _BearerToken(app, token)
+    config = uvicorn.Config(
+        app, log_config=None, log_level="warning", access_log=False, lifespan="on", timeout_graceful_shutdown=5
+    )
+    sock = _bind(address, port)
+    try:
+        if on_ready is not None:
+            # The socket already listens: a client that connects now waits in the backlog, never gets refused.
+            bound_port = sock.getsockname()[1]
+            on_ready(f"http://{_host_entry(address.strip('[]'))}:{bound_port}{path if path != '/' else ''}")
+        await _Uvicorn(config).serve(sockets=[sock])
+    finally:
+        sock.close()  # uvicorn leaves a socket it was handed open
+
+
+def serve(
+    server: Server[Any],
+    *,
+    stdio: bool = False,
+    address: str = DEFAULT_ADDRESS,
+    port: int = DEFAULT_PORT,
+    path: str = DEFAULT_PATH,
+    token: str | None = None,
+    allow_hosts: Sequence[str] = (),
+    on_ready: Callable[[str], None] | None = None,
+) -> None:
+    """Serve `server` until it is stopped; the one blocking entry point.
+
+    Args:
+        server: From `build_server`.
+        stdio: Speak MCP on stdin/stdout (for clients that spawn the server) instead of HTTP.
+        address: The address to bind; anything but loopback requires `token`.
+        port: The TCP port; 0 picks a free one (reported through `on_ready`).
+        path: The HTTP path of the MCP endpoint.
+        token: Require `Authorization: Bearer <token>` on every HTTP request.
+        allow_hosts: Extra host names clients may use to reach the server (Host/Origin checks).
+        on_ready: Called once with the URL (or "stdio") when the server accepts connections.
+
+    Raises:
+        ValueError: a non-loopback address without a token.
+        OSError: the address cannot be bound.
+    """
+    anyio.run(
+        lambda: serve_async(
+            server,
+            stdio=stdio,
+            address=address,
+            port=port,
+            path=path,
+            token=token,
+            allow_hosts=allow_hosts,
+            on_ready=on_ready,
+        )
+    )
