@@ -532,7 +532,7 @@ async def test_approve_on_tty_asks_the_operator_not_the_client(tmp_path: Path, t
                     results.append(await client.call_tool("cluster_config_set", {"key": key, "value": "v"}))
 
                 tasks.start_soon(call)
-                seen = await anyio.to_thread.run_sync(terminal.wait_for, "Choose 1-3 [1]: ", seen)
+                seen = await anyio.to_thread.run_sync(terminal.wait_for, "Choose 1-4 [1]: ", seen)
                 terminal.type(next(answers))
 
     assert asked_client == []
