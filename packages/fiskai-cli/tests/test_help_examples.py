@@ -1,4 +1,4 @@
-"""Every `--help` of the info, session, memory and tools commands teaches by example (the README promises it)."""
+"""Every subcommand's `--help` teaches by example (the README promises it)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from fiskai_cli._root import cli
+from fiskai_cli._root import COMMANDS, cli
 
 
 def _paths(names: tuple[str, ...]) -> list[list[str]]:
@@ -21,11 +21,12 @@ def _paths(names: tuple[str, ...]) -> list[list[str]]:
     return paths
 
 
-@pytest.mark.parametrize("path", _paths(("info", "session", "memory", "tools")), ids=" ".join)
+@pytest.mark.parametrize("path", _paths(tuple(COMMANDS)), ids=" ".join)
 def test_help_shows_runnable_examples_unwrapped(path: list[str]) -> None:
     result = CliRunner().invoke(cli, [*path, "--help"], prog_name="fiskai")
     assert result.exit_code == 0, result.output
     assert "Examples:" in result.stdout
     examples = result.stdout.split("Examples:", 1)[1].split("\n\n", 1)[0].splitlines()[1:]
     assert examples, path
-    assert all("fiskai " in line for line in examples), examples
+    # Most lines run fiskai; a few show the other side (e.g. `claude mcp add ...` for the MCP server).
+    assert sum("fiskai " in line for line in examples) >= max(1, len(examples) - 1), examples
