@@ -64,16 +64,20 @@ class TmuxPane:
         """tmux key names (`Enter`, `C-d`, `PPage`) or literal text."""
         self._run("send-keys", "-t", "t", *keys)
 
-    def screen(self, *, escapes: bool = False, history: bool = False) -> str:
-        """What the pane shows now (with `escapes`, the SGR sequences too; with `history`, the scrollback too)."""
-        extra = (["-e"] if escapes else []) + (["-S", "-"] if history else [])
+    def screen(self, *, escapes: bool = False, history: bool = False, joined: bool = False) -> str:
+        """What the pane shows now (with `escapes`, the SGR sequences too; with `history`, the scrollback too).
+
+        With `joined`, lines the terminal wrapped are joined back (tmux -J), so a long line, e.g. one
+        holding the checkout's path, reads the same whatever the pane width and the checkout's location.
+        """
+        extra = (["-e"] if escapes else []) + (["-S", "-"] if history else []) + (["-J"] if joined else [])
         return self._run("capture-pane", "-p", "-t", "t", *extra)
 
     def restored(self, *texts: str) -> str:
         """After the command ended: the normal screen and its scrollback, once it holds every one of `texts`."""
         deadline = time.monotonic() + 30
         while True:
-            shown = self.screen(history=True)
+            shown = self.screen(history=True, joined=True)
             if all(text in shown for text in texts):
                 return shown
             if time.monotonic() > deadline:
