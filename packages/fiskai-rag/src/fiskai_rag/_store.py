@@ -28,7 +28,8 @@ from ._db import (
     read_manifest,
 )
 from ._lock import WriterLock
-from ._search import MAX_TOP_K, Hit, fts_query, hydrate, lexical, per_document, rrf, vector
+from ._proximity import RESCORE_POOL, proximity
+from ._search import MAX_TOP_K, SEARCH_FANOUT, Hit, fts_query, hydrate, lexical, per_document, rrf, vector
 from ._sql import Columns, chunk_rows, find_chunk, find_documents
 from ._vec import load_vec, normalise, pack, vec_available
 from .embed import Embedder
@@ -320,12 +321,12 @@ class Store:
                     # hybrid search costs about its slower side rather than the sum of both.
                     knn = self._knn_pool().submit(self._knn, blob)
             with db:
-                lexical_ranked = lexical(db, match)
+                lexical_ranked = proximity(db, match, lexical(db, match, RESCORE_POOL))
                 if knn is None:
-                    ranked = per_document(db, [(chunk_id, -score) for chunk_id, score in lexical_ranked])[:k]
+                    ranked = per_document(db, lexical_ranked)[:k]
                 else:
                     vector_ranked = knn.result()
-                    fused = rrf([c for c, _ in lexical_ranked], [c for c, _ in vector_ranked])
+                    fused = rrf([c for c, _ in lexical_ranked[:SEARCH_FANOUT]], [c for c, _ in vector_ranked])
                     ranked = per_document(db, fused)[:k]
                 # Rows a writer removed between the two sides' snapshots are skipped here.
                 hits = hydrate(db, ranked)
