@@ -60,3 +60,13 @@ def test_pairs_are_adjacent_distinct_terms_in_query_order() -> None:
     ]
     assert term_pairs('"cache" OR "cache"') == []
     assert term_pairs("") == []
+
+
+def test_hostile_text_stays_plain_words_in_the_pair_queries(tmp_path: Path) -> None:
+    docs = _corpus(tmp_path)
+    with open_store(tmp_path / "store", read_only=False) as store:
+        store.index([str(docs)])
+        for hostile in ['say "sparse matrices', 'NEAR("sparse" matrices, 2)', "sparse* ^matrices", 'a"" OR "b']:
+            result = store.search(hostile, top_k=3)
+            assert result.status == "ok", hostile
+        assert [hit.path for hit in store.search('NEAR("sparse" matrices, 2)', top_k=1).hits] == ["docs/b-together.md"]
