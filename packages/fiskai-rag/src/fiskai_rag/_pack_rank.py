@@ -38,7 +38,7 @@ __all__ = [
     "rarity",
 ]
 
-RANKING_VERSION = "fiskai-pack-3"
+RANKING_VERSION = "fiskai-pack-4"
 
 MIN_TERM_RUNES = 3
 MAX_TERMS = 40

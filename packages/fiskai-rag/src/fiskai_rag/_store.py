@@ -385,8 +385,9 @@ class Store:
     ) -> Pack:
         """Build a context pack: the best few chunks for `query` under a hard token budget, with a receipt.
 
-        Lexical and deterministic (the vector tier is not used): the same index, inputs and day give
-        byte-identical text. See `fiskai_rag._pack` for the steps and `Pack` for what comes back.
+        Deterministic: the same index, inputs and day give byte-identical text. The pack starts from the
+        hits `search` returns for the same words (so it carries what the top hits carry, in their order)
+        and adds what its own scorer finds beyond them. See `fiskai_rag._pack` for the steps and `Pack` for what comes back.
 
         Args:
             query: Free text; may start or end with one temporal expression (`last week`, `2026-11`, ...).
@@ -431,7 +432,12 @@ class Store:
                 since_receipt=since_receipt,
                 save_receipt=save_receipt,
                 today=today,
+                seed=self._seed_ids,
             )
+
+    def _seed_ids(self, text: str) -> list[int]:
+        # A pack starts from what search would show for the same words (see `fiskai_rag._pack`).
+        return [hit.chunk_id for hit in self.search(text, top_k=MAX_TOP_K).hits]
 
     @_serialised
     def show(self, citation: str | Citation, *, base: str | os.PathLike[str] | None = None) -> Hit:
