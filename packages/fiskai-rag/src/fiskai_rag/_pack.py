@@ -1,11 +1,12 @@
 """Context packs: the best few chunks under a hard token budget, with a receipt (the read path of the seed).
 
 `build_pack` runs inside `Store.context` under the store's lock, in one read transaction:
-window -> query plan -> the search ranking's hits (seeds, see `Store.context`) -> window statistics (chunk
-count, each term's document frequency) -> FTS5 candidates (plus exact citation/path lookups) -> delta and
-run filters -> scoring -> floor and order (exact identifiers, then seeds in search order, then the rest by
-score) -> collapse -> pins -> selection -> exact encoding. Every step is deterministic; ties break on the
-citation.
+window -> query plan -> the search ranking's hits for the same words (seeds, from `Store.search`) -> window
+statistics (chunk count, each term's document frequency) -> candidates: exact citation/path lookups and the
+seeds inside the window, and the pack's own FTS5 query when a window is set or no seed is -> delta and run filters -> scoring
+-> floor and order (exact identifiers, then the first `SEEDS` seeds in search order, then the rest by
+score) -> collapse -> pins -> selection with excerpts sized to the budget -> exact encoding. Every step is
+deterministic; ties break on the citation.
 """
 
 from __future__ import annotations
@@ -41,11 +42,14 @@ SHARE_ITEMS = 5
 _ITEM_OVERHEAD = 150
 """Bytes of an item's citation and heading lines, roughly."""
 CANDIDATES = 32
-"""FTS5 candidates scored per request. Fixed rather than budget-sized, so the candidate set (and with it the
+"""FTS5 candidates scored per request when a date window is set or search gives none (see `_build`). Fixed rather than budget-sized, so the candidate set (and with it the
 input digest) never depends on the budget. On CISI, 30, 40 and 50 candidates rank alike (nDCG@10 0.381,
 0.380, 0.374), and scoring fewer keeps a pack close to the cost of a plain search."""
 SEEDS = 10
-"""Search hits that seed a pack, in search order: search's first page. Measured (issue 16, packs @1500 on
+"""Search hits that lead a pack, in search order: search's first page (the seed callback returns up to 20
+hits; the others are candidates the pack scorer orders). Scoring only search's hits, without the pack's
+own FTS5 query, measured the same on influxdata-tuning and within 0.003 on CISI/CACM/MED (CACM 0.517 ->
+0.514) at about two thirds of the cost. Measured (issue 16, packs @1500 on
 influxdata-tuning carrying an answer; pack nDCG@10 on CISI / CACM / MED): 5 seeds 0.614, 0.396 / 0.486 /
 0.683; 10 seeds 0.659, 0.397 / 0.509 / 0.684; 20 seeds 0.636, 0.397 / 0.505 / 0.684 (no seeds: 0.455,
 0.380 / 0.501 / 0.686)."""
@@ -257,8 +261,9 @@ def build_pack(
 ) -> Pack:
     """Build one pack; `db` is None when the index has not been built (a soft `index_not_built` pack).
 
-    `seed` returns the search ranking's chunk ids for the window-free query text, best first: they join
-    the candidates and lead the pack in search order, so a pack carries what the top hits carry.
+    `seed` returns the search ranking's chunk ids for the window-free query text, best first: they are
+    the candidates, and the first `SEEDS` lead the pack in search order, so a pack carries what the top
+    hits carry.
     """
     if fmt not in FORMATS:
         raise ValueError(f"unknown pack format {fmt!r}; expected one of {', '.join(FORMATS)}")
@@ -277,7 +282,7 @@ def build_pack(
     plan = plan_query(text, trimmed)
     if db is not None and seed is not None and text.strip():
         # Outside the pack's transaction: a hybrid search may wait on an embeddings server first.
-        request = request._replace(seeds=tuple(seed(text))[:SEEDS])
+        request = request._replace(seeds=tuple(seed(text)))
     if db is None:
         index = {"state": "missing", "path": DB_NAME, "note": _NOT_BUILT}
         digest = input_digest(
@@ -318,10 +323,14 @@ def _build(db: Conn, request: _Request, plan: QueryPlan, window: Window) -> Pack
     ident_words = [w for ident in plan.identifiers for w in words(ident) if len(w) >= 2]
     ids = reader.by_identity(plan.text.strip()) if total else []
     seeds = [c for c in reader.hydrate(request.seeds) if reader.in_window(c)] if total else []
-    seed_rank = {c.citation: rank for rank, c in enumerate(seeds)}
-    ids += [i for i in reader.matching(fts_query(" ".join(live + ident_words))) if i not in ids]
+    seed_rank = {c.citation: rank for rank, c in enumerate(seeds[:SEEDS])}
+    if window.active or not seeds:
+        # Search applies no date window (its hits outside one are gone) and finds nothing for some
+        # queries the pack can still serve: then the pack's own FTS5 query adds candidates.
+        ids += [i for i in reader.matching(fts_query(" ".join(live + ident_words))) if i not in ids]
     found = reader.hydrate([i for i in ids if i not in request.seeds])
-    considered = [*seeds, *(c for c in found if c.citation not in seed_rank)]
+    in_seeds = {c.citation for c in seeds}
+    considered = [*seeds, *(c for c in found if c.citation not in in_seeds)]
     pinned = [(p, reader.pin(p)) for p in request.pins]
     delta: dict[str, str] | None = None
     if request.since_receipt is not None:
