@@ -311,14 +311,27 @@ def _pattern_for(terms: frozenset[str]) -> re.Pattern[str] | None:
     return pattern
 
 
+_PADDING = re.compile(r"(?<=\S)[ \t]{2,}(?=\S)")
+"""Alignment padding between words (table cells, aligned comments): one space carries the same text."""
+_TABLE_RULE = re.compile(r"\s*\|?(\s*:?-+:?\s*\|)+(\s*:?-+:?)?\s*")
+"""A Markdown table's header rule (`| :--- | ---: |`): layout, not content."""
+
+
 def _segments(body: str) -> list[tuple[int, str]]:
-    """Non-blank lines (long ones cut at sentence ends) with their offsets in `body`."""
+    """Non-blank lines (long ones cut at sentence ends) with their offsets in `body`.
+
+    Excerpts are built from these, so layout bytes are squeezed out here: padding runs inside a line
+    become one space and table rules are left out (a wide table's padded rows otherwise spent half an
+    excerpt on spaces). Leading indentation stays, since it nests lists and code.
+    """
     out: list[tuple[int, str]] = []
     offset = 0
     for line in body.split("\n"):
         start = offset
         offset += len(line) + 1
-        stripped = line.rstrip()
+        if _TABLE_RULE.fullmatch(line):
+            continue
+        stripped = _PADDING.sub(" ", line.rstrip())
         while len(stripped) > 240:
             cut = stripped.rfind(". ", 0, 240)
             cut = cut + 1 if cut > 40 else 240
