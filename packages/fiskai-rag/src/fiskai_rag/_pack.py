@@ -357,7 +357,13 @@ def _build(db: Conn, request: _Request, plan: QueryPlan, window: Window) -> Pack
             rejected.append((citation, "not_found"))
         elif all(p.citation != citation for p in pin_items):
             pin_items.append(_item(scorer.score(found), terms, pinned=True))
-    empty = _empty(total, window, index, considered, candidates, bool(groups), excluded, unchanged, request, plan)
+    remaining = {c.citation for c in candidates}
+    # Whether the run filters removed every chunk that would have ranked: search's hits include chunks
+    # that match only stop terms, so "nothing left" is judged on relevant ones.
+    spent = not groups and any(
+        (s.matched or s.identified) for s in (scorer.score(c) for c in considered if c.citation not in remaining)
+    )
+    empty = _empty(total, window, index, spent, bool(groups), excluded, unchanged, request, plan)
     counts = {
         "window_chunks": total,
         "candidates": len(considered),
@@ -404,8 +410,7 @@ def _empty(
     total: int,
     window: Window,
     index: dict[str, Any],
-    considered: Sequence[Candidate],
-    candidates: Sequence[Candidate],
+    spent: bool,
     matched: bool,
     excluded: int,
     unchanged: int,
@@ -421,7 +426,7 @@ def _empty(
             span = f"{window.since.isoformat() if window.since else '*'}..{window.until.isoformat() if window.until else '*'}"
             return "no_candidates", f"no dated document in the window {span}{stale}; widen --since/--until"
         return "no_candidates", "the knowledge index holds no chunks; index the documents to cite"
-    if considered and not candidates:
+    if spent:
         if unchanged and not excluded:
             return "no_candidates", f"nothing new or changed since receipt {request.since_receipt}"
         return "no_candidates", "every matching chunk was already delivered in this run"
