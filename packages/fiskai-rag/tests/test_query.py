@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from fiskai_rag._pack_rank import plan_query, stem
 from fiskai_rag._query import fts_query, is_filler, query_terms
 
 
@@ -39,3 +40,17 @@ def test_words_that_are_content_in_some_corpus_stay() -> None:
 
 def test_a_question_made_only_of_filler_keeps_its_words() -> None:
     assert fts_query("is there a way") == '"is" OR "there" OR "way"'
+
+
+def test_packs_rank_the_words_search_searches_for() -> None:
+    question = "is there a way to try my telegraf config once and just print what it collects?"
+
+    plan = plan_query(question)
+
+    assert plan.surfaces == ("telegraf", "config", "print", "collects")
+    assert {"way", "try", "just", "there"} <= set(plan.scaffolding)
+    assert [stem(term) for term in query_terms(question) if len(term) >= 3] == list(plan.terms)
+
+
+def test_a_pack_question_made_only_of_filler_still_ranks_its_words() -> None:
+    assert plan_query("anything else?").surfaces == ("anything", "else")
