@@ -4,7 +4,10 @@ A question carries two kinds of words that name nothing to retrieve: function wo
 the halves FTS5 cuts contractions into, `don't` -> `don` + `t`) and request scaffolding, the words that
 say how something is asked rather than what (`I want`, `is there a way to`, `I am interested in
 articles on`). Both are dropped from the FTS5 query of a search and from the ranking terms of a pack,
-so the two read a question the same way. The lists are general English, not fitted to a question set;
+so the two read a question the same way (packs also drop the seed's closed scaffolding list,
+`_temporal.SCAFFOLDING`, which trims a question ahead of its date expression; search keeps its `show`,
+`last`, `take`: InfluxQL and SQL words, and adding them to search moved no measured figure). The lists
+are general English, not fitted to a question set;
 every change to them is measured on CISI, CACM, MED and the influxdata tuning questions (issue 16).
 
 Tried and not kept (same sets; see issue 16's notes): a phrase for each identifier-shaped token beside its
