@@ -10,7 +10,9 @@ rounded to an integer per part, where `repeats` is how often the query uses the 
 saturation with per-field length normalisation, so a long body or a repeated word cannot dominate. A term in more than half of a multi-item window is a stop term and scores
 zero. Items matching several terms earn a small coverage bonus; citation tokens, paths, file slugs and
 exact titles earn an identifier bonus. Query terms need three characters and match whole words after a
-light suffix folding (`policies` = `policy`, `indexed` = `index`).
+light suffix folding (`policies` = `policy`, `indexed` = `index`). Function words and request scaffolding
+(`_query.is_filler`) are not terms, as search does not look for them either: pack nDCG@10 (budget 8192)
+CISI 0.380 -> 0.384, CACM 0.512 -> 0.532, MED 0.686 -> 0.683, influxdata answers in packs unchanged.
 
 `RANKING_VERSION` names this arithmetic: change it whenever a constant or a rule below changes, because
 receipts and their input digests bind to it.
@@ -25,6 +27,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import NamedTuple
 
+from ._query import is_filler
 from ._temporal import SCAFFOLDING, scaffold_word
 
 __all__ = [
@@ -38,7 +41,7 @@ __all__ = [
     "rarity",
 ]
 
-RANKING_VERSION = "fiskai-pack-4"
+RANKING_VERSION = "fiskai-pack-5"
 
 MIN_TERM_RUNES = 3
 MAX_TERMS = 40
@@ -114,8 +117,13 @@ class QueryPlan(NamedTuple):
     """Words under three characters, which do not rank."""
 
 
-def plan_query(text: str, trimmed: Iterable[str] = ()) -> QueryPlan:
-    """Split a (window-free) query into ranking terms, identifiers and the words it filtered out."""
+def plan_query(text: str, trimmed: Iterable[str] = (), *, keep_fillers: bool = False) -> QueryPlan:
+    """Split a (window-free) query into ranking terms, identifiers and the words it filtered out.
+
+    Function words and request scaffolding are dropped as search drops them, unless they are all the
+    query has (then they rank, as in search).
+    """
+    trimmed = tuple(trimmed)
     scaffolding = list(trimmed)
     identifiers: list[str] = []
     terms: list[str] = []
@@ -133,6 +141,9 @@ def plan_query(text: str, trimmed: Iterable[str] = ()) -> QueryPlan:
             if len(word) < MIN_TERM_RUNES:
                 short.append(word)
                 continue
+            if not keep_fillers and is_filler(word):
+                scaffolding.append(word)
+                continue
             folded = stem(word)
             if folded in terms:
                 repeats[terms.index(folded)] += 1
@@ -140,6 +151,8 @@ def plan_query(text: str, trimmed: Iterable[str] = ()) -> QueryPlan:
                 terms.append(folded)
                 surfaces.append(word)
                 repeats.append(1)
+    if not terms and not keep_fillers and len(scaffolding) > len(trimmed):
+        return plan_query(text, trimmed, keep_fillers=True)
     return QueryPlan(
         text=text,
         terms=tuple(terms),
