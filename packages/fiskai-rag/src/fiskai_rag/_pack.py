@@ -42,17 +42,22 @@ SHARE_ITEMS = 5
 _ITEM_OVERHEAD = 150
 """Bytes of an item's citation and heading lines, roughly."""
 CANDIDATES = 32
-"""FTS5 candidates scored per request when a date window is set or search gives none (see `_build`). Fixed rather than budget-sized, so the candidate set (and with it the
-input digest) never depends on the budget. On CISI, 30, 40 and 50 candidates rank alike (nDCG@10 0.381,
-0.380, 0.374), and scoring fewer keeps a pack close to the cost of a plain search."""
+"""FTS5 candidates scored per request when a date window is set or search gives none (see `_build`). Fixed
+rather than budget-sized, so the candidate set (and with it the input digest) never depends on the budget.
+On CISI, 30, 40 and 50 candidates rank alike (nDCG@10 0.381, 0.380, 0.374)."""
 SEEDS = 10
 """Search hits that lead a pack, in search order: search's first page (the seed callback returns up to 20
-hits; the others are candidates the pack scorer orders). Scoring only search's hits, without the pack's
-own FTS5 query, measured the same on influxdata-tuning and within 0.003 on CISI/CACM/MED (CACM 0.517 ->
-0.514) at about two thirds of the cost. Measured (issue 16, packs @1500 on
-influxdata-tuning carrying an answer; pack nDCG@10 on CISI / CACM / MED): 5 seeds 0.614, 0.396 / 0.486 /
-0.683; 10 seeds 0.659, 0.397 / 0.509 / 0.684; 20 seeds 0.636, 0.397 / 0.505 / 0.684 (no seeds: 0.455,
-0.380 / 0.501 / 0.686)."""
+hits; the others are candidates the pack scorer orders).
+
+Measured (issue 16; share of influxdata-tuning questions whose answer a pack @1500 carries; pack nDCG@10 on
+CISI / CACM / MED), before the query analysis merged: no seeds 0.455, 0.380 / 0.501 / 0.686; 5 seeds 0.614,
+0.396 / 0.486 / 0.683; 10 seeds 0.659, 0.397 / 0.509 / 0.684; 20 seeds 0.636, 0.397 / 0.505 / 0.684. After
+it: no seeds 0.455, 0.384 / 0.532 / 0.683; 5 seeds 0.614, 0.400 / 0.515 / 0.679; 10 seeds 0.659, 0.393 /
+0.535 / 0.679; 20 seeds 0.636, 0.396 / 0.532 / 0.679. Scoring only search's hits, without the pack's own
+FTS5 query, measured the same on influxdata-tuning and within 0.003 on the IR sets at about two thirds
+of the cost. Fusing search's rank with the pack scorer's (RRF, k 10 or 60) instead of following search's
+order: influxdata 0.591, CISI 0.388 (MRR 0.605), CACM 0.549, MED 0.682: rejected (influxdata and CISI
+fall)."""
 _MAX_IDENTIFIER_CHUNKS = 8
 _STALE_NOTE = "this index predates document dates (or is being rebuilt); index the documents again"
 _NOT_BUILT = f"{NOT_BUILT_TEXT}; index the documents to cite"
