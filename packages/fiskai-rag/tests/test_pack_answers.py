@@ -108,3 +108,27 @@ def test_packs_at_1500_carry_every_answer_the_top_five_hits_carry(
 
     assert carried >= 20
     assert not missed, f"the pack lost answers its top five hits carried: {missed}"
+
+
+def test_a_section_named_for_the_query_is_excerpted_from_its_lead(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    middle = "\n".join(f"Line {i} explains how flushing works in general terms for operators." for i in range(6))
+    (docs / "options.md").write_text(
+        "# Options\n\n## snapshot-files-to-keep\n\n"
+        "Specifies the number of snapshot files to retain in the object store.\n"
+        f"{middle}\n\n"
+        "| option | variable |\n| --- | --- |\n| `--snapshot-files-to-keep` | `SNAPSHOT_FILES_TO_KEEP` |\n",
+        encoding="utf-8",
+    )
+    with open_store(tmp_path / "store", read_only=False) as writer:
+        writer.index(["docs"])
+    with open_store(tmp_path / "store", read_only=True) as store:
+        pack = store.context("snapshot-files-to-keep", budget=400, today=TODAY)
+
+    # Every query term is in the heading, so the excerpt is not pulled to the table row that repeats them.
+    assert pack.items
+    assert pack.items[0].excerpt.startswith("Specifies the number of snapshot files to retain")

@@ -360,8 +360,11 @@ def _segments(body: str) -> list[tuple[int, str]]:
 def excerpt(item: Candidate, terms: frozenset[str], limit: int) -> str:
     """The answer-bearing part of a chunk, rather than simply its first lines.
 
-    The run of lines of at most `limit` characters covering the most distinct query terms (ties: the
-    earliest run); a single longer line is cut with an ellipsis.
+    The run of lines of at most `limit` characters covering the most distinct query terms not already
+    in the heading breadcrumb (ties: the earliest run); a single longer line is cut with an ellipsis.
+    Measured (influxdata-tuning answers in packs @800): 0.500 counting heading terms, 0.523 not; @1500
+    and the IR collections unchanged. Weighting terms by rarity, or breaking ties on term occurrences,
+    moved nothing.
     """
     body = item.body
     segments = _segments(body)
@@ -369,6 +372,13 @@ def excerpt(item: Candidate, terms: frozenset[str], limit: int) -> str:
         return ""
     covers: list[set[str]] = [set() for _ in segments]
     pattern = _pattern_for(terms)
+    if pattern is not None and item.heading_path:
+        # Terms the heading already names need no showing in the body: a run is chosen for the terms it
+        # adds, so a section named for the query (an option's own section, say) starts with its lead.
+        named = {stem(w) for w in pattern.findall(item.heading_path.lower())} & terms
+        if named:
+            terms = terms - named
+            pattern = _pattern_for(terms)
     if pattern is not None:
         starts = [start for start, _ in segments]
         for found in pattern.finditer(body.lower()):
