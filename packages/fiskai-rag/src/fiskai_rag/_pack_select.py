@@ -144,7 +144,7 @@ def select(
         cost: The estimated tokens an item adds to the delivered format.
 
     Returns:
-        The selection, pins first and then ranked items by score.
+        The selection, pins first and then ranked items in rank order (see `apply_floor`).
     """
     selection = Selection()
     pin_budget = max(0, item_budget) // PIN_SHARE
