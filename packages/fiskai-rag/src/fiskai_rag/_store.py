@@ -406,6 +406,8 @@ class Store:
             The pack; a missing index gives status `index_not_built` rather than an error.
 
         Raises:
+            EmbeddingDimensionError: (a store with an embedder) the model now emits another dimension than
+                the index, as `search` raises it.
             PackBudgetError: The budget cannot hold even the receipt and notice; `.minimum_budget` says what can.
             QueryWindowError: Two temporal expressions, or one with since/until.
             ReceiptNotFoundError: `since_receipt` names no saved receipt of this store and query.
