@@ -38,7 +38,9 @@ MAX_EXCERPT_CHARS = 1600
 SHARE_ITEMS = 5
 """The item budget is shared as if this many items came whole (see `excerpt_limit`). Measured with 10 seeds
 (influxdata-tuning answers in packs @1500): 400 characters for every item 0.591; shares of 4 / 5 / 6 items
-0.636 / 0.659 / 0.636; CISI, CACM and MED pack nDCG unchanged by it."""
+0.636 / 0.659 / 0.636; CISI, CACM and MED pack nDCG unchanged by it. After the query merge, @800 / @1500:
+4 items 0.500 / 0.659, 5 items 0.523 / 0.659, 6 items 0.545 / 0.636. Pooling the five shares so short
+items leave room to longer ones (water-filling) gave 0.500 / 0.659: not kept."""
 _ITEM_OVERHEAD = 150
 """Bytes of an item's citation and heading lines, roughly."""
 CANDIDATES = 32
