@@ -1,17 +1,17 @@
 """Search: FTS5 BM25 always, vec0 KNN when the vector tier is on, fused by Reciprocal Rank Fusion.
 
 RRF fuses by rank, so the incomparable scales of BM25 and vector distance never need normalising
-against each other. User text never reaches FTS5 as syntax: it is cut into letter/digit terms and each
-term is quoted, so quotes, `NEAR`, `column:` filters and operators are plain words.
+against each other. The FTS5 query is built from the user's text by `_query.fts_query` (re-exported
+here), which never lets user text reach FTS5 as syntax.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ._db import Conn
+from ._query import fts_query
 from ._sql import ChunkRow, Columns, chunk_rows
 
 __all__ = [
@@ -36,19 +36,6 @@ MAX_HITS_PER_DOCUMENT = 2
 keyword +1 each), held-out 22 -> 23; CISI, CACM and MED nDCG@10 unchanged. A cap of 1 lost identifier
 questions on the tuning half (0.73 -> 0.55) while gaining conversational ones (0.36 -> 0.45)."""
 MAX_TOP_K = 20
-_MAX_TERMS = 40
-_TERM = re.compile(r"[^\W_]+")
-
-# Function words carry almost no BM25 weight but make FTS5 walk long posting lists; dropping them when
-# the query has other terms keeps whole-question search fast and its ranking cleaner.
-_STOPWORDS = frozenset(
-    """a about above after again all am an and any are as at be because been before being below between
-    both but by can could did do does doing down during each few for from further had has have having he her
-    here hers him his how i if in into is it its itself just me more most my no nor not of off on once only or
-    other our out over own same she should so some such than that the their theirs them then there these they
-    this those through to too under until up very was we were what when where which while who whom why will
-    with would you your yours""".split()
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,21 +62,6 @@ class Hit:
     def of(cls, row: ChunkRow, score: float) -> Hit:
         """A hit for a chunk row."""
         return cls(row.citation, row.cite, row.ordinal, row.heading_path, row.content, score, row.chunk_id, row.file)
-
-
-def fts_query(text: str) -> str:
-    """Turn free text into a safe FTS5 query: quoted terms of 2+ characters joined with OR.
-
-    Function words are dropped when other terms remain. A repeated word is kept once per use: FTS5's
-    bm25() sums over the query's phrases, so repetition weights the words a question dwells on (on the
-    CISI collection this lifts nDCG@10 from 0.355 with de-duplicated terms to 0.398).
-
-    Returns:
-        The query, or `""` when the text has no searchable term.
-    """
-    terms = [term.lower() for term in _TERM.findall(text) if len(term) >= 2]
-    content = [term for term in terms if term not in _STOPWORDS]
-    return " OR ".join(f'"{term}"' for term in (content or terms)[:_MAX_TERMS])
 
 
 def lexical(db: Conn, query: str, limit: int = SEARCH_FANOUT) -> list[tuple[int, float]]:

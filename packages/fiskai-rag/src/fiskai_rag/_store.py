@@ -386,8 +386,9 @@ class Store:
     ) -> Pack:
         """Build a context pack: the best few chunks for `query` under a hard token budget, with a receipt.
 
-        Lexical and deterministic (the vector tier is not used): the same index, inputs and day give
-        byte-identical text. See `fiskai_rag._pack` for the steps and `Pack` for what comes back.
+        Deterministic: the same index, inputs and day give byte-identical text. The pack starts from the
+        hits `search` returns for the same words (so it carries what the top hits carry, in their order)
+        and adds what its own scorer finds beyond them. See `fiskai_rag._pack` for the steps and `Pack` for what comes back.
 
         Args:
             query: Free text; may start or end with one temporal expression (`last week`, `2026-11`, ...).
@@ -406,6 +407,8 @@ class Store:
             The pack; a missing index gives status `index_not_built` rather than an error.
 
         Raises:
+            EmbeddingDimensionError: (a store with an embedder) the model now emits another dimension than
+                the index, as `search` raises it.
             PackBudgetError: The budget cannot hold even the receipt and notice; `.minimum_budget` says what can.
             QueryWindowError: Two temporal expressions, or one with since/until.
             ReceiptNotFoundError: `since_receipt` names no saved receipt of this store and query.
@@ -432,7 +435,12 @@ class Store:
                 since_receipt=since_receipt,
                 save_receipt=save_receipt,
                 today=today,
+                seed=self._seed_ids,
             )
+
+    def _seed_ids(self, text: str) -> list[int]:
+        # A pack starts from what search would show for the same words (see `fiskai_rag._pack`).
+        return [hit.chunk_id for hit in self.search(text, top_k=MAX_TOP_K).hits]
 
     @_serialised
     def show(self, citation: str | Citation, *, base: str | os.PathLike[str] | None = None) -> Hit:
