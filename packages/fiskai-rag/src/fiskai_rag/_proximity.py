@@ -24,6 +24,10 @@ Measured (issue 16, nDCG@10 on the same stores; influxdata tuning: nDCG, answer 
 | this (window feature counted once per pair) | 0.405 | 0.522 | 0.686 | 0.578 | 25/44 (5/8/9/3) |
 | window feature as FTS5 scores it (twice) | 0.403 | 0.524 | 0.686 | 0.574 | 24/44 (5/8/9/2) |
 | ordered pairs only (0.9 / 0.1) | 0.404 | 0.521 | 0.685 | 0.572 | 24/44 (5/8/8/3) |
+
+On main with the query, pack and chunking work merged: CISI 0.397 -> 0.404, CACM 0.527 -> 0.542, MED
+0.684 -> 0.686, influx nDCG 0.555 -> 0.579, top 5 26/44 -> 26/44 (identifier -1, keyword +1), packs
+at 1500 tokens unchanged. The README's "Ranking: term proximity" lists the changes tried and not kept.
 """
 
 from __future__ import annotations
