@@ -45,8 +45,8 @@ WINDOW_WEIGHT = 0.05
 WINDOW = 8
 """The unordered window, in words, as the model's `#uw8`."""
 RESCORE_POOL = 100
-"""How many of the best BM25 chunks are re-scored. In the experiment harness re-scoring every matching
-chunk ranked the same top 20 as re-scoring the best 100 on all four sets."""
+"""How many of the best BM25 chunks are re-scored. In the experiment harness, re-scoring every matching
+chunk gave the same nDCG@10 and top 5 answer figures as re-scoring the best 100, on all four sets."""
 
 _QUOTED = re.compile(r'"([^"]+)"')
 
