@@ -39,6 +39,11 @@ class Chunk:
     content: str
     """The breadcrumb and the body, as indexed and shown."""
 
+    @property
+    def body(self) -> str:
+        """The content without its breadcrumb line."""
+        return self.content[len(self.heading_path) + 2 :] if self.heading_path else self.content
+
 
 @dataclass(frozen=True, slots=True)
 class ChunkedDocument:

@@ -27,6 +27,7 @@ from ._db import (
     open_writer,
     read_manifest,
 )
+from ._distinct import distinct, with_copies
 from ._lock import WriterLock
 from ._search import MAX_TOP_K, Hit, fts_query, hydrate, lexical, per_document, rrf, vector
 from ._sql import Columns, chunk_rows, find_chunk, find_documents
@@ -322,13 +323,15 @@ class Store:
             with db:
                 lexical_ranked = lexical(db, match)
                 if knn is None:
-                    ranked = per_document(db, [(chunk_id, -score) for chunk_id, score in lexical_ranked])[:k]
+                    ranked = [(chunk_id, -score) for chunk_id, score in lexical_ranked]
                 else:
                     vector_ranked = knn.result()
-                    fused = rrf([c for c, _ in lexical_ranked], [c for c, _ in vector_ranked])
-                    ranked = per_document(db, fused)[:k]
+                    ranked = rrf([c for c, _ in lexical_ranked], [c for c, _ in vector_ranked])
+                # Copies of a better-ranked section go before the per-document cap counts them.
+                ranked, copies = distinct(db, ranked, k)
+                ranked = per_document(db, ranked)[:k]
                 # Rows a writer removed between the two sides' snapshots are skipped here.
-                hits = hydrate(db, ranked)
+                hits = with_copies(db, hydrate(db, ranked), copies)
         if degraded is not None:
             tier = f"hybrid -> DEGRADED to lexical (embeddings unreachable: {degraded})"
         return SearchResult(hits, "ok", tier, degraded)
