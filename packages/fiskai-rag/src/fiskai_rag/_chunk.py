@@ -14,10 +14,11 @@ literal backtick line).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-__all__ = ["Chunk", "ChunkedDocument", "chunk_markdown", "chunk_text"]
+__all__ = ["Chunk", "ChunkedDocument", "chunk_markdown", "chunk_text", "clean_heading"]
 
 TARGET_BYTES = 1200
 """Blocks are packed into a chunk until adding the next would pass this size."""
@@ -28,6 +29,13 @@ _BREADCRUMB_SEP = " > "
 _LIST_MARKERS = ("- ", "* ", "+ ")
 _STRUCTURAL = frozenset(" \t#~=-*_+0123456789")
 """First characters that may open a heading, fence, list, break, setext underline or indented code."""
+_HEADING_MARKUP = frozenset("<{[*!")
+_HEADING_NOISE = re.compile(r"<!--.*?-->|\{\{[<%].*?[%>]\}\}|\{#[^}]*\}|</?[A-Za-z][^>]*>")
+"""HTML comments, Hugo shortcodes (`{{< product-name >}}`, `{{% show-in %}}`), `{#anchor}` ids, HTML tags."""
+_HEADING_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+_HEADING_EMPHASIS = re.compile(r"(\*\*|\*)(?=\S)(.+?)(?<=\S)\1")
+_SENTENCE_END = re.compile(r"(?<=[.!?:])\s+(?=\S)")
+_ENDS_SENTENCE = (".", "!", "?", ":", ".)", ".*", "`.")
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,9 +88,14 @@ def chunk_markdown(text: str) -> ChunkedDocument:
     blocks: list[_Block] = []
     for item in _scan(lines, start):
         if isinstance(item, _Block):
-            blocks.append(item)
+            if item.text[:4] != "<!--" or not _only_comment(item.text):
+                blocks.append(item)
             continue
         level, heading = item
+        if not _HEADING_MARKUP.isdisjoint(heading):
+            heading = clean_heading(heading)
+            if not heading:
+                continue  # only markup (`## {{% show-in "enterprise" %}}`): the section stays under its parent
         chunks.extend(_pack(breadcrumb, blocks))
         blocks = []
         if not title:
@@ -93,6 +106,22 @@ def chunk_markdown(text: str) -> ChunkedDocument:
         breadcrumb = _BREADCRUMB_SEP.join(h for _, h in stack)
     chunks.extend(_pack(breadcrumb, blocks))
     return ChunkedDocument(title=title, chunks=chunks, date=day)
+
+
+def clean_heading(text: str) -> str:
+    """A heading as a reader sees it: no comments, shortcodes, anchors or tags; links and emphasis as their text."""
+    text = _HEADING_NOISE.sub("", text)
+    if "](" in text:
+        text = _HEADING_LINK.sub(r"\1", text)
+    if "*" in text:
+        text = _HEADING_EMPHASIS.sub(r"\2", text)
+    return " ".join(text.split())
+
+
+def _only_comment(text: str) -> bool:
+    """Whether a block is one HTML comment and nothing else (invisible on the page: not indexed)."""
+    end = text.find("-->")
+    return end != -1 and not text[end + 3 :].strip()
 
 
 def chunk_text(text: str) -> ChunkedDocument:
@@ -308,21 +337,53 @@ def _scan(lines: list[str], start: int) -> list[_Block | tuple[int, str]]:  # no
     return out
 
 
+def _size(text: str) -> int:
+    return len(text) if text.isascii() else len(text.encode())
+
+
+def _units(blocks: list[_Block]) -> Iterator[list[_Block]]:
+    """Group blocks that answer together.
+
+    A list item goes with its indented continuation (code, paragraphs), a lead-in ending with `:` with
+    what it introduces.
+    """
+    unit: list[_Block] = []
+    for block in blocks:
+        glued = bool(unit) and (block.text[:1] in (" ", "\t") or unit[-1].text.rstrip().endswith(":"))
+        if unit and not glued:
+            yield unit
+            unit = []
+        unit.append(block)
+    if unit:
+        yield unit
+
+
 def _pack(breadcrumb: str, blocks: list[_Block]) -> Iterator[Chunk]:
-    """Pack a section's blocks into chunks of about `TARGET_BYTES`, prefixing the breadcrumb."""
+    """Pack a section's blocks into chunks of about `TARGET_BYTES`, prefixing the breadcrumb.
+
+    A unit (see `_units`) that fits in a chunk of its own is never split across two: the chunk is closed
+    before it instead. A larger unit is packed block by block, and an oversized prose block is split at
+    sentence ends, list items and table rows (`_split`).
+    """
     buffer: list[str] = []
     size = 0
-    for block in blocks:
-        text = block.text
-        # Most blocks are small: skip the splitting generator for them.
-        pieces = (text,) if block.whole or len(text) <= SPLIT_BYTES // 4 else _split(block)
-        for piece in pieces:
-            piece_size = len(piece) if piece.isascii() else len(piece.encode())
-            if buffer and size + piece_size + 2 > TARGET_BYTES:
+    for unit in _units(blocks):
+        if len(unit) > 1:
+            unit_size = sum(_size(b.text) + 2 for b in unit)
+            if buffer and size + unit_size > TARGET_BYTES and unit_size <= TARGET_BYTES:
                 yield _make(breadcrumb, buffer)
                 buffer, size = [], 0
-            buffer.append(piece)
-            size += piece_size + 2
+        for block in unit:
+            text = block.text
+            # Most blocks are small: skip the splitting generator for them.
+            pieces = (text,) if block.whole or len(text) <= SPLIT_BYTES // 4 else _split(block)
+            for piece in pieces:
+                piece_size = _size(piece)
+                if buffer and size + piece_size + 2 > TARGET_BYTES:
+                    yield _make(breadcrumb, buffer)
+                    buffer, size = [], 0
+                buffer.append(piece)
+                size += piece_size + 2
     if buffer:
         yield _make(breadcrumb, buffer)
 
@@ -332,26 +393,76 @@ def _make(breadcrumb: str, buffer: list[str]) -> Chunk:
     return Chunk(heading_path=breadcrumb, content=f"{breadcrumb}\n\n{body}" if breadcrumb else body)
 
 
+def _cut_after(line: str, following: str) -> bool:
+    """Whether a piece may end after `line`: it ends a sentence, or the next line opens a list item or row."""
+    if line.rstrip().endswith(_ENDS_SENTENCE):
+        return True
+    nxt = following.lstrip()
+    return nxt[:1] == "|" or _is_list_item(nxt)
+
+
 def _split(block: _Block) -> Iterator[str]:
-    """Split an oversized prose block at line boundaries, and a single huge line at characters."""
+    """Split an oversized prose block between sentences, list items or table rows.
+
+    A piece ends at the last such line before the target size (at a plain line only when there is none),
+    and a single huge line is split between sentences. A table's pieces each repeat its header rows, so
+    every row keeps its column names.
+    """
     text = block.text
     if block.whole or len(text) <= SPLIT_BYTES // 4 or len(text.encode()) <= SPLIT_BYTES:
         yield text
         return
+    lines = text.split("\n")
+    header: list[str] = []
+    if len(lines) > 2 and lines[0].lstrip()[:1] == "|" and set(lines[1].strip()) <= set("|:- "):
+        header = lines[:2]
+        lines = lines[2:]
+    header_size = sum(len(h.encode()) + 1 for h in header)
     piece: list[str] = []
-    size = 0
-    for line in text.split("\n"):
+    size = header_size
+    cut = 0  # how many lines of `piece` end at a safe place (0: none yet)
+    for line in lines:
         line_size = len(line.encode()) + 1
         if piece and (size + line_size > TARGET_BYTES or line_size > SPLIT_BYTES):
-            yield "\n".join(piece)
-            piece, size = [], 0
+            keep = cut if cut else len(piece)
+            yield "\n".join(header + piece[:keep])
+            piece = piece[keep:]
+            size = header_size + sum(len(p.encode()) + 1 for p in piece)
+            cut = 0
         if line_size > SPLIT_BYTES:
-            yield from _split_chars(line)
+            if piece:
+                yield "\n".join(header + piece)
+                piece, size, cut = [], header_size, 0
+            yield from _split_sentences(line)
             continue
+        if piece and _cut_after(piece[-1], line):
+            cut = len(piece)
         piece.append(line)
         size += line_size
     if piece:
-        yield "\n".join(piece)
+        yield "\n".join(header + piece)
+
+
+def _split_sentences(line: str) -> Iterator[str]:
+    """Pack a long line's sentences into pieces of at most `TARGET_BYTES`.
+
+    A longer sentence is cut at characters (`_split_chars`).
+    """
+    piece = ""
+    for sentence in _SENTENCE_END.split(line):
+        joined = f"{piece} {sentence}" if piece else sentence
+        if len(joined.encode()) <= TARGET_BYTES:
+            piece = joined
+            continue
+        if piece:
+            yield piece
+        if len(sentence.encode()) > TARGET_BYTES:
+            yield from _split_chars(sentence)
+            piece = ""
+        else:
+            piece = sentence
+    if piece:
+        yield piece
 
 
 def _split_chars(line: str) -> Iterator[str]:
