@@ -26,7 +26,7 @@ from ._citation import Citation
 from ._db import Conn, columns
 from ._search import Hit
 
-__all__ = ["MAX_ALSO", "distinct", "fingerprint", "with_copies"]
+__all__ = ["MAX_ALSO", "distinct", "fingerprint", "fold", "with_copies"]
 
 MAX_ALSO = 8
 """Other locations named per hit; the total count is reported beside them."""
@@ -40,6 +40,9 @@ _WORD = re.compile(r"[^\W_]+")
 _SPACE = b" \t\n\r\f\v"
 NEAR_JACCARD_NUM, NEAR_JACCARD_DEN = 8, 10
 """Two chunks whose word sets overlap by at least 8/10 (Jaccard) are copies of one section."""
+NEAR_MIN_WORDS = 20
+"""Shorter sections are copies only when their fingerprints match: in a few words, the one that differs
+(`Default is 1000` / `Default is 5000`, `Widget note a` / `Widget note b`) is the point."""
 _SIGNED = 1 << 63
 
 
@@ -70,7 +73,7 @@ def _words(content: str) -> frozenset[str]:
 
 
 def _similar(a: frozenset[str], b: frozenset[str]) -> bool:
-    if not a or not b:
+    if len(a) < NEAR_MIN_WORDS or len(b) < NEAR_MIN_WORDS:
         return False
     small, large = (a, b) if len(a) <= len(b) else (b, a)
     if len(small) * NEAR_JACCARD_DEN < len(large) * NEAR_JACCARD_NUM:
@@ -79,16 +82,40 @@ def _similar(a: frozenset[str], b: frozenset[str]) -> bool:
     return shared * NEAR_JACCARD_DEN >= (len(a) + len(b) - shared) * NEAR_JACCARD_NUM
 
 
+class _Folder:
+    """Decides, best first, which chunk each one is a copy of (None: it is distinct)."""
+
+    def __init__(self) -> None:
+        self.by_print: dict[int, int | str] = {}
+        self.reps: list[tuple[int | str, object, frozenset[str]]] = []
+
+    def add(self, key: int | str, document: object, value: int | None, text: str | None) -> int | str | None:
+        owner = self.by_print.get(value) if value is not None else None
+        words = _words(text) if text is not None else frozenset[str]()
+        if owner is None and words:
+            # Near-identical sections of one page are its own repetitions (one per version, per
+            # platform) and each says something; only copies in other documents are folded.
+            owner = next(
+                (rep for rep, doc, rep_words in self.reps if doc != document and _similar(words, rep_words)), None
+            )
+        if owner is not None:
+            return owner
+        if value is not None:
+            self.by_print[value] = key
+        self.reps.append((key, document, words))
+        return None
+
+
 def distinct(
     db: Conn, ranked: Sequence[tuple[int, float]], want: int
 ) -> tuple[list[tuple[int, float]], dict[int, list[int]]]:
     """`ranked` without the copies of better-ranked chunks (order kept), and the copies each kept chunk stands for.
 
     A copy has the same fingerprint, or is in another document and shares at least 8/10 of its words
-    (Jaccard; link targets and shortcodes removed) with the kept chunk. Words are compared only among the first `3 * want + 10`
-    chunks (enough for `want` hits after the per-document cap), so a search reads no more text than it
-    needs; the rest are matched by fingerprint only. A store indexed before fingerprints existed still
-    collapses near-identical text at the top.
+    (Jaccard; link targets and shortcodes removed) with the kept chunk. Words are compared only among
+    the first `3 * want + 10` chunks (enough for `want` hits after the per-document cap), so a search
+    reads no more text than it needs; the rest are matched by fingerprint only. A store indexed before
+    fingerprints existed still collapses near-identical text at the top.
     """
     if not ranked:
         return [], {}
@@ -104,28 +131,31 @@ def distinct(
             prints[int(row[0])] = int(row[2])
     sql = f"SELECT rowid, content FROM chunks_fts WHERE rowid IN ({','.join('?' * len(read))})"
     texts = {int(r): str(t) for r, t in db.execute(sql, read)}
-    by_print: dict[int, int] = {}
+    folder = _Folder()
     kept: list[tuple[int, float]] = []
-    reps: list[tuple[int, int, frozenset[str]]] = []
     merged: dict[int, list[int]] = {}
     for chunk_id, score in ranked:
-        value = prints.get(chunk_id)
-        owner = by_print.get(value) if value is not None else None
-        text = texts.get(chunk_id)
-        words = _words(text) if text is not None else frozenset[str]()
-        document = owners.get(chunk_id, -1)
-        if owner is None and words:
-            # Near-identical sections of one page are its own repetitions (one per version, per
-            # platform) and each says something; only copies in other documents are folded.
-            owner = next((rep for rep, doc, rep_words in reps if doc != document and _similar(words, rep_words)), None)
-        if owner is not None:
+        owner = folder.add(chunk_id, owners.get(chunk_id, -1), prints.get(chunk_id), texts.get(chunk_id))
+        if isinstance(owner, int):
             merged.setdefault(owner, []).append(chunk_id)
-            continue
-        if value is not None:
-            by_print[value] = chunk_id
-        reps.append((chunk_id, document, words))
-        kept.append((chunk_id, score))
+        else:
+            kept.append((chunk_id, score))
     return kept, merged
+
+
+def fold(items: Sequence[tuple[str, str, str, str]]) -> dict[str, str]:
+    """For context packs: each item's representative, the best-ranked item it is a copy of (itself if none).
+
+    Args:
+        items: (citation, document path, heading path, content), best first.
+    """
+    folder = _Folder()
+    out: dict[str, str] = {}
+    for citation, path, heading_path, content in items:
+        body = content[len(heading_path) + 2 :] if heading_path else content
+        owner = folder.add(citation, path, fingerprint(heading_path, body), content)
+        out[citation] = str(owner) if owner is not None else citation
+    return out
 
 
 def _citations(db: Conn, ids: Sequence[int]) -> dict[int, str]:

@@ -15,7 +15,7 @@ Order of decisions, each recorded for the receipt:
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ._pack_rank import Scored
@@ -77,14 +77,24 @@ def apply_floor(scored: Sequence[Scored]) -> tuple[list[Scored], int]:
     return kept, len(scored) - len(kept)
 
 
-def collapse(ranked: Sequence[Scored]) -> list[tuple[Scored, tuple[str, ...], int]]:
-    """Group identical representations under their best-ranked member: (member, others named, count)."""
+def collapse(
+    ranked: Sequence[Scored], same: Mapping[str, str] | None = None
+) -> list[tuple[Scored, tuple[str, ...], int]]:
+    """Group identical representations under their best-ranked member: (member, others named, count).
+
+    `same` maps a citation to the citation of the item it is a near-identical copy of (`_distinct.fold`);
+    without it only byte-identical representations are grouped.
+    """
+
+    def key(item: Scored) -> str:
+        return same.get(item.candidate.citation, item.candidate.digest) if same else item.candidate.digest
+
     groups: dict[str, list[Scored]] = {}
     for item in ranked:
-        groups.setdefault(item.candidate.digest, []).append(item)
+        groups.setdefault(key(item), []).append(item)
     out: list[tuple[Scored, tuple[str, ...], int]] = []
     for item in ranked:
-        members = groups.get(item.candidate.digest)
+        members = groups.get(key(item))
         if members is None or members[0] is not item:
             continue
         others = tuple(m.candidate.citation for m in members[1 : 1 + MAX_COLLAPSED])
