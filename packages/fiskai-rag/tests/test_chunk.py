@@ -153,3 +153,56 @@ def test_tldr_pages_chunk_under_their_title(shared_fixtures: Path, name: str) ->
 
     assert doc.title
     assert doc.chunks and all(c.heading_path == doc.title for c in doc.chunks)
+
+
+def test_breadcrumbs_drop_comments_shortcodes_links_and_emphasis() -> None:
+    text = (
+        "# Start {{% product-name %}} <!-- @/docs/includes/x.md -->\n\n"
+        "## Use [the CLI](/influxdb/v2/cli/) **safely** {#cli}\n\nBody.\n\n"
+        '## {{% show-in "enterprise" %}}\n\nStill under the CLI section.\n'
+    )
+
+    doc = chunk_markdown(text)
+
+    assert doc.title == "Start"
+    assert [c.heading_path for c in doc.chunks] == ["Start > Use the CLI safely"]
+    assert "Still under the CLI section." in doc.chunks[0].content
+
+
+def test_a_comment_only_block_is_not_indexed() -> None:
+    doc = chunk_markdown("<!-- Generated from CHANGELOG.md; do not edit. -->\n\n# Title\n\nBody.\n")
+
+    assert [c.content for c in doc.chunks] == ["Title\n\nBody."]
+
+
+def test_a_long_paragraph_breaks_between_sentences() -> None:
+    sentences = [f"Sentence {i} says the retention period is {i} days and nothing else." for i in range(60)]
+    doc = chunk_markdown("# R\n\n" + " ".join(sentences) + "\n")
+
+    assert len(doc.chunks) > 1
+    for chunk in doc.chunks:
+        body = chunk.body
+        assert body.startswith("Sentence ") and body.endswith("nothing else.")
+        assert len(chunk.content.encode()) <= TARGET_BYTES + 10
+
+
+def test_an_oversized_table_splits_between_rows_and_repeats_its_header() -> None:
+    rows = "\n".join(f"| option-{i} | {'the default is ' + str(i) + ' units ' * 4} |" for i in range(60))
+    doc = chunk_markdown(f"# T\n\n| Option | Default |\n| --- | --- |\n{rows}\n")
+
+    assert len(doc.chunks) > 1
+    for chunk in doc.chunks:
+        lines = chunk.body.split("\n")
+        assert lines[:2] == ["| Option | Default |", "| --- | --- |"]
+        assert all(line.startswith("| option-") and line.endswith("|") for line in lines[2:])
+
+
+def test_a_list_item_stays_with_its_code_and_a_lead_in_with_its_list() -> None:
+    filler = "\n\n".join(f"Paragraph {i} of background prose about the setup." * 3 for i in range(6))
+    step = "1. Install the package:\n\n   ```sh\n   apt-get install influxdb2\n   ```"
+    doc = chunk_markdown(f"# Install\n\n{filler}\n\nDo the following:\n\n{step}\n")
+
+    holding = [c for c in doc.chunks if "apt-get install influxdb2" in c.content]
+    assert len(holding) == 1
+    assert "Do the following:" in holding[0].content
+    assert "1. Install the package:" in holding[0].content
