@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
-
-import apsw
 
 from fiskai_rag import open_store
 from fiskai_rag._db import CHUNKER_VERSION
@@ -78,9 +77,10 @@ def test_a_store_chunked_by_an_older_chunker_is_rechunked_on_the_next_index_run(
     store_dir = tmp_path / "store"
     with open_store(store_dir, read_only=False) as store:
         store.index([str(docs)])
-    db = apsw.Connection(str(store_dir / "knowledge.db"))
+    db = sqlite3.connect(str(store_dir / "knowledge.db"))
     db.execute("UPDATE rag_meta SET value = '1' WHERE key = 'chunker_version'")
     db.execute("UPDATE chunks SET fingerprint = NULL")
+    db.commit()
     db.close()
 
     with open_store(store_dir, read_only=False) as store:
@@ -89,7 +89,7 @@ def test_a_store_chunked_by_an_older_chunker_is_rechunked_on_the_next_index_run(
 
     assert (rerun.updated, rerun.skipped) == (4, 0)  # same bytes, re-chunked once
     assert (again.updated, again.skipped) == (0, 4)
-    db = apsw.Connection(str(store_dir / "knowledge.db"))
+    db = sqlite3.connect(str(store_dir / "knowledge.db"))
     version = db.execute("SELECT value FROM rag_meta WHERE key = 'chunker_version'").fetchall()[0][0]
     unprinted = db.execute("SELECT count(*) FROM chunks WHERE fingerprint IS NULL").fetchall()[0][0]
     db.close()
