@@ -95,3 +95,27 @@ def test_a_store_chunked_by_an_older_chunker_is_rechunked_on_the_next_index_run(
     db.close()
     assert version == str(CHUNKER_VERSION)
     assert unprinted == 0
+
+
+def test_near_identical_sections_stating_different_figures_stay_two_hits(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    body = (
+        "The write-ahead log is flushed to object storage on a fixed schedule, and a write is acknowledged "
+        "only after its batch reaches durable storage; the interval is {n} milliseconds by default and it "
+        "bounds how much acknowledged data a single ingester failure can ever put at risk."
+    )
+    for name, n in (("serverless", 100), ("dedicated", 30)):
+        (docs / f"{name}.md").write_text(f"# Durability\n\n## Flush interval\n\n{body.format(n=n)}\n", encoding="utf-8")
+    (docs / "same.md").write_text(
+        f"# Durability\n\n## Flush interval\n\n{body.format(n=100).replace('fixed', 'set')}\n", encoding="utf-8"
+    )
+    with open_store(tmp_path / "store", read_only=False) as store:
+        store.index([str(docs)])
+        hits = store.search("write-ahead log flush interval milliseconds", top_k=5).hits
+
+    by_path = {hit.path: hit for hit in hits}
+    assert set(by_path) <= {"docs/serverless.md", "docs/dedicated.md", "docs/same.md"}
+    assert "docs/dedicated.md" in by_path  # 30 ms is another fact than 100 ms: not folded
+    folded = by_path.get("docs/serverless.md") or by_path["docs/same.md"]
+    assert len(hits) == 2 and folded.also_total == 1  # one word reworded, same figures: one hit

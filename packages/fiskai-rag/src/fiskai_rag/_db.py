@@ -7,7 +7,7 @@ Schema (version 2, `schema_version` in `rag_meta`): `documents` (one row per fil
 absolute path, with its citation path, the stat and hash that make re-indexing incremental, the time it
 was last indexed, and the front matter `date:` that context packs filter on), `roots` (each indexed folder
 and the label its documents are cited under),
-`chunks` (id, document, ordinal: the citation), `chunks_fts` (FTS5 holding each chunk's text and heading
+`chunks` (id, document, ordinal: the citation; the near-identical-copy `fingerprint`), `chunks_fts` (FTS5 holding each chunk's text and heading
 path under the chunk's id), `rag_meta` (the manifest) and, for the vector tier, `chunks_vec` (vec0).
 Deleting a document cascades to its chunks, and triggers on `chunks` drop the FTS and vector rows.
 
