@@ -67,7 +67,16 @@ def test_yaml_front_matter_gives_the_title_and_is_not_indexed() -> None:
     doc = chunk_markdown('---\ntitle: "Write data"\nweight: 10\n---\n\nBody text.\n')
 
     assert doc.title == "Write data"
-    assert [c.content for c in doc.chunks] == ["Body text."]
+    assert [c.content for c in doc.chunks] == ["Write data\n\nBody text."]  # the title heads the breadcrumb
+    assert "weight" not in doc.chunks[0].content
+
+
+def test_a_front_matter_title_heads_the_breadcrumbs_until_a_level_one_heading() -> None:
+    titled = chunk_markdown("---\ntitle: Telegraf agent settings\n---\n\n## Collection > interval\n\nTen seconds.\n")
+    own_h1 = chunk_markdown("---\ntitle: Agent\n---\n\n# Telegraf agent\n\n## interval\n\nTen seconds.\n")
+
+    assert [c.heading_path for c in titled.chunks] == ["Telegraf agent settings > Collection > interval"]
+    assert [c.heading_path for c in own_h1.chunks] == ["Telegraf agent > interval"]
 
 
 def test_thematic_break_without_closing_is_not_front_matter() -> None:
@@ -130,7 +139,8 @@ def test_headings_agree_with_markdown_it_on_real_documentation(shared_fixtures: 
     for path in sample:
         text = path.read_text(encoding="utf-8")
         doc = chunk_markdown(text)
-        ours = {c.heading_path.rsplit(" > ", 1)[-1] for c in doc.chunks if c.heading_path}
+        # A front matter title heading a breadcrumb on its own (text before the first heading) is no heading.
+        ours = {c.heading_path.rsplit(" > ", 1)[-1] for c in doc.chunks if c.heading_path not in ("", doc.title)}
         body = text
         if text.startswith("---\n"):
             end = text.find("\n---", 4)
