@@ -48,6 +48,7 @@ _HEADING_NOISE = re.compile(r"<!--.*?-->|\{\{[<%].*?[%>]\}\}|\{(?:[#.]|[\w-]+=)[
 _HEADING_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
 _HEADING_EMPHASIS = re.compile(r"(\*\*|\*)(?=\S)(.+?)(?<=\S)\1")
 _SENTENCE_END = re.compile(r"(?<=[.!?:])\s+(?=\S)")
+_INDENTS = (" ", "\t")
 _ENDS_SENTENCE = (".", "!", "?", ":", ".)", ".*", "`.")
 
 
@@ -360,49 +361,45 @@ def _size(text: str) -> int:
     return len(text) if text.isascii() else len(text.encode())
 
 
-def _units(blocks: list[_Block]) -> Iterator[list[_Block]]:
-    """Group blocks that answer together.
+def _glued(blocks: list[_Block], i: int) -> bool:
+    """Whether block `i` answers together with block `i - 1`.
 
-    A list item goes with its indented continuation (code, paragraphs), a lead-in ending with `:` with
-    what it introduces.
+    It does as a list item's indented continuation (code, paragraphs), or as what a lead-in ending with
+    `:` introduces.
     """
-    unit: list[_Block] = []
-    for block in blocks:
-        glued = bool(unit) and (block.text[:1] in (" ", "\t") or unit[-1].text.rstrip().endswith(":"))
-        if unit and not glued:
-            yield unit
-            unit = []
-        unit.append(block)
-    if unit:
-        yield unit
+    return i > 0 and (blocks[i].text[:1] in _INDENTS or blocks[i - 1].text.endswith(":"))
 
 
 def _pack(breadcrumb: str, blocks: list[_Block]) -> Iterator[Chunk]:
     """Pack a section's blocks into chunks of about `TARGET_BYTES`, prefixing the breadcrumb.
 
-    A unit (see `_units`) that fits in a chunk of its own is never split across two: the chunk is closed
-    before it instead. A larger unit is packed block by block, and an oversized prose block is split at
-    sentence ends, list items and table rows (`_split`).
+    Blocks that answer together (`_glued`) form a unit; a unit that fits in a chunk of its own is never
+    split across two: the chunk is closed before it instead. A larger unit is packed block by block, and
+    an oversized prose block is split at sentence ends, list items and table rows (`_split`).
     """
     buffer: list[str] = []
     size = 0
-    for unit in _units(blocks):
-        if len(unit) > 1:
-            unit_size = sum(_size(b.text) + 2 for b in unit)
-            if buffer and size + unit_size > TARGET_BYTES and unit_size <= TARGET_BYTES:
+    count = len(blocks)
+    for i, block in enumerate(blocks):
+        text = block.text
+        if buffer and i + 1 < count and _glued(blocks, i + 1) and not _glued(blocks, i):
+            end = i + 1
+            unit_size = _size(text) + 2
+            while end < count and _glued(blocks, end):
+                unit_size += _size(blocks[end].text) + 2
+                end += 1
+            if size + unit_size > TARGET_BYTES and unit_size <= TARGET_BYTES:
                 yield _make(breadcrumb, buffer)
                 buffer, size = [], 0
-        for block in unit:
-            text = block.text
-            # Most blocks are small: skip the splitting generator for them.
-            pieces = (text,) if block.whole or len(text) <= SPLIT_BYTES // 4 else _split(block)
-            for piece in pieces:
-                piece_size = _size(piece)
-                if buffer and size + piece_size + 2 > TARGET_BYTES:
-                    yield _make(breadcrumb, buffer)
-                    buffer, size = [], 0
-                buffer.append(piece)
-                size += piece_size + 2
+        # Most blocks are small: skip the splitting generator for them.
+        pieces = (text,) if block.whole or len(text) <= SPLIT_BYTES // 4 else _split(block)
+        for piece in pieces:
+            piece_size = len(piece) if piece.isascii() else len(piece.encode())
+            if buffer and size + piece_size + 2 > TARGET_BYTES:
+                yield _make(breadcrumb, buffer)
+                buffer, size = [], 0
+            buffer.append(piece)
+            size += piece_size + 2
     if buffer:
         yield _make(breadcrumb, buffer)
 
