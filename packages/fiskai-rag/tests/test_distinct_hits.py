@@ -32,12 +32,13 @@ def _corpus(root: Path) -> Path:
 
 
 def test_fingerprint_ignores_link_targets_shortcodes_comments_and_whitespace() -> None:
-    one = fingerprint("A > B", "See [the docs](/v1/x/) for {{< product-name >}}.\n<!-- note -->\nDone.")
-    two = fingerprint("A > B", "See  [the docs](/cloud/y/)\nfor {{% product-name %}}. Done.")
+    one = fingerprint("A > B\n\nSee [the docs](/v1/x/) for {{< product-name >}}.\n<!-- note -->\nDone.")
+    two = fingerprint("A > B\n\nSee  [the docs](/cloud/y/)\nfor {{% product-name %}}. Done.")
 
     assert one is not None and one == two
-    assert fingerprint("A > C", "See [the docs](/v1/x/) for. Done.") != one  # another section
-    assert fingerprint("", "<!-- only a comment -->") is None
+    assert fingerprint("A > C\n\nSee [the docs](/v1/x/) for. Done.") != one  # another section
+    assert fingerprint("See the docs (/v1/x/) for. Done.") != fingerprint("See the docs (/v2/x/) for. Done.")
+    assert fingerprint("<!-- only a comment -->") is None
 
 
 def test_copies_across_version_trees_are_one_hit_listing_the_others(tmp_path: Path) -> None:

@@ -382,7 +382,12 @@ def _pack(breadcrumb: str, blocks: list[_Block]) -> Iterator[Chunk]:
     count = len(blocks)
     for i, block in enumerate(blocks):
         text = block.text
-        if buffer and i + 1 < count and _glued(blocks, i + 1) and not _glued(blocks, i):
+        if (
+            buffer
+            and i + 1 < count
+            and (text[-1:] == ":" or blocks[i + 1].text[:1] in _INDENTS)  # `_glued(blocks, i + 1)`, inlined
+            and not _glued(blocks, i)
+        ):
             end = i + 1
             unit_size = _size(text) + 2
             while end < count and _glued(blocks, end):

@@ -63,14 +63,14 @@ link targets removed before the words are taken can shorten one side)."""
 _SIGNED = 1 << 63
 
 
-def fingerprint(heading_path: str, body: str) -> int | None:
-    """A signed 64-bit fingerprint of a chunk's breadcrumb and body, or None when no text is left.
+def fingerprint(content: str) -> int | None:
+    """A signed 64-bit fingerprint of a chunk's text (breadcrumb and body), or None when no text is left.
 
     Bytes, `translate` and one regex, as it runs for every chunk of a cold index: on influxdata-docs
     (21 MB of chunks) about 0.17 s where chunking takes 0.45 s, half of it the regex (measured on an
     idle 2-core machine; twice both under load).
     """
-    data = f"{heading_path}\n{body}".encode()
+    data = content.encode()
     if b"](" in data or b"{{" in data or b"<!--" in data:
         data = _NOISE.sub(b"", data)
     data = data.translate(None, _SPACE).lower()
@@ -109,11 +109,12 @@ def _similar(a: frozenset[bytes], b: frozenset[bytes]) -> bool:
 class _Rep:
     """A kept chunk as later chunks are compared with it; its words are read only when a comparison needs them."""
 
-    __slots__ = ("document", "key", "text", "_words")
+    __slots__ = ("document", "key", "leaf", "text", "_words")
 
-    def __init__(self, key: int | str, document: object, text: str) -> None:
+    def __init__(self, key: int | str, document: object, heading_path: str, text: str) -> None:
         self.key = key
         self.document = document
+        self.leaf = heading_path.rpartition(" > ")[2].casefold()
         self.text = text
         self._words: frozenset[bytes] | None = None
 
@@ -131,26 +132,35 @@ class _Folder:
         self.by_print: dict[int, int | str] = {}
         self.reps: list[_Rep] = []
 
-    def add(self, key: int | str, document: object, value: int | None, text: str | None) -> int | str | None:
+    def add(
+        self, key: int | str, document: object, value: int | None, heading_path: str, text: str | None
+    ) -> int | str | None:
         owner = self.by_print.get(value) if value is not None else None
-        if owner is None and text:
-            owner = self._near(document, _Rep(key, document, text))
+        rep = _Rep(key, document, heading_path, text) if text else None
+        if owner is None and rep is not None:
+            owner = self._near(rep)
         if owner is not None:
             return owner
         if value is not None:
             self.by_print[value] = key
-        if text:
-            self.reps.append(_Rep(key, document, text))
+        if rep is not None:
+            self.reps.append(rep)
         return None
 
-    def _near(self, document: object, candidate: _Rep) -> int | str | None:
-        # Near-identical sections of one page are its own repetitions (one per version, per platform)
-        # and each says something; only copies in other documents are folded. Texts of very different
-        # lengths cannot share 8/10 of their words, so their words are never read (most pairs).
+    def _near(self, candidate: _Rep) -> int | str | None:
+        # A copied section keeps its heading, so only sections under the same heading are compared (their
+        # words are read for few pairs). Near-identical sections of one page are its own repetitions (one
+        # per version, per platform) and each says something: only copies in other documents are folded.
+        # Texts of very different lengths cannot share 8/10 of their words.
         size = len(candidate.text)
         for rep in self.reps:
             other = len(rep.text)
-            if rep.document == document or size > _LENGTH_FACTOR * other or other > _LENGTH_FACTOR * size:
+            if (
+                rep.leaf != candidate.leaf
+                or rep.document == candidate.document
+                or size > _LENGTH_FACTOR * other
+                or other > _LENGTH_FACTOR * size
+            ):
                 continue
             if _similar(candidate.words, rep.words):
                 return rep.key
@@ -162,8 +172,8 @@ def distinct(
 ) -> tuple[list[tuple[int, float]], dict[int, list[int]]]:
     """`ranked` without the copies of better-ranked chunks (order kept), and the copies each kept chunk stands for.
 
-    A copy has the same fingerprint, or is in another document and shares at least 8/10 of its words
-    (Jaccard; link targets and shortcodes removed) with the kept chunk. Words are compared only among
+    A copy has the same fingerprint, or is in another document under the same heading and shares at
+    least 8/10 of its words (Jaccard; link targets and shortcodes removed) with the kept chunk. Words are compared only among
     the first `2 * want + 5` chunks (enough for `want` hits after the per-document cap), so a search
     reads no more text than it needs; the rest are matched by fingerprint only. A store indexed before
     fingerprints existed still collapses near-identical text at the top.
@@ -180,13 +190,14 @@ def distinct(
         owners[int(row[0])] = int(row[1])
         if printed and row[2] is not None:
             prints[int(row[0])] = int(row[2])
-    sql = f"SELECT rowid, content FROM chunks_fts WHERE rowid IN ({','.join('?' * len(read))})"
-    texts = {int(r): str(t) for r, t in db.execute(sql, read)}
+    sql = f"SELECT rowid, heading_path, content FROM chunks_fts WHERE rowid IN ({','.join('?' * len(read))})"
+    texts = {int(r): (str(h), str(t)) for r, h, t in db.execute(sql, read)}
     folder = _Folder()
     kept: list[tuple[int, float]] = []
     merged: dict[int, list[int]] = {}
     for chunk_id, score in ranked:
-        owner = folder.add(chunk_id, owners.get(chunk_id, -1), prints.get(chunk_id), texts.get(chunk_id))
+        heading_path, text = texts.get(chunk_id, ("", None))
+        owner = folder.add(chunk_id, owners.get(chunk_id, -1), prints.get(chunk_id), heading_path, text)
         if isinstance(owner, int):
             merged.setdefault(owner, []).append(chunk_id)
         else:
@@ -203,8 +214,7 @@ def fold(items: Sequence[tuple[str, str, str, str]]) -> dict[str, str]:
     folder = _Folder()
     out: dict[str, str] = {}
     for citation, path, heading_path, content in items:
-        body = content[len(heading_path) + 2 :] if heading_path else content
-        owner = folder.add(citation, path, fingerprint(heading_path, body), content)
+        owner = folder.add(citation, path, fingerprint(content), heading_path, content)
         out[citation] = str(owner) if owner is not None else citation
     return out
 
