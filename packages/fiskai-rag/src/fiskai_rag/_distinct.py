@@ -31,19 +31,17 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 
 from ._citation import Citation
 from ._db import Conn, columns
 from ._search import Hit
 
-__all__ = ["MAX_ALSO", "distinct", "fingerprint", "fold", "with_copies"]
+__all__ = ["MAX_ALSO", "Folded", "distinct", "fingerprint", "fold", "with_copies"]
 
 MAX_ALSO = 8
 """Other locations named per hit; the total count is reported beside them."""
-_MAX_LOOKUP = 64
-"""Exact copies read per hit before only counting the rest (a boilerplate section can have hundreds)."""
 
 _NOISE = re.compile(rb"[]{<](?:\([^)\s]*\)|\{[<%].*?[%>]\}\}|!--.*?-->)", re.S)
 """A link target `](...)` (its text stays), a Hugo shortcode, an HTML comment."""
@@ -167,26 +165,41 @@ class _Folder:
         return None
 
 
-def distinct(
-    db: Conn, ranked: Sequence[tuple[int, float]], want: int
-) -> tuple[list[tuple[int, float]], dict[int, list[int]]]:
+@dataclass(frozen=True, slots=True)
+class Folded:
+    """A ranking without copies, what each kept chunk stands for, and the fingerprints that were read."""
+
+    ranked: list[tuple[int, float]]
+    merged: dict[int, list[int]]
+    """Kept chunk id to the ids of the near-identical chunks folded into it."""
+    prints: dict[int, int]
+    """Chunk id to fingerprint, for the chunks of the ranking that have one."""
+    cite: str
+    """How this store spells a document's citation path (`d.cite`, or `d.path` in a schema-1 store)."""
+
+
+def distinct(db: Conn, ranked: Sequence[tuple[int, float]], want: int) -> Folded:
     """`ranked` without the copies of better-ranked chunks (order kept), and the copies each kept chunk stands for.
 
     A copy has the same fingerprint, or is in another document under the same heading and shares at
-    least 8/10 of its words (Jaccard; link targets and shortcodes removed) with the kept chunk. Words are compared only among
-    the first `2 * want + 5` chunks (enough for `want` hits after the per-document cap), so a search
-    reads no more text than it needs; the rest are matched by fingerprint only. A store indexed before
-    fingerprints existed still collapses near-identical text at the top.
+    least 8/10 of its words (Jaccard; link targets and shortcodes removed) with the kept chunk. Words
+    are compared only among the first `2 * want + 5` chunks (enough for `want` hits after the
+    per-document cap), so a search reads no more text than it needs; the rest are matched by
+    fingerprint only. A store indexed before fingerprints existed still collapses near-identical text
+    at the top.
     """
+    printed = _has_fingerprints(db)
+    # Fingerprints came with schema 2; only an unmigrated schema-1 store lacks `cite` (and fingerprints).
+    cite = "d.cite" if printed or "cite" in columns(db, "documents") else "d.path"
     if not ranked:
-        return [], {}
+        return Folded([], {}, {}, cite)
     ids = [chunk_id for chunk_id, _ in ranked]
     marks = ",".join("?" * len(ids))
     read = ids[: 2 * want + 5]
     prints: dict[int, int] = {}
     owners: dict[int, int] = {}
-    printed = ", fingerprint" if _has_fingerprints(db) else ""
-    for row in db.execute(f"SELECT id, document_id{printed} FROM chunks WHERE id IN ({marks})", ids):
+    column = ", fingerprint" if printed else ""
+    for row in db.execute(f"SELECT id, document_id{column} FROM chunks WHERE id IN ({marks})", ids):
         owners[int(row[0])] = int(row[1])
         if printed and row[2] is not None:
             prints[int(row[0])] = int(row[2])
@@ -202,7 +215,7 @@ def distinct(
             merged.setdefault(owner, []).append(chunk_id)
         else:
             kept.append((chunk_id, score))
-    return kept, merged
+    return Folded(kept, merged, prints, cite)
 
 
 def fold(items: Sequence[tuple[str, str, str, str]]) -> dict[str, str]:
@@ -219,49 +232,35 @@ def fold(items: Sequence[tuple[str, str, str, str]]) -> dict[str, str]:
     return out
 
 
-def _citations(db: Conn, ids: Sequence[int]) -> dict[int, str]:
-    if not ids:
-        return {}
-    cite = "d.cite" if "cite" in columns(db, "documents") else "d.path"
-    sql = (
-        f"SELECT c.id, {cite}, c.ordinal FROM chunks c JOIN documents d ON d.id = c.document_id "
-        f"WHERE c.id IN ({','.join('?' * len(ids))})"
-    )
-    return {int(i): str(Citation(str(path), int(ordinal))) for i, path, ordinal in db.execute(sql, list(ids))}
-
-
-def with_copies(db: Conn, hits: Sequence[Hit], merged: Mapping[int, Sequence[int]]) -> list[Hit]:
+def with_copies(db: Conn, hits: Sequence[Hit], folded: Folded) -> list[Hit]:
     """The hits, each with the other locations of its section (`also`, `also_total`).
 
     The other locations are every chunk in the index with the hit's fingerprint and the near-identical
-    chunks `distinct` folded into it; `also` names the first `MAX_ALSO` by citation.
+    chunks `distinct` folded into it; `also` names the first `MAX_ALSO` by citation. Two queries at
+    most, whatever the number of hits.
     """
     if not hits:
         return []
-    ids = [hit.chunk_id for hit in hits]
-    exact: dict[int, list[int]] = {}
-    totals: dict[int, int] = {}
-    if _has_fingerprints(db):
-        marks = ",".join("?" * len(ids))
-        for chunk_id, value in db.execute(
-            f"SELECT id, fingerprint FROM chunks WHERE id IN ({marks}) AND fingerprint IS NOT NULL", ids
-        ):
-            rows = db.execute(
-                "SELECT id FROM chunks WHERE fingerprint = ? AND id != ? LIMIT ?", (value, chunk_id, _MAX_LOOKUP)
-            ).fetchall()
-            if rows:
-                exact[int(chunk_id)] = [int(r[0]) for r in rows]
-                if len(rows) == _MAX_LOOKUP:
-                    sql = "SELECT count(*) - 1 FROM chunks WHERE fingerprint = ?"
-                    totals[int(chunk_id)] = int(db.execute(sql, (value,)).fetchall()[0][0])
-    others = {i: list(dict.fromkeys([*exact.get(i, ()), *merged.get(i, ())])) for i in ids}
-    names = _citations(db, [o for group in others.values() for o in group])
+    join = "FROM chunks c JOIN documents d ON d.id = c.document_id"
+    wanted = {folded.prints[h.chunk_id] for h in hits if h.chunk_id in folded.prints}
+    names: dict[int, str] = {}
+    groups: dict[int, list[int]] = {}
+    if wanted:
+        sql = f"SELECT c.fingerprint, c.id, {folded.cite}, c.ordinal {join} WHERE c.fingerprint IN ({','.join('?' * len(wanted))})"
+        for value, chunk_id, path, ordinal in db.execute(sql, list(wanted)):
+            groups.setdefault(int(value), []).append(int(chunk_id))
+            names[int(chunk_id)] = str(Citation(str(path), int(ordinal)))
+    unnamed = [o for h in hits for o in folded.merged.get(h.chunk_id, ()) if o not in names]
+    if unnamed:
+        sql = f"SELECT c.id, {folded.cite}, c.ordinal {join} WHERE c.id IN ({','.join('?' * len(unnamed))})"
+        names.update((int(i), str(Citation(str(path), int(ordinal)))) for i, path, ordinal in db.execute(sql, unnamed))
     out: list[Hit] = []
     for hit in hits:
-        group = sorted(names[o] for o in others[hit.chunk_id] if o in names)
-        if not group:
+        exact = groups.get(folded.prints[hit.chunk_id], []) if hit.chunk_id in folded.prints else []
+        others = {o for o in (*exact, *folded.merged.get(hit.chunk_id, ())) if o != hit.chunk_id and o in names}
+        if not others:
             out.append(hit)
             continue
-        total = max(len(group), totals.get(hit.chunk_id, 0) + len(merged.get(hit.chunk_id, ())))
-        out.append(replace(hit, also=tuple(group[:MAX_ALSO]), also_total=total))
+        cited = sorted(names[o] for o in others)
+        out.append(replace(hit, also=tuple(cited[:MAX_ALSO]), also_total=len(cited)))
     return out

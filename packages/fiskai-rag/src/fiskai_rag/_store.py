@@ -328,10 +328,10 @@ class Store:
                     vector_ranked = knn.result()
                     ranked = rrf([c for c, _ in lexical_ranked], [c for c, _ in vector_ranked])
                 # Copies of a better-ranked section go before the per-document cap counts them.
-                ranked, copies = distinct(db, ranked, k)
-                ranked = per_document(db, ranked)[:k]
+                folded = distinct(db, ranked, k)
+                ranked = per_document(db, folded.ranked)[:k]
                 # Rows a writer removed between the two sides' snapshots are skipped here.
-                hits = with_copies(db, hydrate(db, ranked), copies)
+                hits = with_copies(db, hydrate(db, ranked), folded)
         if degraded is not None:
             tier = f"hybrid -> DEGRADED to lexical (embeddings unreachable: {degraded})"
         return SearchResult(hits, "ok", tier, degraded)
