@@ -107,7 +107,7 @@ def chunk_markdown(text: str) -> ChunkedDocument:
     blocks: list[_Block] = []
     for item in _scan(lines, start):
         if isinstance(item, _Block):
-            if item.text[:4] != "<!--" or not _only_comment(item.text):
+            if item.text[:1] != "<" or not _only_comment(item.text):
                 blocks.append(item)
             continue
         level, heading = item
@@ -140,6 +140,8 @@ def clean_heading(text: str) -> str:
 
 def _only_comment(text: str) -> bool:
     """Whether a block is one HTML comment and nothing else (invisible on the page: not indexed)."""
+    if not text.startswith("<!--"):
+        return False
     end = text.find("-->")
     return end != -1 and not text[end + 3 :].strip()
 

@@ -58,7 +58,6 @@ NEAR_MIN_WORDS = 20
 _LENGTH_FACTOR = 2
 """Texts compared for near-identity are within a factor 2 in length (a loose bound on 8/10 shared words:
 link targets removed before the words are taken can shorten one side)."""
-_SIGNED = 1 << 63
 
 
 def fingerprint(content: str) -> int | None:
@@ -74,8 +73,7 @@ def fingerprint(content: str) -> int | None:
     data = data.translate(None, _SPACE).lower()
     if not data:
         return None
-    value = int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "big")
-    return value - (1 << 64) if value >= _SIGNED else value  # SQLite integers are signed
+    return int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "big", signed=True)  # SQLite's are
 
 
 def _has_fingerprints(db: Conn) -> bool:
