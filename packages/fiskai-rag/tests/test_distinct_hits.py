@@ -120,3 +120,23 @@ def test_near_identical_sections_stating_different_figures_stay_two_hits(tmp_pat
     assert "docs/dedicated.md" in by_path  # 30 ms is another fact than 100 ms: not folded
     folded = by_path.get("docs/serverless.md") or by_path["docs/same.md"]
     assert len(hits) == 2 and folded.also_total == 1  # one word reworded, same figures: one hit
+
+
+def test_copies_titled_after_their_product_are_one_hit_and_pages_named_apart_stay_apart(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    section = "## Retention check\n\nExpired shard groups are removed every 30 minutes by default.\n"
+    for product in ("OSS", "Enterprise"):
+        (docs / f"{product.lower()}.md").write_text(
+            f"---\ntitle: Configure InfluxDB {product}\n---\n\n{section}", encoding="utf-8"
+        )
+    for name in ("alpha", "beta"):
+        (docs / f"{name}.md").write_text(f"# Widget {name}\n\nA widget appears here.\n", encoding="utf-8")
+    with open_store(tmp_path / "store", read_only=False) as store:
+        store.index([str(docs)])
+        retention = store.search("expired shard groups removed", top_k=5).hits
+        widgets = store.search("widget appears", top_k=5).hits
+
+    assert [h.heading_path for h in retention] == ["Configure InfluxDB Enterprise > Retention check"]
+    assert retention[0].also == ("docs/oss.md#0",)
+    assert sorted(h.path for h in widgets) == ["docs/alpha.md", "docs/beta.md"]  # their titles are the difference

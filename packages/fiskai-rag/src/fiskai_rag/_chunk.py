@@ -75,6 +75,8 @@ class ChunkedDocument:
     chunks: list[Chunk]
     date: str = ""
     """Front matter `date:` as `YYYY-MM-DD` (a timestamp is cut to its day), or `""` when absent or invalid."""
+    root: str = ""
+    """The front matter title that heads breadcrumbs of sections outside a `#` heading, or `""`."""
 
 
 @dataclass(slots=True)
@@ -125,7 +127,7 @@ def chunk_markdown(text: str) -> ChunkedDocument:
         crumbs = [h for _, h in stack]
         breadcrumb = _BREADCRUMB_SEP.join([root, *crumbs] if root and stack[0][0] > 1 else crumbs)
     chunks.extend(_pack(breadcrumb, blocks))
-    return ChunkedDocument(title=title, chunks=chunks, date=day)
+    return ChunkedDocument(title=title, chunks=chunks, date=day, root=root)
 
 
 def clean_heading(text: str) -> str:

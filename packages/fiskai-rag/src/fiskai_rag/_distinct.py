@@ -20,11 +20,13 @@ there. Two tests, both measured on influxdata-docs:
   `v1` / `v2` found by sampling the pairs the tuning questions fold.
 
 Search keeps the best-ranked chunk of each group and lists the others (`Hit.also`); packs fold the
-same way (`fold`). Measured (issue 16): influxdata tuning questions with an answer in the top 5 hits
-0.591 -> 0.614 with the new chunker (keyword +1); on the old chunker 0.568 either way, because the
+same way (`fold`, on the stored fingerprints). Measured (issue 16), search folding on and off:
+influxdata tuning questions with an answer in the top 5 hits 0.568 both on the old chunker, 0.591 ->
+0.614 (keyword +1) with whole-answer chunks, 0.614 both once breadcrumbs carry the page title. The
 questions that fail have no answer in the top 20 at all, and where copies filled the top 5 the answer
-was already among them. CISI, CACM, MED nDCG@10 within 0.001. Tuning nDCG@10 0.541 -> 0.526 as the
-judge counts only a hit's own citation: counting the `also` citations too gives 0.539.
+was already among them, so the freed slots rarely bring one. CISI, CACM, MED nDCG@10 within 0.001.
+Tuning nDCG@10 0.531 -> 0.525 because the judge credits a hit's own citation only; crediting its
+`also` citations too moves it to 0.531 but CACM (whose duplicate abstracts are judged apart) to 0.491.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ from ._citation import Citation
 from ._db import Conn, columns
 from ._search import Hit
 
-__all__ = ["MAX_ALSO", "Folded", "distinct", "fingerprint", "fold", "with_copies"]
+__all__ = ["MAX_ALSO", "Folded", "distinct", "fingerprint", "fold", "stored_prints", "with_copies"]
 
 MAX_ALSO = 8
 """Other locations named per hit; the total count is reported beside them."""
@@ -49,6 +51,7 @@ _NOISE_TEXT = re.compile(r"[]{<](?:\([^)\s]*\)|\{[<%].*?[%>]\}\}|!--.*?-->)", re
 _PUNCT = b".,;:!?()[]{}`*\"'<>|=/\\#"
 _PUNCTUATION = bytes.maketrans(_PUNCT, b" " * len(_PUNCT))
 _DIGIT = re.compile(rb"\d")
+_CRUMB = " > "
 _SPACE = b" \t\n\r\f\v"
 NEAR_JACCARD_NUM, NEAR_JACCARD_DEN = 8, 10
 """Two chunks whose word sets overlap by at least 8/10 (Jaccard) are copies of one section."""
@@ -60,13 +63,24 @@ _LENGTH_FACTOR = 2
 link targets removed before the words are taken can shorten one side)."""
 
 
-def fingerprint(content: str) -> int | None:
+def fingerprint(content: str, root: str = "") -> int | None:
     """A signed 64-bit fingerprint of a chunk's text (breadcrumb and body), or None when no text is left.
+
+    `root`, the front matter title heading the breadcrumb (`ChunkedDocument.root`), is left out: copies
+    across product trees keep their sections' headings and text, while their titles name the product
+    (`Configure InfluxDB OSS` / `Configure InfluxDB Enterprise v1 data nodes`). A `#` title stays in:
+    two pages whose text differs only there are two pages.
 
     Bytes, `translate` and one regex, as it runs for every chunk of a cold index: on influxdata-docs
     (21 MB of chunks) about 0.17 s where chunking takes 0.45 s, half of it the regex (measured on an
     idle 2-core machine; twice both under load).
     """
+    if root and content.startswith(root):
+        rest = content[len(root) :]
+        if rest.startswith(_CRUMB):
+            content = rest[len(_CRUMB) :]
+        elif rest.startswith("\n\n"):
+            content = rest
     data = content.encode()
     if b"](" in data or b"{{" in data or b"<!--" in data:
         data = _NOISE.sub(b"", data)
@@ -120,6 +134,15 @@ class _Rep:
             self._words = _words(self.text)
         return self._words
 
+    @staticmethod
+    def of(key: int | str, document: object, heading_path: str, content: str) -> _Rep:
+        """A chunk as compared: by its heading's last part and its body.
+
+        The breadcrumb's page title names the product, which copies across product trees change.
+        """
+        body = content[len(heading_path) + 2 :] if heading_path and content.startswith(heading_path) else content
+        return _Rep(key, document, heading_path, body)
+
 
 class _Folder:
     """Decides, best first, which chunk each one is a copy of (None: it is distinct)."""
@@ -132,7 +155,7 @@ class _Folder:
         self, key: int | str, document: object, value: int | None, heading_path: str, text: str | None
     ) -> int | str | None:
         owner = self.by_print.get(value) if value is not None else None
-        rep = _Rep(key, document, heading_path, text) if text else None
+        rep = _Rep.of(key, document, heading_path, text) if text else None
         if owner is None and rep is not None:
             owner = self._near(rep)
         if owner is not None:
@@ -216,16 +239,27 @@ def distinct(db: Conn, ranked: Sequence[tuple[int, float]], want: int) -> Folded
     return Folded(kept, merged, prints, cite)
 
 
-def fold(items: Sequence[tuple[str, str, str, str]]) -> dict[str, str]:
+def stored_prints(db: Conn, cite: str, ids: Sequence[int]) -> dict[str, int]:
+    """The stored fingerprints of these chunks by citation (`cite` spells the citation path column)."""
+    if not ids or not _has_fingerprints(db):
+        return {}
+    sql = (
+        f"SELECT {cite}, c.ordinal, c.fingerprint FROM chunks c JOIN documents d ON d.id = c.document_id "
+        f"WHERE c.id IN ({','.join('?' * len(ids))}) AND c.fingerprint IS NOT NULL"
+    )
+    return {str(Citation(str(path), int(ordinal))): int(value) for path, ordinal, value in db.execute(sql, list(ids))}
+
+
+def fold(items: Sequence[tuple[str, str, str, str, int | None]]) -> dict[str, str]:
     """For context packs: each item's representative, the best-ranked item it is a copy of (itself if none).
 
     Args:
-        items: (citation, document path, heading path, content), best first.
+        items: (citation, document path, heading path, content, stored fingerprint), best first.
     """
     folder = _Folder()
     out: dict[str, str] = {}
-    for citation, path, heading_path, content in items:
-        owner = folder.add(citation, path, fingerprint(content), heading_path, content)
+    for citation, path, heading_path, content, value in items:
+        owner = folder.add(citation, path, value, heading_path, content)
         out[citation] = str(owner) if owner is not None else citation
     return out
 

@@ -17,7 +17,7 @@ from typing import Any, NamedTuple
 
 from ._citation import Citation
 from ._db import DATES_PENDING, DB_NAME, Conn
-from ._distinct import fold
+from ._distinct import fold, stored_prints
 from ._pack_rank import Candidate, QueryPlan, Scored, Scorer, excerpt, plan_query, rarity, words
 from ._pack_render import FORMATS, Format, deliver, encode, item_cost
 from ._pack_select import PackItem, Selection, apply_floor, collapse, select
@@ -282,8 +282,9 @@ def _build(db: Conn, request: _Request, plan: QueryPlan, window: Window) -> Pack
     scored = [scorer.score(c) for c in candidates]
     ranked, below = apply_floor(scored)
     # Near-identical copies (a page copied across version trees) are one item that names the others.
+    prints = stored_prints(db, reader.cols.cite, ids)
     groups = collapse(ranked, fold([(s.candidate.citation, s.candidate.path, s.candidate.heading_path,
-                                     s.candidate.content) for s in ranked]))  # fmt: skip
+                                     s.candidate.content, prints.get(s.candidate.citation)) for s in ranked]))  # fmt: skip
     terms = frozenset(t for t in plan.terms if t not in stop)
     pin_items: list[PackItem] = []
     rejected: list[tuple[str, str]] = []

@@ -82,7 +82,7 @@ def _prepare_one(job: Job) -> Prepared:
     except UnicodeDecodeError:
         return Prepared("note", note=f'skipping non-UTF-8 file "{job.key}"')
     document = chunk_text(text) if job.key.lower().endswith((".txt", ".text")) else chunk_markdown(text)
-    chunks = tuple((c.heading_path, c.content, fingerprint(c.content)) for c in document.chunks)
+    chunks = tuple((c.heading_path, c.content, fingerprint(c.content, document.root)) for c in document.chunks)
     return Prepared("doc", digest=digest, title=document.title, date=document.date, chunks=chunks)
 
 
