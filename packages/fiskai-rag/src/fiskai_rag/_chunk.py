@@ -20,8 +20,8 @@ CISI 0.396 -> 0.399, MED 0.686 -> 0.689). Breadcrumbs without markup and droppin
 they are kept because a breadcrumb is shown to users and agents, and noise there is read as content.
 A front matter title heading the breadcrumbs of a page without a `#` heading (Hugo pages start at `##`,
 so no section named its page): answers in the top 5 unchanged at 0.614 (identifier +1, keyword -1),
-in the pack at budget 1500 0.455 -> 0.477, tuning nDCG@10 0.526 -> 0.546; CISI, CACM, MED unchanged
-(their documents have a `#` title).
+in the pack at budget 1500 0.455 -> 0.477, tuning nDCG@10 0.526 -> 0.525; CISI, CACM, MED unchanged
+(their documents have a `#` title). Copies stay copies: the fingerprint leaves this title out.
 """
 
 from __future__ import annotations
