@@ -351,3 +351,24 @@ def test_a_second_writer_is_told_which_process_holds_the_index(workdir: Path) ->
 
     assert result.exit_code == 1
     assert f"index is being written by process {holder.pid}" in result.output
+
+
+def test_search_names_the_other_locations_of_a_copied_section(workdir: Path) -> None:
+    page = "# Limits\n\n## Series\n\nA database holds at most one million [series]({link}) by default.\n"
+    for tree in ("v1", "v2", "cloud"):
+        (workdir / "docs" / tree).mkdir()
+        (workdir / "docs" / tree / "limits.md").write_text(page.format(link=f"/{tree}/series/"), encoding="utf-8")
+    _run("knowledge", "index", "docs")
+
+    text = _run("knowledge", "search", "series", "database")
+    data = _json(_run("knowledge", "search", "--format", "json", "series", "database"))
+
+    assert text.stdout.splitlines() == [
+        "docs/cloud/limits.md#0",
+        "  Section  Limits > Series",
+        "  Also at  docs/v1/limits.md#0, docs/v2/limits.md#0",
+        "  Chunk    A database holds at most one million [series](/cloud/series/) by default.",
+    ]
+    assert [r["citation"] for r in data["results"]] == ["docs/cloud/limits.md#0"]
+    assert data["results"][0]["also"] == ["docs/v1/limits.md#0", "docs/v2/limits.md#0"]
+    assert data["results"][0]["also_total"] == 2

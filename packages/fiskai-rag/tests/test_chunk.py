@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 from markdown_it import MarkdownIt
 
-from fiskai_rag._chunk import SPLIT_BYTES, TARGET_BYTES, chunk_markdown, chunk_text
+from fiskai_rag._chunk import SPLIT_BYTES, TARGET_BYTES, chunk_markdown, chunk_text, clean_heading
 
 
 def test_breadcrumb_is_folded_into_each_chunk() -> None:
@@ -67,7 +67,16 @@ def test_yaml_front_matter_gives_the_title_and_is_not_indexed() -> None:
     doc = chunk_markdown('---\ntitle: "Write data"\nweight: 10\n---\n\nBody text.\n')
 
     assert doc.title == "Write data"
-    assert [c.content for c in doc.chunks] == ["Body text."]
+    assert [c.content for c in doc.chunks] == ["Write data\n\nBody text."]  # the title heads the breadcrumb
+    assert "weight" not in doc.chunks[0].content
+
+
+def test_a_front_matter_title_heads_the_breadcrumbs_until_a_level_one_heading() -> None:
+    titled = chunk_markdown("---\ntitle: Telegraf agent settings\n---\n\n## Collection > interval\n\nTen seconds.\n")
+    own_h1 = chunk_markdown("---\ntitle: Agent\n---\n\n# Telegraf agent\n\n## interval\n\nTen seconds.\n")
+
+    assert [c.heading_path for c in titled.chunks] == ["Telegraf agent settings > Collection > interval"]
+    assert [c.heading_path for c in own_h1.chunks] == ["Telegraf agent > interval"]
 
 
 def test_thematic_break_without_closing_is_not_front_matter() -> None:
@@ -130,12 +139,14 @@ def test_headings_agree_with_markdown_it_on_real_documentation(shared_fixtures: 
     for path in sample:
         text = path.read_text(encoding="utf-8")
         doc = chunk_markdown(text)
-        ours = {c.heading_path.rsplit(" > ", 1)[-1] for c in doc.chunks if c.heading_path}
+        # A front matter title heading a breadcrumb on its own (text before the first heading) is no heading.
+        ours = {c.heading_path.rsplit(" > ", 1)[-1] for c in doc.chunks if c.heading_path not in ("", doc.title)}
         body = text
         if text.startswith("---\n"):
             end = text.find("\n---", 4)
             body = text[end + 4 :] if end > 0 else text
-        theirs = set(_markdown_it_headings(md, body))
+        # Breadcrumbs drop markup (comments, shortcodes, link targets): compare with the same text.
+        theirs = {clean_heading(h) for h in _markdown_it_headings(md, body)}
         # Every section we cite must be a real heading; headings of empty sections produce no chunk.
         extra = {
             h for h in ours if h not in theirs and " ".join(h.split()) not in {" ".join(t.split()) for t in theirs}
@@ -152,3 +163,56 @@ def test_tldr_pages_chunk_under_their_title(shared_fixtures: Path, name: str) ->
 
     assert doc.title
     assert doc.chunks and all(c.heading_path == doc.title for c in doc.chunks)
+
+
+def test_breadcrumbs_drop_comments_shortcodes_links_and_emphasis() -> None:
+    text = (
+        "# Start {{% product-name %}} <!-- @/docs/includes/x.md -->\n\n"
+        "## Use [the CLI](/influxdb/v2/cli/) **safely** {#cli}\n\nBody.\n\n"
+        '## {{% show-in "enterprise" %}}\n\nStill under the CLI section.\n'
+    )
+
+    doc = chunk_markdown(text)
+
+    assert doc.title == "Start"
+    assert [c.heading_path for c in doc.chunks] == ["Start > Use the CLI safely"]
+    assert "Still under the CLI section." in doc.chunks[0].content
+
+
+def test_a_comment_only_block_is_not_indexed() -> None:
+    doc = chunk_markdown("<!-- Generated from CHANGELOG.md; do not edit. -->\n\n# Title\n\nBody.\n")
+
+    assert [c.content for c in doc.chunks] == ["Title\n\nBody."]
+
+
+def test_a_long_paragraph_breaks_between_sentences() -> None:
+    sentences = [f"Sentence {i} says the retention period is {i} days and nothing else." for i in range(60)]
+    doc = chunk_markdown("# R\n\n" + " ".join(sentences) + "\n")
+
+    assert len(doc.chunks) > 1
+    for chunk in doc.chunks:
+        body = chunk.body
+        assert body.startswith("Sentence ") and body.endswith("nothing else.")
+        assert len(chunk.content.encode()) <= TARGET_BYTES + 10
+
+
+def test_an_oversized_table_splits_between_rows_and_repeats_its_header() -> None:
+    rows = "\n".join(f"| option-{i} | {'the default is ' + str(i) + ' units ' * 4} |" for i in range(60))
+    doc = chunk_markdown(f"# T\n\n| Option | Default |\n| --- | --- |\n{rows}\n")
+
+    assert len(doc.chunks) > 1
+    for chunk in doc.chunks:
+        lines = chunk.body.split("\n")
+        assert lines[:2] == ["| Option | Default |", "| --- | --- |"]
+        assert all(line.startswith("| option-") and line.endswith("|") for line in lines[2:])
+
+
+def test_a_list_item_stays_with_its_code_and_a_lead_in_with_its_list() -> None:
+    filler = "\n\n".join(f"Paragraph {i} of background prose about the setup." * 3 for i in range(6))
+    step = "1. Install the package:\n\n   ```sh\n   apt-get install influxdb2\n   ```"
+    doc = chunk_markdown(f"# Install\n\n{filler}\n\nDo the following:\n\n{step}\n")
+
+    holding = [c for c in doc.chunks if "apt-get install influxdb2" in c.content]
+    assert len(holding) == 1
+    assert "Do the following:" in holding[0].content
+    assert "1. Install the package:" in holding[0].content

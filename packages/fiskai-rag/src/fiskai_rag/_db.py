@@ -7,7 +7,7 @@ Schema (version 2, `schema_version` in `rag_meta`): `documents` (one row per fil
 absolute path, with its citation path, the stat and hash that make re-indexing incremental, the time it
 was last indexed, and the front matter `date:` that context packs filter on), `roots` (each indexed folder
 and the label its documents are cited under),
-`chunks` (id, document, ordinal: the citation), `chunks_fts` (FTS5 holding each chunk's text and heading
+`chunks` (id, document, ordinal: the citation; the near-identical-copy `fingerprint`), `chunks_fts` (FTS5 holding each chunk's text and heading
 path under the chunk's id), `rag_meta` (the manifest) and, for the vector tier, `chunks_vec` (vec0).
 Deleting a document cascades to its chunks, and triggers on `chunks` drop the FTS and vector rows.
 
@@ -34,10 +34,12 @@ from .errors import ManifestMismatchError, RagError, Remedy, StoreCorruptError
 
 __all__ = [
     "DATES_PENDING",
+    "CHUNKER_VERSION",
     "DB_NAME",
     "FORMAT_VERSION",
     "SCHEMA_VERSION",
     "LOCK_NAME",
+    "RECHUNK_MARK",
     "Conn",
     "Cursor",
     "Manifest",
@@ -64,6 +66,13 @@ DATES_PENDING = "dates_pending"
 SCHEMA_VERSION = 2
 """1: documents keyed by the path as typed, relative to wherever the index ran. 2: keyed by resolved
 absolute path, cited by `cite`, with `roots` and `indexed_ns`. Readers handle both; the writer migrates."""
+RECHUNK_MARK = "rechunk:"
+"""Prefix of a document's stored hash while it waits to be re-chunked by a newer chunker."""
+CHUNKER_VERSION = 2
+"""How documents are cut into chunks (`chunker_version` in `rag_meta`; absent means 1). 2: breadcrumbs
+without markup, answers kept whole, a `fingerprint` per chunk for distinct hits. When it differs, the
+writer makes the next index run re-read and re-chunk every file (see `_rechunk`). A column added for a
+new chunker is nullable, so older builds still read the store and the schema version stays."""
 
 _BUSY_MS = 5000
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -86,9 +95,11 @@ CREATE TABLE IF NOT EXISTS roots(path TEXT PRIMARY KEY, label TEXT NOT NULL UNIQ
 CREATE TABLE IF NOT EXISTS chunks(
     id INTEGER PRIMARY KEY,
     document_id INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
-    ordinal INTEGER NOT NULL
+    ordinal INTEGER NOT NULL,
+    fingerprint INTEGER
 );
 CREATE UNIQUE INDEX IF NOT EXISTS chunks_by_document ON chunks(document_id, ordinal);
+CREATE INDEX IF NOT EXISTS chunks_by_fingerprint ON chunks(fingerprint) WHERE fingerprint IS NOT NULL;
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(content, heading_path, tokenize='porter unicode61');
 CREATE TRIGGER IF NOT EXISTS chunks_ad AFTER DELETE ON chunks BEGIN
     DELETE FROM chunks_fts WHERE rowid = old.id;
@@ -260,12 +271,34 @@ def _prepare_writer(db: Conn, db_path: Path) -> None:
                 _add_dates(db)
                 if version < SCHEMA_VERSION:
                     _migrate_v1(db)
+                _rechunk(db)
             db.execute(_SCHEMA)
             _pin_schema(db)
 
 
 def _pin_schema(db: Conn) -> None:
-    db.execute("INSERT OR REPLACE INTO rag_meta(key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+    db.executemany(
+        "INSERT OR REPLACE INTO rag_meta(key, value) VALUES (?, ?)",
+        [("schema_version", str(SCHEMA_VERSION)), ("chunker_version", str(CHUNKER_VERSION))],
+    )
+
+
+def _rechunk(db: Conn) -> None:
+    """Make the next index run re-chunk every file when the store was chunked by another chunker.
+
+    Unchanged files are skipped on a stat match and kept on a hash match, so their stat and hash are
+    forgotten (as `_add_dates` does); the chunks stay searchable until that run replaces them.
+    """
+    if "fingerprint" not in columns(db, "chunks"):
+        db.execute("ALTER TABLE chunks ADD COLUMN fingerprint INTEGER")
+    rows = db.execute("SELECT value FROM rag_meta WHERE key = 'chunker_version'").fetchall()
+    if rows and str(rows[0][0]) == str(CHUNKER_VERSION):
+        return
+    # The hash keeps its value behind a mark: an index run elsewhere still adopts an old document by
+    # its content (`_index._adopt`), while the mark makes the run re-chunk the same bytes.
+    db.execute(
+        "UPDATE documents SET size = -1, hash = ? || hash WHERE hash NOT LIKE ?", (RECHUNK_MARK, RECHUNK_MARK + "%")
+    )
 
 
 def open_reader(db_path: Path) -> Conn | None:

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 import apsw
 
 from ._db import (
+    RECHUNK_MARK,
     Conn,
     Manifest,
     clear_index,
@@ -145,7 +146,7 @@ def _adopt(known: dict[str, _Row], legacy: dict[str, list[str]], candidate: Cand
                 digest = hashlib.file_digest(handle, "sha256").hexdigest()
         except OSError:
             continue
-        if digest == row[3]:
+        if digest == row[3].removeprefix(RECHUNK_MARK):
             return old
     return None
 
@@ -343,7 +344,7 @@ def run_index(  # noqa: C901
 
 
 def _embed_batch(batch: list[_Pending], embedder: Embedder, manifest: Manifest | None) -> list[bytes]:
-    inputs = [document_input(embedder, heading, content) for p in batch for heading, content in p.result.chunks]
+    inputs = [document_input(embedder, heading, content) for p in batch for heading, content, _ in p.result.chunks]
     if not inputs:
         return []
     vectors = embedder.embed(inputs)
@@ -383,7 +384,7 @@ def _write_batch(db: Conn, batch: list[_Pending], blobs: list[bytes]) -> None:
     next_doc = int(db.execute("SELECT coalesce(max(id), 0) + 1 FROM documents").fetchall()[0][0])
     now = time.time_ns()
     new_docs: list[tuple[object, ...]] = []
-    chunk_rows: list[tuple[int, int, int]] = []
+    chunk_rows: list[tuple[int, int, int, int | None]] = []
     fts_rows: list[tuple[int, str, str]] = []
     for pending in batch:
         candidate = pending.candidate
@@ -402,8 +403,8 @@ def _write_batch(db: Conn, batch: list[_Pending], blobs: list[bytes]) -> None:
             doc_id = next_doc
             next_doc += 1
             new_docs.append((doc_id, candidate.key, pending.cite, *row))
-        for ordinal, (heading, content) in enumerate(chunks):
-            chunk_rows.append((next_id, doc_id, ordinal))
+        for ordinal, (heading, content, fingerprint) in enumerate(chunks):
+            chunk_rows.append((next_id, doc_id, ordinal, fingerprint))
             fts_rows.append((next_id, content, heading))
             next_id += 1
     db.executemany(
@@ -411,7 +412,7 @@ def _write_batch(db: Conn, batch: list[_Pending], blobs: list[bytes]) -> None:
         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         new_docs,
     )
-    db.executemany("INSERT INTO chunks(id, document_id, ordinal) VALUES (?, ?, ?)", chunk_rows)
+    db.executemany("INSERT INTO chunks(id, document_id, ordinal, fingerprint) VALUES (?, ?, ?, ?)", chunk_rows)
     db.executemany("INSERT INTO chunks_fts(rowid, content, heading_path) VALUES (?, ?, ?)", fts_rows)
     if blobs:
         ids = [row[0] for row in chunk_rows]

@@ -20,9 +20,10 @@ from typing import Any, NamedTuple
 
 from ._citation import Citation
 from ._db import DATES_PENDING, DB_NAME, Conn
+from ._distinct import fold, stored_prints
 from ._pack_rank import Candidate, QueryPlan, Scored, Scorer, excerpt, plan_query, rarity, words
 from ._pack_render import FORMATS, Format, deliver, encode, item_cost
-from ._pack_select import PackItem, Selection, apply_floor, collapse, select
+from ._pack_select import MAX_COLLAPSED, PackItem, Selection, apply_floor, collapse, select
 from ._receipt import Context, Warning_, input_digest, make_receipt
 from ._receipts_store import load_manifest, save_manifest
 from ._search import fts_query
@@ -238,6 +239,29 @@ class _Request(NamedTuple):
     store_dir: Path
     seeds: tuple[int, ...] = ()
     """Chunk ids of the search ranking's hits for the query, best first."""
+    seed_copies: tuple[tuple[str, ...], ...] = ()
+    """Per seed, the other locations search folded into it (`Hit.also`): they are not candidates here."""
+
+
+def _with_search_copies(
+    groups: list[tuple[Scored, tuple[str, ...], int]], reader: _Reader, request: _Request
+) -> list[tuple[Scored, tuple[str, ...], int]]:
+    # Search already folded copies of its hits away, so the pack never sees them as candidates; the
+    # locations search named are added to the item that represents them.
+    if not request.seed_copies:
+        return groups
+    rows = chunk_rows(reader.db, reader.cols, request.seeds)
+    by_citation = {
+        rows[chunk_id].citation: copies
+        for chunk_id, copies in zip(request.seeds, request.seed_copies, strict=True)
+        if copies and chunk_id in rows
+    }
+    out: list[tuple[Scored, tuple[str, ...], int]] = []
+    for item, others, count in groups:
+        extra = [c for c in by_citation.get(item.candidate.citation, ()) if c not in others]
+        named = (*others, *extra)[:MAX_COLLAPSED]
+        out.append((item, named, count + len(extra)))
+    return out
 
 
 def _finish(request: _Request, context: Context, selection: Selection) -> Pack:
@@ -264,13 +288,13 @@ def build_pack(
     since_receipt: str | None,
     save_receipt: bool,
     today: dt.date | None,
-    seed: Callable[[str], Sequence[int]] | None = None,
+    seed: Callable[[str], Sequence[tuple[int, Sequence[str]]]] | None = None,
 ) -> Pack:
     """Build one pack; `db` is None when the index has not been built (a soft `index_not_built` pack).
 
-    `seed` returns the search ranking's chunk ids for the window-free query text, best first: they are
-    the candidates, and the first `SEEDS` lead the pack in search order, so a pack carries what the top
-    hits carry.
+    `seed` returns the search ranking's chunk ids for the window-free query text, best first, each with
+    the other locations search folded into it: they are the candidates, and the first `SEEDS` lead the
+    pack in search order, so a pack carries what the top hits carry (and names the same copies).
     """
     if fmt not in FORMATS:
         raise ValueError(f"unknown pack format {fmt!r}; expected one of {', '.join(FORMATS)}")
@@ -289,7 +313,10 @@ def build_pack(
     plan = plan_query(text, trimmed)
     if db is not None and seed is not None and text.strip():
         # Outside the pack's transaction: a hybrid search may wait on an embeddings server first.
-        request = request._replace(seeds=tuple(seed(text)))
+        seeded = seed(text)
+        request = request._replace(
+            seeds=tuple(chunk_id for chunk_id, _ in seeded), seed_copies=tuple(tuple(also) for _, also in seeded)
+        )
     if db is None:
         index = {"state": "missing", "path": DB_NAME, "note": _NOT_BUILT}
         digest = input_digest(
@@ -355,7 +382,11 @@ def _build(db: Conn, request: _Request, plan: QueryPlan, window: Window) -> Pack
     scorer = Scorer(plan, rarities, stop)
     scored = [_seeded(scorer.score(c), seed_rank) for c in candidates]
     ranked, below = apply_floor(scored, seed_rank)
-    groups = collapse(ranked)
+    # Near-identical copies (a page copied across version trees) are one item that names the others.
+    prints = stored_prints(db, reader.cols.cite, [*request.seeds, *ids])
+    groups = collapse(ranked, fold([(s.candidate.citation, s.candidate.path, s.candidate.heading_path,
+                                     s.candidate.content, prints.get(s.candidate.citation)) for s in ranked]))  # fmt: skip
+    groups = _with_search_copies(groups, reader, request)
     terms = frozenset(t for t in plan.terms if t not in stop)
     pin_items: list[PackItem] = []
     rejected: list[tuple[str, str]] = []

@@ -41,7 +41,8 @@ __all__ = [
     "rarity",
 ]
 
-RANKING_VERSION = "fiskai-pack-5"
+RANKING_VERSION = "fiskai-pack-6"
+"""6: near-identical copies fold into one item naming the others (`also at`); 5: packs start from search's hits."""
 
 MIN_TERM_RUNES = 3
 MAX_TERMS = 40

@@ -65,7 +65,8 @@ def _item_text(item: PackItem, explain: bool) -> str:
     if item.pinned:
         extra += " · pinned"
     if item.count > 1:
-        extra += f" · x{item.count} ({', '.join(item.collapsed)})"
+        more = item.count - 1 - len(item.collapsed)
+        extra += f" · also at {', '.join(item.collapsed)}" + (f" (+{more} more)" if more > 0 else "")
     lines = [f"{item.score} {item.citation} {item.date or '-'} {label}{extra}"]
     lines += [f"  {line}" for line in item.excerpt.split("\n") if line]
     if explain:

@@ -69,20 +69,33 @@ class Selection:
     """Each admitted item's estimated tokens, by citation (`used_tokens` is their sum)."""
 
 
+TOP_SEEDS = 5
+"""Search hits (by rank) that a pack keeps whatever its own scorer thinks of them: the top five."""
+
+
 def apply_floor(scored: Sequence[Scored], seeds: Mapping[str, int] | None = None) -> tuple[list[Scored], int]:
     """The items above the relevance floor, best first, and how many fell below.
 
     Order: an item the query names exactly (its citation or document path) first, then the search
     ranking's hits (`seeds`: citation -> 0-based search rank) in search order, then the rest by score
-    (ties on the citation). Seeds meet the same floor as every item (letting them skip it padded small
-    packs with weak hits and measured no better: influxdata-tuning answers @1500 0.659 either way, CACM
-    pack nDCG@10 0.509 skipping it, 0.517 not), so a pack shows the top search hits that are relevant,
-    in their order, and its own scorer adds what search missed (exact paths, identifiers, candidates).
+    (ties on the citation). Search's first `TOP_SEEDS` hits that match the query are kept whatever their
+    score: a pack must carry what the top hits carry (after the chunker began splitting long tables, the
+    answer to influxdata-tuning f25b, a flags-table row at search rank 4, fell below the floor). Later
+    seeds meet the same floor as every item (letting all seeds skip it padded small packs with weak hits
+    and measured no better: influxdata-tuning answers @1500 0.659 either way, CACM pack nDCG@10 0.509
+    skipping it, 0.517 not), so a pack shows the top search hits in their order, and its own scorer adds
+    what search missed (exact paths, identifiers, candidates).
     """
     seeds = seeds or {}
     relevant = [s for s in scored if s.matched or s.identified]
     best = max((s.score for s in relevant), default=0)
-    kept = [s for s in relevant if s.score >= FLOOR_MIN and s.score * FLOOR_FRACTION >= best]
+
+    def above_floor(s: Scored) -> bool:
+        if seeds.get(s.candidate.citation, TOP_SEEDS) < TOP_SEEDS:
+            return True
+        return s.score >= FLOOR_MIN and s.score * FLOOR_FRACTION >= best
+
+    kept = [s for s in relevant if above_floor(s)]
 
     def order(s: Scored) -> tuple[int, int, str]:
         if any(points == IDENTIFIER_EXACT and reason.startswith("identifier:") for reason, points in s.reasons):
@@ -96,14 +109,24 @@ def apply_floor(scored: Sequence[Scored], seeds: Mapping[str, int] | None = None
     return kept, len(scored) - len(kept)
 
 
-def collapse(ranked: Sequence[Scored]) -> list[tuple[Scored, tuple[str, ...], int]]:
-    """Group identical representations under their best-ranked member: (member, others named, count)."""
+def collapse(
+    ranked: Sequence[Scored], same: Mapping[str, str] | None = None
+) -> list[tuple[Scored, tuple[str, ...], int]]:
+    """Group identical representations under their best-ranked member: (member, others named, count).
+
+    `same` maps a citation to the citation of the item it is a near-identical copy of (`_distinct.fold`);
+    without it only byte-identical representations are grouped.
+    """
+
+    def key(item: Scored) -> str:
+        return same.get(item.candidate.citation, item.candidate.digest) if same else item.candidate.digest
+
     groups: dict[str, list[Scored]] = {}
     for item in ranked:
-        groups.setdefault(item.candidate.digest, []).append(item)
+        groups.setdefault(key(item), []).append(item)
     out: list[tuple[Scored, tuple[str, ...], int]] = []
     for item in ranked:
-        members = groups.get(item.candidate.digest)
+        members = groups.get(key(item))
         if members is None or members[0] is not item:
             continue
         others = tuple(m.candidate.citation for m in members[1 : 1 + MAX_COLLAPSED])

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from ._chunk import chunk_markdown, chunk_text
+from ._distinct import fingerprint
 from ._walk import MAX_FILE_BYTES
 
 __all__ = ["Job", "Prepared", "prepare", "prepared"]
@@ -41,8 +42,8 @@ class Prepared:
     title: str = ""
     date: str = ""
     """Front matter `date:` as `YYYY-MM-DD`, or `""`."""
-    chunks: tuple[tuple[str, str], ...] = ()
-    """(heading_path, content) pairs in order."""
+    chunks: tuple[tuple[str, str, int | None], ...] = ()
+    """(heading_path, content, fingerprint) in order; see `_distinct.fingerprint`."""
     note: str = ""
 
 
@@ -81,7 +82,7 @@ def _prepare_one(job: Job) -> Prepared:
     except UnicodeDecodeError:
         return Prepared("note", note=f'skipping non-UTF-8 file "{job.key}"')
     document = chunk_text(text) if job.key.lower().endswith((".txt", ".text")) else chunk_markdown(text)
-    chunks = tuple((c.heading_path, c.content) for c in document.chunks)
+    chunks = tuple((c.heading_path, c.content, fingerprint(c.content, document.root)) for c in document.chunks)
     return Prepared("doc", digest=digest, title=document.title, date=document.date, chunks=chunks)
 
 

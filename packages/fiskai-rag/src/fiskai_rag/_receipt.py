@@ -132,5 +132,7 @@ def make_receipt(
         "since_receipt": context.since_receipt,
         "saved": context.saved,
         "counts": context.counts,
+        # Delivered items that stand for near-identical copies elsewhere: where else each section is.
+        **({"also": also} if (also := {i.citation: list(i.collapsed) for i in kept if i.collapsed}) else {}),
         "warning": warning,
     }

@@ -57,6 +57,10 @@ class Hit:
     chunk_id: int
     file: str
     """Where the document is: its resolved absolute path."""
+    also: tuple[str, ...] = ()
+    """Citations of near-identical copies of this chunk elsewhere (see `_distinct`), at most `MAX_ALSO`."""
+    also_total: int = 0
+    """How many copies there are in all (`also` names the first few by path)."""
 
     @classmethod
     def of(cls, row: ChunkRow, score: float) -> Hit:

@@ -27,6 +27,7 @@ from ._db import (
     open_writer,
     read_manifest,
 )
+from ._distinct import distinct, with_copies
 from ._lock import WriterLock
 from ._proximity import RESCORE_POOL, proximity
 from ._search import MAX_TOP_K, SEARCH_FANOUT, Hit, fts_query, hydrate, lexical, per_document, rrf, vector
@@ -323,13 +324,15 @@ class Store:
             with db:
                 lexical_ranked = proximity(db, match, lexical(db, match, RESCORE_POOL))
                 if knn is None:
-                    ranked = per_document(db, lexical_ranked)[:k]
+                    ranked = lexical_ranked
                 else:
                     vector_ranked = knn.result()
-                    fused = rrf([c for c, _ in lexical_ranked[:SEARCH_FANOUT]], [c for c, _ in vector_ranked])
-                    ranked = per_document(db, fused)[:k]
+                    ranked = rrf([c for c, _ in lexical_ranked[:SEARCH_FANOUT]], [c for c, _ in vector_ranked])
+                # Copies of a better-ranked section go before the per-document cap counts them.
+                folded = distinct(db, ranked, k)
+                ranked = per_document(db, folded.ranked)[:k]
                 # Rows a writer removed between the two sides' snapshots are skipped here.
-                hits = hydrate(db, ranked)
+                hits = with_copies(db, hydrate(db, ranked), folded)
         if degraded is not None:
             tier = f"hybrid -> DEGRADED to lexical (embeddings unreachable: {degraded})"
         return SearchResult(hits, "ok", tier, degraded)
@@ -438,9 +441,9 @@ class Store:
                 seed=self._seed_ids,
             )
 
-    def _seed_ids(self, text: str) -> list[int]:
+    def _seed_ids(self, text: str) -> list[tuple[int, tuple[str, ...]]]:
         # A pack starts from what search would show for the same words (see `fiskai_rag._pack`).
-        return [hit.chunk_id for hit in self.search(text, top_k=MAX_TOP_K).hits]
+        return [(hit.chunk_id, hit.also) for hit in self.search(text, top_k=MAX_TOP_K).hits]
 
     @_serialised
     def show(self, citation: str | Citation, *, base: str | os.PathLike[str] | None = None) -> Hit:

@@ -363,6 +363,8 @@ def _search_json(result: SearchResult) -> str:
             "content": hit.content,
             "score": hit.score,
             "file": hit.file,
+            # Near-identical copies of this section elsewhere (a page copied across version trees).
+            **({"also": list(hit.also), "also_total": hit.also_total} if hit.also else {}),
         }
         for hit in result.hits
     ]
@@ -436,6 +438,9 @@ def search_command(ctx: click.Context, query: tuple[str, ...], top_k: int | None
         lines += ["", hit.citation] if lines else [hit.citation]
         if hit.heading_path:
             lines.append(f"  Section  {hit.heading_path}")
+        if hit.also:
+            more = hit.also_total - len(hit.also)
+            lines.append(f"  Also at  {', '.join(hit.also)}" + (f" (+{more} more)" if more > 0 else ""))
         if full:
             lines += ["  Chunk", *(f"    {line}" for line in hit.content.splitlines())]
         else:
