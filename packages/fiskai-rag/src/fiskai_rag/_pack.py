@@ -17,7 +17,7 @@ from typing import Any, NamedTuple
 
 from ._citation import Citation
 from ._db import DATES_PENDING, DB_NAME, Conn
-from ._pack_rank import Candidate, QueryPlan, Scored, Scorer, excerpt, plan_query, rarity, words
+from ._pack_rank import Candidate, QueryPlan, Scored, Scorer, excerpt, plan_query, rarity, semantic_bonus, words
 from ._pack_render import FORMATS, Format, deliver, encode, item_cost
 from ._pack_select import PackItem, Selection, apply_floor, collapse, select
 from ._receipt import Context, Warning_, input_digest, make_receipt
@@ -205,8 +205,12 @@ def build_pack(
     since_receipt: str | None,
     save_receipt: bool,
     today: dt.date | None,
+    neighbours: Sequence[int] = (),
 ) -> Pack:
-    """Build one pack; `db` is None when the index has not been built (a soft `index_not_built` pack)."""
+    """Build one pack; `db` is None when the index has not been built (a soft `index_not_built` pack).
+
+    `neighbours` are the chunk ids nearest the query by vector (nearest first), when the store has them.
+    """
     if fmt not in FORMATS:
         raise ValueError(f"unknown pack format {fmt!r}; expected one of {', '.join(FORMATS)}")
     request = _Request(
@@ -237,10 +241,10 @@ def build_pack(
         context = Context(digest, query, plan, (), fmt, index, window, since_receipt, False, {}, None)
         return _finish(request, context, Selection())
     with db:
-        return _build(db, request, plan, window)
+        return _build(db, request, plan, window, neighbours)
 
 
-def _build(db: Conn, request: _Request, plan: QueryPlan, window: Window) -> Pack:
+def _build(db: Conn, request: _Request, plan: QueryPlan, window: Window, neighbours: Sequence[int] = ()) -> Pack:
     reader = _Reader(db, window)
     index = reader.index_state()
     total = reader.total()
@@ -262,6 +266,9 @@ def _build(db: Conn, request: _Request, plan: QueryPlan, window: Window) -> Pack
     ident_words = [w for ident in plan.identifiers for w in words(ident) if len(w) >= 2]
     ids = reader.by_identity(plan.text.strip()) if total else []
     ids += [i for i in reader.matching(fts_query(" ".join(live + ident_words))) if i not in ids]
+    # Vector neighbours carry no date scope, so a dated window keeps to its lexical candidates.
+    near = {c.citation: r for r, c in enumerate(reader.hydrate(neighbours))} if total and not window.active else {}
+    ids += [i for i in neighbours if i not in ids] if near else []
     considered = reader.hydrate(ids)
     pinned = [(p, reader.pin(p)) for p in request.pins]
     delta: dict[str, str] | None = None
@@ -278,7 +285,7 @@ def _build(db: Conn, request: _Request, plan: QueryPlan, window: Window) -> Pack
         total=total, df=df, candidates=everything,
     )  # fmt: skip
     scorer = Scorer(plan, rarities, stop)
-    scored = [scorer.score(c) for c in candidates]
+    scored = [semantic_bonus(scorer.score(c), near.get(c.citation)) for c in candidates]
     ranked, below = apply_floor(scored)
     groups = collapse(ranked)
     terms = frozenset(t for t in plan.terms if t not in stop)

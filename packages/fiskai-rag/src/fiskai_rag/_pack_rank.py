@@ -29,6 +29,7 @@ from ._temporal import SCAFFOLDING, scaffold_word
 
 __all__ = [
     "RANKING_VERSION",
+    "SEMANTIC_BONUS",
     "Candidate",
     "QueryPlan",
     "Scored",
@@ -36,6 +37,7 @@ __all__ = [
     "excerpt",
     "plan_query",
     "rarity",
+    "semantic_bonus",
 ]
 
 RANKING_VERSION = "fiskai-pack-3"
@@ -190,6 +192,8 @@ class Scored(NamedTuple):
     """Distinct ranking terms matched (stop terms excluded)."""
     identified: bool
     """Whether an identifier bonus applied."""
+    near: bool = False
+    """Whether the chunk is among the query's nearest by vector (a `semantic` contribution applied)."""
 
 
 def _saturation(count: int, length: int, field: str) -> float:
@@ -295,6 +299,21 @@ class Scorer:
         identifier = _identifier_reasons(plan, item)
         reasons.extend(identifier)
         return Scored(item, sum(v for _, v in reasons), tuple(reasons), matched, bool(identifier))
+
+
+SEMANTIC_BONUS = 16
+"""The contribution of the chunk nearest the query by vector, falling linearly to 1 at rank 16 (integer).
+About one rare word matched in a body: it reorders chunks that match similar words and admits a
+vector-only chunk only when no lexical candidate scores five times higher (the relevance floor), i.e.
+when the lexical side is weak."""
+
+
+def semantic_bonus(scored: Scored, rank: int | None) -> Scored:
+    """`scored` with the `semantic` contribution of its vector rank (0 = nearest), if it has one."""
+    if rank is None or rank >= SEMANTIC_BONUS:
+        return scored
+    value = SEMANTIC_BONUS - rank
+    return scored._replace(score=scored.score + value, reasons=(*scored.reasons, ("semantic", value)), near=True)
 
 
 _PATTERNS: dict[frozenset[str], re.Pattern[str] | None] = {}

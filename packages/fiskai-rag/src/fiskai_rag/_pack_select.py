@@ -70,7 +70,7 @@ class Selection:
 
 def apply_floor(scored: Sequence[Scored]) -> tuple[list[Scored], int]:
     """The items above the relevance floor, best first (score, then citation), and how many fell below."""
-    relevant = [s for s in scored if s.matched or s.identified]
+    relevant = [s for s in scored if s.matched or s.identified or s.near]
     best = max((s.score for s in relevant), default=0)
     kept = [s for s in relevant if s.score >= FLOOR_MIN and s.score * FLOOR_FRACTION >= best]
     kept.sort(key=lambda s: (-s.score, s.candidate.citation))

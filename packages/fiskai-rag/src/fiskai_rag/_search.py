@@ -17,6 +17,7 @@ from ._sql import ChunkRow, Columns, chunk_rows
 __all__ = [
     "MAX_HITS_PER_DOCUMENT",
     "MAX_TOP_K",
+    "PACK_NEIGHBOURS",
     "RRF_K",
     "SEARCH_FANOUT",
     "Hit",
@@ -36,6 +37,8 @@ MAX_HITS_PER_DOCUMENT = 2
 keyword +1 each), held-out 22 -> 23; CISI, CACM and MED nDCG@10 unchanged. A cap of 1 lost identifier
 questions on the tuning half (0.73 -> 0.55) while gaining conversational ones (0.36 -> 0.45)."""
 MAX_TOP_K = 20
+PACK_NEIGHBOURS = 20
+"""How many nearest chunks by vector a context pack considers beside its lexical candidates."""
 _MAX_TERMS = 40
 _TERM = re.compile(r"[^\W_]+")
 

@@ -28,7 +28,7 @@ from ._db import (
     read_manifest,
 )
 from ._lock import WriterLock
-from ._search import MAX_TOP_K, Hit, fts_query, hydrate, lexical, per_document, rrf, vector
+from ._search import MAX_TOP_K, PACK_NEIGHBOURS, Hit, fts_query, hydrate, lexical, per_document, rrf, vector
 from ._sql import Columns, chunk_rows, find_chunk, find_documents
 from ._vec import load_vec, normalise, pack, vec_available
 from .embed import Embedder
@@ -58,6 +58,9 @@ DEFAULT_TOP_K = 5
 _MAX_QUERY_BYTES = 8192
 NOT_BUILT_NOTE = NOT_BUILT_TEXT
 EMPTY_NOTE = "the knowledge index is empty or the query had no searchable terms"
+NEIGHBOUR_SIMILARITY = 0.75
+"""A pack's vector neighbour must be at least this fraction as similar to the query as the nearest chunk
+(not measured on a real model's weights here: a guard against padding packs with the KNN's tail)."""
 DEGRADED_NOTE = "the embeddings server was unreachable, so this query used the lexical tier only"
 
 Status = Literal["ok", "index_not_built", "index_empty"]
@@ -385,8 +388,11 @@ class Store:
     ) -> Pack:
         """Build a context pack: the best few chunks for `query` under a hard token budget, with a receipt.
 
-        Lexical and deterministic (the vector tier is not used): the same index, inputs and day give
-        byte-identical text. See `fiskai_rag._pack` for the steps and `Pack` for what comes back.
+        Deterministic: the same index, inputs and day give byte-identical text. Lexical, plus the nearest
+        chunks by vector when the store's embedder is an in-process `StaticEmbedder` (whose vectors are
+        reproducible; a server's are not, so with one the pack stays lexical): they join the candidates
+        with a rank-based `semantic` contribution (see `_pack_rank.semantic_bonus`). A model that fails
+        to load leaves the pack lexical. See `fiskai_rag._pack` for the steps and `Pack` for what comes back.
 
         Args:
             query: Free text; may start or end with one temporal expression (`last week`, `2026-11`, ...).
@@ -417,8 +423,10 @@ class Store:
         except IndexNotBuiltError:
             db = None
         with corruption_guard(self.db_path):
+            neighbours = self._neighbours(db, query) if db is not None else []
             return build_pack(
                 db,
+                neighbours=neighbours,
                 store_dir=self.directory,
                 query=query,
                 budget=budget,
@@ -432,6 +440,27 @@ class Store:
                 save_receipt=save_receipt,
                 today=today,
             )
+
+    def _neighbours(self, db: Conn, query: str) -> list[int]:
+        """The chunks nearest the query's vector for a pack, nearest first; [] without a static model."""
+        from .embed import StaticEmbedder
+
+        manifest = self._manifest
+        if not isinstance(self.embedder, StaticEmbedder) or manifest is None or not manifest.has_vectors:
+            return []
+        if not self._vec_loaded:
+            return []
+        try:
+            blob = self._query_vector(query)
+        except EmbedderError:
+            return []  # no model on disk (or not loadable): the pack is the lexical one
+        found = vector(db, blob, PACK_NEIGHBOURS)
+        if not found:
+            return []
+        # Distances are L2 between unit vectors: similarity = 1 - d^2 / 2. A neighbour much less similar
+        # than the nearest one is a KNN filler, not evidence, whatever its rank.
+        best = 1.0 - found[0][1] ** 2 / 2
+        return [chunk_id for chunk_id, d in found if 1.0 - d**2 / 2 >= best * NEIGHBOUR_SIMILARITY]
 
     @_serialised
     def show(self, citation: str | Citation, *, base: str | os.PathLike[str] | None = None) -> Hit:
