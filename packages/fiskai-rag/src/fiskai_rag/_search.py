@@ -116,12 +116,16 @@ def vector(db: Conn, blob: bytes, limit: int = SEARCH_FANOUT) -> list[tuple[int,
     ]
 
 
-def rrf(*rankings: Sequence[int]) -> list[tuple[int, float]]:
-    """Reciprocal Rank Fusion: each list adds `1 / (RRF_K + rank + 1)`; ties go to the smaller id."""
+def rrf(*rankings: Sequence[int], weights: Sequence[float] = ()) -> list[tuple[int, float]]:
+    """Reciprocal Rank Fusion: list i adds `weights[i] / (RRF_K + rank + 1)`; ties go to the smaller id.
+
+    A list without a weight counts 1.
+    """
     scores: dict[int, float] = {}
-    for ranking in rankings:
+    for index, ranking in enumerate(rankings):
+        weight = weights[index] if index < len(weights) else 1.0
         for rank, chunk_id in enumerate(ranking):
-            scores[chunk_id] = scores.get(chunk_id, 0.0) + 1.0 / (RRF_K + rank + 1)
+            scores[chunk_id] = scores.get(chunk_id, 0.0) + weight / (RRF_K + rank + 1)
     return sorted(scores.items(), key=lambda item: (-item[1], item[0]))
 
 

@@ -202,7 +202,8 @@ def fetch_model(spec: ModelSpec, *, base_url: str | None = None, progress: Progr
         record: dict[str, dict[str, object]] = {}
         for file in spec.files:
             url = f"{base}/{spec.repo}/resolve/{spec.revision}/{file.name}"
-            digest, size = _download(url, folder / file.name, file, spec, progress)
+            kept = _completed(folder / file.name, file)
+            digest, size = kept or _download(url, folder / file.name, file, spec, progress)
             record[file.name] = {"sha256": digest, "size": size}
         marker = {"name": spec.name, "repo": spec.repo, "revision": spec.revision, "source": base, "files": record}
         spare = folder / f"{_MARKER}.{os.getpid()}.tmp"
@@ -213,6 +214,16 @@ def fetch_model(spec: ModelSpec, *, base_url: str | None = None, progress: Progr
     finally:
         os.close(lock)
     return folder
+
+
+def _completed(target: Path, file: ModelFile) -> tuple[str, int] | None:
+    """A file an earlier, interrupted fetch already finished (only whole files are renamed into place)."""
+    try:
+        data = target.read_bytes()
+    except OSError:
+        return None
+    digest = hashlib.sha256(data).hexdigest()
+    return (digest, len(data)) if file.sha256 in (None, digest) else None
 
 
 def _download(url: str, target: Path, file: ModelFile, spec: ModelSpec, progress: Progress | None) -> tuple[str, int]:
@@ -237,7 +248,7 @@ def _download(url: str, target: Path, file: ModelFile, spec: ModelSpec, progress
             else:
                 mode, done = "wb", 0
             length = response.headers.get("Content-Length")
-            total = done + int(length) if length and length.isdigit() else None
+            total: int | None = done + int(length) if length and length.isdigit() else None
             with open(part, mode) as out:
                 while block := response.read(_CHUNK):
                     out.write(block)
@@ -253,6 +264,9 @@ def _download(url: str, target: Path, file: ModelFile, spec: ModelSpec, progress
     except (urllib.error.URLError, http.client.HTTPException, TimeoutError, ConnectionError) as err:
         reason = getattr(err, "reason", None) or err
         raise ModelError(_offline(spec, url, str(reason)), remedy=None) from err
+    if total is not None and done != total:
+        # The connection closed early; the part file stays, and the next fetch resumes from it.
+        raise ModelError(_offline(spec, url, f"the connection closed after {done} of {total} bytes"), remedy=None)
     actual = digest.hexdigest()
     if file.sha256 is not None and actual != file.sha256:
         part.unlink(missing_ok=True)

@@ -20,7 +20,7 @@ import re
 import socket
 import struct
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import TracebackType
@@ -264,7 +264,7 @@ def write_safetensors(path: str | os.PathLike[str], tensors: dict[str, tuple[str
 
 def build_static_model(
     directory: str | os.PathLike[str],
-    vectors: dict[str, Sequence[float]],
+    vectors: Mapping[str, Sequence[float]],
     *,
     dtype: str = "F32",
     config: dict[str, object] | None = None,
