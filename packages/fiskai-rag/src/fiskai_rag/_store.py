@@ -31,7 +31,7 @@ from ._lock import WriterLock
 from ._search import MAX_TOP_K, PACK_NEIGHBOURS, Hit, fts_query, hydrate, lexical, per_document, rrf, vector
 from ._sql import Columns, chunk_rows, find_chunk, find_documents
 from ._vec import load_vec, normalise, pack, vec_available
-from .embed import Embedder
+from .embed import Embedder, StaticEmbedder
 from .errors import (
     NOT_BUILT_TEXT,
     CitationError,
@@ -63,6 +63,9 @@ NEIGHBOUR_SIMILARITY = 0.75
 (not measured on a real model's weights here: a guard against padding packs with the KNN's tail)."""
 DEGRADED_NOTE = "the embeddings server was unreachable, so this query used the lexical tier only"
 
+MODEL_DEGRADED_NOTE = "the embedding model could not be loaded, so this query used the lexical tier only"
+_MODEL_DEGRADED = "hybrid -> DEGRADED to lexical (embedding model unavailable"
+
 Status = Literal["ok", "index_not_built", "index_empty"]
 
 
@@ -84,7 +87,9 @@ class SearchResult:
             return NOT_BUILT_NOTE
         if self.status == "index_empty":
             return EMPTY_NOTE
-        return DEGRADED_NOTE if self.degraded else None
+        if not self.degraded:
+            return None
+        return MODEL_DEGRADED_NOTE if self.tier.startswith(_MODEL_DEGRADED) else DEGRADED_NOTE
 
 
 @dataclass(frozen=True, slots=True)
@@ -333,7 +338,10 @@ class Store:
                 # Rows a writer removed between the two sides' snapshots are skipped here.
                 hits = hydrate(db, ranked)
         if degraded is not None:
-            tier = f"hybrid -> DEGRADED to lexical (embeddings unreachable: {degraded})"
+            if isinstance(self.embedder, StaticEmbedder):
+                tier = f"{_MODEL_DEGRADED}: {degraded})"
+            else:
+                tier = f"hybrid -> DEGRADED to lexical (embeddings unreachable: {degraded})"
         return SearchResult(hits, "ok", tier, degraded)
 
     def _knn_pool(self) -> ThreadPoolExecutor:
@@ -443,8 +451,6 @@ class Store:
 
     def _neighbours(self, db: Conn, query: str) -> list[int]:
         """The chunks nearest the query's vector for a pack, nearest first; [] without a static model."""
-        from .embed import StaticEmbedder
-
         manifest = self._manifest
         if not isinstance(self.embedder, StaticEmbedder) or manifest is None or not manifest.has_vectors:
             return []
