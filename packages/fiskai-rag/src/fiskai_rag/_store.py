@@ -28,7 +28,18 @@ from ._db import (
     read_manifest,
 )
 from ._lock import WriterLock
-from ._search import MAX_TOP_K, PACK_NEIGHBOURS, Hit, fts_query, hydrate, lexical, per_document, rrf, vector
+from ._search import (
+    MAX_TOP_K,
+    PACK_NEIGHBOURS,
+    STATIC_VECTOR_WEIGHT,
+    Hit,
+    fts_query,
+    hydrate,
+    lexical,
+    per_document,
+    rrf,
+    vector,
+)
 from ._sql import Columns, chunk_rows, find_chunk, find_documents
 from ._vec import load_vec, normalise, pack, vec_available
 from .embed import Embedder, StaticEmbedder
@@ -333,7 +344,8 @@ class Store:
                     ranked = per_document(db, [(chunk_id, -score) for chunk_id, score in lexical_ranked])[:k]
                 else:
                     vector_ranked = knn.result()
-                    fused = rrf([c for c, _ in lexical_ranked], [c for c, _ in vector_ranked])
+                    weight = STATIC_VECTOR_WEIGHT if isinstance(self.embedder, StaticEmbedder) else 1.0
+                    fused = rrf([c for c, _ in lexical_ranked], [c for c, _ in vector_ranked], weights=(1.0, weight))
                     ranked = per_document(db, fused)[:k]
                 # Rows a writer removed between the two sides' snapshots are skipped here.
                 hits = hydrate(db, ranked)
