@@ -37,7 +37,6 @@ MAX_TOKENS = 512
 """Model2Vec's default truncation: later tokens of a long chunk do not move its vector."""
 _BULK_TOKENS = 4096
 """Above this many tokens in one call, numpy's gather-and-reduce beats summing rows in Python."""
-_NUMPY_BATCH = 512
 _MAX_HEADER = 16 * 1024 * 1024
 _DTYPES = {"F32": ("f", 4), "F16": ("e", 2), "I8": ("b", 1)}
 _INDEX_DTYPES = {"I64": ("q", 8), "I32": ("i", 4)}
@@ -193,40 +192,23 @@ class StaticModel:
         import numpy as np
 
         matrix = self._matrix()
-        mapping = (
-            np.frombuffer(self._mapping, dtype=np.int64 if self._mapping.typecode == "q" else np.int32)
-            if self._mapping is not None
-            else None
-        )
-        weights = np.frombuffer(self._weights, dtype=np.float32) if self._weights is not None else None
+        mapping = None if self._mapping is None else np.frombuffer(self._mapping, dtype=f"i{self._mapping.itemsize}")
+        weights = None if self._weights is None else np.frombuffer(self._weights, dtype=np.float32)
+        zeros = [0.0] * self.dimension
         out: list[list[float]] = []
-        for first in range(0, len(ids), _NUMPY_BATCH):
-            batch = ids[first : first + _NUMPY_BATCH]
-            out.extend(_batch_means(np, matrix, mapping, weights, batch, self.dimension))
+        # One gather and sum per text: measured 25x faster than one np.add.reduceat over a batch's rows
+        # (reduceat along axis 0 is not vectorised well), and it never holds more than one text's rows.
+        for one in ids:
+            if not one:
+                out.append(zeros)
+                continue
+            tokens = np.asarray(one, dtype=np.int64)
+            rows = matrix[tokens if mapping is None else mapping[tokens]]
+            if weights is not None:
+                rows = rows * weights[tokens][:, None]
+            mean: list[float] = (rows.sum(axis=0, dtype=np.float64) / len(one)).tolist()
+            out.append(mean)
         return out
-
-
-def _batch_means(
-    np: Any,
-    matrix: npt.NDArray[Any],
-    mapping: npt.NDArray[Any] | None,
-    weights: npt.NDArray[Any] | None,
-    batch: list[list[int]],
-    dimension: int,
-) -> list[list[float]]:
-    lengths = np.fromiter((len(i) for i in batch), dtype=np.int64, count=len(batch))
-    flat = np.fromiter((t for i in batch for t in i), dtype=np.int64, count=int(lengths.sum()))
-    sums = np.zeros((len(batch), dimension), dtype=np.float64)
-    if flat.size:
-        rows = matrix[mapping[flat] if mapping is not None else flat].astype(np.float32)
-        if weights is not None:
-            rows *= weights[flat][:, None]
-        present = lengths > 0
-        starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))[present]
-        sums[present] = np.add.reduceat(rows, starts, axis=0, dtype=np.float64)
-        sums[present] /= lengths[present][:, None]
-    result: list[list[float]] = sums.tolist()
-    return result
 
 
 def _clip(text: str) -> str:
