@@ -305,7 +305,7 @@ def _evidence_misses(evidence: _Evidence | None) -> list[str]:
 
 
 def _eval_embedder(
-    url: str | None, model: str | None, *, semantic: bool, model_name: str | None
+    url: str | None, model: str | None, *, semantic: bool, model_name: str | None, timeout: float = 30.0
 ) -> OpenAICompatibleEmbedder | StaticEmbedder | None:
     """The embedder the options ask for: a server (--embeddings-url), the in-process model, or none."""
     if (url is None) != (model is None):
@@ -314,7 +314,7 @@ def _eval_embedder(
     if semantic and url is not None:
         raise click.UsageError("--semantic (the in-process model) and --embeddings-url (a server) exclude each other")
     if url is not None and model is not None:
-        return OpenAICompatibleEmbedder(base_url=url, model=model)
+        return OpenAICompatibleEmbedder(base_url=url, model=model, timeout=timeout)
     if not semantic:
         return None
     embedder = StaticEmbedder(model_name or "", download=True)
@@ -369,6 +369,14 @@ def _save(runs: list[_Run], suite: EvalSuite, answering: _AnswerSettings, save_f
     help="An OpenAI-compatible embeddings API (http://host:port/v1): evaluate the hybrid tier with it.",
 )
 @click.option("--embeddings-model", default=None, metavar="NAME", help="The model to ask --embeddings-url for.")
+@click.option(
+    "--embeddings-timeout",
+    type=click.FloatRange(min=1),
+    default=30.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="Per-request timeout for --embeddings-url (a CPU server embeds 64 chunks a request).",
+)
 @click.option(
     "--semantic",
     is_flag=True,
@@ -453,6 +461,7 @@ def eval_command(
     index_first: bool,
     embeddings_url: str | None,
     embeddings_model: str | None,
+    embeddings_timeout: float,
     semantic: bool,
     model_name: str | None,
     corpus_dir: Path | None,
@@ -511,7 +520,9 @@ def eval_command(
     embedder: OpenAICompatibleEmbedder | StaticEmbedder | None = None
     lexical: list[_Run] = []
     try:
-        embedder = _eval_embedder(embeddings_url, embeddings_model, semantic=semantic, model_name=model_name)
+        embedder = _eval_embedder(
+            embeddings_url, embeddings_model, semantic=semantic, model_name=model_name, timeout=embeddings_timeout
+        )
         with _store_dir(store_dir) as where:
             if index_first and suite.corpus is not None:
                 notes.append(f"corpus {suite.corpus}: {_index_corpus(where, suite.corpus, embedder)}")
