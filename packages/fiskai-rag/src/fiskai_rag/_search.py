@@ -1,23 +1,22 @@
 """Search: FTS5 BM25 always, vec0 KNN when the vector tier is on, fused by Reciprocal Rank Fusion.
 
 RRF fuses by rank, so the incomparable scales of BM25 and vector distance never need normalising
-against each other. User text never reaches FTS5 as syntax: it is cut into letter/digit terms and each
-term is quoted, so quotes, `NEAR`, `column:` filters and operators are plain words.
+against each other. The FTS5 query is built from the user's text by `_query.fts_query` (re-exported
+here), which never lets user text reach FTS5 as syntax.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ._db import Conn
+from ._query import fts_query
 from ._sql import ChunkRow, Columns, chunk_rows
 
 __all__ = [
     "MAX_HITS_PER_DOCUMENT",
     "MAX_TOP_K",
-    "PACK_NEIGHBOURS",
     "RRF_K",
     "STATIC_VECTOR_WEIGHT",
     "SEARCH_FANOUT",
@@ -38,33 +37,18 @@ MAX_HITS_PER_DOCUMENT = 2
 keyword +1 each), held-out 22 -> 23; CISI, CACM and MED nDCG@10 unchanged. A cap of 1 lost identifier
 questions on the tuning half (0.73 -> 0.55) while gaining conversational ones (0.36 -> 0.45)."""
 MAX_TOP_K = 20
-STATIC_VECTOR_WEIGHT = 0.1
+STATIC_VECTOR_WEIGHT = 0.05
 """RRF weight of the vector list when the vectors come from an in-process static model (the lexical list
-weighs 1). The nearest chunk then adds 0.1/61, about the gap between lexical ranks 1 and 8, so the vectors
-break near-ties of the lexical ranking and lift a chunk a few places, but never override it: a static
-model alone ranks far below BM25 (nDCG@10 on CISI/CACM/MED, vector list alone: 0.247/0.301/0.466 for a
-model distilled here from multilingual-e5-small, 0.188/0.146/0.327 for the toy tokenlearn model, against
-lexical 0.398/0.507/0.686). Measured (issue 16), hybrid nDCG@10 CISI/CACM/MED by weight:
-distilled e5: 1.0 -> 0.351/0.451/0.635, 0.5 -> 0.373/0.473/0.648, 0.2 -> 0.402/0.522/0.685,
-0.15 -> 0.407/0.522/0.687, 0.1 -> 0.408/0.515/0.688, 0.05 -> 0.403/0.517/0.687;
-toy tokenlearn: 1.0 -> 0.303/0.383/0.585, 0.15 -> 0.387/0.510/0.691, 0.1 -> 0.394/0.516/0.696,
-0.05 -> 0.395/0.512/0.695. 0.1 is the largest weight at which neither model loses more than noise
-(0.005) on any collection."""
-PACK_NEIGHBOURS = 20
-"""How many nearest chunks by vector a context pack considers beside its lexical candidates."""
-_MAX_TERMS = 40
-_TERM = re.compile(r"[^\W_]+")
-
-# Function words carry almost no BM25 weight but make FTS5 walk long posting lists; dropping them when
-# the query has other terms keeps whole-question search fast and its ranking cleaner.
-_STOPWORDS = frozenset(
-    """a about above after again all am an and any are as at be because been before being below between
-    both but by can could did do does doing down during each few for from further had has have having he her
-    here hers him his how i if in into is it its itself just me more most my no nor not of off on once only or
-    other our out over own same she should so some such than that the their theirs them then there these they
-    this those through to too under until up very was we were what when where which while who whom why will
-    with would you your yours""".split()
-)
+weighs 1). The nearest chunk then adds 0.05/61, less than the gap between lexical ranks 1 and 3, so the
+vectors break near-ties and add recall where the words find little (a synonym-only query), but never
+override a lexical ranking: a static model alone ranks far below it. nDCG@10 CISI/CACM/MED (issue 16,
+after proximity re-scoring): lexical 0.404/0.542/0.686; vector list alone 0.247/0.301/0.466 for a model
+distilled here from multilingual-e5-small, 0.188/0.146/0.327 for the toy tokenlearn model. Hybrid by weight,
+distilled e5: 1.0 -> 0.355/0.464/0.632, 0.2 -> 0.400/0.527/0.686, 0.1 -> 0.408/0.543/0.683,
+0.05 -> 0.406/0.544/0.689, 0.02 -> 0.406 (CISI); toy: 1.0 -> 0.312/0.388/0.587, 0.1 -> 0.394/0.537/0.701,
+0.05 -> 0.402/0.546/0.697, 0.02 -> 0.403/0.541/0.690. 0.05 is the largest weight at which neither model
+loses more than noise (0.005) on any collection (before proximity, 0.1 was; a stronger lexical ranking
+leaves the vectors less to add). An e5-small server's vectors, by contrast, gain at weight 1 (MED 0.772)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,7 +65,8 @@ class Hit:
     content: str
     """The chunk text (breadcrumb folded in)."""
     score: float
-    """Higher is better: the RRF score in hybrid search, negated BM25 in lexical search."""
+    """Higher is better: the RRF score in hybrid search; in lexical search BM25 (negated, as FTS5's is lower
+    for better) combined with the query's word-pair proximity (see `_proximity`)."""
     chunk_id: int
     file: str
     """Where the document is: its resolved absolute path."""
@@ -90,21 +75,6 @@ class Hit:
     def of(cls, row: ChunkRow, score: float) -> Hit:
         """A hit for a chunk row."""
         return cls(row.citation, row.cite, row.ordinal, row.heading_path, row.content, score, row.chunk_id, row.file)
-
-
-def fts_query(text: str) -> str:
-    """Turn free text into a safe FTS5 query: quoted terms of 2+ characters joined with OR.
-
-    Function words are dropped when other terms remain. A repeated word is kept once per use: FTS5's
-    bm25() sums over the query's phrases, so repetition weights the words a question dwells on (on the
-    CISI collection this lifts nDCG@10 from 0.355 with de-duplicated terms to 0.398).
-
-    Returns:
-        The query, or `""` when the text has no searchable term.
-    """
-    terms = [term.lower() for term in _TERM.findall(text) if len(term) >= 2]
-    content = [term for term in terms if term not in _STOPWORDS]
-    return " OR ".join(f'"{term}"' for term in (content or terms)[:_MAX_TERMS])
 
 
 def lexical(db: Conn, query: str, limit: int = SEARCH_FANOUT) -> list[tuple[int, float]]:

@@ -28,9 +28,10 @@ from ._db import (
     read_manifest,
 )
 from ._lock import WriterLock
+from ._proximity import RESCORE_POOL, proximity
 from ._search import (
     MAX_TOP_K,
-    PACK_NEIGHBOURS,
+    SEARCH_FANOUT,
     STATIC_VECTOR_WEIGHT,
     Hit,
     fts_query,
@@ -70,9 +71,6 @@ _KNN_MMAP_BYTES = 512 * 1024 * 1024
 _MAX_QUERY_BYTES = 8192
 NOT_BUILT_NOTE = NOT_BUILT_TEXT
 EMPTY_NOTE = "the knowledge index is empty or the query had no searchable terms"
-NEIGHBOUR_SIMILARITY = 0.75
-"""A pack's vector neighbour must be at least this fraction as similar to the query as the nearest chunk
-(not measured on a real model's weights here: a guard against padding packs with the KNN's tail)."""
 DEGRADED_NOTE = "the embeddings server was unreachable, so this query used the lexical tier only"
 
 MODEL_DEGRADED_NOTE = "the embedding model could not be loaded, so this query used the lexical tier only"
@@ -340,13 +338,14 @@ class Store:
                     # hybrid search costs about its slower side rather than the sum of both.
                     knn = self._knn_pool().submit(self._knn, blob)
             with db:
-                lexical_ranked = lexical(db, match)
+                lexical_ranked = proximity(db, match, lexical(db, match, RESCORE_POOL))
                 if knn is None:
-                    ranked = per_document(db, [(chunk_id, -score) for chunk_id, score in lexical_ranked])[:k]
+                    ranked = per_document(db, lexical_ranked)[:k]
                 else:
                     vector_ranked = knn.result()
                     weight = STATIC_VECTOR_WEIGHT if isinstance(self.embedder, StaticEmbedder) else 1.0
-                    fused = rrf([c for c, _ in lexical_ranked], [c for c, _ in vector_ranked], weights=(1.0, weight))
+                    lexical_ids = [c for c, _ in lexical_ranked[:SEARCH_FANOUT]]
+                    fused = rrf(lexical_ids, [c for c, _ in vector_ranked], weights=(1.0, weight))
                     ranked = per_document(db, fused)[:k]
                 # Rows a writer removed between the two sides' snapshots are skipped here.
                 hits = hydrate(db, ranked)
@@ -412,11 +411,9 @@ class Store:
     ) -> Pack:
         """Build a context pack: the best few chunks for `query` under a hard token budget, with a receipt.
 
-        Deterministic: the same index, inputs and day give byte-identical text. Lexical, plus the nearest
-        chunks by vector when the store's embedder is an in-process `StaticEmbedder` (whose vectors are
-        reproducible; a server's are not, so with one the pack stays lexical): they join the candidates
-        with a rank-based `semantic` contribution (see `_pack_rank.semantic_bonus`). A model that fails
-        to load leaves the pack lexical. See `fiskai_rag._pack` for the steps and `Pack` for what comes back.
+        Deterministic: the same index, inputs and day give byte-identical text. The pack starts from the
+        hits `search` returns for the same words (so it carries what the top hits carry, in their order)
+        and adds what its own scorer finds beyond them. See `fiskai_rag._pack` for the steps and `Pack` for what comes back.
 
         Args:
             query: Free text; may start or end with one temporal expression (`last week`, `2026-11`, ...).
@@ -435,6 +432,8 @@ class Store:
             The pack; a missing index gives status `index_not_built` rather than an error.
 
         Raises:
+            EmbeddingDimensionError: (a store with an embedder) the model now emits another dimension than
+                the index, as `search` raises it.
             PackBudgetError: The budget cannot hold even the receipt and notice; `.minimum_budget` says what can.
             QueryWindowError: Two temporal expressions, or one with since/until.
             ReceiptNotFoundError: `since_receipt` names no saved receipt of this store and query.
@@ -447,10 +446,8 @@ class Store:
         except IndexNotBuiltError:
             db = None
         with corruption_guard(self.db_path):
-            neighbours = self._neighbours(db, query) if db is not None else []
             return build_pack(
                 db,
-                neighbours=neighbours,
                 store_dir=self.directory,
                 query=query,
                 budget=budget,
@@ -463,26 +460,12 @@ class Store:
                 since_receipt=since_receipt,
                 save_receipt=save_receipt,
                 today=today,
+                seed=self._seed_ids,
             )
 
-    def _neighbours(self, db: Conn, query: str) -> list[int]:
-        """The chunks nearest the query's vector for a pack, nearest first; [] without a static model."""
-        manifest = self._manifest
-        if not isinstance(self.embedder, StaticEmbedder) or manifest is None or not manifest.has_vectors:
-            return []
-        if not self._vec_loaded:
-            return []
-        try:
-            blob = self._query_vector(query)
-        except EmbedderError:
-            return []  # no model on disk (or not loadable): the pack is the lexical one
-        found = vector(db, blob, PACK_NEIGHBOURS)
-        if not found:
-            return []
-        # Distances are L2 between unit vectors: similarity = 1 - d^2 / 2. A neighbour much less similar
-        # than the nearest one is a KNN filler, not evidence, whatever its rank.
-        best = 1.0 - found[0][1] ** 2 / 2
-        return [chunk_id for chunk_id, d in found if 1.0 - d**2 / 2 >= best * NEIGHBOUR_SIMILARITY]
+    def _seed_ids(self, text: str) -> list[int]:
+        # A pack starts from what search would show for the same words (see `fiskai_rag._pack`).
+        return [hit.chunk_id for hit in self.search(text, top_k=MAX_TOP_K).hits]
 
     @_serialised
     def show(self, citation: str | Citation, *, base: str | os.PathLike[str] | None = None) -> Hit:
