@@ -93,6 +93,9 @@ def test_one_switch_at_index_time_makes_later_commands_hybrid(workdir: Path, hub
     assert again.exit_code == 0, again.output
     assert len(hub.requests) == 3
 
+    doctor = _run("knowledge", "doctor")  # checks the model the index was built with
+    assert "[ ok ] Manifest matches model: model=model2vec:tiny-test@" in doctor.stdout
+
     listed = _run("knowledge", "model", "list", "--format", "json")
     rows = {row["name"]: row for row in json.loads(listed.stdout)}
     assert rows["tiny-test"]["downloaded"] is True and rows["potion-base-8M"]["default"] is True

@@ -700,7 +700,8 @@ def doctor_command(ctx: click.Context) -> None:
 
     settings = _settings(ctx)
     with _rag_errors():
-        embedder = _embedder(settings)
+        # Without configured embeddings, the in-process model the index was built with (as search uses).
+        embedder = _embedder(settings) or manifest_embedder(settings.store_dir)
         # The tier line comes from the settings: doctor must run even when the index cannot be opened.
         if embedder is None:
             click.echo("tier: lexical (FTS5) - no embeddings configured", err=True)
