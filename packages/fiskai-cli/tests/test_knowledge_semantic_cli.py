@@ -177,3 +177,13 @@ def test_agent_yaml_without_a_base_url_means_the_in_process_model(
     with wiring.open_knowledge_store(tmp_path / "store", read_only=True) as reader:
         assert isinstance(reader.embedder, StaticEmbedder)
         assert reader.search("automobile").hits[0].citation == "docs/garage.md#0"
+
+
+def test_the_progress_bar_draws_a_download(workdir: Path, hub: ModelServer, capsys: pytest.CaptureFixture[str]) -> None:
+    from fiskai_cli.commands.knowledge_model import fetch_with_progress
+
+    embedder = StaticEmbedder("tiny-test")
+    fetch_with_progress(embedder, draw=True)  # the rich bar, as on a terminal
+    assert len(embedder.embed(["car"])[0]) == 3
+    err = capsys.readouterr().err
+    assert 'downloading embedding model "tiny-test"' in err and 'model "tiny-test" is ready' in err
