@@ -253,11 +253,41 @@ def hybrid(args: dict[str, Any]) -> dict[str, Any]:
     return {**timed, "chunks": stats.chunks, "index_seconds": index_seconds}
 
 
+def semantic(args: dict[str, Any]) -> dict[str, Any]:
+    """Cold index with the in-process static model, then hybrid vs lexical in-process search on that store."""
+    try:
+        from fiskai_rag import StaticEmbedder
+        from fiskai_rag._vec import vec_available
+    except ImportError as missing:
+        return {"missing": str(missing)}
+    if not vec_available():
+        return {"missing": "sqlite-vec (fiskai-rag[semantic])"}
+    start = time.perf_counter()
+    embedder = StaticEmbedder(args["model"])
+    with _open_store(args["store"], read_only=False, embedder=embedder) as store:
+        stats = store.index([args["corpus"]])
+    index_seconds = time.perf_counter() - start
+    index_rss = _rss_mb()
+    queries = args["keywords"] + args["questions"]
+    with (
+        _open_store(args["store"], read_only=True, embedder=StaticEmbedder(args["model"])) as hybrid_reader,
+        _open_store(args["store"], read_only=True) as lexical_reader,
+    ):
+        timed = _time_pair(
+            queries,
+            lambda q: hybrid_reader.search(q, top_k=10).hits,
+            lambda q: lexical_reader.search(q, top_k=10).hits,
+            args["rounds"],
+        )
+    return {**timed, "chunks": stats.chunks, "index_seconds": index_seconds, "index_rss_mb": index_rss}
+
+
 OPS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
     "raw-insert": raw_insert,
     "index": index,
     "search": search,
     "hybrid": hybrid,
+    "semantic": semantic,
 }
 
 if __name__ == "__main__":

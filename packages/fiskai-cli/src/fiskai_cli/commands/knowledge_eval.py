@@ -21,7 +21,8 @@ import click
 import yaml
 
 from fiskai_cli.commands.knowledge_eval_baseline import compare_with_baseline, figures_of, save_baseline
-from fiskai_rag import Embedder, OpenAICompatibleEmbedder, RagError, Store, open_store
+from fiskai_cli.commands.knowledge_model import fetch_with_progress
+from fiskai_rag import Embedder, OpenAICompatibleEmbedder, RagError, StaticEmbedder, Store, open_store
 from fiskai_rag.eval import (
     DEFAULT_RECALL_K,
     AnswerCheck,
@@ -115,7 +116,13 @@ def _index_corpus(store_dir: Path, corpus: Path, embedder: Embedder | None) -> s
 
 
 def _rank_with_store(
-    store_dir: Path, suite: EvalSuite, k: int, embedder: Embedder | None, budget: int, answering: _AnswerSettings
+    store_dir: Path,
+    suite: EvalSuite,
+    k: int,
+    embedder: Embedder | None,
+    budget: int,
+    answering: _AnswerSettings,
+    label: str = "",
 ) -> _Run:
     samples: list[float] = []
     with open_store(store_dir, read_only=True, embedder=embedder) as store:
@@ -134,7 +141,7 @@ def _rank_with_store(
             for query in suite.queries
             if query.answers
         )
-    label = "fiskai knowledge, hybrid" if embedder is not None else "fiskai knowledge"
+    label = label or ("fiskai knowledge, hybrid" if embedder is not None else "fiskai knowledge")
     return _Run(
         label=label,
         report=report,
@@ -197,7 +204,14 @@ def _scores(run: _Run) -> dict[str, object]:
     }
 
 
-def _json(suite: EvalSuite, runs: list[_Run], notes: list[str], misses: list[str], answering: _AnswerSettings) -> str:
+def _json(
+    suite: EvalSuite,
+    runs: list[_Run],
+    notes: list[str],
+    misses: list[str],
+    answering: _AnswerSettings,
+    lexical: list[_Run],
+) -> str:
     ours = runs[0].report
     document = {
         "suite": suite.name,
@@ -205,6 +219,7 @@ def _json(suite: EvalSuite, runs: list[_Run], notes: list[str], misses: list[str
         "k": ours.k,
         "ranking": _scores(runs[0]),
         "baseline": _scores(runs[1]) if len(runs) > 1 else None,
+        "lexical": _scores(lexical[0]) if lexical else None,
         "notes": notes,
         "evidence": None
         if runs[0].evidence is None
@@ -289,6 +304,24 @@ def _evidence_misses(evidence: _Evidence | None) -> list[str]:
     return [f"evidence: {evidence.checked - evidence.passed} of {evidence.checked} queries lacked it"]
 
 
+def _eval_embedder(
+    url: str | None, model: str | None, *, semantic: bool, model_name: str | None, timeout: float = 30.0
+) -> OpenAICompatibleEmbedder | StaticEmbedder | None:
+    """The embedder the options ask for: a server (--embeddings-url), the in-process model, or none."""
+    if (url is None) != (model is None):
+        raise click.UsageError("--embeddings-url and --embeddings-model go together")
+    semantic = semantic or model_name is not None
+    if semantic and url is not None:
+        raise click.UsageError("--semantic (the in-process model) and --embeddings-url (a server) exclude each other")
+    if url is not None and model is not None:
+        return OpenAICompatibleEmbedder(base_url=url, model=model, timeout=timeout)
+    if not semantic:
+        return None
+    embedder = StaticEmbedder(model_name or "", download=True)
+    fetch_with_progress(embedder)
+    return embedder
+
+
 def _suite(suite_path: Path, corpus_dir: Path | None) -> EvalSuite:
     try:
         suite = _read_suite(suite_path)
@@ -336,6 +369,26 @@ def _save(runs: list[_Run], suite: EvalSuite, answering: _AnswerSettings, save_f
     help="An OpenAI-compatible embeddings API (http://host:port/v1): evaluate the hybrid tier with it.",
 )
 @click.option("--embeddings-model", default=None, metavar="NAME", help="The model to ask --embeddings-url for.")
+@click.option(
+    "--embeddings-timeout",
+    type=click.FloatRange(min=1),
+    default=30.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="Per-request timeout for --embeddings-url (a CPU server embeds 64 chunks a request).",
+)
+@click.option(
+    "--semantic",
+    is_flag=True,
+    help="Evaluate the hybrid tier with the in-process embedding model (no server; the semantic extra).",
+)
+@click.option(
+    "--model",
+    "model_name",
+    default=None,
+    metavar="NAME|DIR",
+    help="The in-process model for --semantic (implies it): a known name or a Model2Vec directory.",
+)
 @click.option(
     "--corpus",
     "corpus_dir",
@@ -408,6 +461,9 @@ def eval_command(
     index_first: bool,
     embeddings_url: str | None,
     embeddings_model: str | None,
+    embeddings_timeout: float,
+    semantic: bool,
+    model_name: str | None,
     corpus_dir: Path | None,
     bm25: bool,
     no_bm25: bool,
@@ -452,6 +508,7 @@ def eval_command(
     Examples:
       fiskai knowledge eval suites/ops.yaml
       fiskai knowledge eval ../shared/ir/cisi --min-ndcg 0.35 --format json
+      fiskai knowledge eval ../shared/ir/med --semantic     # hybrid, lexical and BM25 rows
       fiskai knowledge eval suite.yaml --store ~/.local/state/fiskai/knowledge/default --no-index
       fiskai knowledge eval evals/influxdata-tuning.yaml --baseline evals/baselines/influxdata-tuning.json
     """
@@ -459,17 +516,20 @@ def eval_command(
     answering = _AnswerSettings(top=answer_top, budget=answer_budget)
     if store_dir is None and suite.corpus is None:
         raise click.UsageError("the suite names no corpus, so pass --store DIR (the folder holding knowledge.db)")
-    if (embeddings_url is None) != (embeddings_model is None):
-        raise click.UsageError("--embeddings-url and --embeddings-model go together")
     notes: list[str] = []
-    embedder: OpenAICompatibleEmbedder | None = None
+    embedder: OpenAICompatibleEmbedder | StaticEmbedder | None = None
+    lexical: list[_Run] = []
     try:
-        if embeddings_url is not None and embeddings_model is not None:
-            embedder = OpenAICompatibleEmbedder(base_url=embeddings_url, model=embeddings_model)
+        embedder = _eval_embedder(
+            embeddings_url, embeddings_model, semantic=semantic, model_name=model_name, timeout=embeddings_timeout
+        )
         with _store_dir(store_dir) as where:
             if index_first and suite.corpus is not None:
                 notes.append(f"corpus {suite.corpus}: {_index_corpus(where, suite.corpus, embedder)}")
             runs = [_rank_with_store(where, suite, k, embedder, budget, answering)]
+            if embedder is not None:
+                # The same store without its vectors: the lexical row a hybrid figure is judged against.
+                lexical = [_rank_with_store(where, suite, k, None, budget, answering, "fiskai knowledge, lexical")]
     except RagError as err:
         raise click.ClickException(str(err)) from err
     finally:
@@ -491,9 +551,9 @@ def eval_command(
         _save(runs, suite, answering, save_file)
         notes.append(f"baseline saved to {save_file}")
     if output_format == "json":
-        click.echo(_json(suite, runs, notes, misses, answering))
+        click.echo(_json(suite, runs, notes, misses, answering, lexical))
     else:
-        click.echo(_table(suite, runs, notes, per_query, answering))
+        click.echo(_table(suite, [*runs, *lexical], notes, per_query, answering))
     if evidence is not None:
         for failure in evidence.failures:
             click.echo(f"evidence missing: {failure}", err=True)

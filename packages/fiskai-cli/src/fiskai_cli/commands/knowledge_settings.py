@@ -32,7 +32,10 @@ _FORMAT = 1
 
 @dataclass(frozen=True, slots=True)
 class EmbeddingsSpec:
-    """`harness.knowledge.embeddings`, as the knowledge commands use it."""
+    """`harness.knowledge.embeddings`, as the knowledge commands use it.
+
+    With `base_url`, an OpenAI-compatible server; without it, the in-process static model `model` names.
+    """
 
     base_url: str
     model: str
@@ -40,6 +43,11 @@ class EmbeddingsSpec:
     timeout_seconds: float
     query_prefix: str
     document_prefix: str
+
+    @property
+    def local(self) -> bool:
+        """No server: `model` names the in-process static model (`potion-base-8M` when empty)."""
+        return not self.base_url.strip()
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,137 @@
+"""`fiskai knowledge model`: list the in-process embedding models and download one into the user's cache.
+
+The download itself is `fiskai_rag.models.fetch_model`; this module only draws it (a rich progress bar
+when stderr is a terminal, one line before and after otherwise). `knowledge --semantic index` calls
+`fetch_with_progress` too, so the first hybrid index shows the same bar.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from fiskai_cli._wiring import reported
+from fiskai_rag import StaticEmbedder
+from fiskai_rag.models import DEFAULT_MODEL, KNOWN_MODELS, ModelSpec, fetch_model, installed, model_base_url, model_dir
+
+__all__ = ["fetch_with_progress", "model_group"]
+
+
+def _megabytes(count: int) -> str:
+    return f"{count / 1_000_000:.0f} MB"
+
+
+def _download(spec: ModelSpec, *, draw: bool) -> None:
+    source = model_base_url()
+    click.echo(
+        f'downloading embedding model "{spec.name}" (about {_megabytes(spec.download_bytes)}) from {source} '
+        f"into {model_dir(spec)}",
+        err=True,
+    )
+    if not draw:
+        fetch_model(spec)
+        click.echo(f'model "{spec.name}" is ready', err=True)
+        return
+    from rich.console import Console  # only an interactive download draws
+    from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TransferSpeedColumn
+
+    columns = (TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TransferSpeedColumn())
+    with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
+        tasks: dict[str, Any] = {}
+
+        def report(name: str, done: int, total: int | None) -> None:
+            if name not in tasks:
+                tasks[name] = bar.add_task(name, total=total)
+            bar.update(tasks[name], completed=done, total=total)
+
+        fetch_model(spec, progress=report)
+    click.echo(f'model "{spec.name}" is ready', err=True)
+
+
+def fetch_with_progress(embedder: StaticEmbedder, *, draw: bool | None = None) -> None:
+    """Make sure the embedder's model is on disk (downloading a named one once), then load it.
+
+    Raises:
+        click.ClickException: The download or the load failed (one line naming the fix).
+    """
+    with reported():
+        spec = KNOWN_MODELS.get(embedder.model.removeprefix("model2vec:").partition("@")[0])
+        if spec is not None and not installed(spec):
+            _download(spec, draw=sys.stderr.isatty() if draw is None else draw)
+        embedder.load()
+
+
+@click.group("model")
+def model_group() -> None:
+    """List and download the in-process embedding models (the semantic extra).
+
+    \b
+    Examples:
+      fiskai knowledge model list
+      fiskai knowledge model fetch
+      FISKAI_MODEL_BASE_URL=https://mirror.example/hf fiskai knowledge model fetch potion-base-8M
+    """
+
+
+@model_group.command("list")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def list_command(fmt: str) -> None:
+    """Show the known models: shape, download size, whether each is downloaded, and where.
+
+    \b
+    Examples:
+      fiskai knowledge model list
+      fiskai knowledge model list --format json
+    """
+    rows = [
+        {
+            "name": spec.name,
+            "default": spec.name == DEFAULT_MODEL,
+            "dimension": spec.dimension,
+            "vocabulary": spec.vocabulary,
+            "dtype": spec.dtype,
+            "download_bytes": spec.download_bytes,
+            "downloaded": installed(spec),
+            "directory": str(model_dir(spec)),
+            "revision": spec.revision,
+            "summary": spec.summary,
+        }
+        for spec in KNOWN_MODELS.values()
+    ]
+    if fmt == "json":
+        import json
+
+        click.echo(json.dumps(rows, indent=2))
+        return
+    for row in rows:
+        mark = " (default)" if row["default"] else ""
+        state = "downloaded" if row["downloaded"] else "not downloaded"
+        click.echo(
+            f"{row['name']}{mark}: {row['dimension']} dims, {row['vocabulary']} tokens, {row['dtype']}, "
+            f"about {_megabytes(int(str(row['download_bytes'])))}; {state} ({row['directory']})"
+        )
+        click.echo(f"  {row['summary']}")
+
+
+@model_group.command("fetch")
+@click.argument("name", required=False, default=DEFAULT_MODEL)
+@click.option(
+    "--progress/--no-progress", default=None, help="Draw a progress bar (default: when stderr is a terminal)."
+)
+def fetch_command(name: str, progress: bool | None) -> None:
+    """Download a model into $XDG_CACHE_HOME/fiskai/models once (resumes an interrupted download).
+
+    The files come from FISKAI_MODEL_BASE_URL (or HF_ENDPOINT), by default the Hugging Face hub, at a
+    pinned revision; the weights are checked against a pinned SHA-256.
+
+    \b
+    Examples:
+      fiskai knowledge model fetch
+      fiskai knowledge model fetch potion-base-8M --no-progress
+    """
+    with reported():
+        embedder = StaticEmbedder(name)
+    fetch_with_progress(embedder, draw=progress)
+    click.echo(f"{embedder.model} ready in {embedder.directory}")

@@ -1,0 +1,303 @@
+"""The in-process embedding models: which ones are known, where they are cached, and their one download.
+
+A model is named (`potion-base-8M`) or given as a directory holding a Model2Vec-format model. A named
+model is fetched once over HTTPS into `$XDG_CACHE_HOME/fiskai/models/<name>/` (`~/.cache/...` without
+XDG_CACHE_HOME) from `<base_url>/<repo>/resolve/<revision>/<file>`: the Hugging Face hub by default,
+another mirror with `FISKAI_MODEL_BASE_URL` (or `HF_ENDPOINT`). The revision is a pinned commit, so the
+files cannot change under the same name; the weights are also checked against a pinned SHA-256.
+
+Each file downloads to `<file>.part` and resumes from there after an interruption (an HTTP Range
+request); it is renamed into place only after its checksum passes, and `fiskai-model.json`, written
+last, marks the model complete. A reader trusts a directory only when that marker names the pinned
+revision and every file has the size the marker recorded, so a half-finished download is never loaded.
+Concurrent fetches of one model serialise on a lock file in its directory.
+
+Only `urllib` from the standard library is used: the download runs once, and the `semantic` extra
+stays at numpy and tokenizers.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, cast
+
+from .errors import ModelError
+
+__all__ = [
+    "DEFAULT_MODEL",
+    "KNOWN_MODELS",
+    "ModelFile",
+    "ModelSpec",
+    "Progress",
+    "cache_dir",
+    "fetch_model",
+    "installed",
+    "model_base_url",
+    "model_dir",
+    "model_of_identity",
+    "resolve_model",
+]
+
+Progress = Callable[[str, int, "int | None"], None]
+"""Called as bytes arrive: (file name, bytes of that file so far, its total size or None)."""
+
+_MARKER = "fiskai-model.json"
+_CHUNK = 1 << 16
+_TIMEOUT_SECONDS = 30.0
+_DEFAULT_BASE_URL = "https://huggingface.co"
+
+
+@dataclass(frozen=True, slots=True)
+class ModelFile:
+    """One file of a model; `sha256` pinned where it is published, else recorded at download time."""
+
+    name: str
+    sha256: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ModelSpec:
+    """A downloadable model: where it lives (repository and pinned commit) and what it is made of."""
+
+    name: str
+    repo: str
+    revision: str
+    files: tuple[ModelFile, ...]
+    dimension: int
+    vocabulary: int
+    dtype: str
+    download_bytes: int
+    """About how much the files weigh, for the size shown before a download."""
+    summary: str
+
+    @property
+    def identity(self) -> str:
+        """What the index manifest pins: the model and its revision, so another revision means a reindex."""
+        return f"model2vec:{self.name}@{self.revision[:12]}"
+
+
+DEFAULT_MODEL = "potion-base-8M"
+KNOWN_MODELS: dict[str, ModelSpec] = {
+    "potion-base-8M": ModelSpec(
+        name="potion-base-8M",
+        repo="minishlab/potion-base-8M",
+        revision="ad78550e2b7d7f7a39d2abbc81b079aea6c20287",
+        files=(
+            ModelFile("config.json"),
+            ModelFile("tokenizer.json"),
+            # The Git LFS object id the hub publishes for this file at the pinned commit.
+            ModelFile("model.safetensors", "f65d0f325faadc1e121c319e2faa41170d3fa07d8c89abd48ca5358d9a223de2"),
+        ),
+        dimension=256,
+        vocabulary=29528,
+        dtype="F32",
+        download_bytes=31_000_000,
+        summary="Model2Vec static model distilled from BGE-base (English), 256 dimensions, MIT licence",
+    ),
+}
+
+
+def cache_dir() -> Path:
+    """`$XDG_CACHE_HOME/fiskai/models` (or `~/.cache/fiskai/models`)."""
+    xdg = os.environ.get("XDG_CACHE_HOME", "")
+    base = Path(xdg) if xdg and os.path.isabs(xdg) else Path.home() / ".cache"
+    return base / "fiskai" / "models"
+
+
+def model_base_url() -> str:
+    """Where named models are downloaded from: FISKAI_MODEL_BASE_URL, HF_ENDPOINT, else the hub."""
+    for name in ("FISKAI_MODEL_BASE_URL", "HF_ENDPOINT"):
+        value = os.environ.get(name, "").strip()
+        if value:
+            return value.rstrip("/")
+    return _DEFAULT_BASE_URL
+
+
+def model_dir(spec: ModelSpec) -> Path:
+    """The cache directory of a named model."""
+    return cache_dir() / spec.name
+
+
+def _is_path(model: str) -> bool:
+    return "/" in model or model.startswith(".") or model.startswith("~")
+
+
+def resolve_model(model: str) -> tuple[str, Path, ModelSpec | None]:
+    """The manifest identity, the directory and (for a named model) the spec of `model`.
+
+    Raises:
+        ModelError: `model` is neither a known name nor a path.
+    """
+    name = model.strip() or DEFAULT_MODEL
+    spec = KNOWN_MODELS.get(name)
+    if spec is not None:
+        return spec.identity, model_dir(spec), spec
+    if _is_path(name):
+        folder = Path(name).expanduser().resolve()
+        return f"model2vec:{folder}", folder, None
+    known = ", ".join(sorted(KNOWN_MODELS))
+    raise ModelError(f'unknown embedding model "{name}": use one of {known}, or a directory holding a Model2Vec model')
+
+
+def installed(spec: ModelSpec) -> bool:
+    """Whether the named model's cache directory is complete (its marker matches the pinned revision)."""
+    return _marker_ok(model_dir(spec), spec)
+
+
+def _marker_ok(folder: Path, spec: ModelSpec) -> bool:
+    try:
+        record: Any = json.loads((folder / _MARKER).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    if not isinstance(record, dict):
+        return False
+    fields = cast(dict[str, Any], record)
+    if fields.get("revision") != spec.revision:
+        return False
+    sizes = fields.get("files")
+    if not isinstance(sizes, dict):
+        return False
+    for file in spec.files:
+        entry = cast(dict[str, Any], sizes).get(file.name)
+        if not isinstance(entry, dict):
+            return False
+        try:
+            if (folder / file.name).stat().st_size != cast(dict[str, Any], entry).get("size"):
+                return False
+        except OSError:
+            return False
+    return True
+
+
+def fetch_model(spec: ModelSpec, *, base_url: str | None = None, progress: Progress | None = None) -> Path:
+    """Download a named model into the cache unless it is already there; returns its directory.
+
+    Raises:
+        ModelError: The download failed (offline, refused, checksum mismatch) or the cache is not writable.
+    """
+    folder = model_dir(spec)
+    if _marker_ok(folder, spec):
+        return folder
+    base = (base_url or model_base_url()).rstrip("/")
+    if not base.startswith(("http://", "https://")):
+        raise ModelError(
+            f"the model download URL {base!r} is not http(s); set FISKAI_MODEL_BASE_URL to an http(s) URL", remedy=None
+        )
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        lock = os.open(folder / ".lock", os.O_RDWR | os.O_CREAT, 0o600)
+    except OSError as err:
+        raise ModelError(f"cannot write the model cache {folder}: {err.strerror or err}", remedy=None) from err
+    try:
+        import fcntl
+
+        fcntl.flock(lock, fcntl.LOCK_EX)  # another fetch of this model finishes first; then it is reused
+        if _marker_ok(folder, spec):
+            return folder
+        record: dict[str, dict[str, object]] = {}
+        for file in spec.files:
+            url = f"{base}/{spec.repo}/resolve/{spec.revision}/{file.name}"
+            kept = _completed(folder / file.name, file)
+            digest, size = kept or _download(url, folder / file.name, file, spec, progress)
+            record[file.name] = {"sha256": digest, "size": size}
+        marker = {"name": spec.name, "repo": spec.repo, "revision": spec.revision, "source": base, "files": record}
+        spare = folder / f"{_MARKER}.{os.getpid()}.tmp"
+        spare.write_text(json.dumps(marker, indent=2), encoding="utf-8")
+        os.replace(spare, folder / _MARKER)
+    except OSError as err:
+        raise ModelError(f"cannot write the model cache {folder}: {err.strerror or err}", remedy=None) from err
+    finally:
+        os.close(lock)
+    return folder
+
+
+def _completed(target: Path, file: ModelFile) -> tuple[str, int] | None:
+    """A file an earlier, interrupted fetch already finished (only whole files are renamed into place)."""
+    try:
+        data = target.read_bytes()
+    except OSError:
+        return None
+    digest = hashlib.sha256(data).hexdigest()
+    return (digest, len(data)) if file.sha256 in (None, digest) else None
+
+
+def _download(url: str, target: Path, file: ModelFile, spec: ModelSpec, progress: Progress | None) -> tuple[str, int]:
+    import http.client
+    import urllib.error
+    import urllib.request
+
+    part = target.with_name(target.name + ".part")
+    have = part.stat().st_size if part.exists() else 0
+    request = urllib.request.Request(url, headers={"User-Agent": "fiskai-rag"})
+    if have:
+        request.add_header("Range", f"bytes={have}-")
+    digest = hashlib.sha256()
+    try:
+        with urllib.request.urlopen(request, timeout=_TIMEOUT_SECONDS) as response:
+            status = int(response.status)
+            if have and status == 206:
+                with open(part, "rb") as earlier:
+                    for block in iter(lambda: earlier.read(_CHUNK), b""):
+                        digest.update(block)
+                mode, done = "ab", have
+            else:
+                mode, done = "wb", 0
+            length = response.headers.get("Content-Length")
+            total: int | None = done + int(length) if length and length.isdigit() else None
+            with open(part, mode) as out:
+                while block := response.read(_CHUNK):
+                    out.write(block)
+                    digest.update(block)
+                    done += len(block)
+                    if progress is not None:
+                        progress(file.name, done, total)
+    except urllib.error.HTTPError as err:
+        if err.code == 416 and have:  # the part file is already complete (or longer than the file): start over
+            part.unlink(missing_ok=True)
+            return _download(url, target, file, spec, progress)
+        raise ModelError(_offline(spec, url, f"HTTP {err.code} {err.reason}"), remedy=None) from err
+    except (urllib.error.URLError, http.client.HTTPException, TimeoutError, ConnectionError) as err:
+        reason = getattr(err, "reason", None) or err
+        raise ModelError(_offline(spec, url, str(reason)), remedy=None) from err
+    if total is not None and done != total:
+        # The connection closed early; the part file stays, and the next fetch resumes from it.
+        raise ModelError(_offline(spec, url, f"the connection closed after {done} of {total} bytes"), remedy=None)
+    actual = digest.hexdigest()
+    if file.sha256 is not None and actual != file.sha256:
+        part.unlink(missing_ok=True)
+        raise ModelError(
+            f'downloaded {file.name} of model "{spec.name}" from {url} has SHA-256 {actual}, expected '
+            f"{file.sha256}; the mirror serves another file (the partial download was deleted)",
+            remedy=None,
+        )
+    os.replace(part, target)
+    return actual, done
+
+
+def _offline(spec: ModelSpec, url: str, reason: str) -> str:
+    return (
+        f'cannot download embedding model "{spec.name}" from {url}: {reason}; check the network, or set '
+        "FISKAI_MODEL_BASE_URL to a mirror, or set the model to a directory holding its files "
+        "(an interrupted download resumes on the next try)"
+    )
+
+
+def model_of_identity(identity: str) -> str | None:
+    """The `model` argument that rebuilds the static model an index manifest names, or None.
+
+    `model2vec:potion-base-8M@ad78550e2b7d` gives `potion-base-8M` while that revision is the pinned one;
+    `model2vec:/abs/dir` gives the directory. Any other identity (a server's model) gives None.
+    """
+    if not identity.startswith("model2vec:"):
+        return None
+    rest = identity.removeprefix("model2vec:")
+    if rest.startswith("/"):
+        return rest
+    name = rest.partition("@")[0]
+    spec = KNOWN_MODELS.get(name)
+    return name if spec is not None and spec.identity == identity else None

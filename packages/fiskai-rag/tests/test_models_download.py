@@ -1,0 +1,127 @@
+"""Downloading a named model once into the cache, end to end against a local hub-like HTTP server."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+
+from fiskai_rag import StaticEmbedder
+from fiskai_rag.errors import ModelError
+from fiskai_rag.models import KNOWN_MODELS, ModelFile, ModelSpec, fetch_model, installed, model_dir, model_of_identity
+from fiskai_rag.testing import ModelServer, build_static_model
+
+pytest.importorskip("tokenizers", reason="the semantic extra (tokenizers) is not installed")
+
+REVISION = "0123456789abcdef0123456789abcdef01234567"
+
+
+@pytest.fixture
+def built(tmp_path: Path) -> Path:
+    rows = {f"word{i}": [float(i % 7), float(i % 5), 1.0, float(i % 3)] for i in range(400)}
+    return build_static_model(tmp_path / "served", rows)
+
+
+@pytest.fixture
+def spec(built: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> ModelSpec:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    weights = hashlib.sha256((built / "model.safetensors").read_bytes()).hexdigest()
+    made = ModelSpec(
+        name="tiny-test",
+        repo="fiskai-tests/tiny-test",
+        revision=REVISION,
+        files=(ModelFile("config.json"), ModelFile("tokenizer.json"), ModelFile("model.safetensors", weights)),
+        dimension=4,
+        vocabulary=401,
+        dtype="F32",
+        download_bytes=1000,
+        summary="built by the tests",
+    )
+    monkeypatch.setitem(KNOWN_MODELS, made.name, made)
+    return made
+
+
+def test_a_model_downloads_once_with_progress_and_loads(built: Path, spec: ModelSpec) -> None:
+    seen: list[tuple[str, int, int | None]] = []
+    with ModelServer(built) as server:
+
+        def progress(name: str, done: int, total: int | None) -> None:
+            seen.append((name, done, total))
+
+        folder = fetch_model(spec, base_url=server.base_url, progress=progress)
+        assert folder == model_dir(spec) and installed(spec)
+        assert [path for path, _ in server.requests] == [
+            f"/fiskai-tests/tiny-test/resolve/{REVISION}/{name}"
+            for name in ("config.json", "tokenizer.json", "model.safetensors")
+        ]
+        fetch_model(spec, base_url=server.base_url)  # cached: no second request
+        assert len(server.requests) == 3
+    size = (built / "model.safetensors").stat().st_size
+    assert ("model.safetensors", size, size) in seen
+    marker = json.loads((folder / "fiskai-model.json").read_text(encoding="utf-8"))
+    assert marker["revision"] == REVISION and marker["files"]["model.safetensors"]["size"] == size
+    assert not list(folder.glob("*.part"))
+    embedder = StaticEmbedder("tiny-test")
+    assert embedder.model == f"model2vec:tiny-test@{REVISION[:12]}"
+    assert model_of_identity(embedder.model) == "tiny-test"
+    assert model_of_identity("model2vec:tiny-test@ffffffffffff") is None  # another revision: not this model
+    assert embedder.embed(["word3 word10"])[0] == pytest.approx([3.0, 1.5, 1.0, 0.5])  # ([3,3,1,0] + [3,0,1,1]) / 2
+
+
+def test_an_interrupted_download_resumes_where_it_stopped(built: Path, spec: ModelSpec) -> None:
+    with ModelServer(built, cut_after=4096) as server:  # each file over 4 KiB is cut short once
+        for cut in ("tokenizer.json", "model.safetensors"):
+            with pytest.raises(ModelError, match=f"{cut}: the connection closed after 4096 of"):
+                fetch_model(spec, base_url=server.base_url)
+            assert not installed(spec)
+        fetch_model(spec, base_url=server.base_url)
+        ranges = {
+            name: [span for path, span in server.requests if path.endswith(name)]
+            for name in ("tokenizer.json", "model.safetensors")
+        }
+    assert ranges == {"tokenizer.json": ["", "bytes=4096-"], "model.safetensors": ["", "bytes=4096-"]}
+    for name in ("tokenizer.json", "model.safetensors"):  # the pinned SHA-256 held over the resumed bytes
+        assert (model_dir(spec) / name).read_bytes() == (built / name).read_bytes()
+    assert installed(spec)
+
+
+def test_a_download_with_the_wrong_checksum_is_refused(built: Path, spec: ModelSpec, tmp_path: Path) -> None:
+    other = build_static_model(tmp_path / "other", {"x": [1.0, 2.0, 3.0, 4.0]})
+    with ModelServer(other) as server, pytest.raises(ModelError, match="SHA-256") as caught:
+        fetch_model(spec, base_url=server.base_url)
+    assert caught.value.remedy is None  # the message names the fix itself
+    assert not installed(spec) and not list(model_dir(spec).glob("*.part"))
+
+
+def test_offline_is_one_line_naming_the_url_and_the_fix(built: Path, spec: ModelSpec) -> None:
+    with ModelServer(built) as server:
+        base = server.base_url
+    with pytest.raises(ModelError) as caught:  # the server is gone: connection refused
+        fetch_model(spec, base_url=base)
+    message = str(caught.value)
+    assert f"{base}/fiskai-tests/tiny-test/resolve/{REVISION}/config.json" in message
+    assert "FISKAI_MODEL_BASE_URL" in message and "\n" not in message
+    with pytest.raises(ModelError, match="not http"):
+        fetch_model(spec, base_url="file:///etc")
+
+
+def test_the_embedder_downloads_only_when_allowed(
+    built: Path, spec: ModelSpec, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with ModelServer(built) as server:
+        monkeypatch.setenv("FISKAI_MODEL_BASE_URL", server.base_url)
+        with pytest.raises(ModelError, match="not downloaded yet"):
+            StaticEmbedder("tiny-test").embed(["word1"])
+        assert server.requests == []
+        assert len(StaticEmbedder("tiny-test", download=True).embed(["word1"])[0]) == 4
+        assert len(server.requests) == 3
+
+
+def test_the_default_model_is_pinned() -> None:
+    default = KNOWN_MODELS["potion-base-8M"]
+    assert len(default.revision) == 40
+    assert {f.name for f in default.files} == {"config.json", "tokenizer.json", "model.safetensors"}
+    weights = next(f for f in default.files if f.name == "model.safetensors")
+    assert weights.sha256 is not None and len(weights.sha256) == 64
