@@ -7,7 +7,7 @@ from pathlib import Path
 
 from fiskai_rag import open_store
 from fiskai_rag._db import CHUNKER_VERSION
-from fiskai_rag._distinct import fingerprint
+from fiskai_rag._fingerprint import fingerprint
 
 _PAGE = """# Configure the data node
 

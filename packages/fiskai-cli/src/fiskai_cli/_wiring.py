@@ -453,7 +453,6 @@ def manifest_embedder(directory: Path) -> Embedder | None:
 
 def _manifest_embedder(store: KnowledgeStore) -> Embedder | None:
     from fiskai_rag import RagError, StaticEmbedder
-    from fiskai_rag.models import model_of_identity
 
     try:
         manifest = store.manifest()
@@ -461,6 +460,10 @@ def _manifest_embedder(store: KnowledgeStore) -> Embedder | None:
         return None  # a damaged index stays openable for `reset`
     if manifest is None or not manifest.has_vectors:
         return None
+    # Imported only for an index with vectors: the model module pulls in hashlib (OpenSSL), 5 ms of a
+    # lexical `knowledge search`.
+    from fiskai_rag.models import model_of_identity
+
     model = model_of_identity(manifest.model)
     return StaticEmbedder(model) if model is not None else None
 

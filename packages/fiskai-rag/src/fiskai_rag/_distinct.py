@@ -4,9 +4,9 @@ Documentation sites copy pages between version trees (`influxdb/v2/...`, `influx
 `enterprise_influxdb/v1/...`) and edit link targets, template shortcodes, spacing and a word here and
 there. Two tests, both measured on influxdata-docs:
 
-- A fingerprint per chunk, computed at index time and stored (`chunks.fingerprint`): a hash of the
-  breadcrumb and body with link targets, `{{< ... >}}` / `{{% ... %}}` shortcodes and HTML comments
-  removed, case folded and all whitespace dropped. Byte-identical text forms 2,927 groups of copies
+- A fingerprint per chunk (`_fingerprint`), computed at index time and stored (`chunks.fingerprint`):
+  a hash of the breadcrumb and body with link targets, `{{< ... >}}` / `{{% ... %}}` shortcodes and
+  HTML comments removed, case folded and all whitespace dropped. Byte-identical text forms 2,927 groups of copies
   (7,930 of 40.6k chunks); the fingerprint 3,455 (10,682 chunks); with the current chunker 3,510 groups
   holding 9,020 of 39.4k chunks, at most 155 in one (a Flux parameter described alike on 155 pages).
   Also dropping version strings and product words (`v2`, `2.7`, `cloud`) added only 75 groups for
@@ -31,7 +31,6 @@ Tuning nDCG@10 0.531 -> 0.525 because the judge credits a hit's own citation onl
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -40,19 +39,16 @@ from ._citation import Citation
 from ._db import Conn, columns
 from ._search import Hit
 
-__all__ = ["MAX_ALSO", "Folded", "distinct", "fingerprint", "fold", "stored_prints", "with_copies"]
+__all__ = ["MAX_ALSO", "Folded", "distinct", "fold", "stored_prints", "with_copies"]
 
 MAX_ALSO = 8
 """Other locations named per hit; the total count is reported beside them."""
 
-_NOISE = re.compile(rb"[]{<](?:\([^)\s]*\)|\{[<%].*?[%>]\}\}|!--.*?-->)", re.S)
-"""A link target `](...)` (its text stays), a Hugo shortcode, an HTML comment."""
 _NOISE_TEXT = re.compile(r"[]{<](?:\([^)\s]*\)|\{[<%].*?[%>]\}\}|!--.*?-->)", re.S)
+"""A link target `](...)` (its text stays), a Hugo shortcode, an HTML comment (as `_fingerprint` removes them)."""
 _PUNCT = b".,;:!?()[]{}`*\"'<>|=/\\#"
 _PUNCTUATION = bytes.maketrans(_PUNCT, b" " * len(_PUNCT))
 _DIGIT = re.compile(rb"\d")
-_CRUMB = " > "
-_SPACE = b" \t\n\r\f\v"
 NEAR_JACCARD_NUM, NEAR_JACCARD_DEN = 8, 10
 """Two chunks whose word sets overlap by at least 8/10 (Jaccard) are copies of one section."""
 NEAR_MIN_WORDS = 20
@@ -61,33 +57,6 @@ NEAR_MIN_WORDS = 20
 _LENGTH_FACTOR = 2
 """Texts compared for near-identity are within a factor 2 in length (a loose bound on 8/10 shared words:
 link targets removed before the words are taken can shorten one side)."""
-
-
-def fingerprint(content: str, root: str = "") -> int | None:
-    """A signed 64-bit fingerprint of a chunk's text (breadcrumb and body), or None when no text is left.
-
-    `root`, the front matter title heading the breadcrumb (`ChunkedDocument.root`), is left out: copies
-    across product trees keep their sections' headings and text, while their titles name the product
-    (`Configure InfluxDB OSS` / `Configure InfluxDB Enterprise v1 data nodes`). A `#` title stays in:
-    two pages whose text differs only there are two pages.
-
-    Bytes, `translate` and one regex, as it runs for every chunk of a cold index: on influxdata-docs
-    (21 MB of chunks) about 0.17 s where chunking takes 0.45 s, half of it the regex (measured on an
-    idle 2-core machine; twice both under load).
-    """
-    if root and content.startswith(root):
-        rest = content[len(root) :]
-        if rest.startswith(_CRUMB):
-            content = rest[len(_CRUMB) :]
-        elif rest.startswith("\n\n"):
-            content = rest
-    data = content.encode()
-    if b"](" in data or b"{{" in data or b"<!--" in data:
-        data = _NOISE.sub(b"", data)
-    data = data.translate(None, _SPACE).lower()
-    if not data:
-        return None
-    return int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "big", signed=True)  # SQLite's are
 
 
 def _has_fingerprints(db: Conn) -> bool:

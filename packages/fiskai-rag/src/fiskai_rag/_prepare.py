@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from ._chunk import chunk_markdown, chunk_text
-from ._distinct import fingerprint
+from ._fingerprint import fingerprint
 from ._walk import MAX_FILE_BYTES
 
 __all__ = ["Job", "Prepared", "prepare", "prepared"]
@@ -43,7 +43,7 @@ class Prepared:
     date: str = ""
     """Front matter `date:` as `YYYY-MM-DD`, or `""`."""
     chunks: tuple[tuple[str, str, int | None], ...] = ()
-    """(heading_path, content, fingerprint) in order; see `_distinct.fingerprint`."""
+    """(heading_path, content, fingerprint) in order; see `_fingerprint.fingerprint`."""
     note: str = ""
 
 
