@@ -37,6 +37,8 @@ def _queries(store: Store, count: int) -> tuple[list[str], list[str]]:
     questions: list[str] = []
     while len(questions) < count:
         source = rng.choice(sources)
+        if not source.chunks:
+            continue  # a page of only front matter or comments has no chunk
         hit = store.show(f"{source.path}#{rng.randrange(source.chunks)}")
         words = _WORD.findall(hit.content)
         if len(words) < 12:
