@@ -171,6 +171,9 @@ class Folded:
     """Chunk id to fingerprint, for the chunks of the ranking that have one."""
     cite: str
     """How this store spells a document's citation path (`d.cite`, or `d.path` in a schema-1 store)."""
+    owners: dict[int, int]
+    """Chunk id to its document's id, for every chunk of the ranking still in the index (`per_document`
+    caps on these rather than reading them again)."""
 
 
 def distinct(db: Conn, ranked: Sequence[tuple[int, float]], want: int) -> Folded:
@@ -187,7 +190,7 @@ def distinct(db: Conn, ranked: Sequence[tuple[int, float]], want: int) -> Folded
     # Fingerprints came with schema 2; only an unmigrated schema-1 store lacks `cite` (and fingerprints).
     cite = "d.cite" if printed or "cite" in columns(db, "documents") else "d.path"
     if not ranked:
-        return Folded([], {}, {}, cite)
+        return Folded([], {}, {}, cite, {})
     ids = [chunk_id for chunk_id, _ in ranked]
     marks = ",".join("?" * len(ids))
     read = ids[: 2 * want + 5]
@@ -210,7 +213,7 @@ def distinct(db: Conn, ranked: Sequence[tuple[int, float]], want: int) -> Folded
             merged.setdefault(owner, []).append(chunk_id)
         else:
             kept.append((chunk_id, score))
-    return Folded(kept, merged, prints, cite)
+    return Folded(kept, merged, prints, cite, owners)
 
 
 def stored_prints(db: Conn, cite: str, ids: Sequence[int]) -> dict[str, int]:

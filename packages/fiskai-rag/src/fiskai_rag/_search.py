@@ -7,7 +7,7 @@ here), which never lets user text reach FTS5 as syntax.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ._db import Conn
@@ -117,14 +117,24 @@ def rrf(*rankings: Sequence[int], weights: Sequence[float] = ()) -> list[tuple[i
 
 
 def per_document(
-    db: Conn, ranked: Sequence[tuple[int, float]], cap: int = MAX_HITS_PER_DOCUMENT
+    db: Conn,
+    ranked: Sequence[tuple[int, float]],
+    cap: int = MAX_HITS_PER_DOCUMENT,
+    owners: Mapping[int, int] | None = None,
 ) -> list[tuple[int, float]]:
-    """`ranked` with each document's chunks after its first `cap` dropped (order kept)."""
+    """`ranked` with each document's chunks after its first `cap` dropped (order kept).
+
+    `owners` (chunk id to document id, as `distinct` read them in the same transaction) saves reading
+    them again; without it they are read here.
+    """
     if not ranked:
         return []
-    ids = [chunk_id for chunk_id, _ in ranked]
-    marks = ",".join("?" * len(ids))
-    owner = {int(c): int(d) for c, d in db.execute(f"SELECT id, document_id FROM chunks WHERE id IN ({marks})", ids)}
+    if owners is None:
+        ids = [chunk_id for chunk_id, _ in ranked]
+        marks = ",".join("?" * len(ids))
+        sql = f"SELECT id, document_id FROM chunks WHERE id IN ({marks})"
+        owners = {int(c): int(d) for c, d in db.execute(sql, ids)}
+    owner = owners
     taken: dict[int, int] = {}
     kept: list[tuple[int, float]] = []
     for chunk_id, score in ranked:

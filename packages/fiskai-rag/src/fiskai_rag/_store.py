@@ -349,7 +349,7 @@ class Store:
                     ranked = rrf(lexical_ids, [c for c, _ in vector_ranked], weights=(1.0, weight))
                 # Copies of a better-ranked section go before the per-document cap counts them.
                 folded = distinct(db, ranked, k)
-                ranked = per_document(db, folded.ranked)[:k]
+                ranked = per_document(db, folded.ranked, owners=folded.owners)[:k]
                 # Rows a writer removed between the two sides' snapshots are skipped here.
                 hits = with_copies(db, hydrate(db, ranked), folded)
         if degraded is not None:
