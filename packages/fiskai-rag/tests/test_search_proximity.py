@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from fiskai_rag import open_store
-from fiskai_rag._proximity import proximity, term_pairs
+from fiskai_rag._proximity import ORDERED_WEIGHT, UNIGRAM_WEIGHT, WINDOW, WINDOW_WEIGHT, proximity, term_pairs
 from fiskai_rag._search import fts_query, lexical
 
 _FILLER = "The operator reads the notes before the change window opens and writes down what was seen."
@@ -70,3 +70,35 @@ def test_hostile_text_stays_plain_words_in_the_pair_queries(tmp_path: Path) -> N
             result = store.search(hostile, top_k=3)
             assert result.status == "ok", hostile
         assert [hit.path for hit in store.search('NEAR("sparse" matrices, 2)', top_k=1).hits] == ["docs/b-together.md"]
+
+
+def test_pair_scores_of_a_pool_are_the_whole_tables(tmp_path: Path) -> None:
+    # The pair queries score only the re-scored pool; a chunk's pair scores must be what the same
+    # queries give it over the whole table (bm25's statistics are the table's, not the pool's).
+    docs = _corpus(tmp_path)
+    query = "operator reads sparse matrices"
+    with open_store(tmp_path / "store", read_only=False) as store:
+        store.index([str(docs)])
+        db = store._require_db()
+        match = fts_query(query)
+        ranked = lexical(db, match)
+        pool = ranked[1:4]  # not the best: a pool the whole table extends on both sides
+        rescored = dict(proximity(db, match, pool))
+
+        def whole(fts: str) -> dict[int, float]:
+            sql = "SELECT rowid, bm25(chunks_fts) FROM chunks_fts WHERE chunks_fts MATCH ?"
+            return {int(rowid): -float(score) for rowid, score in db.execute(sql, (fts,))}
+
+        pairs = term_pairs(match)
+        ordered = whole(" OR ".join(f'"{a} {b}"' for a, b in pairs))
+        window = whole(" OR ".join(f'NEAR("{a}" "{b}", {WINDOW - 2})' for a, b in pairs))
+
+    assert len(pool) == 3 and len(ranked) > 4 and set(rescored) == {chunk_id for chunk_id, _ in pool}
+    for chunk_id, score in pool:
+        expected = (
+            -UNIGRAM_WEIGHT * score
+            + ORDERED_WEIGHT * ordered.get(chunk_id, 0.0)
+            + WINDOW_WEIGHT / 2 * window.get(chunk_id, 0.0)
+        )
+        assert rescored[chunk_id] == expected
+    assert any(chunk_id in ordered for chunk_id, _ in pool)  # the pool holds a chunk the pairs score
