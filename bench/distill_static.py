@@ -198,7 +198,7 @@ def main() -> int:
     parser.add_argument("--min-sources", type=int, default=2, help="... or seen in this many sources")
     parser.add_argument("--prefix", choices=["query", "passage"], default="query", help="e5 prefix per word")
     parser.add_argument("--dims", type=int, default=256, help="PCA dimensions (0: keep e5's 384)")
-    parser.add_argument("--sif", type=float, default=1e-4, help="SIF a in a/(a+p); 0 turns weighting off")
+    parser.add_argument("--sif", type=float, default=1e-3, help="SIF a in a/(a+p); 0 turns weighting off")
     parser.add_argument("--float16", action="store_true", help="store float16 (half the size)")
     parser.add_argument("--cache", type=Path, help="npz of teacher word vectors, read and extended")
     parser.add_argument("--batch", type=int, default=64)

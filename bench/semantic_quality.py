@@ -23,6 +23,25 @@ Run (numpy and tokenizers come in for this run only; the workspace lock is not t
   uv run --with numpy --with tokenizers python bench/semantic_quality.py /tmp/m1 /tmp/m2 --sets med,influx \\
       --rules lexical,rrf,w0.5
   uv run python bench/semantic_quality.py url:http://127.0.0.1:8101/v1,http://127.0.0.1:8102/v1 --sets med
+
+Measured 2026-12-01 (issue 16; nDCG@10 CISI / CACM / MED / influx tuning; lexical in the same runs 0.397 /
+0.527 / 0.684 / 0.555, influx answer in top 5: 0.591). Models distilled by bench/distill_static.py from a
+27,280-word vocabulary counted over ALL five shared corpora (a leak for every scored set: see the last row):
+
+| model | vector alone | stock RRF | vector weight 0.25 |
+| --- | --- | --- | --- |
+| "query: " prefix, PCA 256, SIF 1e-3 | 0.288 / 0.324 / 0.561 / 0.334 | 0.368 / 0.466 / 0.653 / 0.433 | 0.404 / 0.507 / 0.690 / 0.488 |
+| same, SIF 3e-3 | 0.281 / 0.318 / 0.546 / 0.350 | 0.366 / 0.463 / 0.655 / 0.437 | 0.403 / 0.511 / 0.689 / 0.497 |
+| same, no PCA (384) | 0.308 / 0.322 / 0.570 / 0.300 | 0.365 / 0.466 / 0.662 / 0.418 | 0.395 / 0.516 / 0.683 / 0.485 |
+| SIF 1e-4 | 0.265 / 0.314 / 0.543 / 0.243 | 0.362 / 0.461 / 0.627 / 0.368 | 0.393 / 0.519 / 0.679 / 0.469 |
+| no SIF | 0.247 / 0.245 / 0.485 / 0.303 | 0.339 / 0.410 / 0.640 / 0.386 | 0.388 / 0.477 / 0.688 / 0.471 |
+| 10k words "query: " / "passage: " | 0.281 / 0.301 / 0.563 / - vs 0.243 / 0.285 / 0.485 / - | | |
+| tokenlearn-static-model wheel | - | 0.306 / 0.388 / 0.587 / 0.364 | 0.381 / 0.502 / 0.669 / 0.508 |
+| SIF 1e-3, vocabulary WITHOUT MED's corpus, on MED | 0.209 | 0.477 | 0.637 |
+
+No model and no rule holds on all four sets: stock RRF loses 0.03-0.12 everywhere, weight 0.25 gains
++0.006 on CISI and MED but loses 0.02 on CACM and 0.06 on influx (answer in top 5 0.591 -> 0.523-0.545;
+conversational 0.455 -> 0.273). Vector-alone conversational answers in the top 5: 0 of 11 for every model.
 """
 
 from __future__ import annotations
