@@ -32,8 +32,9 @@ not touched):
       --source ../shared/fixtures/corpus/tldr-pages --source ../shared/fixtures/ir
   uv run bench/distill_static.py --help
 
-Cost here (2 shared cores, one e5 thread): about 20 ms per word under load, so 30k words take ~10 min once;
-every later build from the cache takes seconds.
+Cost here (2 shared cores, one e5 thread, other jobs running): 20-50 ms per word; the 27,280-word
+vocabulary of all five shared corpora took 1,113 s once; every later build from the cache takes 10-35 s
+(counting words). Output: 28 MB at 27k x 256 float32 (14 MB with --float16), tokenizer.json 0.7 MB.
 """
 
 from __future__ import annotations
