@@ -243,3 +243,31 @@ def test_evidence_for_a_uri_not_listed_in_expected_is_a_suite_error(tmp_path: Pa
     result = CliRunner().invoke(eval_command, [str(path)])
     assert result.exit_code == 1
     assert "`expected_reads` names 'docs/tls.md', which is not in `expected`" in result.stderr
+
+
+@pytest.mark.parametrize("spelling", ["absolute", "relative"])
+def test_corpus_outside_the_suite_folder_scores_both_rankings(
+    suite: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, spelling: str
+) -> None:
+    # The suite lives in one folder and --corpus names another (as with the shared data), once absolute
+    # and once relative to the working directory: the BM25 floor used to die on `relative_to`.
+    suites = tmp_path / "suites"
+    suites.mkdir()
+    moved = suites / "suite.yaml"
+    moved.write_text(suite.read_text(encoding="utf-8").replace("corpus: docs\n", "corpus: nowhere\n"), encoding="utf-8")
+    monkeypatch.chdir(suites)
+    corpus = str(tmp_path / "docs") if spelling == "absolute" else "../docs"
+
+    result = CliRunner().invoke(eval_command, [str(moved), "--corpus", corpus, "--format", "json"])
+
+    assert result.exit_code == 0, result.output
+    assert "Traceback" not in result.output
+    report = _json(result.stdout)
+    baseline = report["baseline"]
+    assert isinstance(baseline, dict)
+    # Its keys still match the suite's `docs/...` relpaths: the document-level floor finds `docs/backup.md`
+    # first (the other two queries expect a chunk, or a document without their words), as it does in place.
+    in_place = _json(CliRunner().invoke(eval_command, [str(suite), "--format", "json"]).stdout)
+    assert baseline["mrr_at_10"] == pytest.approx(1 / 3, abs=1e-4)
+    assert baseline == {**in_place["baseline"], "search_ms_median": baseline["search_ms_median"]}
+    assert report["ranking"]["mrr_at_10"] == pytest.approx(2 / 3, abs=1e-4)

@@ -502,18 +502,24 @@ class Bm25Baseline:
     def add_folder(self, folder: Path, *, base_dir: Path) -> int:
         """Add every Markdown or text file under `folder`, keyed by its path relative to `base_dir`.
 
+        Both paths are resolved first, so a relative and an absolute spelling of them agree. A folder
+        outside `base_dir` (a corpus passed from elsewhere) keys its files by the folder's name and their
+        path inside it, as citation paths read, which suites' expected relpaths match by their tail.
+
         Returns:
             How many documents were added.
         """
+        root = folder.resolve()
+        base = base_dir.resolve()
+        anchor = base if root.is_relative_to(base) else root.parent
         files = sorted(
-            path
-            for path in folder.rglob("*")
-            if path.suffix in {".md", ".markdown", ".txt", ".text"} and path.is_file()
+            path for path in root.rglob("*") if path.suffix in {".md", ".markdown", ".txt", ".text"} and path.is_file()
         )
         with self._db:
             for path in files:
-                key = PurePosixPath(path.relative_to(base_dir)).as_posix()
-                self._db.execute("INSERT INTO docs(path, body) VALUES (?, ?)", (key, path.read_text(encoding="utf-8")))
+                key = PurePosixPath(path.relative_to(anchor)).as_posix()
+                body = path.read_text(encoding="utf-8", errors="replace")
+                self._db.execute("INSERT INTO docs(path, body) VALUES (?, ?)", (key, body))
         return len(files)
 
     def search(self, text: str, limit: int = 20) -> list[str]:

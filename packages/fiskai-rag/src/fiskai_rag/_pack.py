@@ -1,16 +1,19 @@
 """Context packs: the best few chunks under a hard token budget, with a receipt (the read path of the seed).
 
 `build_pack` runs inside `Store.context` under the store's lock, in one read transaction:
-window -> query plan -> window statistics (chunk count, each term's document frequency) -> FTS5 candidates
-(plus exact citation/path lookups) -> delta and run filters -> scoring -> floor -> collapse -> pins ->
-selection -> exact encoding. Every step is deterministic; ties break on the citation.
+window -> query plan -> the search ranking's hits for the same words (seeds, from `Store.search`) -> window
+statistics (chunk count, each term's document frequency) -> candidates: exact citation/path lookups and the
+seeds inside the window, and the pack's own FTS5 query when a window is set or no seed is -> delta and run filters -> scoring
+-> floor and order (exact identifiers, then the first `SEEDS` seeds in search order, then the rest by
+score) -> collapse -> pins -> selection with excerpts sized to the budget -> exact encoding. Every step is
+deterministic; ties break on the citation.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import hashlib
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -27,13 +30,36 @@ from ._sql import CHUNK_TEXT, CHUNKS, Columns, chunk_rows, find_chunk, find_docu
 from ._temporal import Window, resolve_window
 from .errors import NOT_BUILT_TEXT
 
-__all__ = ["EXCERPT_CHARS", "Pack", "build_pack"]
+__all__ = ["EXCERPT_CHARS", "Pack", "build_pack", "excerpt_limit"]
 
 EXCERPT_CHARS = 400
+"""The shortest excerpt of a ranked item, and every pin's excerpt."""
+MAX_EXCERPT_CHARS = 1600
+SHARE_ITEMS = 5
+"""The item budget is shared as if this many items came whole (see `excerpt_limit`). Measured with 10 seeds
+(influxdata-tuning answers in packs @1500): 400 characters for every item 0.591; shares of 4 / 5 / 6 items
+0.636 / 0.659 / 0.636; CISI, CACM and MED pack nDCG unchanged by it. After the query merge, @800 / @1500:
+4 items 0.500 / 0.659, 5 items 0.523 / 0.659, 6 items 0.545 / 0.636. Pooling the five shares so short
+items leave room to longer ones (water-filling) gave 0.500 / 0.659: not kept."""
+_ITEM_OVERHEAD = 150
+"""Bytes of an item's citation and heading lines, roughly."""
 CANDIDATES = 32
-"""FTS5 candidates scored per request. Fixed rather than budget-sized, so the candidate set (and with it the
-input digest) never depends on the budget. On CISI, 30, 40 and 50 candidates rank alike (nDCG@10 0.381,
-0.380, 0.374), and scoring fewer keeps a pack close to the cost of a plain search."""
+"""FTS5 candidates scored per request when a date window is set or search gives none (see `_build`). Fixed
+rather than budget-sized, so the candidate set (and with it the input digest) never depends on the budget.
+On CISI, 30, 40 and 50 candidates rank alike (nDCG@10 0.381, 0.380, 0.374)."""
+SEEDS = 10
+"""Search hits that lead a pack, in search order: search's first page (the seed callback returns up to 20
+hits; the others are candidates the pack scorer orders).
+
+Measured (issue 16; share of influxdata-tuning questions whose answer a pack @1500 carries; pack nDCG@10 on
+CISI / CACM / MED), before the query analysis merged: no seeds 0.455, 0.380 / 0.501 / 0.686; 5 seeds 0.614,
+0.396 / 0.486 / 0.683; 10 seeds 0.659, 0.397 / 0.509 / 0.684; 20 seeds 0.636, 0.397 / 0.505 / 0.684. After
+it: no seeds 0.455, 0.384 / 0.532 / 0.683; 5 seeds 0.614, 0.400 / 0.515 / 0.679; 10 seeds 0.659, 0.393 /
+0.535 / 0.679; 20 seeds 0.636, 0.396 / 0.532 / 0.679. Scoring only search's hits, without the pack's own
+FTS5 query, measured the same on influxdata-tuning and within 0.003 on the IR sets at about two thirds
+of the cost. Fusing search's rank with the pack scorer's (RRF, k 10 or 60) instead of following search's
+order: influxdata 0.591, CISI 0.388 (MRR 0.605), CACM 0.549, MED 0.682: rejected (influxdata and CISI
+fall)."""
 _MAX_IDENTIFIER_CHUNKS = 8
 _STALE_NOTE = "this index predates document dates (or is being rebuilt); index the documents again"
 _NOT_BUILT = f"{NOT_BUILT_TEXT}; index the documents to cite"
@@ -132,6 +158,11 @@ class _Reader:
             for row in (rows[i] for i in ids if i in rows)
         ]
 
+    def in_window(self, candidate: Candidate) -> bool:
+        if not self.window.active:
+            return True
+        return bool(candidate.date) and self.bounds[0] <= candidate.date <= self.bounds[1]
+
     def pin(self, text: str) -> Candidate | None:
         citation = Citation.try_parse(text)
         found = None if citation is None else find_chunk(self.db, self.cols, citation)
@@ -148,8 +179,34 @@ class _Reader:
         return state
 
 
+def _seeded(scored: Scored, seed_rank: dict[str, int]) -> Scored:
+    rank = seed_rank.get(scored.candidate.citation)
+    if rank is None:
+        return scored
+    # Zero points: the search rank orders the item (see `apply_floor`) without changing its score.
+    return scored._replace(reasons=(*scored.reasons, (f"search_rank:{rank + 1}", 0)))
+
+
+def excerpt_limit(item_budget: int) -> int:
+    """Excerpt characters per ranked item: an even share of the item budget among `SHARE_ITEMS` items.
+
+    A pack is meant to carry at least what the top five search hits carry, so the budget is split as if
+    five items were delivered whole (bytes are tokens * 4, less `_ITEM_OVERHEAD` for each item's citation
+    line), never below `EXCERPT_CHARS` nor above `MAX_EXCERPT_CHARS`. Most chunks then arrive whole at
+    the default budget (median chunk of influxdata-docs: 374 characters, 90th percentile 1,110).
+    """
+    share = max(0, item_budget) * 4 // SHARE_ITEMS - _ITEM_OVERHEAD
+    return max(EXCERPT_CHARS, min(MAX_EXCERPT_CHARS, share))
+
+
 def _item(
-    scored: Scored, terms: frozenset[str], *, pinned: bool = False, others: tuple[str, ...] = (), count: int = 1
+    scored: Scored,
+    terms: frozenset[str],
+    *,
+    pinned: bool = False,
+    others: tuple[str, ...] = (),
+    count: int = 1,
+    limit: int = 0,
 ) -> PackItem:
     c = scored.candidate
     reasons = (*scored.reasons, ("pinned", 0)) if pinned else scored.reasons
@@ -159,7 +216,7 @@ def _item(
         heading_path=c.heading_path,
         title=c.title,
         date=c.date,
-        excerpt=excerpt(c, terms, EXCERPT_CHARS),
+        excerpt=excerpt(c, terms, limit or EXCERPT_CHARS),
         score=scored.score,
         reasons=reasons,
         digest=c.digest,
@@ -179,6 +236,8 @@ class _Request(NamedTuple):
     since_receipt: str | None
     save_receipt: bool
     store_dir: Path
+    seeds: tuple[int, ...] = ()
+    """Chunk ids of the search ranking's hits for the query, best first."""
 
 
 def _finish(request: _Request, context: Context, selection: Selection) -> Pack:
@@ -205,8 +264,14 @@ def build_pack(
     since_receipt: str | None,
     save_receipt: bool,
     today: dt.date | None,
+    seed: Callable[[str], Sequence[int]] | None = None,
 ) -> Pack:
-    """Build one pack; `db` is None when the index has not been built (a soft `index_not_built` pack)."""
+    """Build one pack; `db` is None when the index has not been built (a soft `index_not_built` pack).
+
+    `seed` returns the search ranking's chunk ids for the window-free query text, best first: they are
+    the candidates, and the first `SEEDS` lead the pack in search order, so a pack carries what the top
+    hits carry.
+    """
     if fmt not in FORMATS:
         raise ValueError(f"unknown pack format {fmt!r}; expected one of {', '.join(FORMATS)}")
     request = _Request(
@@ -222,6 +287,9 @@ def build_pack(
     )
     text, window, trimmed = resolve_window(query, since=since, until=until, today=today or dt.date.today())
     plan = plan_query(text, trimmed)
+    if db is not None and seed is not None and text.strip():
+        # Outside the pack's transaction: a hybrid search may wait on an embeddings server first.
+        request = request._replace(seeds=tuple(seed(text)))
     if db is None:
         index = {"state": "missing", "path": DB_NAME, "note": _NOT_BUILT}
         digest = input_digest(
@@ -261,8 +329,15 @@ def _build(db: Conn, request: _Request, plan: QueryPlan, window: Window) -> Pack
     ]
     ident_words = [w for ident in plan.identifiers for w in words(ident) if len(w) >= 2]
     ids = reader.by_identity(plan.text.strip()) if total else []
-    ids += [i for i in reader.matching(fts_query(" ".join(live + ident_words))) if i not in ids]
-    considered = reader.hydrate(ids)
+    seeds = [c for c in reader.hydrate(request.seeds) if reader.in_window(c)] if total else []
+    seed_rank = {c.citation: rank for rank, c in enumerate(seeds[:SEEDS])}
+    if window.active or not seeds:
+        # Search applies no date window (its hits outside one are gone) and finds nothing for some
+        # queries the pack can still serve: then the pack's own FTS5 query adds candidates.
+        ids += [i for i in reader.matching(fts_query(" ".join(live + ident_words))) if i not in ids]
+    found = reader.hydrate([i for i in ids if i not in request.seeds])
+    in_seeds = {c.citation for c in seeds}
+    considered = [*seeds, *(c for c in found if c.citation not in in_seeds)]
     pinned = [(p, reader.pin(p)) for p in request.pins]
     delta: dict[str, str] | None = None
     if request.since_receipt is not None:
@@ -278,8 +353,8 @@ def _build(db: Conn, request: _Request, plan: QueryPlan, window: Window) -> Pack
         total=total, df=df, candidates=everything,
     )  # fmt: skip
     scorer = Scorer(plan, rarities, stop)
-    scored = [scorer.score(c) for c in candidates]
-    ranked, below = apply_floor(scored)
+    scored = [_seeded(scorer.score(c), seed_rank) for c in candidates]
+    ranked, below = apply_floor(scored, seed_rank)
     groups = collapse(ranked)
     terms = frozenset(t for t in plan.terms if t not in stop)
     pin_items: list[PackItem] = []
@@ -289,7 +364,13 @@ def _build(db: Conn, request: _Request, plan: QueryPlan, window: Window) -> Pack
             rejected.append((citation, "not_found"))
         elif all(p.citation != citation for p in pin_items):
             pin_items.append(_item(scorer.score(found), terms, pinned=True))
-    empty = _empty(total, window, index, considered, candidates, bool(groups), excluded, unchanged, request, plan)
+    remaining = {c.citation for c in candidates}
+    # Whether the run filters removed every chunk that would have ranked: search's hits include chunks
+    # that match only stop terms, so "nothing left" is judged on relevant ones.
+    spent = not groups and any(
+        (s.matched or s.identified) for s in (scorer.score(c) for c in considered if c.citation not in remaining)
+    )
+    empty = _empty(total, window, index, spent, bool(groups), excluded, unchanged, request, plan)
     counts = {
         "window_chunks": total,
         "candidates": len(considered),
@@ -313,6 +394,7 @@ def _build(db: Conn, request: _Request, plan: QueryPlan, window: Window) -> Pack
     # Items (and their excerpts) are built best first only while they could still matter: once one and a
     # half item budgets have been offered, what follows could only fill leftover slack, and is reported
     # as dropped over budget instead.
+    limit = excerpt_limit(item_budget)
     items: list[PackItem] = []
     offered = 0
     unbuilt: list[str] = []
@@ -320,7 +402,7 @@ def _build(db: Conn, request: _Request, plan: QueryPlan, window: Window) -> Pack
         if offered * 2 > 3 * max(item_budget, 0):
             unbuilt = [g[0].candidate.citation for g in groups[position:]]
             break
-        item = _item(scored_item, terms, others=others, count=count)
+        item = _item(scored_item, terms, others=others, count=count, limit=limit)
         items.append(item)
         offered += cost(item)
     selection = select(items, pin_items, item_budget, cost)
@@ -335,8 +417,7 @@ def _empty(
     total: int,
     window: Window,
     index: dict[str, Any],
-    considered: Sequence[Candidate],
-    candidates: Sequence[Candidate],
+    spent: bool,
     matched: bool,
     excluded: int,
     unchanged: int,
@@ -352,7 +433,7 @@ def _empty(
             span = f"{window.since.isoformat() if window.since else '*'}..{window.until.isoformat() if window.until else '*'}"
             return "no_candidates", f"no dated document in the window {span}{stale}; widen --since/--until"
         return "no_candidates", "the knowledge index holds no chunks; index the documents to cite"
-    if considered and not candidates:
+    if spent:
         if unchanged and not excluded:
             return "no_candidates", f"nothing new or changed since receipt {request.since_receipt}"
         return "no_candidates", "every matching chunk was already delivered in this run"

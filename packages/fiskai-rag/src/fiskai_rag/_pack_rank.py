@@ -41,7 +41,7 @@ __all__ = [
     "rarity",
 ]
 
-RANKING_VERSION = "fiskai-pack-4"
+RANKING_VERSION = "fiskai-pack-5"
 
 MIN_TERM_RUNES = 3
 MAX_TERMS = 40
@@ -324,14 +324,27 @@ def _pattern_for(terms: frozenset[str]) -> re.Pattern[str] | None:
     return pattern
 
 
+_PADDING = re.compile(r"(?<=\S)[ \t]{2,}(?=\S)")
+"""Alignment padding between words (table cells, aligned comments): one space carries the same text."""
+_TABLE_RULE = re.compile(r"\s*\|?(\s*:?-+:?\s*\|)+(\s*:?-+:?)?\s*")
+"""A Markdown table's header rule (`| :--- | ---: |`): layout, not content."""
+
+
 def _segments(body: str) -> list[tuple[int, str]]:
-    """Non-blank lines (long ones cut at sentence ends) with their offsets in `body`."""
+    """Non-blank lines (long ones cut at sentence ends) with their offsets in `body`.
+
+    Excerpts are built from these, so layout bytes are squeezed out here: padding runs inside a line
+    become one space and table rules are left out (a wide table's padded rows otherwise spent half an
+    excerpt on spaces). Leading indentation stays, since it nests lists and code.
+    """
     out: list[tuple[int, str]] = []
     offset = 0
     for line in body.split("\n"):
         start = offset
         offset += len(line) + 1
-        stripped = line.rstrip()
+        if _TABLE_RULE.fullmatch(line):
+            continue
+        stripped = _PADDING.sub(" ", line.rstrip())
         while len(stripped) > 240:
             cut = stripped.rfind(". ", 0, 240)
             cut = cut + 1 if cut > 40 else 240
@@ -347,8 +360,11 @@ def _segments(body: str) -> list[tuple[int, str]]:
 def excerpt(item: Candidate, terms: frozenset[str], limit: int) -> str:
     """The answer-bearing part of a chunk, rather than simply its first lines.
 
-    The run of lines of at most `limit` characters covering the most distinct query terms (ties: the
-    earliest run); a single longer line is cut with an ellipsis.
+    The run of lines of at most `limit` characters covering the most distinct query terms not already
+    in the heading breadcrumb (ties: the earliest run); a single longer line is cut with an ellipsis.
+    Measured (influxdata-tuning answers in packs @800): 0.500 counting heading terms, 0.523 not; @1500
+    and the IR collections unchanged. Weighting terms by rarity, or breaking ties on term occurrences,
+    moved nothing.
     """
     body = item.body
     segments = _segments(body)
@@ -356,6 +372,13 @@ def excerpt(item: Candidate, terms: frozenset[str], limit: int) -> str:
         return ""
     covers: list[set[str]] = [set() for _ in segments]
     pattern = _pattern_for(terms)
+    if pattern is not None and item.heading_path:
+        # Terms the heading already names need no showing in the body: a run is chosen for the terms it
+        # adds, so a section named for the query (an option's own section, say) starts with its lead.
+        named = {stem(w) for w in pattern.findall(item.heading_path.lower())} & terms
+        if named:
+            terms = terms - named
+            pattern = _pattern_for(terms)
     if pattern is not None:
         starts = [start for start, _ in segments]
         for found in pattern.finditer(body.lower()):

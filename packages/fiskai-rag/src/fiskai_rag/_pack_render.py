@@ -6,7 +6,7 @@ number is found by a fixed point; when a digit boundary makes it oscillate, the 
 trailing spaces to the larger value (harmless in every format, and still exact).
 
 Fitting: the selection's per-item estimates usually fit; if the full encoding still exceeds the budget,
-the least useful items are dropped (the lowest-scored ranked item first, pins last) until it fits, then as
+the least useful items are dropped (the last-ranked item first, pins last) until it fits, then as
 much bounded dropped-detail is added back as the budget allows. When even the smallest honest pack (no
 items, full receipt, notice) does not fit, `PackBudgetError` names the smallest budget that does.
 """

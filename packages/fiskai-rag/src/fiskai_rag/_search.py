@@ -52,7 +52,8 @@ class Hit:
     content: str
     """The chunk text (breadcrumb folded in)."""
     score: float
-    """Higher is better: the RRF score in hybrid search, negated BM25 in lexical search."""
+    """Higher is better: the RRF score in hybrid search; in lexical search BM25 (negated, as FTS5's is lower
+    for better) combined with the query's word-pair proximity (see `_proximity`)."""
     chunk_id: int
     file: str
     """Where the document is: its resolved absolute path."""

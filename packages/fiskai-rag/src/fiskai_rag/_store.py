@@ -28,7 +28,8 @@ from ._db import (
     read_manifest,
 )
 from ._lock import WriterLock
-from ._search import MAX_TOP_K, Hit, fts_query, hydrate, lexical, per_document, rrf, vector
+from ._proximity import RESCORE_POOL, proximity
+from ._search import MAX_TOP_K, SEARCH_FANOUT, Hit, fts_query, hydrate, lexical, per_document, rrf, vector
 from ._sql import Columns, chunk_rows, find_chunk, find_documents
 from ._vec import load_vec, normalise, pack, vec_available
 from .embed import Embedder
@@ -320,12 +321,12 @@ class Store:
                     # hybrid search costs about its slower side rather than the sum of both.
                     knn = self._knn_pool().submit(self._knn, blob)
             with db:
-                lexical_ranked = lexical(db, match)
+                lexical_ranked = proximity(db, match, lexical(db, match, RESCORE_POOL))
                 if knn is None:
-                    ranked = per_document(db, [(chunk_id, -score) for chunk_id, score in lexical_ranked])[:k]
+                    ranked = per_document(db, lexical_ranked)[:k]
                 else:
                     vector_ranked = knn.result()
-                    fused = rrf([c for c, _ in lexical_ranked], [c for c, _ in vector_ranked])
+                    fused = rrf([c for c, _ in lexical_ranked[:SEARCH_FANOUT]], [c for c, _ in vector_ranked])
                     ranked = per_document(db, fused)[:k]
                 # Rows a writer removed between the two sides' snapshots are skipped here.
                 hits = hydrate(db, ranked)
@@ -385,8 +386,9 @@ class Store:
     ) -> Pack:
         """Build a context pack: the best few chunks for `query` under a hard token budget, with a receipt.
 
-        Lexical and deterministic (the vector tier is not used): the same index, inputs and day give
-        byte-identical text. See `fiskai_rag._pack` for the steps and `Pack` for what comes back.
+        Deterministic: the same index, inputs and day give byte-identical text. The pack starts from the
+        hits `search` returns for the same words (so it carries what the top hits carry, in their order)
+        and adds what its own scorer finds beyond them. See `fiskai_rag._pack` for the steps and `Pack` for what comes back.
 
         Args:
             query: Free text; may start or end with one temporal expression (`last week`, `2026-11`, ...).
@@ -405,6 +407,8 @@ class Store:
             The pack; a missing index gives status `index_not_built` rather than an error.
 
         Raises:
+            EmbeddingDimensionError: (a store with an embedder) the model now emits another dimension than
+                the index, as `search` raises it.
             PackBudgetError: The budget cannot hold even the receipt and notice; `.minimum_budget` says what can.
             QueryWindowError: Two temporal expressions, or one with since/until.
             ReceiptNotFoundError: `since_receipt` names no saved receipt of this store and query.
@@ -431,7 +435,12 @@ class Store:
                 since_receipt=since_receipt,
                 save_receipt=save_receipt,
                 today=today,
+                seed=self._seed_ids,
             )
+
+    def _seed_ids(self, text: str) -> list[int]:
+        # A pack starts from what search would show for the same words (see `fiskai_rag._pack`).
+        return [hit.chunk_id for hit in self.search(text, top_k=MAX_TOP_K).hits]
 
     @_serialised
     def show(self, citation: str | Citation, *, base: str | os.PathLike[str] | None = None) -> Hit:

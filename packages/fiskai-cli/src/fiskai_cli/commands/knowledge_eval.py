@@ -476,7 +476,13 @@ def eval_command(
         if embedder is not None:
             embedder.close()
     if bm25 and not no_bm25 and suite.corpus is not None:  # --no-baseline: the old name of --no-bm25
-        runs.append(_rank_with_baseline(suite, suite.corpus, k))
+        try:
+            runs.append(_rank_with_baseline(suite, suite.corpus, k))
+        except OSError as err:
+            raise click.ClickException(
+                f"cannot read the corpus {str(suite.corpus)!r} for the BM25 baseline: {err.strerror or err}; "
+                "check the folder, or pass --no-bm25"
+            ) from err
     misses = _misses(runs[0].report, {"ndcg": min_ndcg, "mrr": min_mrr, "recall": min_recall})
     misses += _evidence_misses(runs[0].evidence)
     evidence = runs[0].evidence
