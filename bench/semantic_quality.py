@@ -143,6 +143,7 @@ RULES: dict[str, Callable[..., list[tuple[int, float]]] | None] = {
     "w0.5-top10": weighted(0.5, 10),
     "w2": weighted(2.0),
     "w0.1": weighted(0.1),
+    "w0.05": weighted(0.05),
     "add1": lexical_order(1.0, new_candidates=True, reorder=False),
     "add0.5": lexical_order(0.5, new_candidates=True, reorder=False),
     "boost0.5": lexical_order(0.5, new_candidates=False, reorder=True),
