@@ -50,6 +50,14 @@ only: stock RRF 0.780 (+0.096), weight 0.5 0.770, weight 0.25 0.736, vector top 
 No model and no rule holds on all four sets: stock RRF loses 0.03-0.12 everywhere, weight 0.25 gains
 +0.006 on CISI and MED but loses 0.02 on CACM and 0.06 on influx (answer in top 5 0.591 -> 0.523-0.545;
 conversational 0.455 -> 0.273). Vector-alone conversational answers in the top 5: 0 of 11 for every model.
+
+Re-measured on main after proximity re-scoring (lexical 0.404 / 0.542 / 0.686 / 0.579, influx top 5 0.591,
+packs @1500 0.659), SIF 1e-3 models, nDCG@10 change against lexical for stock RRF, weights 0.25, 0.1, 0.05:
+
+| vocabulary | stock RRF | 0.25 | 0.1 | 0.05 | influx top 5 at 0.05 |
+| --- | --- | --- | --- | --- | --- |
+| all five corpora (leaks) | -.036 -.065 -.025 -.144 | +.005 -.021 +.012 -.080 | +.004 -.008 +.007 -.021 | +.007 +.001 +.009 -.006 | 0.614 |
+| tldr-pages only (held out) | -.104 -.146 -.320 -.134 | -.022 -.062 -.085 -.053 | -.004 -.029 -.003 -.009 | -.003 -.017 +.007 -.003 | 0.568 |
 """
 
 from __future__ import annotations
