@@ -28,6 +28,7 @@ from ._db import (
     read_manifest,
 )
 from ._distinct import distinct, with_copies
+from ._knn import Background, VectorMatrix, load_matrix, numpy_available, vec0_nearest
 from ._lock import WriterLock
 from ._proximity import RESCORE_POOL, proximity
 from ._search import (
@@ -40,7 +41,6 @@ from ._search import (
     lexical,
     per_document,
     rrf,
-    vector,
 )
 from ._sql import Columns, chunk_rows, find_chunk, find_documents
 from ._vec import load_vec, normalise, pack, vec_available
@@ -60,7 +60,6 @@ from .errors import (
 if TYPE_CHECKING:
     import datetime as dt
     from collections.abc import Collection
-    from concurrent.futures import Future, ThreadPoolExecutor
 
     from ._index import IndexStats, Progress
     from ._pack import Pack
@@ -172,8 +171,13 @@ class Store:
         self._damaged: StoreCorruptError | None = None
         self._vec_loaded = False
         self._mutex = threading.RLock()
-        self._pool: ThreadPoolExecutor | None = None
         self._knn_db: Conn | None = None
+        self._matrix: tuple[VectorMatrix, int] | None = None
+        """Every vector in memory and the KNN connection's data_version it was read at (see _knn.py)."""
+        self._matrix_loader: threading.Thread | None = None
+        self._matrix_refused = False
+        self._last_version: int | None = None
+        self._closed = False
         self._dimension_checked = False
 
     # -- lifecycle -----------------------------------------------------------------------------------
@@ -241,9 +245,10 @@ class Store:
     @_serialised
     def close(self) -> None:
         """Close the database and release the writer lock; safe to call twice."""
-        pool, self._pool = self._pool, None
-        if pool is not None:
-            pool.shutdown(wait=True)
+        # A matrix loader still running reads through its own connection and drops its result once it
+        # sees the store closed; a process exiting does not wait for it (a daemon thread).
+        self._closed = True
+        self._matrix = None
         for db in (self._db, self._knn_db):
             if db is not None:
                 db.close()
@@ -325,7 +330,7 @@ class Store:
             if not match or not db.execute("SELECT EXISTS(SELECT 1 FROM chunks)").fetchall()[0][0]:
                 return SearchResult([], "index_empty", tier)
             degraded: str | None = None
-            knn: Future[list[tuple[int, float]]] | None = None
+            knn: Background[list[tuple[int, float]]] | None = None
             if self.embedder is not None and self._manifest is not None and self._manifest.has_vectors:
                 try:
                     blob = self._query_vector(query)  # before any transaction: a slow server holds nothing
@@ -336,8 +341,11 @@ class Store:
                 else:
                     # The KNN runs on a second connection in a helper thread while this thread runs the
                     # FTS query: apsw releases the GIL inside SQLite, so the two sides overlap and a
-                    # hybrid search costs about its slower side rather than the sum of both.
-                    knn = self._knn_pool().submit(self._knn, blob)
+                    # hybrid search costs about its slower side rather than the sum of both. A query
+                    # vector of zeros (no token the model knows) ranks every chunk the same: its KNN
+                    # order would be arbitrary noise, so the search stays lexical.
+                    if blob is not None:
+                        knn = Background(functools.partial(self._knn, blob), name="fiskai-rag-knn")
             with db:
                 lexical_ranked = proximity(db, match, lexical(db, match, RESCORE_POOL))
                 if knn is None:
@@ -359,15 +367,6 @@ class Store:
                 tier = f"hybrid -> DEGRADED to lexical (embeddings unreachable: {degraded})"
         return SearchResult(hits, "ok", tier, degraded)
 
-    def _knn_pool(self) -> ThreadPoolExecutor:
-        if self._pool is None:
-            # Imported on first hybrid search: concurrent.futures pulls in logging, which a lexical-only
-            # `knowledge search` should not pay for.
-            from concurrent.futures import ThreadPoolExecutor
-
-            self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="fiskai-rag-knn")
-        return self._pool
-
     def _knn(self, blob: bytes) -> list[tuple[int, float]]:
         if self._knn_db is None:
             knn_db = open_reader(self.db_path)
@@ -379,9 +378,57 @@ class Store:
             knn_db.execute(f"PRAGMA mmap_size={_KNN_MMAP_BYTES}")
             self._knn_db = knn_db
         with corruption_guard(self.db_path):
-            return vector(self._knn_db, blob)
+            # data_version changes whenever another connection commits: the matrix is valid only for
+            # the version it was read at.
+            version = int(self._knn_db.execute("PRAGMA data_version").fetchall()[0][0])
+            loaded = self._matrix
+            if loaded is not None and loaded[1] == version:
+                return loaded[0].nearest(blob, SEARCH_FANOUT)
+            self._matrix = None
+            if version == self._last_version:
+                self._start_matrix_load(version)
+            self._last_version = version
+            return vec0_nearest(self._knn_db, blob, SEARCH_FANOUT)
 
-    def _query_vector(self, query: str) -> bytes:
+    def _start_matrix_load(self, version: int) -> None:
+        """Load every vector into memory in the background: this process searches again (see _knn.py).
+
+        Called when two hybrid searches in a row saw the store unchanged, so a one-shot CLI search never
+        loads it and a reader does not reload after every commit of an index run in progress.
+        """
+        loader = self._matrix_loader
+        if self._matrix_refused or (loader is not None and loader.is_alive()) or not numpy_available():
+            return
+        manifest = self._manifest
+        assert manifest is not None
+        loader = threading.Thread(
+            target=self._load_matrix, args=(version, manifest.dimension), name="fiskai-rag-vectors", daemon=True
+        )
+        self._matrix_loader = loader
+        loader.start()
+
+    def _load_matrix(self, version: int, dimension: int) -> None:
+        try:
+            db = open_reader(self.db_path)
+            if db is None:
+                return
+            try:
+                load_vec(db)
+                matrix = load_matrix(db, dimension)
+            finally:
+                db.close()
+        except Exception:  # noqa: BLE001  # any failure (damage, memory) leaves the KNN to sqlite-vec
+            self._matrix_refused = True
+            return
+        if matrix is None:
+            self._matrix_refused = True  # too small or too large to be worth holding
+        elif not self._closed:
+            # Read at a snapshot no older than `version`: if a commit slipped in between, the
+            # connection's data_version has moved on and the next search drops this matrix.
+            self._matrix = (matrix, version)
+
+    def _query_vector(self, query: str) -> bytes | None:
+        """The query's unit vector as vec0 stores it; None for a vector of zeros (nothing to rank by)."""
         embedder = self.embedder
         manifest = self._manifest
         assert embedder is not None and manifest is not None
@@ -394,6 +441,8 @@ class Store:
                 f'embedding dimension does not match the index: model "{embedder.model}" now emits dimension '
                 f"{len(vectors[0])} but the index was built at {manifest.dimension}"
             )
+        if not any(vectors[0]):
+            return None
         return pack(normalise(vectors[0]))
 
     @_serialised
