@@ -30,6 +30,7 @@ __all__ = ["WordPiece"]
 
 _CACHE_NAME = ".fiskai-wordpiece.txt"
 _CACHE_MAGIC = "fiskai-wordpiece 1"
+_HEAD_BYTES = 64 * 1024
 # Rust's char::is_whitespace (Unicode White_Space) minus the control characters BertNormalizer drops
 # before it looks for whitespace (U+000B, U+000C, U+001C-U+001F and U+0085 are Cc).
 _SPACES = frozenset(" \t\n\r\u00a0\u1680\u2028\u2029\u202f\u205f\u3000") | frozenset(map(chr, range(0x2000, 0x200B)))
@@ -83,7 +84,14 @@ class WordPiece:
         if cached is not None:
             return cached
         try:
-            raw: Any = json.loads(path.read_bytes())
+            with path.open("rb") as handle:
+                # tokenizers writes the pre-tokenizer before the model's vocabulary, so any other
+                # pipeline (a Unigram model's tokenizer.json can be 10 MB) is told from the head of the
+                # file and goes to tokenizers without a JSON parse here first.
+                if b'"BertPreTokenizer"' not in handle.read(_HEAD_BYTES):
+                    return None
+                handle.seek(0)
+                raw: Any = json.loads(handle.read())
         except (OSError, ValueError):
             return None
         made = _from_config(cast(dict[str, Any], raw)) if isinstance(raw, dict) else None
