@@ -330,7 +330,7 @@ class Store:
             if not match or not db.execute("SELECT EXISTS(SELECT 1 FROM chunks)").fetchall()[0][0]:
                 return SearchResult([], "index_empty", tier)
             degraded: str | None = None
-            knn: Background[list[tuple[int, float]]] | None = None
+            knn: Background[list[tuple[int, float]]] | list[tuple[int, float]] | None = None
             if self.embedder is not None and self._manifest is not None and self._manifest.has_vectors:
                 try:
                     blob = self._query_vector(query)  # before any transaction: a slow server holds nothing
@@ -339,19 +339,22 @@ class Store:
                 except EmbedderError as err:
                     degraded = str(err)
                 else:
-                    # The KNN runs on a second connection in a helper thread while this thread runs the
-                    # FTS query: apsw releases the GIL inside SQLite, so the two sides overlap and a
-                    # hybrid search costs about its slower side rather than the sum of both. A query
-                    # vector of zeros (no token the model knows) ranks every chunk the same: its KNN
-                    # order would be arbitrary noise, so the search stays lexical.
+                    # A query vector of zeros (no token the model knows) ranks every chunk the same: its
+                    # KNN order would be arbitrary noise, so the search stays lexical. The in-memory
+                    # matrix answers in about 2 ms, less than starting a thread on a loaded machine;
+                    # sqlite-vec's KNN runs on a second connection in a helper thread while this thread
+                    # runs the FTS query: apsw releases the GIL inside SQLite, so the two sides overlap
+                    # and a hybrid search costs about its slower side rather than the sum of both.
                     if blob is not None:
-                        knn = Background(functools.partial(self._knn, blob), name="fiskai-rag-knn")
+                        knn = self._knn_from_matrix(blob)
+                        if knn is None:
+                            knn = Background(functools.partial(self._knn, blob), name="fiskai-rag-knn")
             with db:
                 lexical_ranked = proximity(db, match, lexical(db, match, RESCORE_POOL))
                 if knn is None:
                     ranked = lexical_ranked
                 else:
-                    vector_ranked = knn.result()
+                    vector_ranked = knn if isinstance(knn, list) else knn.result()
                     weight = STATIC_VECTOR_WEIGHT if isinstance(self.embedder, StaticEmbedder) else 1.0
                     lexical_ids = [c for c, _ in lexical_ranked[:SEARCH_FANOUT]]
                     ranked = rrf(lexical_ids, [c for c, _ in vector_ranked], weights=(1.0, weight))
@@ -367,7 +370,7 @@ class Store:
                 tier = f"hybrid -> DEGRADED to lexical (embeddings unreachable: {degraded})"
         return SearchResult(hits, "ok", tier, degraded)
 
-    def _knn(self, blob: bytes) -> list[tuple[int, float]]:
+    def _knn_connection(self) -> Conn:
         if self._knn_db is None:
             knn_db = open_reader(self.db_path)
             if knn_db is None:  # the file was replaced by an empty one since the search began
@@ -377,18 +380,34 @@ class Store:
             # (measured on influxdata-docs, 39,854 x 256 dims: 17.9 -> 12.2 ms a query).
             knn_db.execute(f"PRAGMA mmap_size={_KNN_MMAP_BYTES}")
             self._knn_db = knn_db
+        return self._knn_db
+
+    def _data_version(self) -> int:
+        # data_version changes whenever another connection commits: the matrix is valid only for the
+        # version it was read at.
         with corruption_guard(self.db_path):
-            # data_version changes whenever another connection commits: the matrix is valid only for
-            # the version it was read at.
-            version = int(self._knn_db.execute("PRAGMA data_version").fetchall()[0][0])
-            loaded = self._matrix
-            if loaded is not None and loaded[1] == version:
-                return loaded[0].nearest(blob, SEARCH_FANOUT)
+            return int(self._knn_connection().execute("PRAGMA data_version").fetchall()[0][0])
+
+    def _knn_from_matrix(self, blob: bytes) -> list[tuple[int, float]] | None:
+        """The KNN from the in-memory matrix when it is current; None when sqlite-vec must answer."""
+        loaded = self._matrix
+        if loaded is None:
+            return None
+        version = self._data_version()
+        self._last_version = version
+        if loaded[1] != version:
             self._matrix = None
-            if version == self._last_version:
-                self._start_matrix_load(version)
-            self._last_version = version
-            return vec0_nearest(self._knn_db, blob, SEARCH_FANOUT)
+            return None
+        return loaded[0].nearest(blob, SEARCH_FANOUT)
+
+    def _knn(self, blob: bytes) -> list[tuple[int, float]]:
+        """sqlite-vec's KNN (in the helper thread); starts loading the matrix when the store is quiet."""
+        version = self._data_version()
+        if version == self._last_version:
+            self._start_matrix_load(version)
+        self._last_version = version
+        with corruption_guard(self.db_path):
+            return vec0_nearest(self._knn_connection(), blob, SEARCH_FANOUT)
 
     def _start_matrix_load(self, version: int) -> None:
         """Load every vector into memory in the background: this process searches again (see _knn.py).
