@@ -4,6 +4,8 @@ and a query without a vector stays lexical."""
 from __future__ import annotations
 
 import random
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import cast
@@ -111,6 +113,12 @@ def test_a_long_lived_reader_ranks_from_the_matrix_and_drops_it_when_the_index_c
         fresh = [str(hit.citation) for hit in reader.search(query, top_k=10).hits]
         assert reader._matrix is None
         assert fresh == _hits(store_dir, query) and "docs/page999.md#0" in fresh
+        reader.search(query, top_k=10)  # the store is quiet again: the matrix is reloaded
+        reloader = reader._matrix_loader
+        assert reloader is not None and reloader is not loader
+        reloader.join(timeout=60)
+        assert reader._matrix is not None
+        assert [str(hit.citation) for hit in reader.search(query, top_k=10).hits] == fresh
     finally:
         reader.close()
 
@@ -127,3 +135,22 @@ def test_a_query_without_a_known_token_stays_lexical(tmp_path: Path) -> None:
         result = hybrid.search("zeppelin", top_k=5)
     assert result.tier.startswith("hybrid") and result.degraded is None
     assert [str(hit.citation) for hit in result.hits] == ["docs/zeppelin.md#0"]
+
+
+def test_a_small_store_never_loads_numpy_for_the_matrix(tmp_path: Path) -> None:
+    """Below MATRIX_MIN_VECTORS a long-lived reader keeps sqlite-vec and never imports numpy."""
+    docs = _corpus(tmp_path / "docs", 20)
+    store_dir = tmp_path / "store"
+    with open_store(store_dir, read_only=False, embedder=FakeEmbedder()) as writer:
+        writer.index([docs])
+    script = (
+        "import sys\n"
+        "from fiskai_rag import open_store\n"
+        "from fiskai_rag.testing import FakeEmbedder\n"
+        f"with open_store({str(store_dir)!r}, read_only=True, embedder=FakeEmbedder()) as store:\n"
+        "    hits = [store.search('retention shard', top_k=5).hits for _ in range(3)]\n"
+        "    store._matrix_loader.join(60)\n"
+        "    print(bool(hits[-1]), store._matrix is None, 'numpy' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=60)
+    assert done.stdout.split() == ["True", "True", "False"]

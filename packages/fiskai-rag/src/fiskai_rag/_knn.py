@@ -1,17 +1,19 @@
 """The vector side of a hybrid search: sqlite-vec's KNN, or the same exact KNN over an in-memory matrix.
 
 sqlite-vec answers a KNN by reading every vector through SQLite and keeping its top k with a selection
-that costs k passes over each block: on influxdata-docs (39,854 x 256 float32) 10-19 ms a query, most
-of an in-process hybrid search. A long-lived process (an MCP server, an agent, `knowledge eval`) searches
-many times, so after its second hybrid search the store loads every vector once into a numpy matrix, in
-a background thread, and from then on answers the KNN with one matrix-vector product: the same exact
-nearest neighbours (squared L2 as |x|^2 - 2 x.q + |q|^2, ties to the smaller id) in about 1.5 ms. A
-one-shot CLI search never pays for numpy (about 200 ms to import) or the load: it searches once, through
-sqlite-vec. The matrix is dropped as soon as another connection commits to the store (`PRAGMA
-data_version`), and rebuilt on a later search, so a reader never ranks by vectors an index run changed.
+that costs k passes over each block: on influxdata-docs (38,631 x 256 float32) 10-19 ms a query, most
+of an in-process hybrid search's extra cost. A long-lived process (an MCP server, an agent, `knowledge
+eval`) searches many times, so once two hybrid searches in a row have seen the store unchanged, the
+store loads every vector into a numpy matrix in a background thread, and from then on answers the KNN
+with one matrix-vector product: the same exact nearest neighbours (squared L2 as |x|^2 - 2 x.q + |q|^2,
+ties to the smaller id) in 2-3 ms (up to 7 ms when other processes compete for memory bandwidth: 40 MB
+does not stay in a CPU cache between searches). A one-shot CLI search never pays for numpy (about 200
+ms to import) or the load (about 0.3 s): it searches once, through sqlite-vec. The matrix is dropped as
+soon as another connection commits to the store (`PRAGMA data_version`) and reloaded once the store is
+quiet again, so a reader never ranks by vectors an index run changed.
 
-Memory: 4 bytes x dimensions per chunk (40 MB for 40k chunks at 256 dims) plus numpy; stores smaller
-than `MATRIX_MIN_VECTORS` (where sqlite-vec is already about a millisecond) or larger than
+Memory: 4 bytes x dimensions per chunk (measured +60 MB RSS with numpy for 38,631 x 256); stores
+smaller than `MATRIX_MIN_VECTORS` (where sqlite-vec is already about a millisecond) or larger than
 `MATRIX_MAX_BYTES` keep sqlite-vec.
 """
 
@@ -130,13 +132,13 @@ def load_matrix(db: Conn, dimension: int) -> VectorMatrix | None:
         db: A connection with vec0 loaded; read in one transaction (one snapshot).
         dimension: The manifest's dimension.
     """
-    import numpy as np
-
     with db:
         (count,) = db.execute("SELECT count(*) FROM chunks").fetchall()[0]
         if int(count) < MATRIX_MIN_VECTORS or int(count) * dimension * 4 > MATRIX_MAX_BYTES:
-            return None
+            return None  # decided before importing numpy: a small store's process never pays for it
         rows = db.execute("SELECT chunk_id, embedding FROM chunks_vec").fetchall()
+    import numpy as np
+
     ids = np.fromiter((int(row[0]) for row in rows), dtype=np.int64, count=len(rows))
     blob = b"".join(bytes(row[1]) for row in rows)
     if len(blob) != len(rows) * dimension * 4:

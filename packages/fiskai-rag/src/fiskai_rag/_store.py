@@ -394,10 +394,13 @@ class Store:
         if loaded is None:
             return None
         version = self._data_version()
-        self._last_version = version
         if loaded[1] != version:
+            # The index changed: sqlite-vec answers, and the matrix is reloaded only after the next
+            # search has seen the store quiet (an index run commits many times).
             self._matrix = None
+            self._last_version = None
             return None
+        self._last_version = version
         return loaded[0].nearest(blob, SEARCH_FANOUT)
 
     def _knn(self, blob: bytes) -> list[tuple[int, float]]:
