@@ -40,8 +40,10 @@ MAX_TOKENS = 512
 _BULK_TOKENS = 4096
 """Above this many tokens in one call, numpy's gather-and-reduce beats summing rows in Python."""
 _WORDPIECE_CHARS = 16 * 1024
-"""Up to this much text in one call (a query) is tokenized in Python when the tokenizer allows it: the
-`tokenizers` import and file load (45-60 ms) cost far more than a short text's Python tokenization."""
+_WORDPIECE_TEXTS = 4
+"""A call of up to 4 texts and 16 KiB (a query) is tokenized in Python when the tokenizer allows it: the
+`tokenizers` import and file load (45-60 ms) cost far more than a short text's Python tokenization, while
+indexing's batches go to tokenizers' Rust code."""
 _MAX_HEADER = 16 * 1024 * 1024
 _DTYPES = {"F32": ("f", 4), "F16": ("e", 2), "I8": ("b", 1)}
 _INDEX_DTYPES = {"I64": ("q", 8), "I32": ("i", 4)}
@@ -160,7 +162,7 @@ class StaticModel:
     def token_ids(self, texts: Sequence[str]) -> list[list[int]]:
         """Each text's token ids, as Model2Vec encodes: no special tokens, no unknown token, at most 512."""
         wordpiece = self._wordpiece
-        if wordpiece is not None and sum(len(text) for text in texts) <= _WORDPIECE_CHARS:
+        if wordpiece is not None and len(texts) <= _WORDPIECE_TEXTS and sum(map(len, texts)) <= _WORDPIECE_CHARS:
             fast = [wordpiece.ids(text) for text in texts]
             if all(ids is not None for ids in fast):
                 return [ids[:MAX_TOKENS] for ids in fast if ids is not None]
