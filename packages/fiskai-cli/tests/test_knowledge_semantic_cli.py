@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import textwrap
 from collections.abc import Iterator
@@ -15,8 +14,8 @@ from fiskai_cli import _wiring as wiring
 from fiskai_cli._root import cli
 from fiskai_core.config import EmbeddingsSettings
 from fiskai_rag import OpenAICompatibleEmbedder, StaticEmbedder
-from fiskai_rag.models import KNOWN_MODELS, ModelFile, ModelSpec
-from fiskai_rag.testing import ModelServer, build_static_model
+from fiskai_rag.models import KNOWN_MODELS
+from fiskai_rag.testing import ModelServer, build_static_model, built_model_spec, write_toy_docs
 
 pytest.importorskip("tokenizers", reason="the semantic extra (tokenizers) is not installed")
 
@@ -36,11 +35,7 @@ def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.chdir(tmp_path)
     for name in ("FISKAI_STORE_DIR", "FISKAI_CONFIG", "FISKAI_KNOWLEDGE_MODEL", "FISKAI_KNOWLEDGE_SEMANTIC"):
         monkeypatch.delenv(name, raising=False)
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    (docs / "garage.md").write_text("# Garage\n\nThe car needs fuel before the trip.\n", encoding="utf-8")
-    (docs / "orchard.md").write_text("# Orchard\n\nPick an apple from the orchard.\n", encoding="utf-8")
-    (docs / "clinic.md").write_text("# Clinic\n\nThe doctor sees patients on Mondays.\n", encoding="utf-8")
+    write_toy_docs(tmp_path / "docs")
     return tmp_path
 
 
@@ -48,18 +43,7 @@ def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[ModelServer]:
     """A hub-like server holding a built model, registered as the known model `tiny-test`."""
     built = build_static_model(tmp_path / "served", VECTORS)
-    weights = hashlib.sha256((built / "model.safetensors").read_bytes()).hexdigest()
-    spec = ModelSpec(
-        name="tiny-test",
-        repo="fiskai-tests/tiny-test",
-        revision=REVISION,
-        files=(ModelFile("config.json"), ModelFile("tokenizer.json"), ModelFile("model.safetensors", weights)),
-        dimension=3,
-        vocabulary=7,
-        dtype="F32",
-        download_bytes=2000,
-        summary="built by the tests",
-    )
+    spec = built_model_spec(built, revision=REVISION, dimension=3, vocabulary=7, download_bytes=2000)
     monkeypatch.setitem(KNOWN_MODELS, spec.name, spec)
     with ModelServer(built) as server:
         monkeypatch.setenv("FISKAI_MODEL_BASE_URL", server.base_url)

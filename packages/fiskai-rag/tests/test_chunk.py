@@ -196,6 +196,33 @@ def test_a_long_paragraph_breaks_between_sentences() -> None:
         assert len(chunk.content.encode()) <= TARGET_BYTES + 10
 
 
+def test_a_hard_wrapped_paragraph_breaks_between_sentences_inside_lines() -> None:
+    """Abstracts wrapped at a column end most sentences mid-line (CISI, MED): cuts fall there, not mid-sentence."""
+    sentences = [f"Study {i} measured how often readers borrowed the {i} books on the shelf." for i in range(40)]
+    # Every line ends inside a sentence, as in an abstract wrapped at a column.
+    wrapped = " ".join(sentences).replace(" borrowed ", "\nborrowed ")
+    doc = chunk_markdown(f"# Loans\n\nAuthor: Buckland, M.K.\n\n{wrapped}\n")
+
+    assert len(doc.chunks) > 1
+    bodies = [chunk.body for chunk in doc.chunks]
+    for body in bodies:
+        assert body.endswith(("on the shelf.", "Buckland, M.K."))
+        assert body.startswith(("Author:", "Study "))
+        assert len(body.encode()) <= TARGET_BYTES
+    assert " ".join(" ".join(b.split()) for b in bodies) == " ".join(["Author: Buckland, M.K.", *sentences])
+
+
+def test_an_oversized_list_breaks_between_items_not_at_sentences_inside_one() -> None:
+    items = [
+        f"- `level-{i}` - returns when {i} nodes answer. Otherwise the write waits in the queue." for i in range(30)
+    ]
+    doc = chunk_markdown("# Consistency\n\n" + "\n".join(items) + "\n")
+
+    assert len(doc.chunks) > 1
+    for chunk in doc.chunks:
+        assert all(line.startswith("- `level-") for line in chunk.body.split("\n"))
+
+
 def test_an_oversized_table_splits_between_rows_and_repeats_its_header() -> None:
     rows = "\n".join(f"| option-{i} | {'the default is ' + str(i) + ' units ' * 4} |" for i in range(60))
     doc = chunk_markdown(f"# T\n\n| Option | Default |\n| --- | --- |\n{rows}\n")

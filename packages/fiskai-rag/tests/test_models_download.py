@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 
@@ -10,8 +9,8 @@ import pytest
 
 from fiskai_rag import StaticEmbedder
 from fiskai_rag.errors import ModelError
-from fiskai_rag.models import KNOWN_MODELS, ModelFile, ModelSpec, fetch_model, installed, model_dir, model_of_identity
-from fiskai_rag.testing import ModelServer, build_static_model
+from fiskai_rag.models import KNOWN_MODELS, ModelSpec, fetch_model, installed, model_dir, model_of_identity
+from fiskai_rag.testing import ModelServer, build_static_model, built_model_spec
 
 pytest.importorskip("tokenizers", reason="the semantic extra (tokenizers) is not installed")
 
@@ -27,18 +26,7 @@ def built(tmp_path: Path) -> Path:
 @pytest.fixture
 def spec(built: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> ModelSpec:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    weights = hashlib.sha256((built / "model.safetensors").read_bytes()).hexdigest()
-    made = ModelSpec(
-        name="tiny-test",
-        repo="fiskai-tests/tiny-test",
-        revision=REVISION,
-        files=(ModelFile("config.json"), ModelFile("tokenizer.json"), ModelFile("model.safetensors", weights)),
-        dimension=4,
-        vocabulary=401,
-        dtype="F32",
-        download_bytes=1000,
-        summary="built by the tests",
-    )
+    made = built_model_spec(built, revision=REVISION, dimension=4, vocabulary=401, download_bytes=1000)
     monkeypatch.setitem(KNOWN_MODELS, made.name, made)
     return made
 

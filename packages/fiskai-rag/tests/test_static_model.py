@@ -13,7 +13,7 @@ import pytest
 from fiskai_rag import StaticEmbedder, open_store
 from fiskai_rag._static_model import load_static_model
 from fiskai_rag.errors import ManifestMismatchError, ModelError
-from fiskai_rag.testing import build_static_model, write_safetensors
+from fiskai_rag.testing import build_static_model, write_safetensors, write_toy_docs
 
 pytest.importorskip("tokenizers", reason="the semantic extra (tokenizers) is not installed")
 
@@ -43,12 +43,7 @@ def model(tmp_path: Path) -> Path:
 @pytest.fixture
 def docs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.chdir(tmp_path)
-    root = tmp_path / "docs"
-    root.mkdir()
-    (root / "garage.md").write_text("# Garage\n\nThe car needs fuel before the trip.\n", encoding="utf-8")
-    (root / "orchard.md").write_text("# Orchard\n\nPick an apple from the orchard.\n", encoding="utf-8")
-    (root / "clinic.md").write_text("# Clinic\n\nThe doctor sees patients on Mondays.\n", encoding="utf-8")
-    return root
+    return write_toy_docs(tmp_path / "docs")
 
 
 def test_a_vector_is_the_mean_of_its_known_tokens_rows(model: Path) -> None:

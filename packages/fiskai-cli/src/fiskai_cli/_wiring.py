@@ -34,11 +34,10 @@ import sys
 from collections.abc import AsyncGenerator, Generator
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 from click.core import ParameterSource
-from typing_extensions import override
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -58,6 +57,15 @@ if TYPE_CHECKING:
     from fiskai_memory import Store as MemoryStore
     from fiskai_rag import Embedder, Store as KnowledgeStore
     from fiskai_runstate import Store as JournalStore
+
+
+if TYPE_CHECKING:
+    from typing_extensions import override
+else:  # typing_extensions costs ~3 ms of every command's start-up; the decorator only matters to pyright
+
+    def override(func: Any) -> Any:
+        return func
+
 
 __all__ = [
     "DEFAULT_CONFIG",

@@ -351,6 +351,12 @@ class Store:
                             knn = Background(functools.partial(self._knn, blob), name="fiskai-rag-knn")
             with db:
                 lexical_ranked = proximity(db, match, lexical(db, match, RESCORE_POOL))
+                if any(c.isdigit() for c in query):
+                    # A question naming a version (`influxdb 3`, `v2`) prefers that version's document
+                    # tree; only one with a digit can, so others never import the step.
+                    from ._version import prefer_versions
+
+                    lexical_ranked = prefer_versions(db, query, lexical_ranked)
                 if knn is None:
                     ranked = lexical_ranked
                 else:

@@ -30,6 +30,8 @@ from .errors import EmbedderError
 
 if TYPE_CHECKING:
     from typing_extensions import override
+
+    from .models import ModelSpec
 else:
 
     def override(func: Any) -> Any:
@@ -41,9 +43,11 @@ __all__ = [
     "FakeEmbedder",
     "ModelServer",
     "build_static_model",
+    "built_model_spec",
     "hashed_vector",
     "static_model_available",
     "write_safetensors",
+    "write_toy_docs",
 ]
 
 _WORD = re.compile(r"[^\W_]+")
@@ -391,3 +395,36 @@ class ModelServer:
             request.connection.shutdown(socket.SHUT_RDWR)
             return
         request.wfile.write(body)
+
+
+def built_model_spec(
+    built: Path, *, revision: str, dimension: int, vocabulary: int, download_bytes: int, name: str = "tiny-test"
+) -> ModelSpec:
+    """A known-model entry for a model `build_static_model` wrote, as `ModelServer` serves it.
+
+    Its weights' SHA-256 is pinned like a real entry's; register it with
+    `monkeypatch.setitem(fiskai_rag.models.KNOWN_MODELS, spec.name, spec)`.
+    """
+    from .models import ModelFile, ModelSpec
+
+    weights = hashlib.sha256((built / "model.safetensors").read_bytes()).hexdigest()
+    return ModelSpec(
+        name=name,
+        repo=f"fiskai-tests/{name}",
+        revision=revision,
+        files=(ModelFile("config.json"), ModelFile("tokenizer.json"), ModelFile("model.safetensors", weights)),
+        dimension=dimension,
+        vocabulary=vocabulary,
+        dtype="F32",
+        download_bytes=download_bytes,
+        summary="built by the tests",
+    )
+
+
+def write_toy_docs(root: Path) -> Path:
+    """Three one-section pages whose words a toy model can tell apart (cars, fruit, medicine)."""
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "garage.md").write_text("# Garage\n\nThe car needs fuel before the trip.\n", encoding="utf-8")
+    (root / "orchard.md").write_text("# Orchard\n\nPick an apple from the orchard.\n", encoding="utf-8")
+    (root / "clinic.md").write_text("# Clinic\n\nThe doctor sees patients on Mondays.\n", encoding="utf-8")
+    return root
