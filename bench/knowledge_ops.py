@@ -273,13 +273,24 @@ def semantic(args: dict[str, Any]) -> dict[str, Any]:
         _open_store(args["store"], read_only=True, embedder=StaticEmbedder(args["model"])) as hybrid_reader,
         _open_store(args["store"], read_only=True) as lexical_reader,
     ):
+        # A one-shot process (the CLI) answers its single search through sqlite-vec; a long-lived one
+        # loads every vector into memory after its second search (fiskai_rag._knn): p50 is that state.
+        start = time.perf_counter()
+        hybrid_reader.search(queries[0], top_k=10)
+        first_ms = (time.perf_counter() - start) * 1000
         timed = _time_pair(
             queries,
             lambda q: hybrid_reader.search(q, top_k=10).hits,
             lambda q: lexical_reader.search(q, top_k=10).hits,
             args["rounds"],
         )
-    return {**timed, "chunks": stats.chunks, "index_seconds": index_seconds, "index_rss_mb": index_rss}
+    return {
+        **timed,
+        "first_ms": first_ms,
+        "chunks": stats.chunks,
+        "index_seconds": index_seconds,
+        "index_rss_mb": index_rss,
+    }
 
 
 OPS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {

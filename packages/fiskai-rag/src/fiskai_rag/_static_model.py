@@ -15,6 +15,7 @@ package is not needed at run time.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import mmap
 import os
@@ -25,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+from ._wordpiece import WordPiece
 from .errors import ModelError
 
 if TYPE_CHECKING:
@@ -37,6 +39,11 @@ MAX_TOKENS = 512
 """Model2Vec's default truncation: later tokens of a long chunk do not move its vector."""
 _BULK_TOKENS = 4096
 """Above this many tokens in one call, numpy's gather-and-reduce beats summing rows in Python."""
+_WORDPIECE_CHARS = 16 * 1024
+_WORDPIECE_TEXTS = 4
+"""A call of up to 4 texts and 16 KiB (a query) is tokenized in Python when the tokenizer allows it: the
+`tokenizers` import and file load (45-60 ms) cost far more than a short text's Python tokenization, while
+indexing's batches go to tokenizers' Rust code."""
 _MAX_HEADER = 16 * 1024 * 1024
 _DTYPES = {"F32": ("f", 4), "F16": ("e", 2), "I8": ("b", 1)}
 _INDEX_DTYPES = {"I64": ("q", 8), "I32": ("i", 4)}
@@ -83,9 +90,18 @@ def _read_header(data: mmap.mmap, path: Path) -> tuple[dict[str, _Tensor], int]:
 class StaticModel:
     """A loaded Model2Vec-format model: `encode(texts)` gives one vector per text (not normalised)."""
 
-    def __init__(self, directory: Path, tokenizer: Tokenizer, data: mmap.mmap, tensors: dict[str, _Tensor]) -> None:
+    def __init__(
+        self,
+        directory: Path,
+        tokenizer: Tokenizer | WordPiece,
+        data: mmap.mmap,
+        tensors: dict[str, _Tensor],
+    ) -> None:
         self.directory = directory
-        self._tokenizer = tokenizer
+        # A WordPiece stands in until a text needs the real tokenizer (a batch when indexing, or a
+        # character the Python tokenizer refuses): then `tokenizers` is loaded from the same file.
+        self._wordpiece = tokenizer if isinstance(tokenizer, WordPiece) else None
+        self._tokenizer = None if isinstance(tokenizer, WordPiece) else tokenizer
         self._data = data
         path = directory / "model.safetensors"
         embeddings = tensors.get("embeddings")
@@ -99,15 +115,20 @@ class StaticModel:
         self._code = code
         self._row_bytes = self.dimension * width
         self._row = struct.Struct(f"<{self.dimension}{code}")
-        vocabulary = tokenizer.get_vocab_size(with_added_tokens=True)
+        vocabulary = (
+            tokenizer.size if isinstance(tokenizer, WordPiece) else tokenizer.get_vocab_size(with_added_tokens=True)
+        )
         self._mapping = self._index_tensor(tensors, "mapping", vocabulary, path)
         self._weights = self._weight_tensor(tensors, vocabulary, path)
         if self._mapping is None and vocabulary > self.rows:
             raise ModelError(f"{path}: the tokenizer has {vocabulary} tokens but 'embeddings' only {self.rows} rows")
         if self._mapping is not None and any(not 0 <= row < self.rows for row in self._mapping):
             raise ModelError(f"{path}: 'mapping' points outside 'embeddings'")
-        unk = self._unknown_token()
-        self._unknown = tokenizer.token_to_id(unk) if unk else None
+        if isinstance(tokenizer, WordPiece):
+            self._unknown = tokenizer.unk_id
+        else:
+            unk = _unknown_token(tokenizer)
+            self._unknown = tokenizer.token_to_id(unk) if unk else None
         self._np_embeddings: npt.NDArray[Any] | None = None
 
     def _index_tensor(self, tensors: dict[str, _Tensor], name: str, count: int, path: Path) -> array[int] | None:
@@ -130,11 +151,6 @@ class StaticModel:
         values.frombytes(self._data[tensor.start : tensor.end])
         return values
 
-    def _unknown_token(self) -> str | None:
-        model = self._tokenizer.model
-        token = getattr(model, "unk_token", None)
-        return token if isinstance(token, str) and token else None
-
     def close(self) -> None:
         """Release the memory map (vectors from numpy views must not be used after this)."""
         self._np_embeddings = None
@@ -145,7 +161,12 @@ class StaticModel:
 
     def token_ids(self, texts: Sequence[str]) -> list[list[int]]:
         """Each text's token ids, as Model2Vec encodes: no special tokens, no unknown token, at most 512."""
-        encodings = self._tokenizer.encode_batch_fast(list(texts), add_special_tokens=False)
+        wordpiece = self._wordpiece
+        if wordpiece is not None and len(texts) <= _WORDPIECE_TEXTS and sum(map(len, texts)) <= _WORDPIECE_CHARS:
+            fast = [wordpiece.ids(text) for text in texts]
+            if all(ids is not None for ids in fast):
+                return [ids[:MAX_TOKENS] for ids in fast if ids is not None]
+        encodings = self._full_tokenizer().encode_batch_fast(list(texts), add_special_tokens=False)
         unknown = self._unknown
         out: list[list[int]] = []
         for encoding in encodings:
@@ -154,6 +175,11 @@ class StaticModel:
                 ids = [i for i in ids if i != unknown]
             out.append(ids[:MAX_TOKENS])
         return out
+
+    def _full_tokenizer(self) -> Tokenizer:
+        if self._tokenizer is None:
+            self._tokenizer = _load_tokenizer(self.directory / "tokenizer.json")
+        return self._tokenizer
 
     def encode(self, texts: Sequence[str]) -> list[list[float]]:
         """One mean vector per text (zeros for a text without known tokens)."""
@@ -217,25 +243,41 @@ def _clip(text: str) -> str:
     return text[: MAX_TOKENS * 8]
 
 
+def _unknown_token(tokenizer: Tokenizer) -> str | None:
+    token = getattr(tokenizer.model, "unk_token", None)
+    return token if isinstance(token, str) and token else None
+
+
+def _load_tokenizer(path: Path) -> Tokenizer:
+    try:
+        from tokenizers import Tokenizer
+    except ImportError as err:
+        raise ModelError("the in-process embedding model needs tokenizers: pip install 'fiskai-rag[semantic]'") from err
+    try:
+        return Tokenizer.from_file(str(path))
+    except OSError as err:
+        raise ModelError(f"cannot read {path}: {err.strerror or err}") from err
+    except Exception as err:  # tokenizers raises a bare Exception for a malformed file
+        raise ModelError(f"{path} is not a tokenizers file: {err}") from err
+
+
 def load_static_model(directory: str | os.PathLike[str]) -> StaticModel:
     """Load a Model2Vec-format model directory.
+
+    A BERT WordPiece tokenizer (the default models') is read by `_wordpiece` without importing
+    `tokenizers`, which loads only when a text needs it; any other tokenizer loads through `tokenizers`.
 
     Raises:
         ModelError: A file is missing or malformed, or numpy/tokenizers (the `semantic` extra) are missing.
     """
     folder = Path(directory)
-    try:
-        from tokenizers import Tokenizer
-    except ImportError as err:
-        raise ModelError("the in-process embedding model needs tokenizers: pip install 'fiskai-rag[semantic]'") from err
+    if importlib.util.find_spec("tokenizers") is None:
+        raise ModelError("the in-process embedding model needs tokenizers: pip install 'fiskai-rag[semantic]'")
     tokenizer_path = folder / "tokenizer.json"
     weights_path = folder / "model.safetensors"
-    try:
-        tokenizer = Tokenizer.from_file(str(tokenizer_path))
-    except OSError as err:
-        raise ModelError(f"cannot read {tokenizer_path}: {err.strerror or err}") from err
-    except Exception as err:  # tokenizers raises a bare Exception for a malformed file
-        raise ModelError(f"{tokenizer_path} is not a tokenizers file: {err}") from err
+    tokenizer: Tokenizer | WordPiece | None = WordPiece.from_tokenizer_json(tokenizer_path)
+    if tokenizer is None:
+        tokenizer = _load_tokenizer(tokenizer_path)
     try:
         with open(weights_path, "rb") as handle:
             data = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)

@@ -28,6 +28,7 @@ from ._db import (
     read_manifest,
 )
 from ._distinct import distinct, with_copies
+from ._knn import Background, VectorMatrix, load_matrix, numpy_available, vec0_nearest
 from ._lock import WriterLock
 from ._proximity import RESCORE_POOL, proximity
 from ._search import (
@@ -40,7 +41,6 @@ from ._search import (
     lexical,
     per_document,
     rrf,
-    vector,
 )
 from ._sql import Columns, chunk_rows, find_chunk, find_documents
 from ._vec import load_vec, normalise, pack, vec_available
@@ -60,7 +60,6 @@ from .errors import (
 if TYPE_CHECKING:
     import datetime as dt
     from collections.abc import Collection
-    from concurrent.futures import Future, ThreadPoolExecutor
 
     from ._index import IndexStats, Progress
     from ._pack import Pack
@@ -172,8 +171,13 @@ class Store:
         self._damaged: StoreCorruptError | None = None
         self._vec_loaded = False
         self._mutex = threading.RLock()
-        self._pool: ThreadPoolExecutor | None = None
         self._knn_db: Conn | None = None
+        self._matrix: tuple[VectorMatrix, int] | None = None
+        """Every vector in memory and the KNN connection's data_version it was read at (see _knn.py)."""
+        self._matrix_loader: threading.Thread | None = None
+        self._matrix_refused = False
+        self._last_version: int | None = None
+        self._closed = False
         self._dimension_checked = False
 
     # -- lifecycle -----------------------------------------------------------------------------------
@@ -241,9 +245,10 @@ class Store:
     @_serialised
     def close(self) -> None:
         """Close the database and release the writer lock; safe to call twice."""
-        pool, self._pool = self._pool, None
-        if pool is not None:
-            pool.shutdown(wait=True)
+        # A matrix loader still running reads through its own connection and drops its result once it
+        # sees the store closed; a process exiting does not wait for it (a daemon thread).
+        self._closed = True
+        self._matrix = None
         for db in (self._db, self._knn_db):
             if db is not None:
                 db.close()
@@ -325,7 +330,7 @@ class Store:
             if not match or not db.execute("SELECT EXISTS(SELECT 1 FROM chunks)").fetchall()[0][0]:
                 return SearchResult([], "index_empty", tier)
             degraded: str | None = None
-            knn: Future[list[tuple[int, float]]] | None = None
+            knn: Background[list[tuple[int, float]]] | list[tuple[int, float]] | None = None
             if self.embedder is not None and self._manifest is not None and self._manifest.has_vectors:
                 try:
                     blob = self._query_vector(query)  # before any transaction: a slow server holds nothing
@@ -334,10 +339,16 @@ class Store:
                 except EmbedderError as err:
                     degraded = str(err)
                 else:
-                    # The KNN runs on a second connection in a helper thread while this thread runs the
-                    # FTS query: apsw releases the GIL inside SQLite, so the two sides overlap and a
-                    # hybrid search costs about its slower side rather than the sum of both.
-                    knn = self._knn_pool().submit(self._knn, blob)
+                    # A query vector of zeros (no token the model knows) ranks every chunk the same: its
+                    # KNN order would be arbitrary noise, so the search stays lexical. The in-memory
+                    # matrix answers in about 2 ms, less than starting a thread on a loaded machine;
+                    # sqlite-vec's KNN runs on a second connection in a helper thread while this thread
+                    # runs the FTS query: apsw releases the GIL inside SQLite, so the two sides overlap
+                    # and a hybrid search costs about its slower side rather than the sum of both.
+                    if blob is not None:
+                        knn = self._knn_from_matrix(blob)
+                        if knn is None:
+                            knn = Background(functools.partial(self._knn, blob), name="fiskai-rag-knn")
             with db:
                 lexical_ranked = proximity(db, match, lexical(db, match, RESCORE_POOL))
                 if any(c.isdigit() for c in query):
@@ -349,7 +360,7 @@ class Store:
                 if knn is None:
                     ranked = lexical_ranked
                 else:
-                    vector_ranked = knn.result()
+                    vector_ranked = knn if isinstance(knn, list) else knn.result()
                     weight = STATIC_VECTOR_WEIGHT if isinstance(self.embedder, StaticEmbedder) else 1.0
                     lexical_ids = [c for c, _ in lexical_ranked[:SEARCH_FANOUT]]
                     ranked = rrf(lexical_ids, [c for c, _ in vector_ranked], weights=(1.0, weight))
@@ -365,16 +376,7 @@ class Store:
                 tier = f"hybrid -> DEGRADED to lexical (embeddings unreachable: {degraded})"
         return SearchResult(hits, "ok", tier, degraded)
 
-    def _knn_pool(self) -> ThreadPoolExecutor:
-        if self._pool is None:
-            # Imported on first hybrid search: concurrent.futures pulls in logging, which a lexical-only
-            # `knowledge search` should not pay for.
-            from concurrent.futures import ThreadPoolExecutor
-
-            self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="fiskai-rag-knn")
-        return self._pool
-
-    def _knn(self, blob: bytes) -> list[tuple[int, float]]:
+    def _knn_connection(self) -> Conn:
         if self._knn_db is None:
             knn_db = open_reader(self.db_path)
             if knn_db is None:  # the file was replaced by an empty one since the search began
@@ -384,10 +386,77 @@ class Store:
             # (measured on influxdata-docs, 39,854 x 256 dims: 17.9 -> 12.2 ms a query).
             knn_db.execute(f"PRAGMA mmap_size={_KNN_MMAP_BYTES}")
             self._knn_db = knn_db
-        with corruption_guard(self.db_path):
-            return vector(self._knn_db, blob)
+        return self._knn_db
 
-    def _query_vector(self, query: str) -> bytes:
+    def _data_version(self) -> int:
+        # data_version changes whenever another connection commits: the matrix is valid only for the
+        # version it was read at.
+        with corruption_guard(self.db_path):
+            return int(self._knn_connection().execute("PRAGMA data_version").fetchall()[0][0])
+
+    def _knn_from_matrix(self, blob: bytes) -> list[tuple[int, float]] | None:
+        """The KNN from the in-memory matrix when it is current; None when sqlite-vec must answer."""
+        loaded = self._matrix
+        if loaded is None:
+            return None
+        version = self._data_version()
+        if loaded[1] != version:
+            # The index changed: sqlite-vec answers, and the matrix is reloaded only after the next
+            # search has seen the store quiet (an index run commits many times).
+            self._matrix = None
+            self._last_version = None
+            return None
+        self._last_version = version
+        return loaded[0].nearest(blob, SEARCH_FANOUT)
+
+    def _knn(self, blob: bytes) -> list[tuple[int, float]]:
+        """sqlite-vec's KNN (in the helper thread); starts loading the matrix when the store is quiet."""
+        version = self._data_version()
+        if version == self._last_version:
+            self._start_matrix_load(version)
+        self._last_version = version
+        with corruption_guard(self.db_path):
+            return vec0_nearest(self._knn_connection(), blob, SEARCH_FANOUT)
+
+    def _start_matrix_load(self, version: int) -> None:
+        """Load every vector into memory in the background: this process searches again (see _knn.py).
+
+        Called when two hybrid searches in a row saw the store unchanged, so a one-shot CLI search never
+        loads it and a reader does not reload after every commit of an index run in progress.
+        """
+        loader = self._matrix_loader
+        if self._matrix_refused or (loader is not None and loader.is_alive()) or not numpy_available():
+            return
+        manifest = self._manifest
+        assert manifest is not None
+        loader = threading.Thread(
+            target=self._load_matrix, args=(version, manifest.dimension), name="fiskai-rag-vectors", daemon=True
+        )
+        self._matrix_loader = loader
+        loader.start()
+
+    def _load_matrix(self, version: int, dimension: int) -> None:
+        try:
+            db = open_reader(self.db_path)
+            if db is None:
+                return
+            try:
+                load_vec(db)
+                matrix = load_matrix(db, dimension)
+            finally:
+                db.close()
+        except Exception:  # noqa: BLE001  # any failure (damage, memory) leaves the KNN to sqlite-vec
+            self._matrix_refused = True
+            return
+        if matrix is None:
+            self._matrix_refused = True  # too small or too large to be worth holding
+        elif not self._closed:
+            # Read at a snapshot no older than `version`: if a commit slipped in between, the
+            # connection's data_version has moved on and the next search drops this matrix.
+            self._matrix = (matrix, version)
+
+    def _query_vector(self, query: str) -> bytes | None:
+        """The query's unit vector as vec0 stores it; None for a vector of zeros (nothing to rank by)."""
         embedder = self.embedder
         manifest = self._manifest
         assert embedder is not None and manifest is not None
@@ -400,6 +469,8 @@ class Store:
                 f'embedding dimension does not match the index: model "{embedder.model}" now emits dimension '
                 f"{len(vectors[0])} but the index was built at {manifest.dimension}"
             )
+        if not any(vectors[0]):
+            return None
         return pack(normalise(vectors[0]))
 
     @_serialised
