@@ -19,7 +19,6 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -29,7 +28,7 @@ from typing import Any
 
 import pytest
 
-from fiskai_agent.testing import Hang, MessagesServer, RecordedRequest, Turn, text, tool_use
+from fiskai_agent.testing import Hang, MessagesServer, RecordedRequest, RunProcesses, Turn, text, tool_use
 from fiskai_runstate import FileJournalStore, Record, decode_record
 
 _ROOT = Path(__file__).resolve().parents[1]
@@ -133,33 +132,19 @@ def wait_until(condition: Callable[[], bool], what: str, timeout: float = 30) ->
         time.sleep(0.02)
 
 
-_STARTED: list[subprocess.Popen[str]] = []
+_RUNS = RunProcesses()
 
 
 @pytest.fixture(autouse=True)
 def _reap() -> Iterator[None]:
     """A failed test leaves no CLI running (nor its pipes open)."""
     yield
-    while _STARTED:
-        proc = _STARTED.pop()
-        if proc.poll() is None:
-            proc.kill()
-        proc.communicate(timeout=30)
+    _RUNS.reap()
 
 
 def start(args: Sequence[str], env: Mapping[str, str], server: MessagesServer) -> subprocess.Popen[str]:
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "fiskai_cli", *args],
-        cwd=Path(env["XDG_STATE_HOME"]).parent,  # nothing a run writes lands in the checkout
-        env={**env, "ANTHROPIC_BASE_URL": server.base_url},
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
-    _STARTED.append(proc)
-    return proc
+    # Nothing a run writes lands in the checkout.
+    return _RUNS.start(args, env, server, cwd=Path(env["XDG_STATE_HOME"]).parent)
 
 
 def finish(proc: subprocess.Popen[str], timeout: float = 60) -> tuple[int, str, str]:

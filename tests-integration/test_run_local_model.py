@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from fiskai_agent.testing import Hang, MessagesServer, RecordedRequest, Turn, text, tool_use
+from fiskai_agent.testing import Hang, MessagesServer, RecordedRequest, RunProcesses, Turn, text, tool_use
 from fiskai_core.testing import write_fake_app
 from fiskai_runstate import FileJournalStore, decode_record
 
@@ -45,33 +45,19 @@ def _agent(tmp_path: Path, shared_fixtures: Path, *, model: str = "qwen3:8b") ->
     return config
 
 
-_STARTED: list[subprocess.Popen[str]] = []
+_RUNS = RunProcesses()
 
 
 @pytest.fixture(autouse=True)
 def _reap() -> Iterator[None]:
     """A failed test leaves no CLI running."""
     yield
-    while _STARTED:
-        proc = _STARTED.pop()
-        if proc.poll() is None:
-            proc.kill()
-        proc.communicate(timeout=30)
+    _RUNS.reap()
 
 
 def _start(args: Sequence[str], env: Mapping[str, str], server: MessagesServer) -> subprocess.Popen[str]:
     # The environment names the server, as an operator running Ollama sets it (ANTHROPIC_BASE_URL).
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "fiskai_cli", *args],
-        env={**env, "ANTHROPIC_BASE_URL": server.base_url},
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
-    _STARTED.append(proc)
-    return proc
+    return _RUNS.start(args, env, server)
 
 
 def _finish(proc: subprocess.Popen[str], timeout: float = 90) -> tuple[int, str, str]:

@@ -1,7 +1,7 @@
 """Test doubles for code that drives the agent loop.
 
 `ScriptedProvider` is a provider-level fake (no HTTP) with `reply`, `answer` and `calls` helpers;
-`RecordingEvents` records every `Events` callback. `MessagesServer` is a scripted Anthropic Messages API on a loopback port: the real SDK talks to it
+`RecordingEvents` records every `Events` callback. `RunProcesses` starts and reaps `fiskai run` child processes. `MessagesServer` is a scripted Anthropic Messages API on a loopback port: the real SDK talks to it
 over HTTP (JSON and SSE), so tests and benches exercise retries, timeouts and streaming for real.
 """
 
@@ -22,6 +22,7 @@ from fiskai_agent.testing._messages_server import (
     tool_search_result,
     tool_use,
 )
+from fiskai_agent.testing._processes import RunProcesses
 from fiskai_agent.testing._recording import RecordingEvents
 from fiskai_agent.testing._scripted import ScriptedProvider, answer, calls, reply
 
@@ -32,6 +33,7 @@ __all__ = [
     "MessagesServer",
     "RecordedRequest",
     "RecordingEvents",
+    "RunProcesses",
     "ScriptedProvider",
     "Step",
     "Turn",
