@@ -239,23 +239,19 @@ class _Request(NamedTuple):
     store_dir: Path
     seeds: tuple[int, ...] = ()
     """Chunk ids of the search ranking's hits for the query, best first."""
-    seed_copies: tuple[tuple[str, ...], ...] = ()
-    """Per seed, the other locations search folded into it (`Hit.also`): they are not candidates here."""
+    seed_copies: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    """(citation, other locations) of each seed search folded copies into (`Hit.also`): those copies are
+    not candidates here."""
 
 
 def _with_search_copies(
-    groups: list[tuple[Scored, tuple[str, ...], int]], reader: _Reader, request: _Request
+    groups: list[tuple[Scored, tuple[str, ...], int]], request: _Request
 ) -> list[tuple[Scored, tuple[str, ...], int]]:
     # Search already folded copies of its hits away, so the pack never sees them as candidates; the
     # locations search named are added to the item that represents them.
     if not request.seed_copies:
         return groups
-    rows = chunk_rows(reader.db, reader.cols, request.seeds)
-    by_citation = {
-        rows[chunk_id].citation: copies
-        for chunk_id, copies in zip(request.seeds, request.seed_copies, strict=True)
-        if copies and chunk_id in rows
-    }
+    by_citation = dict(request.seed_copies)
     out: list[tuple[Scored, tuple[str, ...], int]] = []
     for item, others, count in groups:
         extra = [c for c in by_citation.get(item.candidate.citation, ()) if c not in others]
@@ -288,13 +284,13 @@ def build_pack(
     since_receipt: str | None,
     save_receipt: bool,
     today: dt.date | None,
-    seed: Callable[[str], Sequence[tuple[int, Sequence[str]]]] | None = None,
+    seed: Callable[[str], Sequence[tuple[int, str, Sequence[str]]]] | None = None,
 ) -> Pack:
     """Build one pack; `db` is None when the index has not been built (a soft `index_not_built` pack).
 
-    `seed` returns the search ranking's chunk ids for the window-free query text, best first, each with
-    the other locations search folded into it: they are the candidates, and the first `SEEDS` lead the
-    pack in search order, so a pack carries what the top hits carry (and names the same copies).
+    `seed` returns the search ranking's hits for the window-free query text, best first, as (chunk id,
+    citation, other locations search folded into it): they are the candidates, and the first `SEEDS`
+    lead the pack in search order, so a pack carries what the top hits carry (and names the same copies).
     """
     if fmt not in FORMATS:
         raise ValueError(f"unknown pack format {fmt!r}; expected one of {', '.join(FORMATS)}")
@@ -315,7 +311,8 @@ def build_pack(
         # Outside the pack's transaction: a hybrid search may wait on an embeddings server first.
         seeded = seed(text)
         request = request._replace(
-            seeds=tuple(chunk_id for chunk_id, _ in seeded), seed_copies=tuple(tuple(also) for _, also in seeded)
+            seeds=tuple(chunk_id for chunk_id, _, _ in seeded),
+            seed_copies=tuple((citation, tuple(also)) for _, citation, also in seeded if also),
         )
     if db is None:
         index = {"state": "missing", "path": DB_NAME, "note": _NOT_BUILT}
@@ -386,7 +383,7 @@ def _build(db: Conn, request: _Request, plan: QueryPlan, window: Window) -> Pack
     prints = stored_prints(db, reader.cols.cite, [*request.seeds, *ids])
     groups = collapse(ranked, fold([(s.candidate.citation, s.candidate.path, s.candidate.heading_path,
                                      s.candidate.content, prints.get(s.candidate.citation)) for s in ranked]))  # fmt: skip
-    groups = _with_search_copies(groups, reader, request)
+    groups = _with_search_copies(groups, request)
     terms = frozenset(t for t in plan.terms if t not in stop)
     pin_items: list[PackItem] = []
     rejected: list[tuple[str, str]] = []

@@ -543,9 +543,9 @@ class Store:
                 seed=self._seed_ids,
             )
 
-    def _seed_ids(self, text: str) -> list[tuple[int, tuple[str, ...]]]:
+    def _seed_ids(self, text: str) -> list[tuple[int, str, tuple[str, ...]]]:
         # A pack starts from what search would show for the same words (see `fiskai_rag._pack`).
-        return [(hit.chunk_id, hit.also) for hit in self.search(text, top_k=MAX_TOP_K).hits]
+        return [(hit.chunk_id, hit.citation, hit.also) for hit in self.search(text, top_k=MAX_TOP_K).hits]
 
     @_serialised
     def show(self, citation: str | Citation, *, base: str | os.PathLike[str] | None = None) -> Hit:
