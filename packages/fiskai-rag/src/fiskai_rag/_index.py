@@ -22,7 +22,9 @@ from ._db import (
     Conn,
     Manifest,
     clear_index,
+    create_fingerprint_index,
     create_vec_table,
+    drop_fingerprint_index,
     read_manifest,
     settle_dates,
     write_manifest,
@@ -280,45 +282,56 @@ def run_index(  # noqa: C901
     if adopted and not dry_run:
         with db:
             db.executemany("UPDATE documents SET path = ? WHERE id = ?", adopted)
-    rows = {job.key: (candidate, row) for job, candidate, row in work}
-    for job, result in prepared([job for job, _, _ in work]):
-        candidate, row = rows[job.key]
-        done += 1
-        if result.outcome == "note":
-            stats.notes.append(result.note)
-        elif result.outcome == "same":
-            # Same bytes, new mtime (a checkout, a touch): remember the stat so the next run skips the read.
-            assert row is not None
-            stats.skipped += 1
-            stats.chunks += row[4]
-            touched.append((candidate.size, candidate.mtime_ns, row[0]))
-        else:
-            existing = None if row is None or reindex else row[0]
-            if existing is None:
-                stats.added += 1
+    # A first build keeps no fingerprint index while it fills the store (see `drop_fingerprint_index`).
+    deferred = stats.first_build and not dry_run and bool(work)
+    if deferred:
+        with db:
+            drop_fingerprint_index(db)
+    try:
+        rows = {job.key: (candidate, row) for job, candidate, row in work}
+        for job, result in prepared([job for job, _, _ in work]):
+            candidate, row = rows[job.key]
+            done += 1
+            if result.outcome == "note":
+                stats.notes.append(result.note)
+            elif result.outcome == "same":
+                # Same bytes, new mtime (a checkout, a touch): remember the stat so the next run skips the read.
+                assert row is not None
+                stats.skipped += 1
+                stats.chunks += row[4]
+                touched.append((candidate.size, candidate.mtime_ns, row[0]))
             else:
-                stats.updated += 1
-            count = len(result.chunks)
-            stats.chunks += count
-            if vectors_on:
-                stats.embeddings += count
-            if not dry_run:
-                cite = row[5] if existing is not None and row is not None else labels.cite(candidate)
-                batch.append(_Pending(candidate, result, existing, cite))
-                batch_bytes += candidate.size
-                batch_chunks += count
-        if batch and (
-            len(batch) >= _BATCH_FILES
-            or batch_bytes >= _BATCH_BYTES
-            or (vectors_on and batch_chunks >= _BATCH_CHUNKS_EMBEDDED)
-        ):
-            _flush(db, batch, embedder if vectors_on else None, manifest, labels)
-            batch, batch_bytes, batch_chunks = [], 0, 0
-        if progress is not None:
-            progress(done, total, job.key)
+                existing = None if row is None or reindex else row[0]
+                if existing is None:
+                    stats.added += 1
+                else:
+                    stats.updated += 1
+                count = len(result.chunks)
+                stats.chunks += count
+                if vectors_on:
+                    stats.embeddings += count
+                if not dry_run:
+                    cite = row[5] if existing is not None and row is not None else labels.cite(candidate)
+                    batch.append(_Pending(candidate, result, existing, cite))
+                    batch_bytes += candidate.size
+                    batch_chunks += count
+            if batch and (
+                len(batch) >= _BATCH_FILES
+                or batch_bytes >= _BATCH_BYTES
+                or (vectors_on and batch_chunks >= _BATCH_CHUNKS_EMBEDDED)
+            ):
+                _flush(db, batch, embedder if vectors_on else None, manifest, labels)
+                batch, batch_bytes, batch_chunks = [], 0, 0
+            if progress is not None:
+                progress(done, total, job.key)
+        if not dry_run:
+            if batch:
+                _flush(db, batch, embedder if vectors_on else None, manifest, labels)
+    finally:
+        if deferred:
+            with db:
+                create_fingerprint_index(db)
     if not dry_run:
-        if batch:
-            _flush(db, batch, embedder if vectors_on else None, manifest, labels)
         with db:
             labels.save(db)
         if touched:

@@ -13,7 +13,7 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from ._chunk import chunk_markdown, chunk_text
+from ._chunk import markdown_rows, text_rows
 from ._fingerprint import fingerprint
 from ._walk import MAX_FILE_BYTES
 
@@ -81,8 +81,9 @@ def _prepare_one(job: Job) -> Prepared:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         return Prepared("note", note=f'skipping non-UTF-8 file "{job.key}"')
-    document = chunk_text(text) if job.key.lower().endswith((".txt", ".text")) else chunk_markdown(text)
-    chunks = tuple((c.heading_path, c.content, fingerprint(c.content, document.root)) for c in document.chunks)
+    document = text_rows(text) if job.key.lower().endswith((".txt", ".text")) else markdown_rows(text)
+    root = document.root
+    chunks = tuple([(heading, content, fingerprint(content, root)) for heading, content in document.rows])
     return Prepared("doc", digest=digest, title=document.title, date=document.date, chunks=chunks)
 
 
