@@ -108,12 +108,15 @@ influxdata-docs about 40 ms of object creation."""
 
 @dataclass(frozen=True, slots=True)
 class Rows:
-    """A chunked document as the indexer stores it: `ChunkedDocument` with `(heading_path, content)` rows."""
+    """A chunked document as the indexer stores it: `ChunkedDocument` with its chunks as two parallel lists."""
 
     title: str
     date: str
     root: str
-    rows: list[tuple[str, str]]
+    headings: list[str]
+    """Each chunk's `heading_path`."""
+    contents: list[str]
+    """Each chunk's `content`."""
 
 
 def chunk_markdown(text: str) -> ChunkedDocument:
@@ -138,8 +141,9 @@ def markdown_rows(text: str) -> Rows:
     # A page titled in its front matter usually starts at `##`: the title heads its breadcrumbs, so every
     # section names the page it is on. A `#` heading is the page's own title and takes its place.
     root = title
-    rows: list[tuple[str, str]] = []
-    stack: list[tuple[int, str]] = []
+    rows: tuple[list[str], list[str]] = ([], [])
+    levels: list[int] = []
+    crumbs: list[str] = []
     breadcrumb = root
     blocks: list[_Item] = []
     for item in _scan(lines, start):
@@ -148,7 +152,8 @@ def markdown_rows(text: str) -> Rows:
             if heading[:1] != "<" or not _only_comment(heading):
                 blocks.append(item)
             continue
-        if not _HEADING_MARKUP.isdisjoint(heading):
+        if "<" in heading or "{" in heading or "[" in heading or "*" in heading or "!" in heading:
+            # `_HEADING_MARKUP`, spelled out: five memchr calls beat iterating a set over the heading.
             heading = clean_heading(heading)
             if not heading:
                 continue  # only markup (`## {{% show-in "enterprise" %}}`): the section stays under its parent
@@ -157,18 +162,19 @@ def markdown_rows(text: str) -> Rows:
             blocks = []
         if not title:
             title = heading
-        while stack and stack[-1][0] >= level:
-            stack.pop()
-        stack.append((level, heading))
-        crumbs = [h for _, h in stack]
-        breadcrumb = _BREADCRUMB_SEP.join([root, *crumbs] if root and stack[0][0] > 1 else crumbs)
+        while levels and levels[-1] >= level:
+            levels.pop()
+            crumbs.pop()
+        levels.append(level)
+        crumbs.append(heading)
+        breadcrumb = _BREADCRUMB_SEP.join([root, *crumbs] if root and levels[0] > 1 else crumbs)
     if blocks:
         _pack(breadcrumb, blocks, rows)
-    return Rows(title, day, root, rows)
+    return Rows(title, day, root, *rows)
 
 
 def _document(rows: Rows) -> ChunkedDocument:
-    chunks = [Chunk(heading, content) for heading, content in rows.rows]
+    chunks = [Chunk(heading, content) for heading, content in zip(rows.headings, rows.contents, strict=True)]
     return ChunkedDocument(title=rows.title, chunks=chunks, date=rows.date, root=rows.root)
 
 
@@ -209,10 +215,10 @@ def text_rows(text: str) -> Rows:
         stripped = para.strip("\n")
         if stripped.strip():
             blocks.append((stripped, _PROSE))
-    rows: list[tuple[str, str]] = []
+    rows: tuple[list[str], list[str]] = ([], [])
     if blocks:
         _pack("", blocks, rows)
-    return Rows("", "", "", rows)
+    return Rows("", "", "", *rows)
 
 
 def _normalise(text: str) -> str:
@@ -238,6 +244,8 @@ def _front_matter(lines: list[str]) -> tuple[int, str, str]:
 
 def _front_matter_value(lines: list[str], name: str) -> str:
     for line in lines:
+        if name not in line:
+            continue  # cheaper than the partition below, whose key must equal `name`
         key, sep, value = line.partition(":" if ":" in line else "=")
         if sep and key.strip() == name and line[:1] not in (" ", "\t"):
             return value.strip().strip("\"'").strip()
@@ -457,14 +465,15 @@ _SMALL = SPLIT_BYTES // 4
 """A block of at most this many characters is never oversized (4 bytes a character at most)."""
 
 
-def _pack(breadcrumb: str, blocks: list[_Item], rows: list[tuple[str, str]]) -> None:
-    """Pack a section's blocks into chunks of about `TARGET_BYTES`, prefixing the breadcrumb; append the rows.
+def _pack(breadcrumb: str, blocks: list[_Item], rows: tuple[list[str], list[str]]) -> None:
+    """Pack a section's blocks into chunks of about `TARGET_BYTES`, prefixing the breadcrumb; append to `rows`.
 
     Blocks that answer together (`_glued`) form a unit; a unit that fits in a chunk of its own is never
     split across two: the chunk is closed before it instead. A larger unit is packed block by block, and
     an oversized prose block is split at sentence ends, list items and table rows (`_split`).
     """
     head = f"{breadcrumb}\n\n" if breadcrumb else ""
+    headings, contents = rows
     buffer: list[str] = []
     size = 0
     count = len(blocks)
@@ -481,13 +490,15 @@ def _pack(breadcrumb: str, blocks: list[_Item], rows: list[tuple[str, str]]) -> 
                 unit_size += _size(blocks[end][0]) + 2
                 end += 1
             if size + unit_size > TARGET_BYTES and unit_size <= TARGET_BYTES:
-                rows.append((breadcrumb, head + "\n\n".join(buffer)))
+                headings.append(breadcrumb)
+                contents.append(head + "\n\n".join(buffer))
                 buffer, size = [], 0
         if kind == _CODE or len(text) <= _SMALL:
             # Most blocks are small: no splitting generator for them.
             piece_size = len(text) if text.isascii() else len(text.encode())
             if buffer and size + piece_size + 2 > TARGET_BYTES:
-                rows.append((breadcrumb, head + "\n\n".join(buffer)))
+                headings.append(breadcrumb)
+                contents.append(head + "\n\n".join(buffer))
                 buffer, size = [], 0
             buffer.append(text)
             size += piece_size + 2
@@ -495,12 +506,14 @@ def _pack(breadcrumb: str, blocks: list[_Item], rows: list[tuple[str, str]]) -> 
         for piece in _split(text):
             piece_size = len(piece) if piece.isascii() else len(piece.encode())
             if buffer and size + piece_size + 2 > TARGET_BYTES:
-                rows.append((breadcrumb, head + "\n\n".join(buffer)))
+                headings.append(breadcrumb)
+                contents.append(head + "\n\n".join(buffer))
                 buffer, size = [], 0
             buffer.append(piece)
             size += piece_size + 2
     if buffer:
-        rows.append((breadcrumb, head + "\n\n".join(buffer)))
+        headings.append(breadcrumb)
+        contents.append(head + "\n\n".join(buffer))
 
 
 def _cut_after(line: str, following: str) -> bool:

@@ -14,6 +14,7 @@ import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from itertools import repeat
 
 import apsw
 
@@ -306,7 +307,7 @@ def run_index(  # noqa: C901
                     stats.added += 1
                 else:
                     stats.updated += 1
-                count = len(result.chunks)
+                count = len(result.contents)
                 stats.chunks += count
                 if vectors_on:
                     stats.embeddings += count
@@ -357,7 +358,11 @@ def run_index(  # noqa: C901
 
 
 def _embed_batch(batch: list[_Pending], embedder: Embedder, manifest: Manifest | None) -> list[bytes]:
-    inputs = [document_input(embedder, heading, content) for p in batch for heading, content, _ in p.result.chunks]
+    inputs = [
+        document_input(embedder, heading, content)
+        for p in batch
+        for heading, content in zip(p.result.headings, p.result.contents, strict=True)
+    ]
     if not inputs:
         return []
     vectors = embedder.embed(inputs)
@@ -402,8 +407,8 @@ def _write_batch(db: Conn, batch: list[_Pending], blobs: list[bytes]) -> None:
     for pending in batch:
         candidate = pending.candidate
         result = pending.result
-        chunks = result.chunks
-        row = (result.title, result.date, candidate.size, candidate.mtime_ns, result.digest, len(chunks), now)
+        count = len(result.contents)
+        row = (result.title, result.date, candidate.size, candidate.mtime_ns, result.digest, count, now)
         if pending.existing_id is not None:
             doc_id = pending.existing_id
             db.execute("DELETE FROM chunks WHERE document_id = ?", (doc_id,))
@@ -416,10 +421,10 @@ def _write_batch(db: Conn, batch: list[_Pending], blobs: list[bytes]) -> None:
             doc_id = next_doc
             next_doc += 1
             new_docs.append((doc_id, candidate.key, pending.cite, *row))
-        for ordinal, (heading, content, fingerprint) in enumerate(chunks):
-            chunk_rows.append((next_id, doc_id, ordinal, fingerprint))
-            fts_rows.append((next_id, content, heading))
-            next_id += 1
+        ids = range(next_id, next_id + count)
+        chunk_rows += zip(ids, repeat(doc_id, count), range(count), result.prints, strict=True)
+        fts_rows += zip(ids, result.contents, result.headings, strict=True)
+        next_id += count
     db.executemany(
         "INSERT INTO documents(id, path, cite, title, date, size, mtime_ns, hash, chunk_count, indexed_ns) "
         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",

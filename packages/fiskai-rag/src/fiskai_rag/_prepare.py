@@ -42,8 +42,12 @@ class Prepared:
     title: str = ""
     date: str = ""
     """Front matter `date:` as `YYYY-MM-DD`, or `""`."""
-    chunks: tuple[tuple[str, str, int | None], ...] = ()
-    """(heading_path, content, fingerprint) in order; see `_fingerprint.fingerprint`."""
+    headings: tuple[str, ...] = ()
+    """Each chunk's heading path, in order; `contents` and `prints` run in parallel (the indexer zips
+    them into its rows in C, where a tuple per chunk cost a Python loop)."""
+    contents: tuple[str, ...] = ()
+    prints: tuple[int | None, ...] = ()
+    """Each chunk's `_fingerprint.fingerprint`."""
     note: str = ""
 
 
@@ -83,8 +87,17 @@ def _prepare_one(job: Job) -> Prepared:
         return Prepared("note", note=f'skipping non-UTF-8 file "{job.key}"')
     document = text_rows(text) if job.key.lower().endswith((".txt", ".text")) else markdown_rows(text)
     root = document.root
-    chunks = tuple([(heading, content, fingerprint(content, root)) for heading, content in document.rows])
-    return Prepared("doc", digest=digest, title=document.title, date=document.date, chunks=chunks)
+    contents = document.contents
+    prints = tuple([fingerprint(content, root) for content in contents])
+    return Prepared(
+        "doc",
+        digest=digest,
+        title=document.title,
+        date=document.date,
+        headings=tuple(document.headings),
+        contents=tuple(contents),
+        prints=prints,
+    )
 
 
 def prepare(jobs: list[Job]) -> list[Prepared]:
