@@ -360,7 +360,7 @@ def _scan(lines: list[str], start: int) -> list[_Item]:  # noqa: C901
             para.append(line)
             i += 1
             continue
-        if line[:2] in ("- ", "* ") and line[2:3] not in ("-", "*", "_", " ", ""):
+        if (first == "-" or first == "*") and line[1:2] == " " and line[2:3] not in ("-", "*", "_", " ", ""):
             # List items at column 0 (not thematic breaks such as `- - -`).
             in_list = True
             para.append(line)
@@ -429,7 +429,7 @@ def _scan(lines: list[str], start: int) -> list[_Item]:  # noqa: C901
             emit((text, 1 if first == "=" else 2))
             i += 1
             continue
-        if first in "-*_" and indent < 4 and _is_thematic_break(stripped):
+        if first in "-*_" and indent < 4 and stripped.count(first) >= 3 and _is_thematic_break(stripped):
             if para:
                 emit(("\n".join(para), _PROSE))
                 para = []
