@@ -493,9 +493,9 @@ def _pack(breadcrumb: str, blocks: list[_Item], rows: tuple[list[str], list[str]
                 headings.append(breadcrumb)
                 contents.append(head + "\n\n".join(buffer))
                 buffer, size = [], 0
-        if kind == _CODE or len(text) <= _SMALL:
-            # Most blocks are small: no splitting generator for them.
-            piece_size = len(text) if text.isascii() else len(text.encode())
+        piece_size = len(text) if text.isascii() else len(text.encode())
+        if kind == _CODE or piece_size <= SPLIT_BYTES:
+            # Most blocks are not oversized: no splitting generator for them (`_split` keeps them whole).
             if buffer and size + piece_size + 2 > TARGET_BYTES:
                 headings.append(breadcrumb)
                 contents.append(head + "\n\n".join(buffer))
