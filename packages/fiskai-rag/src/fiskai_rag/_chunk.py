@@ -37,6 +37,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import NamedTuple
 
 __all__ = [
     "Chunk",
@@ -106,8 +107,7 @@ _Item = tuple[str, int]
 influxdata-docs about 40 ms of object creation."""
 
 
-@dataclass(frozen=True, slots=True)
-class Rows:
+class Rows(NamedTuple):
     """A chunked document as the indexer stores it: `ChunkedDocument` with its chunks as two parallel lists."""
 
     title: str
@@ -452,15 +452,6 @@ def _size(text: str) -> int:
     return len(text) if text.isascii() else len(text.encode())
 
 
-def _glued(blocks: list[_Item], i: int) -> bool:
-    """Whether block `i` answers together with block `i - 1`.
-
-    It does as a list item's indented continuation (code, paragraphs), or as what a lead-in ending with
-    `:` introduces.
-    """
-    return i > 0 and (blocks[i][0][:1] in _INDENTS or blocks[i - 1][0].endswith(":"))
-
-
 _SMALL = SPLIT_BYTES // 4
 """A block of at most this many characters is never oversized (4 bytes a character at most)."""
 
@@ -468,8 +459,9 @@ _SMALL = SPLIT_BYTES // 4
 def _pack(breadcrumb: str, blocks: list[_Item], rows: tuple[list[str], list[str]]) -> None:
     """Pack a section's blocks into chunks of about `TARGET_BYTES`, prefixing the breadcrumb; append to `rows`.
 
-    Blocks that answer together (`_glued`) form a unit; a unit that fits in a chunk of its own is never
-    split across two: the chunk is closed before it instead. A larger unit is packed block by block, and
+    Blocks that answer together form a unit: a block is glued to the one before it as a list item's
+    indented continuation (code, paragraphs), or as what a lead-in ending with `:` introduces. A unit
+    that fits in a chunk of its own is never split across two: the chunk is closed before it instead. A larger unit is packed block by block, and
     an oversized prose block is split at sentence ends, list items and table rows (`_split`).
     """
     head = f"{breadcrumb}\n\n" if breadcrumb else ""
@@ -479,15 +471,20 @@ def _pack(breadcrumb: str, blocks: list[_Item], rows: tuple[list[str], list[str]
     count = len(blocks)
     for i, (text, kind) in enumerate(blocks):
         if (
-            buffer
+            buffer  # so `i > 0`
             and i + 1 < count
-            and (text[-1:] == ":" or blocks[i + 1][0][:1] in _INDENTS)  # `_glued(blocks, i + 1)`, inlined
-            and not _glued(blocks, i)
+            and (text[-1:] == ":" or blocks[i + 1][0][:1] in _INDENTS)  # the next block is glued to this one
+            and not (text[:1] in _INDENTS or blocks[i - 1][0].endswith(":"))  # this one starts a unit
         ):
             end = i + 1
             unit_size = _size(text) + 2
-            while end < count and _glued(blocks, end):
-                unit_size += _size(blocks[end][0]) + 2
+            glued = text
+            while end < count:
+                following = blocks[end][0]
+                if not (following[:1] in _INDENTS or glued.endswith(":")):
+                    break
+                unit_size += _size(following) + 2
+                glued = following
                 end += 1
             if size + unit_size > TARGET_BYTES and unit_size <= TARGET_BYTES:
                 headings.append(breadcrumb)

