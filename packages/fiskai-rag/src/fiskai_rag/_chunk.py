@@ -103,8 +103,8 @@ _PROSE = 0
 _CODE = -1
 _Item = tuple[str, int]
 """What the scanner finds, `(text, kind)`: a prose block (`_PROSE`), code kept whole even when oversized
-(`_CODE`), or a heading (its level, 1-6). Plain tuples: a block object each cost the cold index of
-influxdata-docs about 40 ms of object creation."""
+(`_CODE`), or a heading (its level, 1-6). Plain tuples: influxdata-docs has 97k blocks, and a slots
+dataclass took 0.43 us to build where a tuple takes 0.04 us."""
 
 
 class Rows(NamedTuple):
