@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
-from fiskai_rag import open_store
+import pytest
+
+from fiskai_rag import Store, _store, open_store
 from fiskai_rag._proximity import ORDERED_WEIGHT, UNIGRAM_WEIGHT, WINDOW, WINDOW_WEIGHT, proximity, term_pairs
 from fiskai_rag._search import fts_query, lexical
 
@@ -102,3 +105,34 @@ def test_pair_scores_of_a_pool_are_the_whole_tables(tmp_path: Path) -> None:
         )
         assert rescored[chunk_id] == expected
     assert any(chunk_id in ordered for chunk_id, _ in pool)  # the pool holds a chunk the pairs score
+
+
+_QUESTIONS = (
+    "how do I restart the broker after draining the node?",
+    "backpressure alarm fires when producers wait on a full buffer",
+    "upgrade one node at a time and read the release notes",
+    "slowest consumer raising the buffer size delays the alarm",
+    "what does the retention policy keep for old messages",
+)
+
+
+def _hits(store: Store, query: str) -> list[tuple[str, float, tuple[str, ...], int]]:
+    return [(h.citation, h.score, h.also, h.also_total) for h in store.search(query, top_k=20).hits]
+
+
+def test_pair_queries_on_a_second_connection_rank_exactly_as_on_the_pool(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Search runs the pair queries of a longer question over the whole table in its pair worker; the
+    # hits and their scores must be those of the pair queries run on the pool afterwards.
+    parallel = [_hits(store, q) for q in _QUESTIONS]
+    assert any(t.name == "fiskai-rag-pairs" for t in threading.enumerate())  # the worker path ran
+    monkeypatch.setattr(_store, "_WORKER_PAIRS", 10**9)
+    assert [_hits(store, q) for q in _QUESTIONS] == parallel
+
+    db = store._require_db()  # pyright: ignore[reportPrivateUsage]
+    plain = {chunk_id: -UNIGRAM_WEIGHT * score for chunk_id, score in lexical(db, fts_query(_QUESTIONS[1]), 100)}
+    hits = store.search(_QUESTIONS[1], top_k=20).hits
+    assert any(hit.score != plain[hit.chunk_id] for hit in hits)  # the pairs moved a score: a real check
+    store.close()
+    assert not any(t.name == "fiskai-rag-pairs" for t in threading.enumerate())

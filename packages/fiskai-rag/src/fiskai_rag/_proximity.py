@@ -12,9 +12,15 @@ The weights and the window are the model's published defaults, not fitted here. 
 FTS5's own `bm25()`: the pair phrase `"a b"` gets the phrase's own document frequency, and
 `NEAR("a" "b", 6)` (at most 6 words between them, so both within 8) counts only the occurrences that
 keep the window. FTS5 scores a NEAR group as its two words, each with its own idf, so the window feature
-is halved to count a pair once (the mean of its two words). The two pair queries run over the whole
-table (an `IN` list of candidate ids handed to FTS5 makes it re-run the query per id, measured 100x
-slower); SQLite filters the candidates before `bm25()` is computed, so only theirs are scored.
+is halved to count a pair once (the mean of its two words).
+
+Cost: the pair queries walk the pairs' posting lists over the whole table whatever the pool (an `IN`
+list of candidate ids handed to FTS5 makes it re-run the query per id, measured 100x slower), about
+2.3 ms of a question's 8.5 on influxdata-docs, where the BM25 query itself takes 5.4 (it scores every
+matching chunk, 11k for a median question). Since they need no pool, search runs them for the whole
+table on a second connection while its own runs the BM25 query (`Store.search`); on the pool, after
+it, SQLite drops the other rows before `bm25()` reads their sizes. Either way a chunk's scores are the
+same, since bm25's statistics are the whole table's.
 
 Measured (issue 16, nDCG@10 on the same stores; influxdata tuning: nDCG, answer in the top 5 hits):
 
@@ -34,10 +40,22 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from ._db import Conn
 
-__all__ = ["ORDERED_WEIGHT", "RESCORE_POOL", "UNIGRAM_WEIGHT", "WINDOW", "WINDOW_WEIGHT", "proximity", "term_pairs"]
+__all__ = [
+    "ORDERED_WEIGHT",
+    "RESCORE_POOL",
+    "UNIGRAM_WEIGHT",
+    "WINDOW",
+    "WINDOW_WEIGHT",
+    "PairScores",
+    "pair_queries",
+    "pair_scores",
+    "proximity",
+    "term_pairs",
+]
 
 UNIGRAM_WEIGHT = 0.85
 ORDERED_WEIGHT = 0.10
@@ -65,34 +83,71 @@ def term_pairs(match: str) -> list[tuple[str, str]]:
     return pairs
 
 
-def _feature(db: Conn, query: str, pool: Sequence[int]) -> dict[int, float]:
+@dataclass(frozen=True, slots=True)
+class PairScores:
+    """The two pair features of the chunks the pair queries match, each `-bm25()` (higher is better)."""
+
+    ordered: dict[int, float]
+    """Adjacent query word pairs as phrases."""
+    window: dict[int, float]
+    """The same pairs within the window (FTS5 counts each NEAR group's two words: halved when combined)."""
+
+
+def pair_queries(pairs: Sequence[tuple[str, str]]) -> tuple[str, str]:
+    """The phrase and window FTS5 queries of `term_pairs`."""
+    return (
+        " OR ".join(f'"{a} {b}"' for a, b in pairs),
+        " OR ".join(f'NEAR("{a}" "{b}", {WINDOW - 2})' for a, b in pairs),
+    )
+
+
+def pair_scores(db: Conn, queries: tuple[str, str], pool: Sequence[int] | None = None) -> PairScores:
+    """Both pair features, for the chunks of `pool` or (None) for every chunk the pair queries match.
+
+    A chunk's scores are the same either way: bm25's statistics are the whole table's. Search runs
+    the whole-table form on a second connection while its own connection runs the BM25 query, so the
+    pair queries, which need no pool, cost no time after it (see `Store.search`).
+    """
+    return PairScores(_feature(db, queries[0], pool), _feature(db, queries[1], pool))
+
+
+def _feature(db: Conn, query: str, pool: Sequence[int] | None) -> dict[int, float]:
+    if pool is None:
+        sql = "SELECT rowid, bm25(chunks_fts) FROM chunks_fts WHERE chunks_fts MATCH ?"
+        return {int(rowid): -float(score) for rowid, score in db.execute(sql, (query,))}
     # `+rowid` keeps the IN list out of FTS5's plan (a constraint it is handed re-runs the query per id,
     # measured 100x slower): FTS5 still walks every match once, but SQLite drops the rows outside the
     # pool before `bm25()` reads their sizes. The scores are the same (bm25's statistics are the whole
     # table's); the pair queries of a question on influxdata-docs 2.7 -> 2.1 ms each.
+    if not pool:
+        return {}
     marks = ",".join("?" * len(pool))
     sql = f"SELECT rowid, bm25(chunks_fts) FROM chunks_fts WHERE chunks_fts MATCH ? AND +rowid IN ({marks})"
     return {int(rowid): -float(score) for rowid, score in db.execute(sql, (query, *pool))}
 
 
-def proximity(db: Conn, match: str, ranked: Sequence[tuple[int, float]]) -> list[tuple[int, float]]:
+def proximity(
+    db: Conn, match: str, ranked: Sequence[tuple[int, float]], scores: PairScores | None = None
+) -> list[tuple[int, float]]:
     """Re-score a BM25 ranking with the query's word pairs.
 
     Args:
         db: The index.
         match: The FTS5 query `ranked` came from (quoted terms joined with OR).
         ranked: Chunk ids with their `bm25()` (lower is better), as `lexical` returns them.
+        scores: `pair_scores` of `match`'s `pair_queries` already read (for the whole table or a pool
+            holding `ranked`); without them the pair queries run here, on `ranked`'s chunks only.
 
     Returns:
         Chunk ids with their combined score (higher is better), best first; ties go to the smaller id.
         A one-word query keeps the BM25 order, its scores negated.
     """
-    pairs = term_pairs(match)
-    if not pairs:
-        return [(chunk_id, -score) for chunk_id, score in ranked]
-    pool = [chunk_id for chunk_id, _ in ranked]
-    ordered = _feature(db, " OR ".join(f'"{a} {b}"' for a, b in pairs), pool)
-    window = _feature(db, " OR ".join(f'NEAR("{a}" "{b}", {WINDOW - 2})' for a, b in pairs), pool)
+    if scores is None:
+        pairs = term_pairs(match)
+        if not pairs:
+            return [(chunk_id, -score) for chunk_id, score in ranked]
+        scores = pair_scores(db, pair_queries(pairs), [chunk_id for chunk_id, _ in ranked])
+    ordered, window = scores.ordered, scores.window
     scored = [
         (
             chunk_id,

@@ -30,7 +30,7 @@ from ._db import (
 from ._distinct import distinct, with_copies
 from ._knn import Background, VectorMatrix, load_matrix, numpy_available, vec0_nearest
 from ._lock import WriterLock
-from ._proximity import RESCORE_POOL, proximity
+from ._proximity import RESCORE_POOL, PairScores, pair_queries, pair_scores, proximity, term_pairs
 from ._search import (
     MAX_TOP_K,
     SEARCH_FANOUT,
@@ -44,6 +44,7 @@ from ._search import (
 )
 from ._sql import Columns, chunk_rows, find_chunk, find_documents
 from ._vec import load_vec, normalise, pack, vec_available
+from ._worker import Worker
 from .embed import Embedder, StaticEmbedder
 from .errors import (
     NOT_BUILT_TEXT,
@@ -69,6 +70,8 @@ __all__ = ["DEFAULT_TOP_K", "SearchResult", "Source", "Store", "StoreStats", "op
 DEFAULT_TOP_K = 5
 _KNN_MMAP_BYTES = 512 * 1024 * 1024
 _MAX_QUERY_BYTES = 8192
+_WORKER_PAIRS = 2
+"""A query with this many adjacent word pairs or more runs its pair queries in the pair worker."""
 NOT_BUILT_NOTE = NOT_BUILT_TEXT
 EMPTY_NOTE = "the knowledge index is empty or the query had no searchable terms"
 DEGRADED_NOTE = "the embeddings server was unreachable, so this query used the lexical tier only"
@@ -172,6 +175,8 @@ class Store:
         self._vec_loaded = False
         self._mutex = threading.RLock()
         self._knn_db: Conn | None = None
+        self._pair_db: Conn | None = None
+        self._pair_worker: Worker[PairScores | None] | None = None
         self._matrix: tuple[VectorMatrix, int] | None = None
         """Every vector in memory and the KNN connection's data_version it was read at (see _knn.py)."""
         self._matrix_loader: threading.Thread | None = None
@@ -249,10 +254,13 @@ class Store:
         # sees the store closed; a process exiting does not wait for it (a daemon thread).
         self._closed = True
         self._matrix = None
-        for db in (self._db, self._knn_db):
+        worker, self._pair_worker = self._pair_worker, None
+        if worker is not None:
+            worker.stop()
+        for db in (self._db, self._knn_db, self._pair_db):
             if db is not None:
                 db.close()
-        self._db = self._knn_db = None
+        self._db = self._knn_db = self._pair_db = None
         lock, self._lock = self._lock, None
         if lock is not None:
             lock.release()
@@ -350,7 +358,21 @@ class Store:
                         if knn is None:
                             knn = Background(functools.partial(self._knn, blob), name="fiskai-rag-knn")
             with db:
-                lexical_ranked = proximity(db, match, lexical(db, match, RESCORE_POOL))
+                # The pair queries need no pool (see `_proximity.pair_scores`): with several pairs they
+                # run on a second connection in the pair worker while this one runs the BM25 query. A
+                # single pair stays here, on the pool: on a loaded machine waking the worker costs a
+                # two-word query more than its pair queries do.
+                pair_list = term_pairs(match)
+                pairs = self._submit_pairs(pair_queries(pair_list)) if len(pair_list) >= _WORKER_PAIRS else None
+                try:
+                    plain = lexical(db, match, RESCORE_POOL)
+                except BaseException:
+                    if pairs is not None:  # collected, so the worker is free; this error is the one to report
+                        with contextlib.suppress(Exception):
+                            pairs.result()
+                    raise
+                scores = pairs.result() if pairs is not None else None
+                lexical_ranked = proximity(db, match, plain, scores)
                 if any(c.isdigit() for c in query):
                     # A question naming a version (`influxdb 3`, `v2`) prefers that version's document
                     # tree; only one with a digit can, so others never import the step.
@@ -375,6 +397,27 @@ class Store:
             else:
                 tier = f"hybrid -> DEGRADED to lexical (embeddings unreachable: {degraded})"
         return SearchResult(hits, "ok", tier, degraded)
+
+    def _submit_pairs(self, queries: tuple[str, str]) -> Worker[PairScores | None]:
+        worker = self._pair_worker
+        if worker is None:
+            worker = self._pair_worker = Worker(name="fiskai-rag-pairs")
+        worker.submit(functools.partial(self._whole_pair_scores, queries))
+        return worker
+
+    def _whole_pair_scores(self, queries: tuple[str, str]) -> PairScores | None:
+        """(In the pair worker) both pair features over the whole table; None without a second connection.
+
+        A writer may commit between this connection's snapshot and the search's: a chunk it removed is
+        skipped when the hits are read, and a chunk it added has no pair score in this one search.
+        """
+        if self._pair_db is None:
+            self._pair_db = open_reader(self.db_path)
+            if self._pair_db is None:  # the file was replaced by an empty one since the search began
+                return None
+        db = self._pair_db
+        with db:  # one snapshot for both queries
+            return pair_scores(db, queries)
 
     def _knn_connection(self) -> Conn:
         if self._knn_db is None:
