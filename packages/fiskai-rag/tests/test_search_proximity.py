@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import threading
 from pathlib import Path
 
 import pytest
@@ -123,10 +122,15 @@ def _hits(store: Store, query: str) -> list[tuple[str, float, tuple[str, ...], i
 def test_pair_queries_on_a_second_connection_rank_exactly_as_on_the_pool(
     store: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # Search runs the pair queries of a longer question over the whole table in its pair worker; the
-    # hits and their scores must be those of the pair queries run on the pool afterwards.
+    # From its second search on, a store runs the pair queries of a longer question over the whole
+    # table in its pair worker; the hits and their scores must be those of the pair queries run on the
+    # pool afterwards, as the first search runs them.
+    first = _hits(store, _QUESTIONS[0])
+    assert store._pair_worker is None  # pyright: ignore[reportPrivateUsage]
     parallel = [_hits(store, q) for q in _QUESTIONS]
-    assert any(t.name == "fiskai-rag-pairs" for t in threading.enumerate())  # the worker path ran
+    assert parallel[0] == first
+    worker = store._pair_worker  # pyright: ignore[reportPrivateUsage]
+    assert worker is not None  # the worker path ran
     monkeypatch.setattr(_store, "_WORKER_PAIRS", 10**9)
     assert [_hits(store, q) for q in _QUESTIONS] == parallel
 
@@ -135,4 +139,4 @@ def test_pair_queries_on_a_second_connection_rank_exactly_as_on_the_pool(
     hits = store.search(_QUESTIONS[1], top_k=20).hits
     assert any(hit.score != plain[hit.chunk_id] for hit in hits)  # the pairs moved a score: a real check
     store.close()
-    assert not any(t.name == "fiskai-rag-pairs" for t in threading.enumerate())
+    assert not worker._thread.is_alive()  # pyright: ignore[reportPrivateUsage]

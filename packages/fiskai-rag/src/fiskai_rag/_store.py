@@ -177,6 +177,8 @@ class Store:
         self._knn_db: Conn | None = None
         self._pair_db: Conn | None = None
         self._pair_worker: Worker[PairScores | None] | None = None
+        self._searched = False
+        """Whether a search has run: the pair worker serves only a store that searches again."""
         self._matrix: tuple[VectorMatrix, int] | None = None
         """Every vector in memory and the KNN connection's data_version it was read at (see _knn.py)."""
         self._matrix_loader: threading.Thread | None = None
@@ -361,9 +363,11 @@ class Store:
                 # The pair queries need no pool (see `_proximity.pair_scores`): with several pairs they
                 # run on a second connection in the pair worker while this one runs the BM25 query. A
                 # single pair stays here, on the pool: on a loaded machine waking the worker costs a
-                # two-word query more than its pair queries do.
+                # two-word query more than its pair queries do. So does a store's first search: a
+                # one-shot CLI search would pay for a thread and a connection with a cold page cache.
                 pair_list = term_pairs(match)
-                pairs = self._submit_pairs(pair_queries(pair_list)) if len(pair_list) >= _WORKER_PAIRS else None
+                parallel = self._searched and len(pair_list) >= _WORKER_PAIRS
+                pairs = self._submit_pairs(pair_queries(pair_list)) if parallel else None
                 try:
                     plain = lexical(db, match, RESCORE_POOL)
                 except BaseException:
@@ -391,6 +395,7 @@ class Store:
                 ranked = per_document(db, folded.ranked, owners=folded.owners)[:k]
                 # Rows a writer removed between the two sides' snapshots are skipped here.
                 hits = with_copies(db, hydrate(db, ranked), folded)
+            self._searched = True
         if degraded is not None:
             if isinstance(self.embedder, StaticEmbedder):
                 tier = f"{_MODEL_DEGRADED}: {degraded})"
