@@ -126,17 +126,17 @@ def test_pair_queries_on_a_second_connection_rank_exactly_as_on_the_pool(
     # table in its pair worker; the hits and their scores must be those of the pair queries run on the
     # pool afterwards, as the first search runs them.
     first = _hits(store, _QUESTIONS[0])
-    assert store._pair_worker is None  # pyright: ignore[reportPrivateUsage]
+    assert store._pair_worker is None
     parallel = [_hits(store, q) for q in _QUESTIONS]
     assert parallel[0] == first
-    worker = store._pair_worker  # pyright: ignore[reportPrivateUsage]
+    worker = store._pair_worker
     assert worker is not None  # the worker path ran
     monkeypatch.setattr(_store, "_WORKER_PAIRS", 10**9)
     assert [_hits(store, q) for q in _QUESTIONS] == parallel
 
-    db = store._require_db()  # pyright: ignore[reportPrivateUsage]
+    db = store._require_db()
     plain = {chunk_id: -UNIGRAM_WEIGHT * score for chunk_id, score in lexical(db, fts_query(_QUESTIONS[1]), 100)}
     hits = store.search(_QUESTIONS[1], top_k=20).hits
     assert any(hit.score != plain[hit.chunk_id] for hit in hits)  # the pairs moved a score: a real check
     store.close()
-    assert not worker._thread.is_alive()  # pyright: ignore[reportPrivateUsage]
+    assert not worker._thread.is_alive()
