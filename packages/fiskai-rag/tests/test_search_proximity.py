@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from fiskai_rag import Store, _store, open_store
+from fiskai_rag import Store, _proximity, open_store
 from fiskai_rag._proximity import ORDERED_WEIGHT, UNIGRAM_WEIGHT, WINDOW, WINDOW_WEIGHT, proximity, term_pairs
 from fiskai_rag._search import fts_query, lexical
 
@@ -126,12 +126,12 @@ def test_pair_queries_on_a_second_connection_rank_exactly_as_on_the_pool(
     # table in its pair worker; the hits and their scores must be those of the pair queries run on the
     # pool afterwards, as the first search runs them.
     first = _hits(store, _QUESTIONS[0])
-    assert store._pair_worker is None
+    assert store._pairs.worker is None
     parallel = [_hits(store, q) for q in _QUESTIONS]
     assert parallel[0] == first
-    worker = store._pair_worker
+    worker = store._pairs.worker
     assert worker is not None  # the worker path ran
-    monkeypatch.setattr(_store, "_WORKER_PAIRS", 10**9)
+    monkeypatch.setattr(_proximity, "WORKER_PAIRS", 10**9)
     assert [_hits(store, q) for q in _QUESTIONS] == parallel
 
     db = store._require_db()

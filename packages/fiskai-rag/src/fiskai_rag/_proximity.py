@@ -38,11 +38,14 @@ at 1500 tokens unchanged. The README's "Ranking: term proximity" lists the chang
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
-from ._db import Conn
+from ._db import Conn, open_reader
+from ._worker import Worker
 
 __all__ = [
     "ORDERED_WEIGHT",
@@ -50,7 +53,9 @@ __all__ = [
     "UNIGRAM_WEIGHT",
     "WINDOW",
     "WINDOW_WEIGHT",
+    "WORKER_PAIRS",
     "PairScores",
+    "PairSide",
     "pair_queries",
     "pair_scores",
     "proximity",
@@ -62,6 +67,8 @@ ORDERED_WEIGHT = 0.10
 WINDOW_WEIGHT = 0.05
 WINDOW = 8
 """The unordered window, in words, as the model's `#uw8`."""
+WORKER_PAIRS = 2
+"""A query with this many adjacent word pairs or more runs its pair queries in the pair worker (`PairSide`)."""
 RESCORE_POOL = 100
 """How many of the best BM25 chunks are re-scored. In the experiment harness, re-scoring every matching
 chunk gave the same nDCG@10 and top 5 answer figures as re-scoring the best 100, on all four sets."""
@@ -158,3 +165,54 @@ def proximity(
         for chunk_id, score in ranked
     ]
     return sorted(scored, key=lambda item: (-item[1], item[0]))
+
+
+class PairSide:
+    """The pair queries of a search over the whole table, on a second connection in a worker thread.
+
+    They need no pool (see `pair_scores`), so they run while the search's own connection runs the BM25
+    query: apsw releases the GIL inside SQLite. A single pair stays on the pool (`start` returns None):
+    on a loaded machine waking the worker costs a two-word query more than its pair queries do.
+
+    A writer may commit between this connection's snapshot and the search's: a chunk it removed is
+    skipped when the hits are read, and a chunk it added has no pair score in that one search.
+    """
+
+    def __init__(self, db_path: Path) -> None:
+        self._db_path = db_path
+        self._db: Conn | None = None
+        self.worker: Worker[PairScores | None] | None = None
+        """The worker thread, once a search has used it."""
+
+    def start(self, match: str) -> Worker[PairScores | None] | None:
+        """Start the pair queries of `match`; None when they are better run on the pool afterwards.
+
+        The worker's result is None when the store has no second connection to give (its file was just
+        replaced by an empty one): the pair queries then run on the pool too.
+        """
+        pairs = term_pairs(match)
+        if len(pairs) < WORKER_PAIRS:
+            return None
+        worker = self.worker
+        if worker is None:
+            worker = self.worker = Worker(name="fiskai-rag-pairs")
+        worker.submit(functools.partial(self._scores, pair_queries(pairs)))
+        return worker
+
+    def _scores(self, queries: tuple[str, str]) -> PairScores | None:
+        if self._db is None:
+            self._db = open_reader(self._db_path)
+            if self._db is None:
+                return None
+        db = self._db
+        with db:  # one snapshot for both queries
+            return pair_scores(db, queries)
+
+    def close(self) -> None:
+        """End the worker thread and close the connection; the next `start` opens them again."""
+        worker, self.worker = self.worker, None
+        if worker is not None:
+            worker.stop()
+        db, self._db = self._db, None
+        if db is not None:
+            db.close()

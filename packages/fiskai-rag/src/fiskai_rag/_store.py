@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Concatenate, Literal, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, Concatenate, Literal, ParamSpec, TypeVar
 
 import apsw
 
@@ -28,9 +28,9 @@ from ._db import (
     read_manifest,
 )
 from ._distinct import distinct, with_copies
-from ._knn import Background, VectorMatrix, load_matrix, numpy_available, vec0_nearest
+from ._knn import VectorMatrix, load_matrix, numpy_available, vec0_nearest
 from ._lock import WriterLock
-from ._proximity import RESCORE_POOL, PairScores, pair_queries, pair_scores, proximity, term_pairs
+from ._proximity import RESCORE_POOL, PairSide, proximity
 from ._search import (
     MAX_TOP_K,
     SEARCH_FANOUT,
@@ -70,8 +70,6 @@ __all__ = ["DEFAULT_TOP_K", "SearchResult", "Source", "Store", "StoreStats", "op
 DEFAULT_TOP_K = 5
 _KNN_MMAP_BYTES = 512 * 1024 * 1024
 _MAX_QUERY_BYTES = 8192
-_WORKER_PAIRS = 2
-"""A query with this many adjacent word pairs or more runs its pair queries in the pair worker."""
 NOT_BUILT_NOTE = NOT_BUILT_TEXT
 EMPTY_NOTE = "the knowledge index is empty or the query had no searchable terms"
 DEGRADED_NOTE = "the embeddings server was unreachable, so this query used the lexical tier only"
@@ -175,8 +173,8 @@ class Store:
         self._vec_loaded = False
         self._mutex = threading.RLock()
         self._knn_db: Conn | None = None
-        self._pair_db: Conn | None = None
-        self._pair_worker: Worker[PairScores | None] | None = None
+        self._pairs = PairSide(self.db_path)
+        self._knn_worker: Worker[list[tuple[int, float]]] | None = None
         self._searched = False
         """Whether a search has run: the pair worker serves only a store that searches again."""
         self._matrix: tuple[VectorMatrix, int] | None = None
@@ -256,13 +254,14 @@ class Store:
         # sees the store closed; a process exiting does not wait for it (a daemon thread).
         self._closed = True
         self._matrix = None
-        worker, self._pair_worker = self._pair_worker, None
-        if worker is not None:
-            worker.stop()
-        for db in (self._db, self._knn_db, self._pair_db):
+        self._pairs.close()
+        if self._knn_worker is not None:
+            self._knn_worker.stop()
+            self._knn_worker = None
+        for db in (self._db, self._knn_db):
             if db is not None:
                 db.close()
-        self._db = self._knn_db = self._pair_db = None
+        self._db = self._knn_db = None
         lock, self._lock = self._lock, None
         if lock is not None:
             lock.release()
@@ -339,62 +338,44 @@ class Store:
             match = fts_query(query)
             if not match or not db.execute("SELECT EXISTS(SELECT 1 FROM chunks)").fetchall()[0][0]:
                 return SearchResult([], "index_empty", tier)
-            degraded: str | None = None
-            knn: Background[list[tuple[int, float]]] | list[tuple[int, float]] | None = None
-            if self.embedder is not None and self._manifest is not None and self._manifest.has_vectors:
-                try:
-                    blob = self._query_vector(query)  # before any transaction: a slow server holds nothing
-                except EmbeddingDimensionError:
-                    raise
-                except EmbedderError as err:
-                    degraded = str(err)
-                else:
-                    # A query vector of zeros (no token the model knows) ranks every chunk the same: its
-                    # KNN order would be arbitrary noise, so the search stays lexical. The in-memory
-                    # matrix answers in about 2 ms, less than starting a thread on a loaded machine;
-                    # sqlite-vec's KNN runs on a second connection in a helper thread while this thread
-                    # runs the FTS query: apsw releases the GIL inside SQLite, so the two sides overlap
-                    # and a hybrid search costs about its slower side rather than the sum of both.
-                    if blob is not None:
-                        knn = self._knn_from_matrix(blob)
-                        if knn is None:
-                            knn = Background(functools.partial(self._knn, blob), name="fiskai-rag-knn")
-            with db:
-                # The pair queries need no pool (see `_proximity.pair_scores`): with several pairs they
-                # run on a second connection in the pair worker while this one runs the BM25 query. A
-                # single pair stays here, on the pool: on a loaded machine waking the worker costs a
-                # two-word query more than its pair queries do. So does a store's first search: a
-                # one-shot CLI search would pay for a thread and a connection with a cold page cache.
-                pair_list = term_pairs(match)
-                parallel = self._searched and len(pair_list) >= _WORKER_PAIRS
-                pairs = self._submit_pairs(pair_queries(pair_list)) if parallel else None
-                try:
+            knn, degraded = self._start_knn(query)
+            waiting: list[Worker[Any]] = [] if knn is None else [knn]
+            try:
+                # A store's first search runs the pair queries on the pool afterwards, not in the pair
+                # worker: a one-shot CLI search would pay for a thread and a connection with a cold cache.
+                pairs = self._pairs.start(match) if self._searched else None
+                if pairs is not None:
+                    waiting.append(pairs)
+                with db:
                     plain = lexical(db, match, RESCORE_POOL)
-                except BaseException:
-                    if pairs is not None:  # collected, so the worker is free; this error is the one to report
-                        with contextlib.suppress(Exception):
-                            pairs.result()
-                    raise
-                scores = pairs.result() if pairs is not None else None
-                lexical_ranked = proximity(db, match, plain, scores)
-                if any(c.isdigit() for c in query):
-                    # A question naming a version (`influxdb 3`, `v2`) prefers that version's document
-                    # tree; only one with a digit can, so others never import the step.
-                    from ._version import prefer_versions
+                    scores = None
+                    if pairs is not None:
+                        waiting.remove(pairs)
+                        scores = pairs.result()
+                    lexical_ranked = proximity(db, match, plain, scores)
+                    if any(c.isdigit() for c in query):
+                        # A question naming a version (`influxdb 3`, `v2`) prefers that version's
+                        # document tree; only one with a digit can, so others never import the step.
+                        from ._version import prefer_versions
 
-                    lexical_ranked = prefer_versions(db, query, lexical_ranked)
-                if knn is None:
-                    ranked = lexical_ranked
-                else:
-                    vector_ranked = knn if isinstance(knn, list) else knn.result()
-                    weight = STATIC_VECTOR_WEIGHT if isinstance(self.embedder, StaticEmbedder) else 1.0
-                    lexical_ids = [c for c, _ in lexical_ranked[:SEARCH_FANOUT]]
-                    ranked = rrf(lexical_ids, [c for c, _ in vector_ranked], weights=(1.0, weight))
-                # Copies of a better-ranked section go before the per-document cap counts them.
-                folded = distinct(db, ranked, k)
-                ranked = per_document(db, folded.ranked, owners=folded.owners)[:k]
-                # Rows a writer removed between the two sides' snapshots are skipped here.
-                hits = with_copies(db, hydrate(db, ranked), folded)
+                        lexical_ranked = prefer_versions(db, query, lexical_ranked)
+                    if knn is None:
+                        ranked = lexical_ranked
+                    else:
+                        waiting.remove(knn)
+                        vector_ranked = knn.result()
+                        weight = STATIC_VECTOR_WEIGHT if isinstance(self.embedder, StaticEmbedder) else 1.0
+                        lexical_ids = [c for c, _ in lexical_ranked[:SEARCH_FANOUT]]
+                        ranked = rrf(lexical_ids, [c for c, _ in vector_ranked], weights=(1.0, weight))
+                    # Copies of a better-ranked section go before the per-document cap counts them.
+                    folded = distinct(db, ranked, k)
+                    ranked = per_document(db, folded.ranked, owners=folded.owners)[:k]
+                    # Rows a writer removed between the two sides' snapshots are skipped here.
+                    hits = with_copies(db, hydrate(db, ranked), folded)
+            finally:
+                for worker in waiting:  # left running only by an error, which is the one to report
+                    with contextlib.suppress(Exception):
+                        worker.result()
             self._searched = True
         if degraded is not None:
             if isinstance(self.embedder, StaticEmbedder):
@@ -403,26 +384,28 @@ class Store:
                 tier = f"hybrid -> DEGRADED to lexical (embeddings unreachable: {degraded})"
         return SearchResult(hits, "ok", tier, degraded)
 
-    def _submit_pairs(self, queries: tuple[str, str]) -> Worker[PairScores | None]:
-        worker = self._pair_worker
+    def _start_knn(self, query: str) -> tuple[Worker[list[tuple[int, float]]] | None, str | None]:
+        """Start the vector side of a hybrid search in the KNN worker: (the worker or None, why degraded)."""
+        if self.embedder is None or self._manifest is None or not self._manifest.has_vectors:
+            return None, None
+        try:
+            blob = self._query_vector(query)  # before any transaction: a slow server holds nothing
+        except EmbeddingDimensionError:
+            raise
+        except EmbedderError as err:
+            return None, str(err)
+        # A query vector of zeros (no token the model knows) ranks every chunk the same: its KNN order
+        # would be arbitrary noise, so the search stays lexical. The KNN (the in-memory matrix's 2-3
+        # ms, or sqlite-vec's on a second connection) runs in the KNN worker while the search's thread
+        # runs the FTS query: apsw releases the GIL inside SQLite and numpy inside its product, so the
+        # two sides overlap and a hybrid search costs about its slower side rather than the sum of both.
+        if blob is None:
+            return None, None
+        worker = self._knn_worker
         if worker is None:
-            worker = self._pair_worker = Worker(name="fiskai-rag-pairs")
-        worker.submit(functools.partial(self._whole_pair_scores, queries))
-        return worker
-
-    def _whole_pair_scores(self, queries: tuple[str, str]) -> PairScores | None:
-        """(In the pair worker) both pair features over the whole table; None without a second connection.
-
-        A writer may commit between this connection's snapshot and the search's: a chunk it removed is
-        skipped when the hits are read, and a chunk it added has no pair score in this one search.
-        """
-        if self._pair_db is None:
-            self._pair_db = open_reader(self.db_path)
-            if self._pair_db is None:  # the file was replaced by an empty one since the search began
-                return None
-        db = self._pair_db
-        with db:  # one snapshot for both queries
-            return pair_scores(db, queries)
+            worker = self._knn_worker = Worker(name="fiskai-rag-knn")
+        worker.submit(functools.partial(self._nearest, blob))
+        return worker, None
 
     def _knn_connection(self) -> Conn:
         if self._knn_db is None:
@@ -456,6 +439,11 @@ class Store:
             return None
         self._last_version = version
         return loaded[0].nearest(blob, SEARCH_FANOUT)
+
+    def _nearest(self, blob: bytes) -> list[tuple[int, float]]:
+        """(In the KNN worker) the nearest chunks: from the in-memory matrix when it is current."""
+        found = self._knn_from_matrix(blob)
+        return found if found is not None else self._knn(blob)
 
     def _knn(self, blob: bytes) -> list[tuple[int, float]]:
         """sqlite-vec's KNN (in the helper thread); starts loading the matrix when the store is quiet."""
