@@ -125,6 +125,7 @@ def test_pair_queries_on_a_second_connection_rank_exactly_as_on_the_pool(
     # From its second search on, a store runs the pair queries of a longer question over the whole
     # table in its pair worker; the hits and their scores must be those of the pair queries run on the
     # pool afterwards, as the first search runs them.
+    monkeypatch.setattr(_proximity, "WORKER_MIN_CHUNKS", 0)  # the worker serves only large stores otherwise
     first = _hits(store, _QUESTIONS[0])
     assert store._pairs.worker is None
     parallel = [_hits(store, q) for q in _QUESTIONS]
@@ -140,3 +141,9 @@ def test_pair_queries_on_a_second_connection_rank_exactly_as_on_the_pool(
     assert any(hit.score != plain[hit.chunk_id] for hit in hits)  # the pairs moved a score: a real check
     store.close()
     assert not worker._thread.is_alive()
+
+
+def test_a_small_store_keeps_its_pair_queries_on_its_own_connection(store: Store) -> None:
+    for query in _QUESTIONS:
+        assert store.search(query).status == "ok"
+    assert store._pairs.worker is None  # below WORKER_MIN_CHUNKS the handover costs more than it saves

@@ -336,14 +336,15 @@ class Store:
         tier = self.tier()
         with corruption_guard(self.db_path):
             match = fts_query(query)
-            if not match or not db.execute("SELECT EXISTS(SELECT 1 FROM chunks)").fetchall()[0][0]:
+            top = db.execute("SELECT max(id) FROM chunks").fetchall()[0][0]  # None when empty; else about its size
+            if not match or top is None:
                 return SearchResult([], "index_empty", tier)
             knn, degraded = self._start_knn(query)
             waiting: list[Worker[Any]] = [] if knn is None else [knn]
             try:
                 # A store's first search runs the pair queries on the pool afterwards, not in the pair
                 # worker: a one-shot CLI search would pay for a thread and a connection with a cold cache.
-                pairs = self._pairs.start(match) if self._searched else None
+                pairs = self._pairs.start(match, int(top)) if self._searched else None
                 if pairs is not None:
                     waiting.append(pairs)
                 with db:
