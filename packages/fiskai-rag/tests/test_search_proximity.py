@@ -126,6 +126,7 @@ def test_pair_queries_on_a_second_connection_rank_exactly_as_on_the_pool(
     # table in its pair worker; the hits and their scores must be those of the pair queries run on the
     # pool afterwards, as the first search runs them.
     monkeypatch.setattr(_proximity, "WORKER_MIN_CHUNKS", 0)  # the worker serves only large stores otherwise
+    monkeypatch.setattr(_proximity, "spare_core", lambda: True)  # and only while a core is free
     first = _hits(store, _QUESTIONS[0])
     assert store._pairs.worker is None
     parallel = [_hits(store, q) for q in _QUESTIONS]

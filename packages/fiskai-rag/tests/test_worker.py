@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import os
 import threading
 
 import pytest
 
-from fiskai_rag._worker import Worker
+from fiskai_rag import _worker
+from fiskai_rag._worker import Worker, spare_core
 
 
 def test_a_call_runs_in_the_workers_thread_and_returns_its_value() -> None:
@@ -64,3 +66,24 @@ def test_stop_waits_for_a_running_call_and_ends_the_thread() -> None:
     worker.stop()
     assert ran == [1]
     assert not any(t.name == "test-worker-stop" for t in threading.enumerate())
+
+
+def test_a_spare_core_is_one_the_load_average_leaves_beside_the_callers(monkeypatch: pytest.MonkeyPatch) -> None:
+    def four_cores(_pid: int) -> set[int]:
+        return {0, 1, 2, 3}
+
+    monkeypatch.setattr(os, "sched_getaffinity", four_cores)
+    for load, spare in ((0.5, True), (2.9, True), (3.0, False), (7.5, False)):
+        monkeypatch.setattr(_worker, "_load_seen", [])  # the reading is kept for a second otherwise
+        monkeypatch.setattr(os, "getloadavg", lambda load=load: (load, load, load))
+        assert spare_core() is spare, load
+    # Read again only after a second: the machine's load is one reading for many searches.
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.0, 0.0, 0.0))
+    assert spare_core() is False
+
+    def unknown() -> tuple[float, float, float]:
+        raise OSError("no load average")
+
+    monkeypatch.setattr(_worker, "_load_seen", [])
+    monkeypatch.setattr(os, "getloadavg", unknown)
+    assert spare_core() is False  # without a reading the caller keeps the work

@@ -44,7 +44,7 @@ from ._search import (
 )
 from ._sql import Columns, chunk_rows, find_chunk, find_documents
 from ._vec import load_vec, normalise, pack, vec_available
-from ._worker import Worker
+from ._worker import Worker, spare_core
 from .embed import Embedder, StaticEmbedder
 from .errors import (
     NOT_BUILT_TEXT,
@@ -340,10 +340,9 @@ class Store:
             if not match or top is None:
                 return SearchResult([], "index_empty", tier)
             knn, degraded = self._start_knn(query)
-            waiting: list[Worker[Any]] = [] if knn is None else [knn]
+            waiting: list[Worker[Any]] = [knn] if isinstance(knn, Worker) else []
             try:
-                # A store's first search runs the pair queries on the pool afterwards, not in the pair
-                # worker: a one-shot CLI search would pay for a thread and a connection with a cold cache.
+                # Not on a store's first search: a one-shot CLI search would pay for a thread and a cold connection.
                 pairs = self._pairs.start(match, int(top)) if self._searched else None
                 if pairs is not None:
                     waiting.append(pairs)
@@ -363,8 +362,9 @@ class Store:
                     if knn is None:
                         ranked = lexical_ranked
                     else:
-                        waiting.remove(knn)
-                        vector_ranked = knn.result()
+                        if isinstance(knn, Worker):
+                            waiting.remove(knn)
+                        vector_ranked = knn.result() if isinstance(knn, Worker) else knn
                         weight = STATIC_VECTOR_WEIGHT if isinstance(self.embedder, StaticEmbedder) else 1.0
                         lexical_ids = [c for c, _ in lexical_ranked[:SEARCH_FANOUT]]
                         ranked = rrf(lexical_ids, [c for c, _ in vector_ranked], weights=(1.0, weight))
@@ -385,8 +385,10 @@ class Store:
                 tier = f"hybrid -> DEGRADED to lexical (embeddings unreachable: {degraded})"
         return SearchResult(hits, "ok", tier, degraded)
 
-    def _start_knn(self, query: str) -> tuple[Worker[list[tuple[int, float]]] | None, str | None]:
-        """Start the vector side of a hybrid search in the KNN worker: (the worker or None, why degraded)."""
+    def _start_knn(
+        self, query: str
+    ) -> tuple[Worker[list[tuple[int, float]]] | list[tuple[int, float]] | None, str | None]:
+        """Start the vector side of a hybrid search: (the KNN worker, or its result, or None; why degraded)."""
         if self.embedder is None or self._manifest is None or not self._manifest.has_vectors:
             return None, None
         try:
@@ -395,17 +397,20 @@ class Store:
             raise
         except EmbedderError as err:
             return None, str(err)
-        # A query vector of zeros (no token the model knows) ranks every chunk the same: its KNN order
-        # would be arbitrary noise, so the search stays lexical. The KNN (the in-memory matrix's 2-3
-        # ms, or sqlite-vec's on a second connection) runs in the KNN worker while the search's thread
-        # runs the FTS query: apsw releases the GIL inside SQLite and numpy inside its product, so the
-        # two sides overlap and a hybrid search costs about its slower side rather than the sum of both.
+        # A query vector of zeros (no token the model knows) ranks every chunk the same: the search
+        # stays lexical. The KNN (the in-memory matrix's 2-3 ms, or sqlite-vec's) runs in the KNN worker
+        # beside the FTS query (apsw and numpy release the GIL), so a hybrid search costs about its
+        # slower side; with no core to spare the matrix answers here (a handover would only add to it).
         if blob is None:
             return None, None
+        if not spare_core():
+            found = self._knn_from_matrix(blob)
+            if found is not None:
+                return found, None
         worker = self._knn_worker
         if worker is None:
             worker = self._knn_worker = Worker(name="fiskai-rag-knn")
-        worker.submit(functools.partial(self._nearest, blob))
+        worker.submit(functools.partial(self._knn, blob))
         return worker, None
 
     def _knn_connection(self) -> Conn:
@@ -414,15 +419,13 @@ class Store:
             if knn_db is None:  # the file was replaced by an empty one since the search began
                 raise IndexNotBuiltError(self.db_path)
             load_vec(knn_db)
-            # A KNN reads every vector: through mmap SQLite skips copying each page into its cache
-            # (measured on influxdata-docs, 39,854 x 256 dims: 17.9 -> 12.2 ms a query).
+            # A KNN reads every vector: mmap skips copying pages (influxdata-docs: 17.9 -> 12.2 ms a query).
             knn_db.execute(f"PRAGMA mmap_size={_KNN_MMAP_BYTES}")
             self._knn_db = knn_db
         return self._knn_db
 
     def _data_version(self) -> int:
-        # data_version changes whenever another connection commits: the matrix is valid only for the
-        # version it was read at.
+        # It changes whenever another connection commits: the matrix is valid only at the one it was read at.
         with corruption_guard(self.db_path):
             return int(self._knn_connection().execute("PRAGMA data_version").fetchall()[0][0])
 
@@ -441,13 +444,11 @@ class Store:
         self._last_version = version
         return loaded[0].nearest(blob, SEARCH_FANOUT)
 
-    def _nearest(self, blob: bytes) -> list[tuple[int, float]]:
-        """(In the KNN worker) the nearest chunks: from the in-memory matrix when it is current."""
-        found = self._knn_from_matrix(blob)
-        return found if found is not None else self._knn(blob)
-
     def _knn(self, blob: bytes) -> list[tuple[int, float]]:
-        """sqlite-vec's KNN (in the helper thread); starts loading the matrix when the store is quiet."""
+        """(In the KNN worker) the current matrix's KNN, else sqlite-vec's (loading the matrix when quiet)."""
+        found = self._knn_from_matrix(blob)
+        if found is not None:
+            return found
         version = self._data_version()
         if version == self._last_version:
             self._start_matrix_load(version)
