@@ -88,10 +88,11 @@ def spare_core() -> bool:
     """Whether a helper thread would likely find a core of its own, read at most once a second.
 
     True when the 1-minute load average is below the cores this process may use minus the one its
-    caller runs on. A helper only pays when it runs beside its caller. Measured on the 2-core
-    development machine (influxdata-docs questions, pair queries in the worker against on the pool):
-    with the load average near 1.1, 6.2 against 8.5 ms; near 1.5-2, the same or 0.3 ms worse, and 1.2
-    ms more CPU a search.
+    caller runs on. A helper pays only when it runs on a core nobody else wants: on the 2-core
+    development machine the BM25 query of an influxdata-docs question and its pair queries took 5.7
+    ms side by side against 8.3 ms one after the other (the other core idle), but with another job
+    busy on one core, interleaved with the pool path, questions took 9.27 against 9.09 ms (load 2.1)
+    and 10.5 against 10.7 ms (load 1.5), for 1.0-1.3 ms more CPU a search.
     """
     now = time.monotonic()
     if _load_seen and now - _load_seen[0][0] < _LOAD_TTL_S:
