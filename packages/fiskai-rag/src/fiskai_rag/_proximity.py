@@ -15,12 +15,20 @@ keep the window. FTS5 scores a NEAR group as its two words, each with its own id
 is halved to count a pair once (the mean of its two words).
 
 Cost: the pair queries walk the pairs' posting lists over the whole table whatever the pool (an `IN`
-list of candidate ids handed to FTS5 makes it re-run the query per id, measured 100x slower), about
-2.3 ms of a question's 8.5 on influxdata-docs, where the BM25 query itself takes 5.4 (it scores every
-matching chunk, 11k for a median question). Since they need no pool, search runs them for the whole
-table on a second connection while its own runs the BM25 query (`Store.search`); on the pool, after
-it, SQLite drops the other rows before `bm25()` reads their sizes. Either way a chunk's scores are the
-same, since bm25's statistics are the whole table's.
+list of candidate ids handed to FTS5 makes it re-run the query per id, measured 100x slower), and
+`bm25()` walks each phrase once more for its document frequency: about 2.3 ms of CPU of a question's
+8.3 on influxdata-docs, where the BM25 query itself takes 5.3 (it scores every matching chunk, 11k for
+a median question). Since they need no pool, a large store with a core to spare runs them for the
+whole table on a second connection while its own runs the BM25 query (`PairSide`); otherwise they run
+on the pool after it, where SQLite drops the other rows before `bm25()` reads their sizes. Either way
+a chunk's scores are the same, since bm25's statistics are the whole table's.
+
+Looked at for less CPU with the same scores (influxdata-docs questions): one FTS5 query for the
+phrases and windows together walks as long as the two (1.23 against 0.54 + 0.65 ms); dropping the
+pairs no pooled chunk holds would drop none of the bench's (112 of 112 pairs have a pooled chunk;
+CISI 161 of 227); restricting the BM25 query to chunks with a rarer word when the words left out
+cannot lift a chunk past the 100th score (same 100 chunks on every question) saved 0.5 of its 5.8 ms
+and cost the generated corpus 0.7 ms, where the bound rarely held.
 
 Measured (issue 16, nDCG@10 on the same stores; influxdata tuning: nDCG, answer in the top 5 hits):
 
@@ -195,18 +203,19 @@ class PairSide:
         self.worker: Worker[PairScores | None] | None = None
         """The worker thread, once a search has used it."""
 
-    def start(self, match: str, size: int) -> Worker[PairScores | None] | None:
+    def start(self, db: Conn, match: str) -> Worker[PairScores | None] | None:
         """Start the pair queries of `match`; None when they are better run on the pool afterwards.
 
-        `size` is the store's largest chunk id (about its number of chunks; see `WORKER_MIN_CHUNKS`).
+        `db` is the search's connection, which tells the store's size (its largest chunk id).
 
         The worker's result is None when the store has no second connection to give (its file was just
         replaced by an empty one): the pair queries then run on the pool too.
         """
-        if size < WORKER_MIN_CHUNKS:
-            return None
         pairs = term_pairs(match)
         if len(pairs) < WORKER_PAIRS or not spare_core():
+            return None
+        (size,) = db.execute("SELECT max(id) FROM chunks").fetchall()[0]
+        if size is None or int(size) < WORKER_MIN_CHUNKS:
             return None
         worker = self.worker
         if worker is None:

@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Concatenate, Literal, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Concatenate, Literal, ParamSpec, TypeVar
 
 import apsw
 
@@ -28,7 +28,7 @@ from ._db import (
     read_manifest,
 )
 from ._distinct import distinct, with_copies
-from ._knn import VectorMatrix, load_matrix, numpy_available, vec0_nearest
+from ._knn import Background, VectorMatrix, load_matrix, numpy_available, vec0_nearest
 from ._lock import WriterLock
 from ._proximity import RESCORE_POOL, PairSide, proximity
 from ._search import (
@@ -44,7 +44,6 @@ from ._search import (
 )
 from ._sql import Columns, chunk_rows, find_chunk, find_documents
 from ._vec import load_vec, normalise, pack, vec_available
-from ._worker import Worker, spare_core
 from .embed import Embedder, StaticEmbedder
 from .errors import (
     NOT_BUILT_TEXT,
@@ -174,7 +173,6 @@ class Store:
         self._mutex = threading.RLock()
         self._knn_db: Conn | None = None
         self._pairs = PairSide(self.db_path)
-        self._knn_worker: Worker[list[tuple[int, float]]] | None = None
         self._searched = False
         """Whether a search has run: the pair worker serves only a store that searches again."""
         self._matrix: tuple[VectorMatrix, int] | None = None
@@ -255,9 +253,6 @@ class Store:
         self._closed = True
         self._matrix = None
         self._pairs.close()
-        if self._knn_worker is not None:
-            self._knn_worker.stop()
-            self._knn_worker = None
         for db in (self._db, self._knn_db):
             if db is not None:
                 db.close()
@@ -336,47 +331,48 @@ class Store:
         tier = self.tier()
         with corruption_guard(self.db_path):
             match = fts_query(query)
-            top = db.execute("SELECT max(id) FROM chunks").fetchall()[0][0]  # None when empty; else about its size
-            if not match or top is None:
+            if not match or not db.execute("SELECT EXISTS(SELECT 1 FROM chunks)").fetchall()[0][0]:
                 return SearchResult([], "index_empty", tier)
-            knn, degraded = self._start_knn(query)
-            waiting: list[Worker[Any]] = [knn] if isinstance(knn, Worker) else []
-            try:
-                # Not on a store's first search: a one-shot CLI search would pay for a thread and a cold connection.
-                pairs = self._pairs.start(match, int(top)) if self._searched else None
-                if pairs is not None:
-                    waiting.append(pairs)
-                with db:
-                    plain = lexical(db, match, RESCORE_POOL)
-                    scores = None
-                    if pairs is not None:
-                        waiting.remove(pairs)
-                        scores = pairs.result()
-                    lexical_ranked = proximity(db, match, plain, scores)
-                    if any(c.isdigit() for c in query):
-                        # A question naming a version (`influxdb 3`, `v2`) prefers that version's
-                        # document tree; only one with a digit can, so others never import the step.
-                        from ._version import prefer_versions
+            degraded: str | None = None
+            knn: Background[list[tuple[int, float]]] | list[tuple[int, float]] | None = None
+            if self.embedder is not None and self._manifest is not None and self._manifest.has_vectors:
+                try:
+                    blob = self._query_vector(query)  # before any transaction: a slow server holds nothing
+                except EmbeddingDimensionError:
+                    raise
+                except EmbedderError as err:
+                    degraded = str(err)
+                else:
+                    # A query vector of zeros (no token the model knows) ranks every chunk the same: its
+                    # KNN order would be arbitrary noise, so the search stays lexical. The in-memory
+                    # matrix answers in about 2 ms, less than starting a thread on a loaded machine;
+                    # sqlite-vec's KNN runs on a second connection in a helper thread while this thread
+                    # runs the FTS query: apsw releases the GIL inside SQLite, so the two sides overlap
+                    # and a hybrid search costs about its slower side rather than the sum of both.
+                    if blob is not None:
+                        knn = self._knn_from_matrix(blob)
+                        if knn is None:
+                            knn = Background(functools.partial(self._knn, blob), name="fiskai-rag-knn")
+            with db:
+                lexical_ranked = self._rescored(db, match)
+                if any(c.isdigit() for c in query):
+                    # A question naming a version (`influxdb 3`, `v2`) prefers that version's document
+                    # tree; only one with a digit can, so others never import the step.
+                    from ._version import prefer_versions
 
-                        lexical_ranked = prefer_versions(db, query, lexical_ranked)
-                    if knn is None:
-                        ranked = lexical_ranked
-                    else:
-                        if isinstance(knn, Worker):
-                            waiting.remove(knn)
-                        vector_ranked = knn.result() if isinstance(knn, Worker) else knn
-                        weight = STATIC_VECTOR_WEIGHT if isinstance(self.embedder, StaticEmbedder) else 1.0
-                        lexical_ids = [c for c, _ in lexical_ranked[:SEARCH_FANOUT]]
-                        ranked = rrf(lexical_ids, [c for c, _ in vector_ranked], weights=(1.0, weight))
-                    # Copies of a better-ranked section go before the per-document cap counts them.
-                    folded = distinct(db, ranked, k)
-                    ranked = per_document(db, folded.ranked, owners=folded.owners)[:k]
-                    # Rows a writer removed between the two sides' snapshots are skipped here.
-                    hits = with_copies(db, hydrate(db, ranked), folded)
-            finally:
-                for worker in waiting:  # left running only by an error, which is the one to report
-                    with contextlib.suppress(Exception):
-                        worker.result()
+                    lexical_ranked = prefer_versions(db, query, lexical_ranked)
+                if knn is None:
+                    ranked = lexical_ranked
+                else:
+                    vector_ranked = knn if isinstance(knn, list) else knn.result()
+                    weight = STATIC_VECTOR_WEIGHT if isinstance(self.embedder, StaticEmbedder) else 1.0
+                    lexical_ids = [c for c, _ in lexical_ranked[:SEARCH_FANOUT]]
+                    ranked = rrf(lexical_ids, [c for c, _ in vector_ranked], weights=(1.0, weight))
+                # Copies of a better-ranked section go before the per-document cap counts them.
+                folded = distinct(db, ranked, k)
+                ranked = per_document(db, folded.ranked, owners=folded.owners)[:k]
+                # Rows a writer removed between the two sides' snapshots are skipped here.
+                hits = with_copies(db, hydrate(db, ranked), folded)
             self._searched = True
         if degraded is not None:
             if isinstance(self.embedder, StaticEmbedder):
@@ -385,33 +381,21 @@ class Store:
                 tier = f"hybrid -> DEGRADED to lexical (embeddings unreachable: {degraded})"
         return SearchResult(hits, "ok", tier, degraded)
 
-    def _start_knn(
-        self, query: str
-    ) -> tuple[Worker[list[tuple[int, float]]] | list[tuple[int, float]] | None, str | None]:
-        """Start the vector side of a hybrid search: (the KNN worker, or its result, or None; why degraded)."""
-        if self.embedder is None or self._manifest is None or not self._manifest.has_vectors:
-            return None, None
+    def _rescored(self, db: Conn, match: str) -> list[tuple[int, float]]:
+        """The best BM25 chunks re-scored by term proximity (see `_proximity`), best first.
+
+        From a store's second search on, the pair queries may run in the pair worker beside the BM25
+        query (`PairSide`); a one-shot CLI search would pay for a thread and a cold second connection.
+        """
+        pairs = self._pairs.start(db, match) if self._searched else None
         try:
-            blob = self._query_vector(query)  # before any transaction: a slow server holds nothing
-        except EmbeddingDimensionError:
+            plain = lexical(db, match, RESCORE_POOL)
+        except BaseException:
+            if pairs is not None:  # collected, so the worker is free; this error is the one to report
+                with contextlib.suppress(Exception):
+                    pairs.result()
             raise
-        except EmbedderError as err:
-            return None, str(err)
-        # A query vector of zeros (no token the model knows) ranks every chunk the same: the search
-        # stays lexical. The KNN (the in-memory matrix's 2-3 ms, or sqlite-vec's) runs in the KNN worker
-        # beside the FTS query (apsw and numpy release the GIL), so a hybrid search costs about its
-        # slower side; with no core to spare the matrix answers here (a handover would only add to it).
-        if blob is None:
-            return None, None
-        if not spare_core():
-            found = self._knn_from_matrix(blob)
-            if found is not None:
-                return found, None
-        worker = self._knn_worker
-        if worker is None:
-            worker = self._knn_worker = Worker(name="fiskai-rag-knn")
-        worker.submit(functools.partial(self._knn, blob))
-        return worker, None
+        return proximity(db, match, plain, pairs.result() if pairs is not None else None)
 
     def _knn_connection(self) -> Conn:
         if self._knn_db is None:
@@ -419,13 +403,15 @@ class Store:
             if knn_db is None:  # the file was replaced by an empty one since the search began
                 raise IndexNotBuiltError(self.db_path)
             load_vec(knn_db)
-            # A KNN reads every vector: mmap skips copying pages (influxdata-docs: 17.9 -> 12.2 ms a query).
+            # A KNN reads every vector: through mmap SQLite skips copying each page into its cache
+            # (measured on influxdata-docs, 39,854 x 256 dims: 17.9 -> 12.2 ms a query).
             knn_db.execute(f"PRAGMA mmap_size={_KNN_MMAP_BYTES}")
             self._knn_db = knn_db
         return self._knn_db
 
     def _data_version(self) -> int:
-        # It changes whenever another connection commits: the matrix is valid only at the one it was read at.
+        # data_version changes whenever another connection commits: the matrix is valid only for the
+        # version it was read at.
         with corruption_guard(self.db_path):
             return int(self._knn_connection().execute("PRAGMA data_version").fetchall()[0][0])
 
@@ -445,10 +431,7 @@ class Store:
         return loaded[0].nearest(blob, SEARCH_FANOUT)
 
     def _knn(self, blob: bytes) -> list[tuple[int, float]]:
-        """(In the KNN worker) the current matrix's KNN, else sqlite-vec's (loading the matrix when quiet)."""
-        found = self._knn_from_matrix(blob)
-        if found is not None:
-            return found
+        """sqlite-vec's KNN (in the helper thread); starts loading the matrix when the store is quiet."""
         version = self._data_version()
         if version == self._last_version:
             self._start_matrix_load(version)
