@@ -203,19 +203,16 @@ class PairSide:
         self.worker: Worker[PairScores | None] | None = None
         """The worker thread, once a search has used it."""
 
-    def start(self, db: Conn, match: str) -> Worker[PairScores | None] | None:
+    def start(self, match: str, size: int) -> Worker[PairScores | None] | None:
         """Start the pair queries of `match`; None when they are better run on the pool afterwards.
 
-        `db` is the search's connection, which tells the store's size (its largest chunk id).
+        `size` is the store's largest chunk id (about its number of chunks; see `WORKER_MIN_CHUNKS`).
 
         The worker's result is None when the store has no second connection to give (its file was just
         replaced by an empty one): the pair queries then run on the pool too.
         """
         pairs = term_pairs(match)
-        if len(pairs) < WORKER_PAIRS or not spare_core():
-            return None
-        (size,) = db.execute("SELECT max(id) FROM chunks").fetchall()[0]
-        if size is None or int(size) < WORKER_MIN_CHUNKS:
+        if size < WORKER_MIN_CHUNKS or len(pairs) < WORKER_PAIRS or not spare_core():
             return None
         worker = self.worker
         if worker is None:

@@ -43,6 +43,7 @@ from ._search import (
     rrf,
 )
 from ._sql import Columns, chunk_rows, find_chunk, find_documents
+from ._topk import PRUNE_MIN_CHUNKS, pruned_top
 from ._vec import load_vec, normalise, pack, vec_available
 from .embed import Embedder, StaticEmbedder
 from .errors import (
@@ -384,12 +385,15 @@ class Store:
     def _rescored(self, db: Conn, match: str) -> list[tuple[int, float]]:
         """The best BM25 chunks re-scored by term proximity (see `_proximity`), best first.
 
-        From a store's second search on, the pair queries may run in the pair worker beside the BM25
-        query (`PairSide`); a one-shot CLI search would pay for a thread and a cold second connection.
+        A large store scores only the chunks that can be among the best (`_topk`). From a store's second
+        search on, the pair queries may run in the pair worker beside the BM25 query (`PairSide`); a
+        one-shot CLI search would pay for a thread and a cold second connection.
         """
-        pairs = self._pairs.start(db, match) if self._searched else None
+        (size,) = db.execute("SELECT max(id) FROM chunks").fetchall()[0]  # about the store's size
+        large = size is not None and int(size) >= PRUNE_MIN_CHUNKS
+        pairs = self._pairs.start(match, int(size or 0)) if self._searched else None
         try:
-            plain = lexical(db, match, RESCORE_POOL)
+            plain = (pruned_top(db, match, RESCORE_POOL) if large else None) or lexical(db, match, RESCORE_POOL)
         except BaseException:
             if pairs is not None:  # collected, so the worker is free; this error is the one to report
                 with contextlib.suppress(Exception):
