@@ -26,9 +26,7 @@ a chunk's scores are the same, since bm25's statistics are the whole table's.
 Looked at for less CPU with the same scores (influxdata-docs questions): one FTS5 query for the
 phrases and windows together walks as long as the two (1.23 against 0.54 + 0.65 ms); dropping the
 pairs no pooled chunk holds would drop none of the bench's (112 of 112 pairs have a pooled chunk;
-CISI 161 of 227); restricting the BM25 query to chunks with a rarer word when the words left out
-cannot lift a chunk past the 100th score (same 100 chunks on every question) saved 0.5 of its 5.8 ms
-and cost the generated corpus 0.7 ms, where the bound rarely held.
+CISI 161 of 227). The BM25 query itself got cheaper instead (`_topk`).
 
 Measured (issue 16, nDCG@10 on the same stores; influxdata tuning: nDCG, answer in the top 5 hits):
 
