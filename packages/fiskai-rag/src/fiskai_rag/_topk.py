@@ -73,6 +73,8 @@ def _prunable(db: Conn) -> bool:
         if query_only:
             db.execute("PRAGMA query_only=0")
         db.execute(f"CREATE VIRTUAL TABLE temp.{_VOCAB} USING fts5vocab(main, chunks_fts, row)")
+    except apsw.SQLError:
+        return False  # an SQLite without fts5vocab: the plain query answers
     finally:
         if query_only:
             db.execute("PRAGMA query_only=1")
