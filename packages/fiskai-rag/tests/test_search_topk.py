@@ -16,7 +16,7 @@ from fiskai_rag._query import fts_query
 from fiskai_rag._search import lexical
 from fiskai_rag._topk import pruned_top
 
-from .conftest import PACK_CORPUS
+PACK_CORPUS = Path(__file__).parent / "data" / "pack" / "corpus"
 
 
 def _words(corpus: Path) -> list[str]:
