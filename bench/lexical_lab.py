@@ -29,7 +29,7 @@ import yaml
 
 import fiskai_rag._store as store_module
 from fiskai_rag import open_store
-from fiskai_rag._burstiness import mean_burst, reweight, word_counts
+from fiskai_rag._burstiness import reweight, word_counts
 from fiskai_rag._db import Conn
 from fiskai_rag._proximity import proximity
 from fiskai_rag.eval import check_answers, evaluate, load_suite, suite_from_mapping
@@ -51,7 +51,9 @@ class Stats:
     def __init__(self, db: Conn) -> None:
         self.db = db
         self.n = int(db.execute("SELECT count(*) FROM chunks").fetchall()[0][0])
-        self.mean_avtf = mean_burst(db)
+        word_counts(db, [])  # creates the connection's temporary fts5vocab table
+        uses, postings = db.execute("SELECT total(cnt), total(doc) FROM temp.fiskai_vocab").fetchall()[0]
+        self.mean_avtf = float(uses) / float(postings)  # the collection's mean cf/df
         self._scores: dict[str, dict[int, float]] = {}
         self._cf: dict[str, int] = {}
 
@@ -278,7 +280,7 @@ def boost(m: float) -> Callable[[Stats, str, list[str]], float]:
 
 VARIANTS: dict[str, Rescore] = {
     "base": base,
-    "product (burstiness, then proximity)": product,
+    "product (_burstiness, then proximity)": product,
     "weights 1 (exact re-sum)": weighted_query(lambda st, t, terms: 1.0),
     "burst cf/df": weighted_query(burst),
     "burst sqrt(cf/df)": weighted_query(lambda st, t, terms: math.sqrt(burst(st, t, terms))),
@@ -314,6 +316,9 @@ VARIANTS: dict[str, Rescore] = {
     "shrunk m=10, mean-normalised, >=4": weighted_query(shrunk(10), min_terms=4),
     "boost vs collection mean m=3, >=4": weighted_query(boost(3), norm="none", min_terms=4),
     "boost vs collection mean m=1, >=4": weighted_query(boost(1), norm="none", min_terms=4),
+    "shrunk to query m=3, never below, >=4": weighted_query(shrunk_to_query(3), norm="floor", min_terms=4),
+    "shrunk to query m=1, never below, >=4": weighted_query(shrunk_to_query(1), norm="floor", min_terms=4),
+    "shrunk to query m=5, never below, >=4": weighted_query(shrunk_to_query(5), norm="floor", min_terms=4),
     "poisson, never below the mean, >=4": weighted_query(poisson_burst, norm="floor", min_terms=4),
     "burst, never below the mean": weighted_query(burst, norm="floor"),
     "burst, never below the mean, >=4": weighted_query(burst, norm="floor", min_terms=4),
