@@ -199,9 +199,21 @@ def weighted_query(
         raw = {t: weight(st, t, terms) for t in set(terms)}
         if norm == "mean":
             mean = sum(raw[t] for t in terms) / len(terms)
-        elif norm == "floor":
-            mean = sum(raw[t] for t in terms) / len(terms)
+        elif norm in ("floor", "floor-once", "floor-distinct"):
+            distinct = list(dict.fromkeys(terms))
+            mean = (
+                sum(raw[t] for t in distinct) / len(distinct)
+                if norm == "floor-distinct"
+                else sum(raw[t] for t in terms) / len(terms)
+            )
             raw = {t: max(mean, w) for t, w in raw.items()}
+            if norm == "floor-once":  # the gain is added once per word, not once per use
+                weights_once: dict[str, float] = {}
+                for t in terms:
+                    weights_once[t] = weights_once.get(t, 0.0) + 1.0
+                for t in weights_once:
+                    weights_once[t] += raw[t] / mean - 1.0
+                return sdm(db, match, st.weighted(weights_once))
         elif norm == "min":
             mean = min(raw.values())
         else:
@@ -319,6 +331,12 @@ VARIANTS: dict[str, Rescore] = {
     "shrunk to query m=3, never below, >=4": weighted_query(shrunk_to_query(3), norm="floor", min_terms=4),
     "shrunk to query m=1, never below, >=4": weighted_query(shrunk_to_query(1), norm="floor", min_terms=4),
     "shrunk to query m=5, never below, >=4": weighted_query(shrunk_to_query(5), norm="floor", min_terms=4),
+    "shrunk to query m=3, never below, gain once per word, >=4": weighted_query(
+        shrunk_to_query(3), norm="floor-once", min_terms=4
+    ),
+    "shrunk to query m=3, never below the distinct words' mean, >=4": weighted_query(
+        shrunk_to_query(3), norm="floor-distinct", min_terms=4
+    ),
     "poisson, never below the mean, >=4": weighted_query(poisson_burst, norm="floor", min_terms=4),
     "burst, never below the mean": weighted_query(burst, norm="floor"),
     "burst, never below the mean, >=4": weighted_query(burst, norm="floor", min_terms=4),
