@@ -329,6 +329,13 @@ VARIANTS: dict[str, Rescore] = {
     "boost vs collection mean m=3, >=4": weighted_query(boost(3), norm="none", min_terms=4),
     "boost vs collection mean m=1, >=4": weighted_query(boost(1), norm="none", min_terms=4),
     "shrunk to query m=3, never below, >=4": weighted_query(shrunk_to_query(3), norm="floor", min_terms=4),
+    "shrunk to query m=3, never below, every question": weighted_query(shrunk_to_query(3), norm="floor"),
+    "shrunk to query m=3, never below, >=3": weighted_query(shrunk_to_query(3), norm="floor", min_terms=3),
+    "shrunk to query m=3, never below, >=5": weighted_query(shrunk_to_query(3), norm="floor", min_terms=5),
+    "shrunk to query m=3, never below, >=6": weighted_query(shrunk_to_query(3), norm="floor", min_terms=6),
+    "shrunk to query m=3, never below, >=4, pool only": weighted_query(
+        shrunk_to_query(3), norm="floor", min_terms=4, pool_only=True
+    ),
     "shrunk to query m=1, never below, >=4": weighted_query(shrunk_to_query(1), norm="floor", min_terms=4),
     "shrunk to query m=5, never below, >=4": weighted_query(shrunk_to_query(5), norm="floor", min_terms=4),
     "shrunk to query m=3, never below, gain once per word, >=4": weighted_query(

@@ -60,9 +60,9 @@ __all__ = ["PSEUDO_CHUNKS", "VERBOSE_TERMS", "reweight", "term_weights", "word_c
 VERBOSE_TERMS = 4
 """Distinct content words (after function words and request scaffolding are dropped) from which a
 question counts as verbose, about the five or more words by which verbose queries are usually told from
-keyword queries. With every question re-weighted, influx tuning nDCG 0.579 -> 0.562 and an identifier
-question lost; from 4 or 5 words: CISI 0.414 / 0.408, CACM 0.554 / 0.552, MED 0.733 / 0.733, influx
-0.579 / 0.579."""
+keyword queries. With every question re-weighted (or from 3 words), influx tuning nDCG 0.579 -> 0.562
+and an identifier question lost. nDCG@10 CISI / CACM / MED / influx from 4 words: 0.415 / 0.551 / 0.731
+/ 0.579; from 5: 0.409 / 0.548 / 0.730 / 0.579; from 6: 0.407 / 0.550 / 0.730 / 0.582."""
 PSEUDO_CHUNKS = 3.0
 """Pseudo-chunks at the question's mean cf/df added to each word's counts: a word's own cf/df counts once
 it has been seen in a few chunks. nDCG@10 CISI / CACM / MED / influx with 1: 0.410 / 0.548 / 0.726 /
