@@ -12,7 +12,7 @@ statistics, average within-document frequency (SIGIR 1996).
 
 A word seen in one or two chunks (a name, an acronym) has no evidence of burstiness either way (its
 cf/df is 1 by construction), so each word's cf/df is shrunk by `PSEUDO_CHUNKS` pseudo-chunks towards
-the mean cf/df of the question's words: (cf + 3 x prior) / (df + 3). A word without evidence then
+the mean cf/df of the question's words found in the index: (cf + 3 x prior) / (df + 3). A word without evidence then
 counts as the question's average word. (Shrinking towards the whole collection's mean cf/df measured
 about the same, CACM MRR@10 0.780 against 0.771, but reading that mean walks the whole vocabulary:
 40 ms on influxdata-docs for every new connection, so every CLI search would pay it.)
@@ -139,7 +139,7 @@ def word_counts(db: Conn, terms: Sequence[str]) -> dict[str, tuple[int, int]]:
 
 
 def term_weights(db: Conn, terms: Sequence[str]) -> dict[str, float]:
-    """Each distinct word's total weight in a query of these word uses (mean 1 per use)."""
+    """Each distinct word's total weight in a query of these word uses: at least 1 per use."""
     counts = word_counts(db, list(dict.fromkeys(terms)))
     observed = [cf / df for df, cf in counts.values() if df]
     prior = sum(observed) / len(observed) if observed else 1.0
