@@ -290,9 +290,66 @@ def boost(m: float) -> Callable[[Stats, str, list[str]], float]:
     return weight
 
 
+def coordinated(inner: Rescore, by_idf: bool) -> Rescore:
+    """`inner`'s ranking with each chunk's score times the share of the question's distinct words it has
+    (Lucene's classic coord factor), or their share of the question's idf."""
+
+    def rescore(db: Conn, match: str, ranked: Sequence[tuple[int, float]]) -> list[tuple[int, float]]:
+        st = stats_of(db)
+        words = list(dict.fromkeys(terms_of(match)))
+        scored = inner(db, match, ranked)
+        if len(words) < 2:
+            return scored
+        weight = {w: (st.idf(w) if by_idf else 1.0) for w in words}
+        total = sum(weight.values())
+        out = [(c, score * sum(weight[w] for w in words if c in st.scores(w)) / total) for c, score in scored]
+        return sorted(out, key=lambda kv: (-kv[1], kv[0]))
+
+    return rescore
+
+
+def aspect_feedback(inner: Rescore, covering: bool, mix: float = 0.5, depth: int = 10) -> Rescore:
+    """Re-weight the question's own words by how many of the top `depth` chunks (after `inner`) have
+    them: weight = (1 - mix) x uses + mix x |q| x share among the feedback chunks' word hits. With
+    `covering`, only the chunks having every rarer word (idf above the question's median) count, and with
+    fewer than 3 of them there is no feedback (an aspect-preserving, self-gating form)."""
+
+    def rescore(db: Conn, match: str, ranked: Sequence[tuple[int, float]]) -> list[tuple[int, float]]:
+        st = stats_of(db)
+        terms = terms_of(match)
+        words = list(dict.fromkeys(terms))
+        first = inner(db, match, ranked)
+        if len(words) < 2:
+            return first
+        top = [c for c, _ in first[:depth]]
+        if covering:
+            idfs = sorted(st.idf(w) for w in words)
+            median = idfs[len(idfs) // 2]
+            rare = [w for w in words if st.idf(w) >= median]
+            top = [c for c in top if all(c in st.scores(w) for w in rare)]
+            if len(top) < 3:
+                return first
+        hits = {w: sum(1 for c in top if c in st.scores(w)) for w in words}
+        total = sum(hits.values()) or 1
+        uses = {w: terms.count(w) for w in words}
+        weights = {w: (1 - mix) * uses[w] + mix * len(terms) * hits[w] / total for w in words}
+        scored = st.weighted(weights)
+        return sdm(db, match, {c: scored.get(c, 0.0) for c, _ in ranked})
+
+    return rescore
+
+
 VARIANTS: dict[str, Rescore] = {
     "base": base,
     "product (_burstiness, then proximity)": product,
+    "coord (share of distinct words)": coordinated(base, by_idf=False),
+    "coord by idf": coordinated(base, by_idf=True),
+    "product + coord": coordinated(product, by_idf=False),
+    "product + coord by idf": coordinated(product, by_idf=True),
+    "feedback on own words from top 10 (0.5)": aspect_feedback(base, covering=False),
+    "feedback from top 10 covering every rarer word (0.5)": aspect_feedback(base, covering=True),
+    "product + feedback covering every rarer word (0.5)": aspect_feedback(product, covering=True),
+    "product + feedback covering every rarer word (0.3)": aspect_feedback(product, covering=True, mix=0.3),
     "weights 1 (exact re-sum)": weighted_query(lambda st, t, terms: 1.0),
     "burst cf/df": weighted_query(burst),
     "burst sqrt(cf/df)": weighted_query(lambda st, t, terms: math.sqrt(burst(st, t, terms))),
