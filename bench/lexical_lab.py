@@ -1,16 +1,19 @@
 """Experiment harness for lexical ranking changes: every variant scored on CISI, CACM, MED and influx tuning.
 
-A variant replaces the re-scoring step of `Store.search` (`proximity(db, match, ranked)`, where `ranked`
-is the best `RESCORE_POOL` chunks by FTS5 `bm25()`); everything around it (named versions, folded copies,
-the per-document cap, packs seeded from search) is the product's own code, so a variant's figures are
-what the product would print. Term weights are applied exactly: a chunk's FTS5 `bm25()` for an OR query
-is the sum of its per-term `bm25()` scores, so a weighted query is the weighted sum of those (each term's
-scores are read once per store and cached).
+A variant replaces the whole re-scoring step of `Store.search` (today `proximity(db, match,
+reweight(db, match, ranked))`, where `ranked` is the best `RESCORE_POOL` chunks by FTS5 `bm25()`);
+everything around it (named versions, folded copies, the per-document cap, packs seeded from search)
+is the product's own code, so a variant's figures are what `fiskai knowledge eval` would print. Term
+weights are applied exactly: a chunk's FTS5 `bm25()` for an OR query is the sum of its per-word `bm25()`
+scores, so a weighted query is the weighted sum of those (each word's scores are read once per store).
+`base` is the step before `_burstiness` (proximity alone), `product` the step as shipped.
 
-Build the stores once (`fiskai knowledge eval SUITE --store DIR`), then:
+Build the stores once (`fiskai knowledge eval SUITE --store DIR` for each of cisi, cacm, med and the
+influxdata tuning half, into DIR/cisi, DIR/cacm, DIR/med, DIR/influx), then:
 
-  uv run python bench/lexical_lab.py --stores /tmp/medx            # every variant, a table
-  uv run python bench/lexical_lab.py --stores /tmp/medx --only base --per-query med
+  uv run python bench/lexical_lab.py --stores DIR                       # every variant, a table
+  uv run python bench/lexical_lab.py --stores DIR --only base product --mrr --no-answers
+  uv run python bench/lexical_lab.py --stores DIR --only base product --per-query med --changed
 
 Never point it at the held-out half (`influxdata-heldout.yaml`).
 """
@@ -341,7 +344,7 @@ def aspect_feedback(inner: Rescore, covering: bool, mix: float = 0.5, depth: int
 
 VARIANTS: dict[str, Rescore] = {
     "base": base,
-    "product (_burstiness, then proximity)": product,
+    "product": product,
     "coord (share of distinct words)": coordinated(base, by_idf=False),
     "coord by idf": coordinated(base, by_idf=True),
     "product + coord": coordinated(product, by_idf=False),
