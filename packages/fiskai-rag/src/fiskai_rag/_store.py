@@ -43,6 +43,7 @@ from ._search import (
     rrf,
 )
 from ._sql import Columns, chunk_rows, find_chunk, find_documents
+from ._term_weight import heading_weighted
 from ._vec import load_vec, normalise, pack, vec_available
 from .embed import Embedder, StaticEmbedder
 from .errors import (
@@ -350,7 +351,8 @@ class Store:
                         if knn is None:
                             knn = Background(functools.partial(self._knn, blob), name="fiskai-rag-knn")
             with db:
-                lexical_ranked = proximity(db, match, lexical(db, match, RESCORE_POOL))
+                weighted = heading_weighted(db, match, lexical(db, match, RESCORE_POOL))
+                lexical_ranked = proximity(db, match, weighted)
                 if any(c.isdigit() for c in query):
                     # A question naming a version (`influxdb 3`, `v2`) prefers that version's document
                     # tree; only one with a digit can, so others never import the step.
