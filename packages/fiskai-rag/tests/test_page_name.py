@@ -11,14 +11,16 @@ from fiskai_rag._page_name import page_name
 _FRAGMENT = "## Data types\n\n### UInteger\n\nTrailing `u` on the number specifies an unsigned integer.\n"
 
 
-def test_the_name_is_the_file_stem_in_words_and_an_index_page_takes_its_folder() -> None:
-    assert page_name("/docs/content/shared/v3-line-protocol.md") == "v3 line protocol"
-    assert page_name("/docs/config_options.markdown") == "config options"
+def test_the_name_is_the_folder_and_file_in_words_and_an_index_page_takes_its_folder() -> None:
+    assert page_name("/docs/content/influxdb3-cli/config-options.md") == "influxdb3 cli > config options"
+    assert page_name("/docs/config_options.markdown") == "docs > config options"
     assert page_name("/docs/telegraf/_index.md") == "telegraf"
     assert page_name("/docs/plugins/README.md") == "plugins"
     assert page_name("/docs/plugins/Index.md") == "plugins"
     assert page_name("index.md") == "index"  # no folder to take the name from
-    assert page_name("/docs/---.md") == ""
+    assert page_name("notes.md") == "notes"
+    assert page_name("/docs/---.md") == "docs"
+    assert page_name("---.md") == ""
 
 
 def test_an_untitled_page_is_headed_by_its_name_and_a_title_or_level_one_heading_wins() -> None:
@@ -47,6 +49,9 @@ def test_search_finds_a_fragment_by_its_file_name_and_copies_under_other_names_s
         store.index([str(docs)])
         hits = store.search("unsigned integer line protocol", top_k=3).hits
 
-    assert hits[0].heading_path in {"line protocol > Data types > UInteger", "v3 line protocol > Data types > UInteger"}
+    assert hits[0].heading_path in {
+        "shared > line protocol > Data types > UInteger",
+        "shared > v3 line protocol > Data types > UInteger",
+    }
     assert hits[0].also_total == 1  # the byte-identical fragment under another name is one hit with a copy
     assert all("line protocol" not in hit.heading_path for hit in hits[1:])

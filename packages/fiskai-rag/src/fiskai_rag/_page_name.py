@@ -1,19 +1,28 @@
-"""The name of a page that has no title of its own: the words of its file name.
+"""The name of a page that has no title of its own: the words of its folder and file name.
 
 A Markdown page without a front matter `title:` or a `#` heading (a fragment that a site includes into
 other pages, a page whose title lives in a site's navigation file) would otherwise head its sections with
 nothing: `Data types and format > UInteger` says neither which page nor what it is about. Its author
-still named it, by its file: `v3-line-protocol.md`, `config-options.md`. Site generators title such a
-page from that name (MkDocs and Docusaurus both fall back to the file name), so the chunker uses it as
-the page's title in its breadcrumbs: `v3 line protocol > Data types and format > UInteger`. An index page
-(`index.md`, `_index.md`, `README.md`) is named by its folder, as the generators name a section.
+still named it, by its file and the folder it sits in: `influxdb3-cli/config-options.md`. Site
+generators title such a page from its file name and name a section by its folder (MkDocs, Docusaurus),
+so the chunker heads the page's breadcrumbs with both, the way a site's navigation shows the page:
+`influxdb3 cli > config options > Server configuration options > plugin-dir`. An index page
+(`index.md`, `_index.md`, `README.md`) is named by its folder alone, as the generators name a section.
 
-Measured (issue 16, lexical tier, chunker 3 -> 4; influxdata tuning: answer in the top 5 hits, out of 44,
-per kind keyword / identifier / paraphrase / conversational): 28 (8/10/5/5) -> 30 (8/11/5/6), nDCG@10
-0.583 -> 0.587, pack @1500 30 -> 32; CISI, CACM, MED unchanged (their pages have `#` titles). Tried: the
-parent folder's name before the file's (`influxdb3 cli config options`), 31 (9/11/5/6) alone but equal
-with heading-weighted terms (`_term_weight`) and longer breadcrumbs; every folder of the path, worse
-(29 with heading weights, nDCG 0.595).
+Measured (issue 16, lexical tier, chunker 3 -> 4; nDCG@10 / MRR@10; influxdata tuning: answer in the top
+5 hits of 44 questions, keyword / identifier / paraphrase / conversational; pack @1500):
+
+| variant | CISI | CACM | MED | tuning | top 5 | pack |
+| --- | --- | --- | --- | --- | --- | ---: |
+| no page name (chunker 3) | 0.405 / 0.666 | 0.542 / 0.784 | 0.695 / 0.918 | 0.583 / 0.559 | 28 (8/10/5/5) | 30 |
+| file name only (`config options`) | unchanged | unchanged | unchanged | 0.587 / 0.561 | 30 (8/11/5/6) | 32 |
+| **folder and file name (kept)** | unchanged | unchanged | unchanged | 0.593 / 0.568 | 31 (9/11/5/6) | 32 |
+| every folder of the path and the file | - | - | - | 0.595 | 29 (8/11/5/5) | 29 |
+
+(The last row was measured with heading-weighted query words, see the fiskai-rag README, whose own row
+was 0.611 and 30.) CISI, CACM and MED do not move: their pages have `#` titles. Two answers the file
+name brings into the top 5 are a line protocol type (`UInteger`, a section of `v3-line-protocol.md` that
+starts at `##`): its question names "line protocol", which the page's text never repeats near it.
 """
 
 from __future__ import annotations
@@ -28,12 +37,14 @@ _SEPARATORS = re.compile(r"[-_.\s]+")
 
 
 def page_name(key: str) -> str:
-    """The words of a document's file name (its folder's, for an index page), or `""` when it has none.
+    """The words of a document's folder and file name, or `""` when it has none.
 
-    `content/shared/v3-line-protocol.md` -> `v3 line protocol`; `telegraf/v1/_index.md` -> `v1`.
+    `content/influxdb3-cli/config-options.md` -> `influxdb3 cli > config options`; an index page is
+    named by its folder alone: `telegraf/v1/_index.md` -> `v1`.
     """
     path = PurePath(key)
-    stem = path.stem
-    if stem.lower() in _INDEX_STEMS and path.parent.name:
-        stem = path.parent.name
-    return " ".join(word for word in _SEPARATORS.split(stem) if word)
+    names = [path.parent.name, path.stem] if path.parent.name else [path.stem]
+    if path.stem.lower() in _INDEX_STEMS:
+        names = names[:1]
+    words = (" ".join(word for word in _SEPARATORS.split(name) if word) for name in names)
+    return " > ".join(name for name in words if name)

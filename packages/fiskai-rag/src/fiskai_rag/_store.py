@@ -43,7 +43,6 @@ from ._search import (
     rrf,
 )
 from ._sql import Columns, chunk_rows, find_chunk, find_documents
-from ._term_weight import heading_weighted
 from ._vec import load_vec, normalise, pack, vec_available
 from .embed import Embedder, StaticEmbedder
 from .errors import (
@@ -351,8 +350,7 @@ class Store:
                         if knn is None:
                             knn = Background(functools.partial(self._knn, blob), name="fiskai-rag-knn")
             with db:
-                weighted = heading_weighted(db, match, lexical(db, match, RESCORE_POOL))
-                lexical_ranked = proximity(db, match, weighted)
+                lexical_ranked = proximity(db, match, lexical(db, match, RESCORE_POOL))
                 if any(c.isdigit() for c in query):
                     # A question naming a version (`influxdb 3`, `v2`) prefers that version's document
                     # tree; only one with a digit can, so others never import the step.
