@@ -22,7 +22,7 @@ A front matter title heading the breadcrumbs of a page without a `#` heading (Hu
 so no section named its page): answers in the top 5 unchanged at 0.614 (identifier +1, keyword -1),
 in the pack at budget 1500 0.455 -> 0.477, tuning nDCG@10 0.526 -> 0.525; CISI, CACM, MED unchanged
 (their documents have a `#` title). Copies stay copies: the fingerprint leaves this title out. A page
-with neither is headed by its file name (`_page_name`).
+with neither is headed by its folder and file name (`_page_name`).
 
 Hard-wrapped prose (CISI, MED abstracts wrapped at a column) ends most sentences inside a line: cutting
 only after a line that ends a sentence made a short piece, then a cut mid-sentence at a plain line and
