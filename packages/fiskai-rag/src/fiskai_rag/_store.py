@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Concatenate, Literal, ParamSpec, TypeVar
 
 import apsw
 
+from ._burstiness import reweight
 from ._citation import Citation
 from ._db import (
     DB_NAME,
@@ -350,7 +351,7 @@ class Store:
                         if knn is None:
                             knn = Background(functools.partial(self._knn, blob), name="fiskai-rag-knn")
             with db:
-                lexical_ranked = proximity(db, match, lexical(db, match, RESCORE_POOL))
+                lexical_ranked = proximity(db, match, reweight(db, match, lexical(db, match, RESCORE_POOL)))
                 if any(c.isdigit() for c in query):
                     # A question naming a version (`influxdb 3`, `v2`) prefers that version's document
                     # tree; only one with a digit can, so others never import the step.
