@@ -21,7 +21,8 @@ they are kept because a breadcrumb is shown to users and agents, and noise there
 A front matter title heading the breadcrumbs of a page without a `#` heading (Hugo pages start at `##`,
 so no section named its page): answers in the top 5 unchanged at 0.614 (identifier +1, keyword -1),
 in the pack at budget 1500 0.455 -> 0.477, tuning nDCG@10 0.526 -> 0.525; CISI, CACM, MED unchanged
-(their documents have a `#` title). Copies stay copies: the fingerprint leaves this title out.
+(their documents have a `#` title). Copies stay copies: the fingerprint leaves this title out. A page
+with neither is headed by its folder and file name (`_page_name`).
 
 Hard-wrapped prose (CISI, MED abstracts wrapped at a column) ends most sentences inside a line: cutting
 only after a line that ends a sentence made a short piece, then a cut mid-sentence at a plain line and
@@ -94,11 +95,13 @@ class _Block:
     """Code: kept in one piece even when oversized."""
 
 
-def chunk_markdown(text: str) -> ChunkedDocument:
+def chunk_markdown(text: str, name: str = "") -> ChunkedDocument:
     r"""Split Markdown into chunks under heading breadcrumbs.
 
     Args:
         text: The document; `\\r\\n` and a leading byte-order mark are normalised away.
+        name: The page's name when it has no title (`_page_name.page_name`): it heads the breadcrumbs
+            in the title's place.
 
     Returns:
         The title (front matter `title:`, else the first heading, else `""`), the front matter `date:`
@@ -110,7 +113,7 @@ def chunk_markdown(text: str) -> ChunkedDocument:
         title = clean_heading(title)
     # A page titled in its front matter usually starts at `##`: the title heads its breadcrumbs, so every
     # section names the page it is on. A `#` heading is the page's own title and takes its place.
-    root = title
+    root = title or name
     chunks: list[Chunk] = []
     stack: list[tuple[int, str]] = []
     breadcrumb = root

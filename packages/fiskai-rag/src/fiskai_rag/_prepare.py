@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from ._chunk import chunk_markdown, chunk_text
 from ._fingerprint import fingerprint
+from ._page_name import page_name
 from ._walk import MAX_FILE_BYTES
 
 __all__ = ["Job", "Prepared", "prepare", "prepared"]
@@ -81,7 +82,9 @@ def _prepare_one(job: Job) -> Prepared:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         return Prepared("note", note=f'skipping non-UTF-8 file "{job.key}"')
-    document = chunk_text(text) if job.key.lower().endswith((".txt", ".text")) else chunk_markdown(text)
+    document = (
+        chunk_text(text) if job.key.lower().endswith((".txt", ".text")) else chunk_markdown(text, page_name(job.key))
+    )
     chunks = tuple((c.heading_path, c.content, fingerprint(c.content, document.root)) for c in document.chunks)
     return Prepared("doc", digest=digest, title=document.title, date=document.date, chunks=chunks)
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Concatenate, Literal, ParamSpec, TypeVar
 
 import apsw
 
+from ._burstiness import reweight
 from ._citation import Citation
 from ._db import (
     DB_NAME,
@@ -383,7 +384,7 @@ class Store:
         return SearchResult(hits, "ok", tier, degraded)
 
     def _rescored(self, db: Conn, match: str) -> list[tuple[int, float]]:
-        """The best BM25 chunks re-scored by term proximity (see `_proximity`), best first.
+        """The best BM25 chunks re-scored by bursty words (`_burstiness`) and term proximity, best first.
 
         A large store scores only the chunks that can be among the best (`_topk`). From a store's second
         search on, the pair queries may run in the pair worker beside the BM25 query (`PairSide`); a
@@ -394,12 +395,13 @@ class Store:
         pairs = self._pairs.start(match, int(size or 0)) if self._searched else None
         try:
             plain = (pruned_top(db, match, RESCORE_POOL) if large else None) or lexical(db, match, RESCORE_POOL)
+            weighted = reweight(db, match, plain)
         except BaseException:
             if pairs is not None:  # collected, so the worker is free; this error is the one to report
                 with contextlib.suppress(Exception):
                     pairs.result()
             raise
-        return proximity(db, match, plain, pairs.result() if pairs is not None else None)
+        return proximity(db, match, weighted, pairs.result() if pairs is not None else None)
 
     def _knn_connection(self) -> Conn:
         if self._knn_db is None:

@@ -12,9 +12,9 @@ of common words the last score allows is tried once, then the whole query. Ties 
 with a `LIMIT`, SQLite sorts equal scores in scan order, and every row left out scores below the last.
 
 A word is common when at least `COMMON_SHARE` of the chunks hold it (at most `MAX_COMMON` words, the
-most frequent). Its document frequency comes from an `fts5vocab` table over the index (a TEMP table of
-the connection), its stem from the index's own tokenizer; only an index tokenized `porter unicode61`
-is pruned, so a stem names the index's term.
+most frequent). Its document frequency comes from the `fts5vocab` table `_burstiness` reads (and
+caches per connection), under its stem by the index's own tokenizer; only an index tokenized `porter
+unicode61` is pruned, so a stem names the index's term, and only a word that is one term.
 
 Measured on influxdata-docs (bench queries, in-process, interleaved with 0f7249c's search, load 1.4):
 whole searches 2.46 -> 2.10 ms for keyword pairs, 8.88 -> 8.06 ms for questions; the BM25 query
@@ -34,6 +34,7 @@ from typing import cast
 
 import apsw
 
+from ._burstiness import word_counts
 from ._db import Conn
 
 __all__ = ["COMMON_SHARE", "MAX_COMMON", "PRUNE_MIN_CHUNKS", "pruned_top"]
@@ -53,7 +54,6 @@ _MARGIN = 1 + 1e-9
 """The bound is raised by this factor so float rounding in the idf cannot make it too low."""
 _QUOTED = re.compile(r'"([^"]+)"')
 _TOKENIZER = "tokenize='porter unicode61'"
-_VOCAB = "fiskai_chunk_terms"
 _RESTRICTED = (
     "SELECT rowid, bm25(chunks_fts) FROM chunks_fts WHERE chunks_fts MATCH ?1 "
     "AND +rowid IN (SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?2) ORDER BY bm25(chunks_fts) LIMIT ?3"
@@ -61,24 +61,9 @@ _RESTRICTED = (
 
 
 def _prunable(db: Conn) -> bool:
-    """Whether the index is tokenized as the stems are taken here, creating the vocabulary table if needed."""
+    """Whether the index is tokenized as the stems are taken here (and in `_burstiness.word_counts`)."""
     rows = db.execute("SELECT sql FROM sqlite_master WHERE name = 'chunks_fts'").fetchall()
-    if not rows or _TOKENIZER not in str(rows[0][0]):
-        return False
-    if db.execute(f"SELECT 1 FROM temp.sqlite_master WHERE name = '{_VOCAB}'").fetchall():
-        return True
-    # A reader runs with query_only on; a TEMP table writes nothing to the index file.
-    query_only = bool(db.execute("PRAGMA query_only").fetchall()[0][0])
-    try:
-        if query_only:
-            db.execute("PRAGMA query_only=0")
-        db.execute(f"CREATE VIRTUAL TABLE temp.{_VOCAB} USING fts5vocab(main, chunks_fts, row)")
-    except apsw.SQLError:
-        return False  # an SQLite without fts5vocab: the plain query answers
-    finally:
-        if query_only:
-            db.execute("PRAGMA query_only=1")
-    return True
+    return bool(rows) and _TOKENIZER in str(rows[0][0])
 
 
 def _row_count(db: Conn) -> int:
@@ -98,16 +83,17 @@ def _row_count(db: Conn) -> int:
 def _bounds(db: Conn, terms: list[str], rows: int) -> dict[str, tuple[int, float]]:
     """Each distinct term's document frequency and the most it can add to a chunk's score (inf: unknown)."""
     tokenizer = cast("apsw.Connection", db).fts5_tokenizer("porter", ["unicode61"])
+    single: list[str] = []
     out: dict[str, tuple[int, float]] = {}
     for term in dict.fromkeys(terms):
         tokens = list(
             tokenizer(term.encode(), apsw.FTS5_TOKENIZE_QUERY, None, include_offsets=False, include_colocated=False)
         )
-        if len(tokens) != 1 or not isinstance(tokens[0], str):
+        if len(tokens) == 1:
+            single.append(term)
+        else:
             out[term] = (0, math.inf)  # not a single index term: always kept
-            continue
-        found = db.execute(f"SELECT doc FROM temp.{_VOCAB} WHERE term = ?", (tokens[0],)).fetchall()
-        df = int(found[0][0]) if found else 0
+    for term, (df, _) in word_counts(db, single).items():  # the vocabulary burstiness reads, cached
         idf = max(math.log((rows - df + 0.5) / (df + 0.5)), 1e-6)
         out[term] = (df, idf * (_K1 + 1.0) * terms.count(term) * _MARGIN)
     return out
