@@ -16,14 +16,15 @@ most frequent). Its document frequency comes from the `fts5vocab` table `_bursti
 caches per connection), under its stem by the index's own tokenizer; only an index tokenized `porter
 unicode61` is pruned, so a stem names the index's term, and only a word that is one term.
 
-Measured on influxdata-docs (bench queries, in-process, interleaved with 0f7249c's search, load 1.4):
-whole searches 2.46 -> 2.10 ms for keyword pairs, 8.88 -> 8.06 ms for questions; the BM25 query
-alone, summed over the 20 questions, 111 -> 104 ms, over the 20 keyword pairs 35.5 -> 25.3 ms. Smaller
-stores keep the plain query (`PRUNE_MIN_CHUNKS`): with pruning, CISI questions took 2.31 -> 2.89 ms and
-the generated 1k-file corpus's 3.21 -> 3.89 ms (the lookups and the second walk cost more than the
-scoring they save, and the bound holds less often). Checked against the plain query on CISI, CACM,
-MED, influxdata-docs and the generated corpus, every query at limits 100, 20 and 5: 726 pruned results,
-all equal.
+Measured on influxdata-docs (bench queries, in-process, interleaved query by query with main at
+f1b52c8, which has burstiness but not this, load 1.4): whole searches 2.54 -> 1.98 ms for keyword
+pairs, 9.47 -> 8.18 ms for questions; before the merge, against 0f7249c, 2.46 -> 2.10 and 8.88 -> 8.06.
+The BM25 query alone, summed over the 20 questions, 111 -> 104 ms, over the 20 keyword pairs 35.5 ->
+25.3 ms. Smaller stores keep the plain query (`PRUNE_MIN_CHUNKS`): pruned, CISI questions took 2.84 ->
+3.26 ms and the generated 1k-file corpus's (10k chunks) 3.64 -> 3.97 ms: the lookups and the second
+walk cost more than the scoring they save, and the bound holds less often. Checked against the plain
+query on CISI, CACM, MED, influxdata-docs and the generated corpus, every query at limits 100, 20 and
+5: 726 pruned results, all equal.
 """
 
 from __future__ import annotations
