@@ -15,18 +15,21 @@ from pathlib import Path
 from fiskai_rag import open_store
 from fiskai_rag._chunk import chunk_markdown, chunk_text
 from fiskai_rag._fingerprint import fingerprint
+from fiskai_rag._page_name import page_name
 
 PACK_CORPUS = Path(__file__).parent / "data" / "pack" / "corpus"
-PACK_DIGEST = "26cc3f784305a4b9e023eaae2dac403ec815b246ed1a7ac3a7181fb1dc057582"
-INFLUX_DIGEST = "754156350b99ad7d9b7d6820451d4416615e2fcbec5601aaf1ee117ade5feedd"
+PACK_DIGEST = "2faa864e2e2da46f12f76dff3e84869d2812194ffe9b333c5c5b4c0d614e5425"
+INFLUX_DIGEST = "4f0d08da9b9d24498c6b6da332945309d28c0ed0ae82954c7589f107475cf895"
 
 
 def _chunked(root: Path) -> list[tuple[str, str, str, str, list[tuple[str, str, int | None]]]]:
-    """Every document under `root` as (path, title, date, front matter root, [(heading, content, fingerprint)])."""
+    """Every document under `root` as the indexer cuts it (an untitled page headed by its name, as `_prepare` does):
+    (path, title, date, breadcrumb root, [(heading, content, fingerprint)])."""
     out: list[tuple[str, str, str, str, list[tuple[str, str, int | None]]]] = []
     for path in sorted(p for p in root.rglob("*") if p.suffix in (".md", ".txt")):
         text = path.read_text(encoding="utf-8")
-        doc = chunk_text(text) if path.suffix == ".txt" else chunk_markdown(text)
+        name = page_name(f"{root.name}/{path.relative_to(root).as_posix()}")
+        doc = chunk_text(text) if path.suffix == ".txt" else chunk_markdown(text, name)
         chunks = [(c.heading_path, c.content, fingerprint(c.content, doc.root)) for c in doc.chunks]
         out.append((path.relative_to(root).as_posix(), doc.title, doc.date, doc.root, chunks))
     return out

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from fiskai_rag import open_store
+import pytest
+
+from fiskai_rag import Store, _proximity, open_store
 from fiskai_rag._proximity import ORDERED_WEIGHT, UNIGRAM_WEIGHT, WINDOW, WINDOW_WEIGHT, proximity, term_pairs
 from fiskai_rag._search import fts_query, lexical
 
@@ -102,3 +104,47 @@ def test_pair_scores_of_a_pool_are_the_whole_tables(tmp_path: Path) -> None:
         )
         assert rescored[chunk_id] == expected
     assert any(chunk_id in ordered for chunk_id, _ in pool)  # the pool holds a chunk the pairs score
+
+
+_QUESTIONS = (
+    "how do I restart the broker after draining the node?",
+    "backpressure alarm fires when producers wait on a full buffer",
+    "upgrade one node at a time and read the release notes",
+    "slowest consumer raising the buffer size delays the alarm",
+    "what does the retention policy keep for old messages",
+)
+
+
+def _hits(store: Store, query: str) -> list[tuple[str, float, tuple[str, ...], int]]:
+    return [(h.citation, h.score, h.also, h.also_total) for h in store.search(query, top_k=20).hits]
+
+
+def test_pair_queries_on_a_second_connection_rank_exactly_as_on_the_pool(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # From its second search on, a store runs the pair queries of a longer question over the whole
+    # table in its pair worker; the hits and their scores must be those of the pair queries run on the
+    # pool afterwards, as the first search runs them.
+    monkeypatch.setattr(_proximity, "WORKER_MIN_CHUNKS", 0)  # the worker serves only large stores otherwise
+    monkeypatch.setattr(_proximity, "spare_core", lambda: True)  # and only while a core is free
+    first = _hits(store, _QUESTIONS[0])
+    assert store._pairs.worker is None
+    parallel = [_hits(store, q) for q in _QUESTIONS]
+    assert parallel[0] == first
+    worker = store._pairs.worker
+    assert worker is not None  # the worker path ran
+    monkeypatch.setattr(_proximity, "WORKER_PAIRS", 10**9)
+    assert [_hits(store, q) for q in _QUESTIONS] == parallel
+
+    db = store._require_db()
+    plain = {chunk_id: -UNIGRAM_WEIGHT * score for chunk_id, score in lexical(db, fts_query(_QUESTIONS[1]), 100)}
+    hits = store.search(_QUESTIONS[1], top_k=20).hits
+    assert any(hit.score != plain[hit.chunk_id] for hit in hits)  # the pairs moved a score: a real check
+    store.close()
+    assert not worker._thread.is_alive()
+
+
+def test_a_small_store_keeps_its_pair_queries_on_its_own_connection(store: Store) -> None:
+    for query in _QUESTIONS:
+        assert store.search(query).status == "ok"
+    assert store._pairs.worker is None  # below WORKER_MIN_CHUNKS the handover costs more than it saves

@@ -21,7 +21,8 @@ they are kept because a breadcrumb is shown to users and agents, and noise there
 A front matter title heading the breadcrumbs of a page without a `#` heading (Hugo pages start at `##`,
 so no section named its page): answers in the top 5 unchanged at 0.614 (identifier +1, keyword -1),
 in the pack at budget 1500 0.455 -> 0.477, tuning nDCG@10 0.526 -> 0.525; CISI, CACM, MED unchanged
-(their documents have a `#` title). Copies stay copies: the fingerprint leaves this title out.
+(their documents have a `#` title). Copies stay copies: the fingerprint leaves this title out. A page
+with neither is headed by its folder and file name (`_page_name`).
 
 Hard-wrapped prose (CISI, MED abstracts wrapped at a column) ends most sentences inside a line: cutting
 only after a line that ends a sentence made a short piece, then a cut mid-sentence at a plain line and
@@ -119,20 +120,22 @@ class Rows(NamedTuple):
     """Each chunk's `content`."""
 
 
-def chunk_markdown(text: str) -> ChunkedDocument:
+def chunk_markdown(text: str, name: str = "") -> ChunkedDocument:
     r"""Split Markdown into chunks under heading breadcrumbs.
 
     Args:
         text: The document; `\\r\\n` and a leading byte-order mark are normalised away.
+        name: The page's name when it has no title (`_page_name.page_name`): it heads the breadcrumbs
+            in the title's place.
 
     Returns:
         The title (front matter `title:`, else the first heading, else `""`), the front matter `date:`
         and the chunks.
     """
-    return _document(markdown_rows(text))
+    return _document(markdown_rows(text, name))
 
 
-def markdown_rows(text: str) -> Rows:
+def markdown_rows(text: str, name: str = "") -> Rows:
     """`chunk_markdown` without a `Chunk` object per chunk (the indexer only stores their two strings)."""
     lines = _normalise(text).split("\n")
     start, title, day = _front_matter(lines)
@@ -140,7 +143,7 @@ def markdown_rows(text: str) -> Rows:
         title = clean_heading(title)
     # A page titled in its front matter usually starts at `##`: the title heads its breadcrumbs, so every
     # section names the page it is on. A `#` heading is the page's own title and takes its place.
-    root = title
+    root = title or name
     rows: tuple[list[str], list[str]] = ([], [])
     levels: list[int] = []
     crumbs: list[str] = []

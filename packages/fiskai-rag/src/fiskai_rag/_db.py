@@ -70,10 +70,11 @@ SCHEMA_VERSION = 2
 absolute path, cited by `cite`, with `roots` and `indexed_ns`. Readers handle both; the writer migrates."""
 RECHUNK_MARK = "rechunk:"
 """Prefix of a document's stored hash while it waits to be re-chunked by a newer chunker."""
-CHUNKER_VERSION = 3
+CHUNKER_VERSION = 4
 """How documents are cut into chunks (`chunker_version` in `rag_meta`; absent means 1). 2: breadcrumbs
 without markup, answers kept whole, a `fingerprint` per chunk for distinct hits. 3: hard-wrapped prose
-splits at sentence ends inside lines. When it differs, the
+splits at sentence ends inside lines. 4: a page without a title is headed by its folder and file name
+(`_page_name`). When it differs, the
 writer makes the next index run re-read and re-chunk every file (see `_rechunk`). A column added for a
 new chunker is nullable, so older builds still read the store and the schema version stays."""
 

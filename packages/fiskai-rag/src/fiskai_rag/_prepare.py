@@ -15,6 +15,7 @@ from typing import NamedTuple
 
 from ._chunk import markdown_rows, text_rows
 from ._fingerprint import fingerprint
+from ._page_name import page_name
 from ._walk import MAX_FILE_BYTES
 
 __all__ = ["Job", "Prepared", "prepare", "prepared"]
@@ -87,7 +88,10 @@ def _prepare_one(job: Job) -> Prepared:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         return Prepared("note", note=f'skipping non-UTF-8 file "{job.key}"')
-    document = text_rows(text) if job.key.lower().endswith((".txt", ".text")) else markdown_rows(text)
+    if job.key.lower().endswith((".txt", ".text")):
+        document = text_rows(text)
+    else:
+        document = markdown_rows(text, page_name(job.key))
     root = document.root
     contents = document.contents
     prints = tuple([fingerprint(content, root) for content in contents])

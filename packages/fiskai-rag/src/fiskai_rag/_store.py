@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Concatenate, Literal, ParamSpec, TypeVar
 
 import apsw
 
+from ._burstiness import reweight
 from ._citation import Citation
 from ._db import (
     DB_NAME,
@@ -30,7 +31,7 @@ from ._db import (
 from ._distinct import distinct, with_copies
 from ._knn import Background, VectorMatrix, load_matrix, numpy_available, vec0_nearest
 from ._lock import WriterLock
-from ._proximity import RESCORE_POOL, proximity
+from ._proximity import RESCORE_POOL, PairSide, proximity
 from ._search import (
     MAX_TOP_K,
     SEARCH_FANOUT,
@@ -43,6 +44,7 @@ from ._search import (
     rrf,
 )
 from ._sql import Columns, chunk_rows, find_chunk, find_documents
+from ._topk import PRUNE_MIN_CHUNKS, pruned_top
 from ._vec import load_vec, normalise, pack, vec_available
 from .embed import Embedder, StaticEmbedder
 from .errors import (
@@ -172,6 +174,9 @@ class Store:
         self._vec_loaded = False
         self._mutex = threading.RLock()
         self._knn_db: Conn | None = None
+        self._pairs = PairSide(self.db_path)
+        self._searched = False
+        """Whether a search has run: the pair worker serves only a store that searches again."""
         self._matrix: tuple[VectorMatrix, int] | None = None
         """Every vector in memory and the KNN connection's data_version it was read at (see _knn.py)."""
         self._matrix_loader: threading.Thread | None = None
@@ -249,6 +254,7 @@ class Store:
         # sees the store closed; a process exiting does not wait for it (a daemon thread).
         self._closed = True
         self._matrix = None
+        self._pairs.close()
         for db in (self._db, self._knn_db):
             if db is not None:
                 db.close()
@@ -350,7 +356,7 @@ class Store:
                         if knn is None:
                             knn = Background(functools.partial(self._knn, blob), name="fiskai-rag-knn")
             with db:
-                lexical_ranked = proximity(db, match, lexical(db, match, RESCORE_POOL))
+                lexical_ranked = self._rescored(db, match)
                 if any(c.isdigit() for c in query):
                     # A question naming a version (`influxdb 3`, `v2`) prefers that version's document
                     # tree; only one with a digit can, so others never import the step.
@@ -369,12 +375,33 @@ class Store:
                 ranked = per_document(db, folded.ranked, owners=folded.owners)[:k]
                 # Rows a writer removed between the two sides' snapshots are skipped here.
                 hits = with_copies(db, hydrate(db, ranked), folded)
+            self._searched = True
         if degraded is not None:
             if isinstance(self.embedder, StaticEmbedder):
                 tier = f"{_MODEL_DEGRADED}: {degraded})"
             else:
                 tier = f"hybrid -> DEGRADED to lexical (embeddings unreachable: {degraded})"
         return SearchResult(hits, "ok", tier, degraded)
+
+    def _rescored(self, db: Conn, match: str) -> list[tuple[int, float]]:
+        """The best BM25 chunks re-scored by bursty words (`_burstiness`) and term proximity, best first.
+
+        A large store scores only the chunks that can be among the best (`_topk`). From a store's second
+        search on, the pair queries may run in the pair worker beside the BM25 query (`PairSide`); a
+        one-shot CLI search would pay for a thread and a cold second connection.
+        """
+        (size,) = db.execute("SELECT max(id) FROM chunks").fetchall()[0]  # about the store's size
+        large = size is not None and int(size) >= PRUNE_MIN_CHUNKS
+        pairs = self._pairs.start(match, int(size or 0)) if self._searched else None
+        try:
+            plain = (pruned_top(db, match, RESCORE_POOL) if large else None) or lexical(db, match, RESCORE_POOL)
+            weighted = reweight(db, match, plain)
+        except BaseException:
+            if pairs is not None:  # collected, so the worker is free; this error is the one to report
+                with contextlib.suppress(Exception):
+                    pairs.result()
+            raise
+        return proximity(db, match, weighted, pairs.result() if pairs is not None else None)
 
     def _knn_connection(self) -> Conn:
         if self._knn_db is None:

@@ -1,0 +1,143 @@
+"""The best chunks of a BM25 query without scoring the chunks that cannot be among them: the same rows.
+
+FTS5 computes `bm25()` for every chunk a query matches before SQLite keeps the best: 11k chunks for a
+median question on influxdata-docs, where walking the posting lists takes 0.7 ms and scoring 4.6 ms.
+Most of those chunks hold one common word of the query and nothing else of it. BM25 gives a word at
+most `idf * (k1 + 1)` per use in the query, however often a chunk repeats it (`tf (k1 + 1) / (tf +
+K)`, K > 0), so a chunk holding only a word whose bound is below the 100th best score cannot be among
+the best 100. So the query runs over the chunks that hold a rarer word or two of the common ones
+(FTS5 finds them in one walk), `bm25()` scores those with the whole query, exactly as before, and the
+result is kept only when its last score beats every left-out word's bound; otherwise the smaller set
+of common words the last score allows is tried once, then the whole query. Ties keep their order:
+with a `LIMIT`, SQLite sorts equal scores in scan order, and every row left out scores below the last.
+
+A word is common when at least `COMMON_SHARE` of the chunks hold it (at most `MAX_COMMON` words, the
+most frequent). Its document frequency comes from the `fts5vocab` table `_burstiness` reads (and
+caches per connection), under its stem by the index's own tokenizer; only an index tokenized `porter
+unicode61` is pruned, so a stem names the index's term, and only a word that is one term.
+
+Measured on influxdata-docs (bench queries, in-process, interleaved query by query with main at
+f1b52c8, which has burstiness but not this, load 1.4): whole searches 2.54 -> 1.98 ms for keyword
+pairs, 9.47 -> 8.18 ms for questions; before the merge, against 0f7249c, 2.46 -> 2.10 and 8.88 -> 8.06.
+The BM25 query alone, summed over the 20 questions, 111 -> 104 ms, over the 20 keyword pairs 35.5 ->
+25.3 ms. Smaller stores keep the plain query (`PRUNE_MIN_CHUNKS`): pruned, CISI questions took 2.84 ->
+3.26 ms and the generated 1k-file corpus's (10k chunks) 3.64 -> 3.97 ms: the lookups and the second
+walk cost more than the scoring they save, and the bound holds less often. Checked against the plain
+query on CISI, CACM, MED, influxdata-docs and the generated corpus, every query at limits 100, 20 and
+5: 726 pruned results, all equal.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import cast
+
+import apsw
+
+from ._burstiness import word_counts
+from ._db import Conn
+
+__all__ = ["COMMON_SHARE", "MAX_COMMON", "PRUNE_MIN_CHUNKS", "pruned_top"]
+
+PRUNE_MIN_CHUNKS = 20_000
+"""Smaller stores (by their largest chunk id) run the plain BM25 query."""
+COMMON_SHARE = 0.05
+"""A query word held by at least this share of the chunks is common: a chunk holding it alone is left
+unscored when the bound allows."""
+
+MAX_COMMON = 3
+"""Each pair of common words is one more AND in the walk: with 2 / 3 / 4 words the 20 questions' BM25
+queries took 108.5 / 104.1 / 104.7 ms (plain: 111); keyword pairs 25.3 either way."""
+_K1 = 1.2
+"""FTS5's bm25() k1."""
+_MARGIN = 1 + 1e-9
+"""The bound is raised by this factor so float rounding in the idf cannot make it too low."""
+_QUOTED = re.compile(r'"([^"]+)"')
+_TOKENIZER = "tokenize='porter unicode61'"
+_RESTRICTED = (
+    "SELECT rowid, bm25(chunks_fts) FROM chunks_fts WHERE chunks_fts MATCH ?1 "
+    "AND +rowid IN (SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?2) ORDER BY bm25(chunks_fts) LIMIT ?3"
+)
+
+
+def _prunable(db: Conn) -> bool:
+    """Whether the index is tokenized as the stems are taken here (and in `_burstiness.word_counts`)."""
+    rows = db.execute("SELECT sql FROM sqlite_master WHERE name = 'chunks_fts'").fetchall()
+    return bool(rows) and _TOKENIZER in str(rows[0][0])
+
+
+def _row_count(db: Conn) -> int:
+    # The first varint of FTS5's averages record (id 1 of its data table): bm25()'s own row count.
+    block = db.execute("SELECT block FROM chunks_fts_data WHERE id = 1").fetchall()
+    data = bytes(block[0][0]) if block and block[0][0] is not None else b""
+    value = 0
+    for index, byte in enumerate(data[:9]):
+        if index == 8:
+            return (value << 8) | byte
+        value = (value << 7) | (byte & 0x7F)
+        if not byte & 0x80:
+            return value
+    return 0
+
+
+def _bounds(db: Conn, terms: list[str], rows: int) -> dict[str, tuple[int, float]]:
+    """Each distinct term's document frequency and the most it can add to a chunk's score (inf: unknown)."""
+    tokenizer = cast("apsw.Connection", db).fts5_tokenizer("porter", ["unicode61"])
+    single: list[str] = []
+    out: dict[str, tuple[int, float]] = {}
+    for term in dict.fromkeys(terms):
+        tokens = list(
+            tokenizer(term.encode(), apsw.FTS5_TOKENIZE_QUERY, None, include_offsets=False, include_colocated=False)
+        )
+        if len(tokens) == 1:
+            single.append(term)
+        else:
+            out[term] = (0, math.inf)  # not a single index term: always kept
+    for term, (df, _) in word_counts(db, single).items():  # the vocabulary burstiness reads, cached
+        idf = max(math.log((rows - df + 0.5) / (df + 0.5)), 1e-6)
+        out[term] = (df, idf * (_K1 + 1.0) * terms.count(term) * _MARGIN)
+    return out
+
+
+def _restricted(db: Conn, match: str, keep: list[str], common: list[str], limit: int) -> list[tuple[int, float]]:
+    pairs = [f'("{a}" AND "{b}")' for i, a in enumerate(common) for b in common[i + 1 :]]
+    holding = " OR ".join([f'"{term}"' for term in keep] + pairs)
+    return [(int(rowid), float(score)) for rowid, score in db.execute(_RESTRICTED, (match, holding, limit))]
+
+
+def pruned_top(db: Conn, match: str, limit: int) -> list[tuple[int, float]] | None:
+    """What `lexical(db, match, limit)` returns, or None when the pruned query cannot be shown to give it.
+
+    Args:
+        db: The index (at least `PRUNE_MIN_CHUNKS` chunks for this to pay).
+        match: `fts_query`'s output: quoted terms joined with OR.
+        limit: How many of the best chunks.
+    """
+    terms = _QUOTED.findall(match)
+    if len(set(terms)) < 2 or not _prunable(db):
+        return None
+    rows = _row_count(db)
+    if rows <= 0:
+        return None
+    bounds = _bounds(db, terms, rows)
+    frequent = sorted(
+        (term for term, (df, _) in bounds.items() if df >= COMMON_SHARE * rows), key=lambda t: -bounds[t][0]
+    )
+    common = frequent[:MAX_COMMON]
+    for _attempt in range(2):
+        keep = [term for term in bounds if term not in common]
+        if not common or (len(common) == 1 and not keep):
+            return None
+        ranked = _restricted(db, match, keep, common, limit)
+        if len(ranked) < limit:
+            return None  # fewer chunks than asked for: the left-out ones may be needed
+        last = -ranked[-1][1]
+        if last > max(bounds[term][1] for term in common):
+            return ranked
+        # The last score reached here is a floor for any larger set's: keep only the words below it.
+        smaller = [term for term in common if bounds[term][1] < last]
+        if len(smaller) == len(common):
+            return None
+        common = smaller
+    return None

@@ -1,0 +1,89 @@
+"""The helper thread search hands its pair queries to: one call at a time, errors raised at the caller."""
+
+from __future__ import annotations
+
+import os
+import threading
+
+import pytest
+
+from fiskai_rag import _worker
+from fiskai_rag._worker import Worker, spare_core
+
+
+def test_a_call_runs_in_the_workers_thread_and_returns_its_value() -> None:
+    worker: Worker[str] = Worker(name="test-worker")
+    try:
+        for n in range(3):  # the same thread serves call after call
+            worker.submit(lambda n=n: f"{threading.current_thread().name}:{n}")
+            assert worker.result() == f"test-worker:{n}"
+    finally:
+        worker.stop()
+
+
+def test_the_calls_exception_is_raised_by_result_and_the_worker_goes_on() -> None:
+    worker: Worker[int] = Worker(name="test-worker")
+    try:
+        worker.submit(lambda: int("not a number"))
+        with pytest.raises(ValueError, match="not a number"):
+            worker.result()
+        worker.submit(lambda: 7)
+        assert worker.result() == 7
+    finally:
+        worker.stop()
+
+
+def test_a_second_submit_before_the_result_is_refused() -> None:
+    worker: Worker[int] = Worker(name="test-worker")
+    release = threading.Event()
+    try:
+        worker.submit(lambda: 1 if release.wait(timeout=10) else 0)
+        with pytest.raises(RuntimeError, match="collect its result first"):
+            worker.submit(lambda: 2)
+        release.set()
+        assert worker.result() == 1
+        with pytest.raises(RuntimeError, match="without a submitted call"):
+            worker.result()
+    finally:
+        release.set()
+        worker.stop()
+
+
+def test_stop_waits_for_a_running_call_and_ends_the_thread() -> None:
+    worker: Worker[int] = Worker(name="test-worker-stop")
+    started, release = threading.Event(), threading.Event()
+    ran: list[int] = []
+
+    def call() -> int:
+        started.set()
+        release.wait(timeout=10)
+        ran.append(1)
+        return 1
+
+    worker.submit(call)
+    assert started.wait(timeout=10)
+    release.set()
+    worker.stop()
+    assert ran == [1]
+    assert not any(t.name == "test-worker-stop" for t in threading.enumerate())
+
+
+def test_a_spare_core_is_one_the_load_average_leaves_beside_the_callers(monkeypatch: pytest.MonkeyPatch) -> None:
+    def four_cores(_pid: int) -> set[int]:
+        return {0, 1, 2, 3}
+
+    monkeypatch.setattr(os, "sched_getaffinity", four_cores)
+    for load, spare in ((0.5, True), (2.9, True), (3.0, False), (7.5, False)):
+        monkeypatch.setattr(_worker, "_load_seen", [])  # the reading is kept for a second otherwise
+        monkeypatch.setattr(os, "getloadavg", lambda load=load: (load, load, load))
+        assert spare_core() is spare, load
+    # Read again only after a second: the machine's load is one reading for many searches.
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.0, 0.0, 0.0))
+    assert spare_core() is False
+
+    def unknown() -> tuple[float, float, float]:
+        raise OSError("no load average")
+
+    monkeypatch.setattr(_worker, "_load_seen", [])
+    monkeypatch.setattr(os, "getloadavg", unknown)
+    assert spare_core() is False  # without a reading the caller keeps the work
