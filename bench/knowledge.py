@@ -11,7 +11,9 @@ no-change re-index of 10k files <= 0.8 s, 1% edited <= 1.5 s; `fiskai knowledge 
 keywords and <= 15 ms for a whole question, and <= 2x a raw FTS5 bm25 query at 100k chunks; hybrid
 (384 dims) <= 1.3x a raw vec0 KNN; peak RSS <= 100 MB indexing and <= 60 MB searching; store size
 <= 2.5x the corpus; with --model (issue 16): cold hybrid index of influxdata-docs <= 60 s beside the
-lexical one, in-process hybrid search p50 <= 20 ms, hybrid CLI search p50 <= 250 ms. Medians throughout. Every operation runs in a fresh child process
+lexical one, in-process hybrid search p50 <= 20 ms, hybrid CLI search p50 <= 250 ms. Medians throughout:
+the cold index and its floor alternate for `--index-rounds` rounds (a single cold index on this shared
+2-core machine varied by 20-60% from run to run). Every operation runs in a fresh child process
 (bench/knowledge_ops.py) after the workspace is compiled to bytecode. Pieces of fiskai_rag that do not
 exist yet are reported as "not built" rather than failing the run.
 """
@@ -121,10 +123,13 @@ def _p95(samples: list[float]) -> float:
 
 
 class Bench:
-    def __init__(self, rounds: int, cli_runs: int, hybrid: bool, model: str | None = None) -> None:
+    def __init__(
+        self, rounds: int, cli_runs: int, hybrid: bool, model: str | None = None, index_rounds: int = 3
+    ) -> None:
         self.rows: list[Row] = []
         self.notes: list[str] = []
         self.rounds = rounds
+        self.index_rounds = index_rounds
         self.cli_runs = cli_runs
         self.hybrid = hybrid
         self.model = model
@@ -148,25 +153,42 @@ class Bench:
         state, raw_db = work / "state", work / "raw.db"
         store = state / "knowledge" / "default"
         size = corpus_bytes(corpus)
-        floor = _child("raw-insert", corpus=str(corpus), db=str(raw_db))
-        if not self.note(name, "raw FTS5 insert", floor):
-            return
+        floors: list[float] = []
+        colds: list[float] = []
+        floor: dict[str, Any] = {}
+        cold: dict[str, Any] | None = None
+        # Floor and cold index alternate, each round in fresh files, so load on a shared machine hits
+        # both; the medians are compared. The last round's store serves the measurements after it.
+        for _ in range(self.index_rounds):
+            floor = _child("raw-insert", corpus=str(corpus), db=str(raw_db))
+            if not self.note(name, "raw FTS5 insert", floor):
+                return
+            floors.append(floor["seconds"])
+            shutil.rmtree(state, ignore_errors=True)
+            cold = _child("index", corpus=str(corpus), store=str(store))
+            if not self.note(name, "cold index", cold):
+                cold = None  # the store is not whole: nothing below measures it
+                break
+            colds.append(cold["seconds"])
         summary = f"{name}: {size / 1e6:.1f} MB of Markdown, {floor['chunks']:,} chunks"
         self.notes.append(summary)
-        print(f"{summary}; raw insert {floor['seconds']:.2f} s", flush=True)
-        cold = _child("index", corpus=str(corpus), store=str(store))
-        if self.note(name, "cold index", cold):
-            self.lexical_cold[name] = cold["seconds"]
-            ratio = cold["seconds"] / floor["seconds"]
+        print(f"{summary}; raw insert {statistics.median(floors):.2f} s (median of {len(floors)})", flush=True)
+        if cold is not None:
+            seconds, base = statistics.median(colds), statistics.median(floors)
+            self.lexical_cold[name] = seconds
+            self.notes.append(
+                f"{name}: cold index rounds (s): ours {' '.join(f'{c:.3f}' for c in colds)}; "
+                f"floor {' '.join(f'{f:.3f}' for f in floors)}"
+            )
             self.rows += [
                 Row(
                     name,
                     f"cold index ({cold['files']} files)",
-                    cold["seconds"],
-                    floor["seconds"],
+                    seconds,
+                    base,
                     "s",
                     "<= 1.5x",
-                    ratio <= 1.5,
+                    seconds / base <= 1.5,
                 ),
                 Row(name, "peak RSS indexing", cold["rss_mb"], None, "MB", "<= 100 MB", cold["rss_mb"] <= 100),
                 Row(
@@ -355,6 +377,12 @@ def main() -> int:
     parser.add_argument("--no-hybrid", action="store_true", help="skip the vector tier")
     parser.add_argument("--rounds", type=int, default=None, help="passes over the 20+20 search queries")
     parser.add_argument(
+        "--index-rounds",
+        type=int,
+        default=None,
+        help="cold index and raw insert rounds, alternating; medians compared (default 3; quick 5)",
+    )
+    parser.add_argument(
         "--model",
         default=None,
         metavar="NAME|DIR",
@@ -374,6 +402,7 @@ def main() -> int:
     print(f"generated corpus ready in {time.perf_counter() - start:.1f} s: {corpus}", flush=True)
     bench = Bench(
         rounds=args.rounds or (3 if args.quick else 5),
+        index_rounds=max(1, args.index_rounds or (5 if args.quick else 3)),
         cli_runs=10 if args.quick else 21,
         hybrid=not args.no_hybrid,
         model=args.model,

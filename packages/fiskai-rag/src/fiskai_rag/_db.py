@@ -46,7 +46,9 @@ __all__ = [
     "clear_index",
     "columns",
     "corruption_guard",
+    "create_fingerprint_index",
     "create_vec_table",
+    "drop_fingerprint_index",
     "drop_vec_table",
     "has_dates",
     "has_table",
@@ -79,7 +81,10 @@ new chunker is nullable, so older builds still read the store and the schema ver
 _BUSY_MS = 5000
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
-_SCHEMA = """
+_FINGERPRINT_INDEX = (
+    "CREATE INDEX IF NOT EXISTS chunks_by_fingerprint ON chunks(fingerprint) WHERE fingerprint IS NOT NULL"
+)
+_SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS documents(
     id INTEGER PRIMARY KEY,
     path TEXT NOT NULL UNIQUE,
@@ -101,7 +106,7 @@ CREATE TABLE IF NOT EXISTS chunks(
     fingerprint INTEGER
 );
 CREATE UNIQUE INDEX IF NOT EXISTS chunks_by_document ON chunks(document_id, ordinal);
-CREATE INDEX IF NOT EXISTS chunks_by_fingerprint ON chunks(fingerprint) WHERE fingerprint IS NOT NULL;
+{_FINGERPRINT_INDEX};
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(content, heading_path, tokenize='porter unicode61');
 CREATE TRIGGER IF NOT EXISTS chunks_ad AFTER DELETE ON chunks BEGIN
     DELETE FROM chunks_fts WHERE rowid = old.id;
@@ -420,6 +425,23 @@ def write_manifest(db: Conn, manifest: Manifest) -> None:
         "document_prefix": manifest.document_prefix,
     }
     db.executemany("INSERT OR REPLACE INTO rag_meta(key, value) VALUES (?, ?)", list(rows.items()))
+
+
+def drop_fingerprint_index(db: Conn) -> None:
+    """Drop the fingerprint index while a first build fills an empty store (`create_fingerprint_index` after).
+
+    A first build inserts chunks in id order but their fingerprints in random order: one sorted build
+    at the end saved about 15 ms of CPU on the cold index of influxdata-docs (38.6k chunks; 0.99 ->
+    0.975 s, median of 6 alternating runs) and nothing measurable on the generated corpora. Readers
+    meanwhile find copies by a scan of `chunks`, which is correct. A run that dies before it recreates
+    the index leaves it to the next writer's open (`_SCHEMA`).
+    """
+    db.execute("DROP INDEX IF EXISTS chunks_by_fingerprint")
+
+
+def create_fingerprint_index(db: Conn) -> None:
+    """Create the index `_distinct` looks copies up by, when it is absent."""
+    db.execute(_FINGERPRINT_INDEX)
 
 
 def create_vec_table(db: Conn, dimension: int) -> None:

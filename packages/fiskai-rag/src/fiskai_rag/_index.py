@@ -14,6 +14,7 @@ import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from itertools import repeat
 
 import apsw
 
@@ -22,7 +23,9 @@ from ._db import (
     Conn,
     Manifest,
     clear_index,
+    create_fingerprint_index,
     create_vec_table,
+    drop_fingerprint_index,
     read_manifest,
     settle_dates,
     write_manifest,
@@ -280,45 +283,56 @@ def run_index(  # noqa: C901
     if adopted and not dry_run:
         with db:
             db.executemany("UPDATE documents SET path = ? WHERE id = ?", adopted)
-    rows = {job.key: (candidate, row) for job, candidate, row in work}
-    for job, result in prepared([job for job, _, _ in work]):
-        candidate, row = rows[job.key]
-        done += 1
-        if result.outcome == "note":
-            stats.notes.append(result.note)
-        elif result.outcome == "same":
-            # Same bytes, new mtime (a checkout, a touch): remember the stat so the next run skips the read.
-            assert row is not None
-            stats.skipped += 1
-            stats.chunks += row[4]
-            touched.append((candidate.size, candidate.mtime_ns, row[0]))
-        else:
-            existing = None if row is None or reindex else row[0]
-            if existing is None:
-                stats.added += 1
+    # A first build keeps no fingerprint index while it fills the store (see `drop_fingerprint_index`).
+    deferred = stats.first_build and not dry_run and bool(work)
+    if deferred:
+        with db:
+            drop_fingerprint_index(db)
+    try:
+        rows = {job.key: (candidate, row) for job, candidate, row in work}
+        for job, result in prepared([job for job, _, _ in work]):
+            candidate, row = rows[job.key]
+            done += 1
+            if result.outcome == "note":
+                stats.notes.append(result.note)
+            elif result.outcome == "same":
+                # Same bytes, new mtime (a checkout, a touch): remember the stat so the next run skips the read.
+                assert row is not None
+                stats.skipped += 1
+                stats.chunks += row[4]
+                touched.append((candidate.size, candidate.mtime_ns, row[0]))
             else:
-                stats.updated += 1
-            count = len(result.chunks)
-            stats.chunks += count
-            if vectors_on:
-                stats.embeddings += count
-            if not dry_run:
-                cite = row[5] if existing is not None and row is not None else labels.cite(candidate)
-                batch.append(_Pending(candidate, result, existing, cite))
-                batch_bytes += candidate.size
-                batch_chunks += count
-        if batch and (
-            len(batch) >= _BATCH_FILES
-            or batch_bytes >= _BATCH_BYTES
-            or (vectors_on and batch_chunks >= _BATCH_CHUNKS_EMBEDDED)
-        ):
-            _flush(db, batch, embedder if vectors_on else None, manifest, labels)
-            batch, batch_bytes, batch_chunks = [], 0, 0
-        if progress is not None:
-            progress(done, total, job.key)
+                existing = None if row is None or reindex else row[0]
+                if existing is None:
+                    stats.added += 1
+                else:
+                    stats.updated += 1
+                count = len(result.contents)
+                stats.chunks += count
+                if vectors_on:
+                    stats.embeddings += count
+                if not dry_run:
+                    cite = row[5] if existing is not None and row is not None else labels.cite(candidate)
+                    batch.append(_Pending(candidate, result, existing, cite))
+                    batch_bytes += candidate.size
+                    batch_chunks += count
+            if batch and (
+                len(batch) >= _BATCH_FILES
+                or batch_bytes >= _BATCH_BYTES
+                or (vectors_on and batch_chunks >= _BATCH_CHUNKS_EMBEDDED)
+            ):
+                _flush(db, batch, embedder if vectors_on else None, manifest, labels)
+                batch, batch_bytes, batch_chunks = [], 0, 0
+            if progress is not None:
+                progress(done, total, job.key)
+        if not dry_run:
+            if batch:
+                _flush(db, batch, embedder if vectors_on else None, manifest, labels)
+    finally:
+        if deferred:
+            with db:
+                create_fingerprint_index(db)
     if not dry_run:
-        if batch:
-            _flush(db, batch, embedder if vectors_on else None, manifest, labels)
         with db:
             labels.save(db)
         if touched:
@@ -344,7 +358,11 @@ def run_index(  # noqa: C901
 
 
 def _embed_batch(batch: list[_Pending], embedder: Embedder, manifest: Manifest | None) -> list[bytes]:
-    inputs = [document_input(embedder, heading, content) for p in batch for heading, content, _ in p.result.chunks]
+    inputs = [
+        document_input(embedder, heading, content)
+        for p in batch
+        for heading, content in zip(p.result.headings, p.result.contents, strict=True)
+    ]
     if not inputs:
         return []
     vectors = embedder.embed(inputs)
@@ -389,8 +407,8 @@ def _write_batch(db: Conn, batch: list[_Pending], blobs: list[bytes]) -> None:
     for pending in batch:
         candidate = pending.candidate
         result = pending.result
-        chunks = result.chunks
-        row = (result.title, result.date, candidate.size, candidate.mtime_ns, result.digest, len(chunks), now)
+        count = len(result.contents)
+        row = (result.title, result.date, candidate.size, candidate.mtime_ns, result.digest, count, now)
         if pending.existing_id is not None:
             doc_id = pending.existing_id
             db.execute("DELETE FROM chunks WHERE document_id = ?", (doc_id,))
@@ -403,10 +421,10 @@ def _write_batch(db: Conn, batch: list[_Pending], blobs: list[bytes]) -> None:
             doc_id = next_doc
             next_doc += 1
             new_docs.append((doc_id, candidate.key, pending.cite, *row))
-        for ordinal, (heading, content, fingerprint) in enumerate(chunks):
-            chunk_rows.append((next_id, doc_id, ordinal, fingerprint))
-            fts_rows.append((next_id, content, heading))
-            next_id += 1
+        ids = range(next_id, next_id + count)
+        chunk_rows += zip(ids, repeat(doc_id, count), range(count), result.prints, strict=True)
+        fts_rows += zip(ids, result.contents, result.headings, strict=True)
+        next_id += count
     db.executemany(
         "INSERT INTO documents(id, path, cite, title, date, size, mtime_ns, hash, chunk_count, indexed_ns) "
         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",

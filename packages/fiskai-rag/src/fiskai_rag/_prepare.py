@@ -11,9 +11,9 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass
+from typing import NamedTuple
 
-from ._chunk import chunk_markdown, chunk_text
+from ._chunk import markdown_rows, text_rows
 from ._fingerprint import fingerprint
 from ._page_name import page_name
 from ._walk import MAX_FILE_BYTES
@@ -24,9 +24,12 @@ _GROUP = 64
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 
-@dataclass(frozen=True, slots=True)
-class Job:
-    """One file to read: its key, where to read it, the size the walk saw, the stored hash if any."""
+class Job(NamedTuple):
+    """One file to read: its key, where to read it, the size the walk saw, the stored hash if any.
+
+    Named tuples here and in `Prepared` (and `_walk.Candidate`): immutable as frozen dataclasses, and
+    built in a third of the time, once per file (7.4k files of tldr-pages: 18 ms of frozen inits).
+    """
 
     key: str
     path: str
@@ -34,8 +37,7 @@ class Job:
     known_digest: str
 
 
-@dataclass(frozen=True, slots=True)
-class Prepared:
+class Prepared(NamedTuple):
     """What became of a job: chunks (`doc`), unchanged bytes (`same`), or a note saying why it was skipped."""
 
     outcome: str
@@ -43,8 +45,12 @@ class Prepared:
     title: str = ""
     date: str = ""
     """Front matter `date:` as `YYYY-MM-DD`, or `""`."""
-    chunks: tuple[tuple[str, str, int | None], ...] = ()
-    """(heading_path, content, fingerprint) in order; see `_fingerprint.fingerprint`."""
+    headings: tuple[str, ...] = ()
+    """Each chunk's heading path, in order; `contents` and `prints` run in parallel (the indexer zips
+    them into its rows in C, where a tuple per chunk cost a Python loop)."""
+    contents: tuple[str, ...] = ()
+    prints: tuple[int | None, ...] = ()
+    """Each chunk's `_fingerprint.fingerprint`."""
     note: str = ""
 
 
@@ -82,11 +88,22 @@ def _prepare_one(job: Job) -> Prepared:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         return Prepared("note", note=f'skipping non-UTF-8 file "{job.key}"')
-    document = (
-        chunk_text(text) if job.key.lower().endswith((".txt", ".text")) else chunk_markdown(text, page_name(job.key))
+    if job.key.lower().endswith((".txt", ".text")):
+        document = text_rows(text)
+    else:
+        document = markdown_rows(text, page_name(job.key))
+    root = document.root
+    contents = document.contents
+    prints = tuple([fingerprint(content, root) for content in contents])
+    return Prepared(
+        "doc",
+        digest=digest,
+        title=document.title,
+        date=document.date,
+        headings=tuple(document.headings),
+        contents=tuple(contents),
+        prints=prints,
     )
-    chunks = tuple((c.heading_path, c.content, fingerprint(c.content, document.root)) for c in document.chunks)
-    return Prepared("doc", digest=digest, title=document.title, date=document.date, chunks=chunks)
 
 
 def prepare(jobs: list[Job]) -> list[Prepared]:

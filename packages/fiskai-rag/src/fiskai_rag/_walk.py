@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 __all__ = ["EXTENSIONS", "MAX_FILE_BYTES", "Candidate", "WalkResult", "real_root", "snapshot", "walk"]
 
@@ -19,8 +19,7 @@ EXTENSIONS = frozenset({".md", ".markdown", ".txt", ".text"})
 MAX_FILE_BYTES = 512 * 1024
 
 
-@dataclass(frozen=True, slots=True)
-class Candidate:
+class Candidate(NamedTuple):
     """A file to consider for indexing."""
 
     key: str
@@ -89,7 +88,7 @@ def walk(roots: list[str], *, exclude_dir: str | None) -> WalkResult:
         key = real_root(root)
         result.root_keys.append(key)
         if stat.S_ISDIR(st.st_mode):
-            result.candidates.extend(_walk_dir(root, key, key, excluded, result.notes))
+            _walk_dir(root, key, key, excluded, result)
         elif stat.S_ISREG(st.st_mode) and _eligible(os.path.basename(root)):
             if st.st_size > MAX_FILE_BYTES:
                 result.notes.append(f'skipping oversized file "{key}" ({st.st_size} bytes)')
@@ -98,25 +97,27 @@ def walk(roots: list[str], *, exclude_dir: str | None) -> WalkResult:
     return result
 
 
-def _walk_dir(
-    directory: str, key: str, real_root: str, excluded: tuple[int, int] | None, notes: list[str]
-) -> Iterator[Candidate]:
+def _walk_dir(directory: str, key: str, real_root: str, excluded: tuple[int, int] | None, result: WalkResult) -> None:
+    # Appends to `result` (a generator per level cost every file a resumption per level of depth).
+    notes = result.notes
     try:
         with os.scandir(directory) as it:
             entries = sorted(it, key=lambda e: e.name)
     except OSError as err:
         notes.append(f'skipping unreadable directory "{key}": {err.strerror}')
         return
+    prefix = key.rstrip("/") + "/"
+    add = result.candidates.append
     for entry in entries:
         name = entry.name
-        child_key = f"{key.rstrip('/')}/{name}"
+        child_key = prefix + name
         if entry.is_dir(follow_symlinks=False):
             if name.startswith(".") or name == "memory":
                 continue
             st = entry.stat(follow_symlinks=False)
             if excluded is not None and (st.st_dev, st.st_ino) == excluded:
                 continue
-            yield from _walk_dir(entry.path, child_key, real_root, excluded, notes)
+            _walk_dir(entry.path, child_key, real_root, excluded, result)
             continue
         if not _eligible(name):
             continue
@@ -143,7 +144,7 @@ def _walk_dir(
         if st.st_size > MAX_FILE_BYTES:
             notes.append(f'skipping oversized file "{child_key}" ({st.st_size} bytes)')
             continue
-        yield Candidate(child_key, path, st.st_size, st.st_mtime_ns, real_root)
+        add(Candidate(child_key, path, st.st_size, st.st_mtime_ns, real_root))
 
 
 def snapshot(paths: list[str], *, exclude_dir: str | None = None) -> dict[str, tuple[int, int]]:
