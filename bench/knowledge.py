@@ -2,8 +2,8 @@
 
 Run: uv run python bench/knowledge.py            # generated 10k-file corpus + the two real corpora
      uv run python bench/knowledge.py --quick    # 1k generated files only: a smoke run in about a minute
-     uv run python bench/static_shape_model.py bench/data/shape-8M   # a model of the default's shape
-     uv run python bench/knowledge.py --files 1000 --real influxdata-docs --no-hybrid --model bench/data/shape-8M
+     uv run python bench/static_shape_model.py bench/.data/shape-8M   # a model of the default's shape
+     uv run python bench/knowledge.py --files 1000 --real influxdata-docs --no-hybrid --model bench/.data/shape-8M
 
 Targets (issue 5, "Speed"): cold lexical index <= 1.5x a raw apsw FTS5 insert of the same chunks;
 no-change re-index of 10k files <= 0.8 s, 1% edited <= 1.5 s; `fiskai knowledge search` as a CLI p50
