@@ -264,6 +264,7 @@ def translation_rerank(
     min_terms: int = VERBOSE_TERMS,
     content: bool = False,
     sample: int = 0,
+    min_df: int = 0,
 ) -> Rescore:
     """The product's ranking, then its top `depth` re-scored: each question word a chunk lacks earns
     beta x idf(word) x the best association (relative to the word's strongest) among its top `k`
@@ -280,6 +281,8 @@ def translation_rerank(
         stems = {co.stem(t) for t in distinct}
         assoc: dict[str, dict[str, float]] = {}
         for s in stems:
+            if len(co.any.get(s, ())) < min_df:  # no associates stored for rarer words
+                continue
             got = [(v, a) for v, a in co.associates(s, method, 3, 50) if v not in stems][:k]
             if got:
                 best = got[0][1]
@@ -418,6 +421,8 @@ def variants() -> dict[str, Rescore]:
     for beta in (0.1, 0.2, 0.3):
         for k in (5, 10):
             out[f"local llr b{beta} k{k}"] = local_rerank(beta, 30, k=k)
+    for min_df in (20, 50, 200):
+        out[f"mindf {min_df} llr b0.2 k10"] = translation_rerank("llr", 0.2, 30, k=10, content=True, min_df=min_df)
     for sample in (32, 64, 128, 256):
         out[f"sampled {sample} llr b0.2 k10"] = translation_rerank("llr", 0.2, 30, k=10, content=True, sample=sample)
     for method in ("dice", "llr", "head", "npmi"):
