@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from lexical_lab import SETS  # the same four sets over the same stores (bench/ is on sys.path)
 
 from fiskai_rag import open_store
 from fiskai_rag._burstiness import VERBOSE_TERMS, term_weights
@@ -56,13 +57,6 @@ from fiskai_rag._query import is_filler
 from fiskai_rag._store import Store
 from fiskai_rag.eval import check_answers, evaluate, load_suite, suite_from_mapping
 
-ROOT = Path(__file__).resolve().parents[1]
-SETS = {
-    "cisi": ROOT.parent / "shared/fixtures/ir/cisi",
-    "cacm": ROOT.parent / "shared/fixtures/ir/cacm",
-    "med": ROOT.parent / "shared/fixtures/ir/med",
-    "influx": ROOT / "packages/fiskai-rag/evals/influxdata-tuning.yaml",
-}
 _QUOTED = re.compile(r'"([^"]+)"')
 
 
@@ -287,20 +281,27 @@ def translation_rerank(
             if got:
                 best = got[0][1]
                 assoc[s] = {v: a / best for v, a in got}
-        head: list[tuple[int, float]] = []
-        for c, score in ranked[:depth]:
-            have = co.chunk_terms.get(c, set())
-            bonus = 0.0
-            for s, table in assoc.items():
-                if s in have:
-                    continue
-                credit = max((a for v, a in table.items() if v in have), default=0.0)
-                bonus += beta * co.idf(s) * credit
-            head.append((c, score + bonus))
-        head.sort(key=lambda kv: (-kv[1], kv[0]))
-        return head + list(ranked[depth:])
+        return _with_bonus(ranked, depth, co, assoc, beta)
 
     return rescore
+
+
+def _with_bonus(
+    ranked: Sequence[tuple[int, float]], depth: int, co: Any, assoc: dict[str, dict[str, float]], beta: float
+) -> list[tuple[int, float]]:
+    """The head of `ranked` re-sorted after each question word a chunk lacks earns beta x idf x its best
+    associate the chunk has; the tail keeps its order."""
+    head: list[tuple[int, float]] = []
+    for c, score in ranked[:depth]:
+        have = co.chunk_terms.get(c, set())
+        bonus = 0.0
+        for s, table in assoc.items():
+            if s in have:
+                continue
+            bonus += beta * co.idf(s) * max((a for v, a in table.items() if v in have), default=0.0)
+        head.append((c, score + bonus))
+    head.sort(key=lambda kv: (-kv[1], kv[0]))
+    return head + list(ranked[depth:])
 
 
 def local_rerank(beta: float, depth: int, k: int = 10, pool: int = RESCORE_POOL) -> Rescore:
@@ -338,17 +339,7 @@ def local_rerank(beta: float, depth: int, k: int = 10, pool: int = RESCORE_POOL)
             if got:
                 best = got[0][1]
                 assoc[s] = {v: a / best for v, a in got}
-        head: list[tuple[int, float]] = []
-        for c, score in ranked[:depth]:
-            have = co.chunk_terms.get(c, set())
-            bonus = 0.0
-            for s, table in assoc.items():
-                if s in have:
-                    continue
-                bonus += beta * co.idf(s) * max((a for v, a in table.items() if v in have), default=0.0)
-            head.append((c, score + bonus))
-        head.sort(key=lambda kv: (-kv[1], kv[0]))
-        return head + list(ranked[depth:])
+        return _with_bonus(ranked, depth, co, assoc, beta)
 
     return rescore
 
