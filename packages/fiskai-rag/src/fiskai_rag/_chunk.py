@@ -4,7 +4,8 @@ The block structure comes from a single pass over lines that follows CommonMark'
 constructs chunking cares about: ATX and setext headings, fenced code (backticks and tildes, closed by a
 run of the same character at least as long), indented code, thematic breaks and YAML/TOML front matter.
 markdown-it-py parses the same documents correctly but at about 5 MB/s on this machine class, which alone
-would spend the whole cold-index budget; this scanner runs at over 100 MB/s and the tests check it
+would spend the whole cold-index budget; this scanner chunks influxdata-docs at about 90 MB/s (22 MB in
+0.25 s, 2026-12-01) and the tests check it
 against markdown-it-py's headings and fences on real documentation.
 
 Known deviation from CommonMark: a fence opener is recognised at any indentation (fences inside list
