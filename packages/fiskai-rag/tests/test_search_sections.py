@@ -1,0 +1,105 @@
+"""A verbose question that names a documentation tree (a product's top-level folder) ranks that tree first."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from fiskai_rag import _section, open_store
+from fiskai_rag._section import top_level_trees
+
+_FILLER = "The operator reads the notes before the change window opens and writes down what was seen."
+
+
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+def _corpus(root: Path) -> Path:
+    """Two products' trees, a shared folder whose fragments products include, and a tree named `guide`."""
+    content = root / "docs" / "content"
+    for n in range(6):
+        # Zephyr's own pages use its name; so it is a product name, used mostly in its tree.
+        _write(content / "zephyr" / f"topic-{n}.md", f"# Zephyr topic {n}\n\nZephyr keeps notes. {_FILLER}\n")
+        _write(content / "orbit" / f"topic-{n}.md", f"# Orbit topic {n}\n\n{_FILLER}\n")
+        # `guide` is a folder, but the word is used everywhere else: it names no tree.
+        _write(content / "other" / f"guide-{n}.md", f"# Notes {n}\n\nSee the guide. {_FILLER}\n")
+    _write(content / "guide" / "start.md", "# Start\n\nKeep the rollback checklist of a release at hand.\n")
+    _write(
+        content / "other" / "rollback.md", "# Rollback\n\nThe guide holds the rollback checklist for every release.\n"
+    )
+    # The words alone prefer Orbit's page (it repeats them); Zephyr's and the shared fragment name zephyr.
+    _write(
+        content / "orbit" / "ports.md",
+        "# Web interface port\n\nThe web interface listens on port 8090 by default; its port is fixed.\n",
+    )
+    _write(
+        content / "zephyr" / "ports.md",
+        "# Ports\n\nZephyr serves its web interface on port 8888 by default, as servers do.\n",
+    )
+    _write(
+        content / "shared" / "zephyr" / "limits.md",
+        "# Limits\n\nZephyr allows 100 web interface port users by default.\n",
+    )
+    return root / "docs"
+
+
+def _hits(root: Path, question: str) -> list[str]:
+    with open_store(root / "store", read_only=False) as store:
+        store.index([str(_corpus(root))])  # the second call finds every file unchanged
+        return [hit.path.removeprefix("docs/content/") for hit in store.search(question, top_k=3).hits]
+
+
+def test_a_verbose_question_naming_a_product_ranks_its_tree_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    question = "which port does the zephyr web interface use by default"
+    with monkeypatch.context() as patch:
+        patch.setattr(_section, "SECTION_BOOST", 0.0)
+        before = _hits(tmp_path, question)
+    after = _hits(tmp_path, question)
+
+    assert before[0] == "orbit/ports.md"  # the words alone prefer the other product's page
+    assert after[:2] == ["zephyr/ports.md", "shared/zephyr/limits.md"]  # shared fragments count as the product's
+    assert after[2] == "orbit/ports.md"
+
+
+def test_a_short_question_keeps_the_ranking(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    question = "zephyr web port"  # three words, each chosen: BM25 weighs them
+    with monkeypatch.context() as patch:
+        patch.setattr(_section, "SECTION_BOOST", 1.0)
+        boosted = _hits(tmp_path, question)
+    with monkeypatch.context() as patch:
+        patch.setattr(_section, "SECTION_BOOST", 0.0)
+        plain = _hits(tmp_path, question)
+
+    assert boosted == plain
+
+
+def test_a_folder_named_by_a_common_word_names_no_tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    question = "where does the guide keep the rollback checklist for a release"
+    with monkeypatch.context() as patch:
+        patch.setattr(_section, "SECTION_BOOST", 1.0)  # large enough to move anything it applied to
+        boosted = _hits(tmp_path, question)
+    with monkeypatch.context() as patch:
+        patch.setattr(_section, "SECTION_BOOST", 0.0)
+        plain = _hits(tmp_path, question)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(_section, "SECTION_BOOST", 1.0)
+        patch.setattr(_section, "MIN_SHARE", 0.0)  # control: were `guide` taken for a name, its tree would lead
+        taken = _hits(tmp_path, question)
+
+    assert boosted == plain
+    assert plain[0] != "guide/start.md"
+    assert taken[0] == "guide/start.md"
+
+
+def test_trees_are_where_a_roots_documents_first_branch() -> None:
+    site = ["site/content/_index.md", "site/content/alpha/v1/a.md", "site/content/beta/b.md", "site/content/x.md"]
+
+    assert top_level_trees(site) == {"alpha", "beta"}  # the single folder `content` is skipped
+    assert top_level_trees(["cisi/corpus/0001.md", "cisi/corpus/0002.md"]) == frozenset()  # a flat collection
+    assert top_level_trees(["one/a.md", "two/Docs/a.md", "two/API/b.md"]) == {"docs", "api"}  # per root
