@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from fiskai_rag import _section, open_store
-from fiskai_rag._section import top_level_trees
+from fiskai_rag._section import tree_prefix
 
 _FILLER = "The operator reads the notes before the change window opens and writes down what was seen."
 
@@ -98,8 +98,23 @@ def test_a_folder_named_by_a_common_word_names_no_tree(tmp_path: Path, monkeypat
 
 
 def test_trees_are_where_a_roots_documents_first_branch() -> None:
-    site = ["site/content/_index.md", "site/content/alpha/v1/a.md", "site/content/beta/b.md", "site/content/x.md"]
+    # The first and last citation paths of a root, in sorted order, share the prefix all its paths share.
+    assert tree_prefix("site/content/_index.md", "site/content/telegraf/v1/a.md") == "site/content/"
+    assert tree_prefix("site/content/alpha/a.md", "site/content/alphabet/b.md") == "site/content/"
+    assert tree_prefix("cisi/corpus/0001.md", "cisi/corpus/1460.md") is None  # a flat collection: no trees
+    assert tree_prefix("one/page.md", "one/page.md") is None  # a single document
 
-    assert top_level_trees(site) == {"alpha", "beta"}  # the single folder `content` is skipped
-    assert top_level_trees(["cisi/corpus/0001.md", "cisi/corpus/0002.md"]) == frozenset()  # a flat collection
-    assert top_level_trees(["one/a.md", "two/Docs/a.md", "two/API/b.md"]) == {"docs", "api"}  # per root
+
+def test_a_word_stops_naming_its_tree_once_the_index_uses_it_everywhere(tmp_path: Path) -> None:
+    question = "which port does the zephyr web interface use by default"
+    docs = _corpus(tmp_path)
+    with open_store(tmp_path / "store", read_only=False) as store:
+        store.index([str(docs)])
+        named = [hit.path.removeprefix("docs/content/") for hit in store.search(question, top_k=1).hits]
+        for n in range(12):  # zephyr is now mostly used outside its tree: a common word, not its name
+            _write(docs / "content" / "orbit" / f"zephyr-wind-{n}.md", f"# Wind {n}\n\nA zephyr is a breeze.\n")
+        store.index([str(docs)])
+        common = [hit.path.removeprefix("docs/content/") for hit in store.search(question, top_k=1).hits]
+
+    assert named == ["zephyr/ports.md"]
+    assert common == ["orbit/ports.md"]

@@ -9,34 +9,42 @@ chunks in that product's tree by `SECTION_BOOST` of itself, like a named version
 
 Everything is read from the store, no list of names:
 
-- The trees are the folders where each root's documents first branch into several (`influxdata-docs/
-  content/` holds `chronograf`, `telegraf`, `shared`, ...: the single-folder chain `content` is skipped).
-  A flat collection (CISI, CACM, MED: `corpus/0001.md`) has no trees and is never touched.
-- A question word names a tree only when the word is the tree's name AND most chunks that use the word
-  (`MIN_SHARE`) lie in a folder of that name. A product name is used mostly in its own pages; a common
-  word that happens to name a folder is used everywhere (on influxdata-docs: `kapacitor` 0.90 of its
-  chunks in its tree, `chronograf` 0.77, `flux` 0.76, `telegraf` 0.71, but `influxdb` 0.28, `shared`
-  0.32, `platform` 0.16, `resources` 0.04: those four never boost).
-- A chunk is in a tree when any folder of its document's path has the tree's name, so the fragments a
-  site includes into a product's pages from a shared folder (`content/shared/telegraf/...`) count
-  as that product's; `shared/influxdb-v2/` is not in `influxdb` (folder names are whole, not split).
+- The trees are the folders at the level where a root's documents first branch (`influxdata-docs/
+  content/` holds `chronograf`, `telegraf`, `shared`, ...). Citation paths are indexed and sorted, so
+  that level is the folder prefix a root's first and last path share: two index seeks, not a walk of
+  every path. A flat collection (CISI, CACM, MED: `corpus/0001.md`) has no trees and is never touched.
+  Folder names are matched as the question's lowercase words (a folder `Chronograf/` is not named).
+- A question word names a tree only when it is the tree's name AND most chunks that use the word
+  (`MIN_SHARE`) lie in that tree. A product name is used mostly in its own pages; a common word that
+  happens to name a folder is used everywhere (on influxdata-docs: `kapacitor` 0.90 of its chunks in its
+  tree, `chronograf` 0.77, `telegraf` 0.70, `flux` 0.54, but `influxdb3` 0.47, `shared` 0.32, `influxdb`
+  0.27, `platform` 0.16, `resources` 0.04: those five never boost). The share is counted in the FTS5
+  posting list over the tree's chunk-id ranges (chunks of a document, and documents indexed together,
+  have consecutive ids), about 1 ms for a word in 14k chunks; a connection keeps the answer until the
+  index changes.
+- A boosted chunk is one with a folder of the tree's name anywhere in its path, so the fragments a site
+  includes into a product's pages from a shared folder (`content/shared/telegraf/...`) count as that
+  product's; `shared/influxdb-v2/` is not in `influxdb` (folder names are whole, not split).
 - Only verbose questions (`VERBOSE_TERMS` distinct content words, the same line `_burstiness` draws):
   in a short question every word was chosen and BM25 already weighs the product name against the
   others. With every question, `telegraf test config` lost its answer (an influxdb3 page that gives
   the command) to Telegraf pages.
 
 Measured (issue 16, lexical tier; nDCG@10 CISI / CACM / MED, influxdata tuning nDCG and answers in the
-top 5 of 44 (keyword / identifier / paraphrase / conversational), pack at 1500 of 44):
+top 5 of 44 (keyword / identifier / paraphrase / conversational), pack at 1500 of 44). "Split": folder
+names split at `/_-.` as `_version` does (`shared/influxdb-v1` is then in `influxdb`); "any folder": a
+folder of that name anywhere in the path, for the share as for the boost; "top-level": the tree itself.
 
 | variant | CISI | CACM | MED | tuning | top 5 | pack |
 | --- | ---: | ---: | ---: | ---: | ---: | ---: |
 | before | 0.415 | 0.551 | 0.731 | 0.589 | 30 (9/11/5/5) | 32 |
-| every question, boost 0.1, folder split at `/_-.` (as `_version`) | same | same | same | 0.586 | 30 (8/11/6/5) | 31 |
-| every question, top-level folder only, boost 0.05 / 0.1 / 0.2 | same | same | same | 0.587 / 0.591 / 0.588 | 30 / 30 (8/11/6/5) / 30 | 32 / 31 / 31 |
-| verbose, split folder names (`influxdb` qualifies: 0.59 via `shared/influxdb-v1`) | same | same | same | 0.593 | 31 (9/11/6/5) | 32 |
-| verbose, whole folder names, share 0.25 (`influxdb` qualifies) | same | same | same | 0.593 | 31 | 32 |
-| verbose, top-level folder only, boost 0.05 / 0.1 / 0.2 | same | same | same | 0.590 / 0.595 / 0.595 | 30 / 31 / 31 | 32 |
-| **verbose, whole folder names, share 0.5, boost 0.1 (kept)** | same | same | same | 0.595 | 31 (9/11/6/5) | 32 |
+| every question, split, share 0.5, boost 0.1 | same | same | same | 0.586 | 30 (8/11/6/5) | 31 |
+| every question, top-level, boost 0.05 / 0.1 / 0.2 | same | same | same | 0.587 / 0.591 / 0.588 | 30 / 30 (8/11/6/5) / 30 | 32 / 31 / 31 |
+| verbose, split (`influxdb` qualifies at 0.59) | same | same | same | 0.593 | 31 (9/11/6/5) | 32 |
+| verbose, any folder, share 0.25 (`influxdb` qualifies) | same | same | same | 0.593 | 31 | 32 |
+| verbose, top-level, boost 0.05 / 0.1 / 0.2 | same | same | same | 0.590 / 0.595 / 0.595 | 30 / 31 / 31 | 32 |
+| verbose, any folder, share 0.5, boost 0.1 | same | same | same | 0.595 | 31 (9/11/6/5) | 32 |
+| **verbose, share in the top-level tree, boost any folder, share 0.5, boost 0.1 (kept)** | same | same | same | 0.595 | 31 (9/11/6/5) | 32 |
 | the same, boost 0.05 / 0.2; share 0.6 / 0.75 | same | same | same | 0.590 / 0.595; 0.595 / 0.595 | 30 / 31; 31 / 31 | 32 |
 
 With the kept form the Chronograf question's answer goes from rank 12 to 2 and "how often does
@@ -46,6 +54,7 @@ A boost below a tenth does not lift the Chronograf answer into the top 5; above 
 
 from __future__ import annotations
 
+import os
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -54,7 +63,7 @@ from ._burstiness import VERBOSE_TERMS
 from ._db import Conn, columns
 from ._query import query_terms
 
-__all__ = ["MIN_SHARE", "SECTION_BOOST", "prefer_sections", "top_level_trees"]
+__all__ = ["MIN_SHARE", "SECTION_BOOST", "prefer_sections", "tree_prefix"]
 
 SECTION_BOOST = 0.1
 """The named-version step's boost (`_version.VERSION_BOOST`): a tenth of a chunk's score reorders chunks
@@ -72,34 +81,25 @@ class _Seen:
 
     version: tuple[int, int]
     """(data_version, total_changes): another connection's commit changes the first, this one's the second."""
-    trees: frozenset[str] | None = None
+    prefixes: list[str] | None = None
     names_its_tree: dict[str, bool] = field(default_factory=dict[str, bool])
 
 
 _SEEN: weakref.WeakKeyDictionary[object, _Seen] = weakref.WeakKeyDictionary()
 
 
-def top_level_trees(paths: Sequence[str]) -> frozenset[str]:
-    """The lowercase folder names where each root's documents (`root/a/b/x.md`) first branch into several.
+def tree_prefix(first: str, last: str) -> str | None:
+    """The folder where a root's documents first branch, from its first and last citation path in order.
 
-    A chain of single folders below the root (`content/`) is skipped; a root whose documents all sit in
-    one folder has no trees.
+    Sorted paths share the prefix their first and last share, so two index seeks find it
+    (`site/content/alpha/a.md` .. `site/content/beta/b.md` -> `site/content/`). A root whose documents
+    all sit in one folder (`cisi/corpus/0001.md` .. `cisi/corpus/1460.md`) has no trees: None.
     """
-    folders_by_root: dict[str, set[tuple[str, ...]]] = {}
-    for path in paths:
-        root, _, rest = path.partition("/")
-        folders_by_root.setdefault(root, set()).add(tuple(rest.split("/")[:-1]))
-    trees: set[str] = set()
-    for folders in folders_by_root.values():
-        depth = 0
-        while True:
-            names = {folder[depth] for folder in folders if len(folder) > depth}
-            if len(names) != 1:
-                break
-            depth += 1
-        if len(names) > 1:
-            trees.update(name.lower() for name in names)
-    return frozenset(trees)
+    common = os.path.commonprefix([first, last])
+    prefix = common[: common.rfind("/") + 1]
+    if "/" in first[len(prefix) :] or "/" in last[len(prefix) :]:
+        return prefix
+    return None
 
 
 def _seen(db: Conn) -> _Seen:
@@ -113,40 +113,81 @@ def _seen(db: Conn) -> _Seen:
     return seen
 
 
-def _cite(db: Conn) -> str:
-    return "d.cite" if "cite" in columns(db, "documents") else "d.path"  # an unmigrated schema-1 store
+def _prefixes(db: Conn) -> list[str]:
+    """Each root's branching folder; two seeks on the `cite` index per root."""
+    prefixes: list[str] = []
+    for (label,) in db.execute("SELECT label FROM roots").fetchall():
+        bounds = (f"{label}/", f"{label}0")  # `0` sorts right after `/`: every path under the root
+        first = db.execute("SELECT cite FROM documents WHERE cite >= ? AND cite < ? ORDER BY cite LIMIT 1", bounds)
+        last = db.execute("SELECT cite FROM documents WHERE cite >= ? AND cite < ? ORDER BY cite DESC LIMIT 1", bounds)
+        ends = [str(row[0]) for row in (*first.fetchall(), *last.fetchall())]
+        prefix = tree_prefix(ends[0], ends[1]) if len(ends) == 2 else None
+        if prefix is not None:
+            prefixes.append(prefix)
+    return prefixes
+
+
+def _chunk_ranges(db: Conn, start: str) -> list[tuple[int, int]]:
+    """The chunk ids of the documents under folder path `start` (`.../chronograf/`), as merged id ranges."""
+    rows = db.execute(
+        # Subqueries keep the `cite` index range as the only loop: a join scans every document or chunk.
+        "SELECT (SELECT min(id) FROM chunks WHERE document_id = d.id), "
+        "(SELECT max(id) FROM chunks WHERE document_id = d.id) AS high "
+        "FROM documents d WHERE d.cite >= ? AND d.cite < ? AND high IS NOT NULL ORDER BY 1",
+        (start, start[:-1] + "0"),
+    ).fetchall()
+    ranges: list[tuple[int, int]] = []
+    for low, high in rows:
+        if ranges and int(low) == ranges[-1][1] + 1:
+            ranges[-1] = (ranges[-1][0], int(high))
+        else:
+            ranges.append((int(low), int(high)))
+    return ranges
+
+
+def _names_its_tree(db: Conn, seen: _Seen, prefixes: Sequence[str], word: str) -> bool:
+    """Whether `word` is the name of a tree and most chunks using it lie in that tree."""
+    known = seen.names_its_tree.get(word)
+    if known is None:
+        ranges = [r for prefix in prefixes for r in _chunk_ranges(db, f"{prefix}{word}/")]
+        known = False
+        if ranges:
+            # A chunk's id is its FTS5 rowid; a rowid range is a seek within the word's posting list.
+            phrase = f'"{word}"'
+            ((using,),) = db.execute("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?", (phrase,)).fetchall()
+            inside = sum(
+                int(
+                    db.execute(
+                        "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ? AND rowid BETWEEN ? AND ?",
+                        (phrase, low, high),
+                    ).fetchall()[0][0]
+                )
+                for low, high in ranges
+            )
+            known = int(using) > 0 and inside >= MIN_SHARE * int(using)
+        seen.names_its_tree[word] = known
+    return known
 
 
 def _in_folder(path: str, name: str) -> bool:
     return name in path.lower().split("/")[:-1]
 
 
-def _names_its_tree(db: Conn, seen: _Seen, word: str) -> bool:
-    known = seen.names_its_tree.get(word)
-    if known is None:
-        # `word` is letters and digits only (`query_terms`), so it is safe in a GLOB pattern.
-        ((using, inside),) = db.execute(
-            f"SELECT count(*), total('/' || lower({_cite(db)}) GLOB ?) FROM chunks_fts f "
-            "JOIN chunks c ON c.id = f.rowid JOIN documents d ON d.id = c.document_id WHERE chunks_fts MATCH ?",
-            (f"*/{word}/*", f'"{word}"'),
-        ).fetchall()
-        known = seen.names_its_tree[word] = int(using) > 0 and float(inside) >= MIN_SHARE * int(using)
-    return known
-
-
 def prefer_sections(db: Conn, text: str, ranked: Sequence[tuple[int, float]]) -> list[tuple[int, float]]:
     """`ranked` (higher scores better), with the chunks in a documentation tree `text` names boosted.
 
     Returns the ranking re-sorted (ties to the smaller id) when `text` is a verbose question naming a
-    tree; otherwise `ranked` as it was.
+    tree; otherwise `ranked` as it was. A store of schema 1 (no citation paths) is left alone.
     """
     words = set(query_terms(text))
-    if not ranked or len(words) < VERBOSE_TERMS:
+    if not ranked or len(words) < VERBOSE_TERMS or "cite" not in columns(db, "documents"):
         return list(ranked)
     seen = _seen(db)
-    if seen.trees is None:
-        seen.trees = top_level_trees([str(path) for (path,) in db.execute(f"SELECT {_cite(db)} FROM documents d")])
-    named = [word for word in words & seen.trees if _names_its_tree(db, seen, word)]
+    if seen.prefixes is None:
+        seen.prefixes = _prefixes(db)
+    if not seen.prefixes:
+        return list(ranked)
+    named = [word for word in sorted(words) if _names_its_tree(db, seen, seen.prefixes, word)]
     if not named:
         return list(ranked)
     ids = [chunk_id for chunk_id, _ in ranked]
@@ -154,10 +195,11 @@ def prefer_sections(db: Conn, text: str, ranked: Sequence[tuple[int, float]]) ->
     path_of = {
         int(chunk_id): str(path)
         for chunk_id, path in db.execute(
-            f"SELECT c.id, {_cite(db)} FROM chunks c JOIN documents d ON d.id = c.document_id WHERE c.id IN ({marks})",
-            ids,
+            f"SELECT c.id, d.cite FROM chunks c JOIN documents d ON d.id = c.document_id WHERE c.id IN ({marks})", ids
         )
     }
+    # A chunk counts as the tree's wherever a folder of its path has the tree's name, so the fragments
+    # a site includes into a product's pages from a shared folder (`shared/telegraf/`) count as its own.
     boosted = [
         (
             chunk_id,
