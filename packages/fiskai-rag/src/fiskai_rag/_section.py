@@ -75,6 +75,9 @@ MIN_SHARE = 0.5
 not a fitted figure (0.6 and 0.75 measured the same; 0.25 let `influxdb` qualify and cost a question)."""
 
 
+_CACHED_WORDS = 4096
+
+
 @dataclass(slots=True)
 class _Seen:
     """What one connection has read about the trees, valid while the index is unchanged."""
@@ -165,6 +168,8 @@ def _names_its_tree(db: Conn, seen: _Seen, prefixes: Sequence[str], word: str) -
                 for low, high in ranges
             )
             known = int(using) > 0 and inside >= MIN_SHARE * int(using)
+        if len(seen.names_its_tree) >= _CACHED_WORDS:  # a long-lived server asks about ever new words
+            seen.names_its_tree.clear()
         seen.names_its_tree[word] = known
     return known
 
@@ -180,11 +185,11 @@ def prefer_sections(db: Conn, text: str, ranked: Sequence[tuple[int, float]]) ->
     tree; otherwise `ranked` as it was. A store of schema 1 (no citation paths) is left alone.
     """
     words = set(query_terms(text))
-    if not ranked or len(words) < VERBOSE_TERMS or "cite" not in columns(db, "documents"):
+    if not ranked or len(words) < VERBOSE_TERMS:
         return list(ranked)
     seen = _seen(db)
     if seen.prefixes is None:
-        seen.prefixes = _prefixes(db)
+        seen.prefixes = _prefixes(db) if "cite" in columns(db, "documents") else []
     if not seen.prefixes:
         return list(ranked)
     named = [word for word in sorted(words) if _names_its_tree(db, seen, seen.prefixes, word)]
