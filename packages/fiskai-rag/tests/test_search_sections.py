@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from fiskai_rag import Store, _section, open_store
-from fiskai_rag._section import tree_prefix
+from fiskai_rag._section import names_its_tree, tree_prefix
 
 _FILLER = "The operator reads the notes before the change window opens and writes down what was seen."
 
@@ -44,6 +44,10 @@ def _corpus(root: Path) -> Path:
         "# Limits\n\nZephyr allows 100 web interface port users by default.\n",
     )
     return root / "docs"
+
+
+def _always(inside: int, using: int, tree_chunks: int, all_chunks: int) -> bool:
+    return True
 
 
 def _hits(root: Path, question: str) -> list[str]:
@@ -89,7 +93,8 @@ def test_a_folder_named_by_a_common_word_names_no_tree(tmp_path: Path, monkeypat
 
     with monkeypatch.context() as patch:
         patch.setattr(_section, "SECTION_BOOST", 1.0)
-        patch.setattr(_section, "MIN_SHARE", 0.0)  # control: were `guide` taken for a name, its tree would lead
+        # control: were `guide` taken for a name, its tree would lead
+        patch.setattr(_section, "names_its_tree", _always)
         taken = _hits(tmp_path, question)
 
     assert boosted == plain
@@ -127,3 +132,13 @@ def test_a_word_stops_naming_its_tree_once_the_index_uses_it_everywhere(
 
     assert named[0][0] == "docs/content/zephyr/ports.md"
     assert common == plain
+
+
+def test_a_name_is_a_word_concentrated_in_its_tree_beyond_chance() -> None:
+    # Counts read from real stores: influxdata-docs' chronograf and influxdb, tldr-pages' linux and common.
+    assert names_its_tree(inside=734, using=949, tree_chunks=819, all_chunks=38631)  # chronograf
+    assert not names_its_tree(inside=3920, using=14242, tree_chunks=4840, all_chunks=38631)  # influxdb
+    assert names_its_tree(inside=144, using=225, tree_chunks=2020, all_chunks=7450)  # linux: 0.64 in 0.27
+    # common/ holds most pages: a majority of the word's uses there is only what chance gives it
+    assert not names_its_tree(inside=44, using=72, tree_chunks=4660, all_chunks=7450)
+    assert not names_its_tree(inside=0, using=0, tree_chunks=10, all_chunks=100)  # a word nobody uses

@@ -14,14 +14,19 @@ Everything is read from the store, no list of names:
   that level is the folder prefix a root's first and last path share: two index seeks, not a walk of
   every path. A flat collection (CISI, CACM, MED: `corpus/0001.md`) has no trees and is never touched.
   Folder names are matched as the question's lowercase words (a folder `Chronograf/` is not named).
-- A question word names a tree only when it is the tree's name AND most chunks that use the word
-  (`MIN_SHARE`) lie in that tree. A product name is used mostly in its own pages; a common word that
-  happens to name a folder is used everywhere (on influxdata-docs: `kapacitor` 0.90 of its chunks in its
-  tree, `chronograf` 0.77, `telegraf` 0.70, `flux` 0.54, but `influxdb3` 0.47, `shared` 0.32, `influxdb`
-  0.27, `platform` 0.16, `resources` 0.04: those five never boost). The share is counted in the FTS5
-  posting list over the tree's chunk-id ranges (chunks of a document, and documents indexed together,
-  have consecutive ids), about 1 ms for a word in 14k chunks; a connection keeps the answer until the
-  index changes.
+- A question word names a tree only when it is the tree's name AND its uses are concentrated there:
+  of the chunks using it, those outside the tree are at most half the share chance puts outside
+  (`MIN_SHARE`, `names_its_tree`; for a small tree, a majority of its uses). A product name is used
+  mostly in its own pages; a common word that happens to name a folder is used everywhere. On
+  influxdata-docs (share of the word's chunks in the tree / the tree's share of all chunks):
+  `kapacitor` 0.90 / 0.11, `chronograf` 0.77 / 0.02, `telegraf` 0.70 / 0.12 name their trees;
+  `flux` 0.54 / 0.16, `influxdb3` 0.47 / 0.14, `shared` 0.32 / 0.24, `influxdb` 0.27 / 0.13,
+  `platform` 0.16 / 0.01, `resources` 0.04 / 0.00 do not. On tldr-pages (`pages/common/`,
+  `pages/linux/`, ...; no judged questions, read for the rule only) `linux`, `freebsd`, `netbsd` and
+  `sunos` do; `common` (0.61 / 0.63), `windows` (0.45 / 0.04) and `osx` do not. The counts are read
+  from the FTS5 posting list over the tree's chunk-id ranges (chunks of a document, and documents
+  indexed together, have consecutive ids), about 1 ms for a word in 14k chunks; a connection keeps
+  the answer until the index changes.
 - A boosted chunk is one with a folder of the tree's name anywhere in its path, so the fragments a site
   includes into a product's pages from a shared folder (`content/shared/telegraf/...`) count as that
   product's; `shared/influxdb-v2/` is not in `influxdb` (folder names are whole, not split).
@@ -44,7 +49,8 @@ folder of that name anywhere in the path, for the share as for the boost; "top-l
 | verbose, any folder, share 0.25 (`influxdb` qualifies) | same | same | same | 0.593 | 31 | 32 |
 | verbose, top-level, boost 0.05 / 0.1 / 0.2 | same | same | same | 0.590 / 0.595 / 0.595 | 30 / 31 / 31 | 32 |
 | verbose, any folder, share 0.5, boost 0.1 | same | same | same | 0.595 | 31 (9/11/6/5) | 32 |
-| **verbose, share in the top-level tree, boost any folder, share 0.5, boost 0.1 (kept)** | same | same | same | 0.595 | 31 (9/11/6/5) | 32 |
+| verbose, share in the top-level tree, boost any folder, majority (share 0.5), boost 0.1 | same | same | same | 0.595 | 31 (9/11/6/5) | 32 |
+| **the same, majority measured against chance (`names_its_tree`; kept)** | same | same | same | 0.595 | 31 (9/11/6/5) | 32 |
 | the same, boost 0.05 / 0.2; share 0.6 / 0.75 | same | same | same | 0.590 / 0.595; 0.595 / 0.595 | 30 / 31; 31 / 31 | 32 |
 
 With the kept form the Chronograf question's answer goes from rank 12 to 2 and "how often does
@@ -63,7 +69,7 @@ from ._burstiness import VERBOSE_TERMS
 from ._db import Conn, columns
 from ._query import query_terms
 
-__all__ = ["MIN_SHARE", "SECTION_BOOST", "prefer_sections", "tree_prefix"]
+__all__ = ["MIN_SHARE", "SECTION_BOOST", "names_its_tree", "prefer_sections", "tree_prefix"]
 
 SECTION_BOOST = 0.1
 """The named-version step's boost (`_version.VERSION_BOOST`): a tenth of a chunk's score reorders chunks
@@ -71,8 +77,22 @@ whose words match about equally, not a chunk that matches far better in another 
 answer into the top 5, 0.2 the same answers as 0.1."""
 
 MIN_SHARE = 0.5
-"""A word names its tree when at least this share of the chunks using it lie in the tree: a majority,
-not a fitted figure (0.6 and 0.75 measured the same; 0.25 let `influxdb` qualify and cost a question)."""
+"""How much of the word's use outside its tree that chance predicts must be missing: a word names its
+tree when its chunks outside the tree are at most half the share chance puts there (the tree's share of
+all chunks), `outside <= (1 - MIN_SHARE) * (1 - tree share)`. For a small tree this is a plain majority
+of the word's chunks in the tree; for a tree holding most of a corpus it asks for more (tldr-pages'
+`common/` holds 0.63 of the chunks and 0.61 of the uses of `common`: a majority, but no concentration).
+On influxdata-docs a majority and this rule pick the same names but `flux` (0.54 of its uses in a tree of
+0.16: a majority, short of 0.58), and the tuning figures are the same; 0.6 and 0.75 as a plain majority
+measured the same, 0.25 let `influxdb` qualify and cost a question."""
+
+
+def names_its_tree(inside: int, using: int, tree_chunks: int, all_chunks: int) -> bool:
+    """Whether a word used in `using` chunks, `inside` of them in a tree of `tree_chunks` of `all_chunks`, names it."""
+    if using <= 0 or all_chunks <= 0:
+        return False
+    outside_by_chance = 1.0 - min(1.0, tree_chunks / all_chunks)
+    return (using - inside) / using <= (1.0 - MIN_SHARE) * outside_by_chance
 
 
 _CACHED_WORDS = 4096
@@ -85,6 +105,7 @@ class _Seen:
     version: tuple[int, int]
     """(data_version, total_changes): another connection's commit changes the first, this one's the second."""
     prefixes: list[str] | None = None
+    all_chunks: int | None = None
     names_its_tree: dict[str, bool] = field(default_factory=dict[str, bool])
 
 
@@ -130,29 +151,30 @@ def _prefixes(db: Conn) -> list[str]:
     return prefixes
 
 
-def _chunk_ranges(db: Conn, start: str) -> list[tuple[int, int]]:
-    """The chunk ids of the documents under folder path `start` (`.../chronograf/`), as merged id ranges."""
+def _chunk_ranges(db: Conn, start: str) -> tuple[list[tuple[int, int]], int]:
+    """The chunk ids of the documents under folder `start` (`.../chronograf/`) as merged ranges; their count."""
     rows = db.execute(
         # Subqueries keep the `cite` index range as the only loop: a join scans every document or chunk.
         "SELECT (SELECT min(id) FROM chunks WHERE document_id = d.id), "
-        "(SELECT max(id) FROM chunks WHERE document_id = d.id) AS high "
+        "(SELECT max(id) FROM chunks WHERE document_id = d.id) AS high, d.chunk_count "
         "FROM documents d WHERE d.cite >= ? AND d.cite < ? AND high IS NOT NULL ORDER BY 1",
         (start, start[:-1] + "0"),
     ).fetchall()
     ranges: list[tuple[int, int]] = []
-    for low, high in rows:
+    for low, high, _ in rows:
         if ranges and int(low) == ranges[-1][1] + 1:
             ranges[-1] = (ranges[-1][0], int(high))
         else:
             ranges.append((int(low), int(high)))
-    return ranges
+    return ranges, sum(int(count) for _, _, count in rows)
 
 
-def _names_its_tree(db: Conn, seen: _Seen, prefixes: Sequence[str], word: str) -> bool:
-    """Whether `word` is the name of a tree and most chunks using it lie in that tree."""
+def _word_names_a_tree(db: Conn, seen: _Seen, prefixes: Sequence[str], word: str) -> bool:
+    """Whether `word` is the name of a tree and its uses are concentrated there (`names_its_tree`)."""
     known = seen.names_its_tree.get(word)
     if known is None:
-        ranges = [r for prefix in prefixes for r in _chunk_ranges(db, f"{prefix}{word}/")]
+        found = [_chunk_ranges(db, f"{prefix}{word}/") for prefix in prefixes]
+        ranges = [r for tree_ranges, _ in found for r in tree_ranges]
         known = False
         if ranges:
             # A chunk's id is its FTS5 rowid; a rowid range is a seek within the word's posting list.
@@ -167,7 +189,9 @@ def _names_its_tree(db: Conn, seen: _Seen, prefixes: Sequence[str], word: str) -
                 )
                 for low, high in ranges
             )
-            known = int(using) > 0 and inside >= MIN_SHARE * int(using)
+            if seen.all_chunks is None:
+                seen.all_chunks = int(db.execute("SELECT total(chunk_count) FROM documents").fetchall()[0][0])
+            known = names_its_tree(inside, int(using), sum(count for _, count in found), seen.all_chunks)
         if len(seen.names_its_tree) >= _CACHED_WORDS:  # a long-lived server asks about ever new words
             seen.names_its_tree.clear()
         seen.names_its_tree[word] = known
@@ -192,7 +216,7 @@ def prefer_sections(db: Conn, text: str, ranked: Sequence[tuple[int, float]]) ->
         seen.prefixes = _prefixes(db) if "cite" in columns(db, "documents") else []
     if not seen.prefixes:
         return list(ranked)
-    named = [word for word in sorted(words) if _names_its_tree(db, seen, seen.prefixes, word)]
+    named = [word for word in sorted(words) if _word_names_a_tree(db, seen, seen.prefixes, word)]
     if not named:
         return list(ranked)
     ids = [chunk_id for chunk_id, _ in ranked]
