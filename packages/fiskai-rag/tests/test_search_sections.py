@@ -56,9 +56,11 @@ def _hits(root: Path, question: str) -> list[str]:
         return [hit.path.removeprefix("docs/content/") for hit in store.search(question, top_k=3).hits]
 
 
+@pytest.mark.parametrize("max_ranges", [64, 0], ids=["seeks", "one-join"])  # both ways of counting a word's uses
 def test_a_verbose_question_naming_a_product_ranks_its_tree_first(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, max_ranges: int
 ) -> None:
+    monkeypatch.setattr(_section, "_MAX_RANGES", max_ranges)
     question = "which port does the zephyr web interface use by default"
     with monkeypatch.context() as patch:
         patch.setattr(_section, "SECTION_BOOST", 0.0)
