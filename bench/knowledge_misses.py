@@ -3,7 +3,7 @@
 For every question of a suite with `answers` whose answer is not in the top `--top` search hits, it finds
 the chunks whose text carries an answer and prints the best one's rank at each stage of `Store.search`:
 plain BM25 over every match, after proximity re-scoring (of the best `RESCORE_POOL`), after the named
-version step, after copies are folded (`_distinct`), after the per-document cap; then the query's content
+version step, after the named documentation tree step (`_section`), after copies are folded (`_distinct`), after the per-document cap; then the query's content
 words the answer chunk shares and lacks (the porter-free check is a prefix match of 5 letters, so it is a
 guide, not FTS5's verdict), the same-section chunks of its page with their ranks, and the hits that were
 returned instead. A miss with no shared content word is a vocabulary gap; one that ranks 6-50 was
@@ -32,6 +32,7 @@ from fiskai_rag._distinct import distinct
 from fiskai_rag._proximity import RESCORE_POOL, proximity
 from fiskai_rag._query import query_terms
 from fiskai_rag._search import fts_query, lexical, per_document
+from fiskai_rag._section import prefer_sections
 from fiskai_rag._version import prefer_versions
 
 _WORD = re.compile(r"[^\W_]+")
@@ -80,9 +81,10 @@ def _report(store_dir: Path, suite: Path, top: int, show: int) -> None:
             plain = lexical(db, match, 1_000_000)
             rescored = proximity(db, match, plain[:RESCORE_POOL])
             versioned = prefer_versions(db, text, rescored)
-            folded = distinct(db, versioned, 20).ranked
+            sectioned = prefer_sections(db, text, versioned)
+            folded = distinct(db, sectioned, 20).ranked
             capped = per_document(db, folded)
-            stages = (("bm25", plain), ("proximity", rescored), ("version", versioned))
+            stages = (("bm25", plain), ("proximity", rescored), ("version", versioned), ("section", sectioned))
             stages += (("folded", folded), ("capped", capped))
             print(f"== {question['id']} [{question.get('kind', '')}] {text!r}")
             print("   ranks: " + "  ".join(f"{name} {_rank(ranked, carriers) or '-'}" for name, ranked in stages))

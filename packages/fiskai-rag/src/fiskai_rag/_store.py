@@ -43,6 +43,7 @@ from ._search import (
     per_document,
     rrf,
 )
+from ._section import prefer_sections
 from ._sql import Columns, chunk_rows, find_chunk, find_documents
 from ._topk import PRUNE_MIN_CHUNKS, pruned_top
 from ._vec import load_vec, normalise, pack, vec_available
@@ -363,6 +364,8 @@ class Store:
                     from ._version import prefer_versions
 
                     lexical_ranked = prefer_versions(db, query, lexical_ranked)
+                # A verbose question naming a documentation tree (`chronograf`) prefers its chunks.
+                lexical_ranked = prefer_sections(db, query, lexical_ranked)
                 if knn is None:
                     ranked = lexical_ranked
                 else:
