@@ -38,7 +38,16 @@ import apsw
 from ._burstiness import word_counts
 from ._db import Conn
 
-__all__ = ["COMMON_SHARE", "MAX_COMMON", "MAX_PHRASES", "PRUNE_MIN_CHUNKS", "SEED_ROWS", "pruned_top", "seeded_top"]
+__all__ = [
+    "COMMON_SHARE",
+    "MAX_COMMON",
+    "MAX_PHRASES",
+    "PRUNE_MIN_CHUNKS",
+    "SEED_MIN_WORDS",
+    "SEED_ROWS",
+    "pruned_top",
+    "seeded_top",
+]
 
 PRUNE_MIN_CHUNKS = 20_000
 """Smaller stores (by their largest chunk id) run the plain BM25 query."""
@@ -55,6 +64,10 @@ for. Measured at 100 chunks asked for (generated 10k files, 103k chunks / influx
 query alone, p50 ms): 250 held 12.7 / 3.9 (none fell back); 500, 12.5 / 4.0 (3 of 60 fell back);
 1,000, 13.4 / 4.4 (6 of 60). A seed of about 1% or 2% of the chunks measured the same at 100k chunks but
 held fewer than 100 chunks for 12 of influxdata-docs' 60 questions, which then paid for both queries."""
+SEED_MIN_WORDS = 3
+"""A query of fewer distinct words keeps the common-word pruning: for two words the threshold query
+leaves almost every chunk that holds either, and the seed query was extra (the 20 keyword pairs'
+BM25 query at 103k chunks, p50 2.2 -> 3.3 ms with it, influxdata-docs 0.94 -> 1.14 ms)."""
 MAX_PHRASES = 64
 """The threshold query is written out as ORs of ANDs; with more word uses than this it would walk the
 same long posting lists too often, so `seeded_top` leaves the query to the common-word pruning."""
@@ -164,7 +177,7 @@ def seeded_top(
     so only the chunks that reach it are scored with the whole query. None when the seed holds fewer
     than `limit` chunks, the words are all in the seed, or the threshold query would be too long.
     """
-    if any(math.isinf(bound) for _, bound in bounds.values()):
+    if len(bounds) < SEED_MIN_WORDS or any(math.isinf(bound) for _, bound in bounds.values()):
         return None
     seed: set[str] = set()
     held = 0
