@@ -13,7 +13,7 @@ from fiskai_rag import open_store
 from fiskai_rag._burstiness import reweight, word_counts
 from fiskai_rag._query import fts_query
 from fiskai_rag._search import lexical
-from fiskai_rag._word_parts import word_scores
+from fiskai_rag._word_parts import window_scores, word_scores
 
 PACK_CORPUS = Path(__file__).parent / "data" / "pack" / "corpus"
 
@@ -88,3 +88,24 @@ def test_reweighting_from_one_walk_equals_reweighting_word_by_word(
     assert len(queries) >= 30
     assert fast == slow
     assert sum(fast[query] != pools[query] for query in queries) >= 20  # the questions were re-weighted
+
+
+def test_a_pool_without_the_words_scores_nothing(tmp_path: Path) -> None:
+    corpus = tmp_path / "corpus"
+    shutil.copytree(PACK_CORPUS, corpus)
+    with open_store(tmp_path / "store", read_only=False) as store:
+        store.index([str(corpus)])
+        db = store._require_db()
+        with db:
+            words = ["broker", "restart"]
+            frequencies = [df for df, _ in word_counts(db, words).values()]
+            holding = {
+                int(row[0])
+                for row in db.execute("SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH 'broker OR restart'")
+            }
+            others = [int(row[0]) for row in db.execute("SELECT id FROM chunks") if int(row[0]) not in holding]
+            assert holding and others
+            assert word_scores(db, words, frequencies, others) == []
+            near = 'NEAR("broker" "restart", 6)'
+            assert window_scores(db, near, words, frequencies, others) == {}
+            assert window_scores(db, near, words, frequencies, sorted(holding)) != {}

@@ -28,7 +28,7 @@ import apsw
 
 from ._db import Conn
 
-__all__ = ["word_scores"]
+__all__ = ["window_scores", "word_scores"]
 
 _FUNCTION = "fiskai_word_parts"
 _K1 = 1.2
@@ -84,6 +84,33 @@ def _single_terms(db: Conn, words: Sequence[str]) -> bool:
     return True
 
 
+def _parts(
+    db: Conn, match: str, frequencies: Sequence[int], pool: Sequence[int]
+) -> tuple[list[float], float, list[tuple[int, int, list[int]]]]:
+    """Each phrase's idf, the mean chunk size and, for each pooled chunk `match` finds, its counts."""
+    found = _found(db)
+    found.rows = []
+    marks = ",".join("?" * len(pool))
+    # `+rowid` keeps the pool out of FTS5's plan, as in `_burstiness` and `_proximity`.
+    sql = f"SELECT {_FUNCTION}(chunks_fts) FROM chunks_fts WHERE chunks_fts MATCH ? AND +rowid IN ({marks})"
+    db.execute(sql, (match, *pool)).fetchall()
+    rows, found.rows = found.rows, []
+    if not rows:
+        return [], 0.0, []  # the sizes are read with the first row: nothing to score
+    n_row, n_token = found.sizes
+    n_row = max(n_row, 1)
+    idf: list[float] = []
+    for hits in frequencies:
+        value = math.log((n_row - hits + 0.5) / (hits + 0.5))
+        idf.append(value if value > 0.0 else 1e-6)
+    return idf, float(n_token) / float(n_row), rows
+
+
+def _part(idf: float, used: int, tokens: float, avgdl: float) -> float:
+    freq = float(used)
+    return idf * ((freq * (_K1 + 1.0)) / (freq + _K1 * (1 - _B + _B * tokens / avgdl)))
+
+
 def word_scores(
     db: Conn, words: Sequence[str], frequencies: Sequence[int], pool: Sequence[int]
 ) -> list[tuple[int, list[float]]] | None:
@@ -103,30 +130,51 @@ def word_scores(
         return []
     if not _single_terms(db, words):
         return None
-    found = _found(db)
-    found.rows = []
-    match = " OR ".join(f'"{word}"' for word in words)
-    marks = ",".join("?" * len(pool))
-    # `+rowid` keeps the pool out of FTS5's plan, as in `_burstiness` and `_proximity`.
-    sql = f"SELECT {_FUNCTION}(chunks_fts) FROM chunks_fts WHERE chunks_fts MATCH ? AND +rowid IN ({marks})"
-    db.execute(sql, (match, *pool)).fetchall()
-    rows, found.rows = found.rows, []
-    if not rows:
-        return []
-    n_row, n_token = found.sizes
-    n_row = max(n_row, 1)
-    avgdl = float(n_token) / float(n_row)
-    idf: list[float] = []
-    for hits in frequencies:
-        value = math.log((n_row - hits + 0.5) / (hits + 0.5))
-        idf.append(value if value > 0.0 else 1e-6)
+    idf, avgdl, rows = _parts(db, " OR ".join(f'"{word}"' for word in words), frequencies, pool)
     out: list[tuple[int, list[float]]] = []
     for rowid, size, uses in rows:
         tokens = float(size)
-        scores: list[float] = []
+        out.append(
+            (
+                int(rowid),
+                [-1.0 * (0.0 + _part(idf[i], used, tokens, avgdl)) if used else 0.0 for i, used in enumerate(uses)],
+            )
+        )
+    return out
+
+
+def window_scores(
+    db: Conn, query: str, words: Sequence[str], frequencies: Sequence[int], pool: Sequence[int]
+) -> dict[int, float] | None:
+    """`-bm25()` of a query of `NEAR` groups of single words, for the pooled chunks it matches.
+
+    FTS5 scores a `NEAR` group as its words, each with the word's own idf (`xQueryPhrase` counts the
+    chunks holding the word alone) and the uses the group keeps; here the uses are read in one walk and
+    the idf from the vocabulary's counts, summed over the phrases in query order as `bm25()` does.
+
+    Args:
+        db: The index, inside the caller's transaction.
+        query: `NEAR("a" "b", n) OR ...` (`_proximity.pair_queries`).
+        words: The word of each of its phrases, in order (`a`, `b`, `b`, `c`, ...).
+        frequencies: Each phrase's word's document frequency.
+        pool: Chunk ids.
+
+    Returns:
+        Chunk id to `-bm25()` (higher is better); None when a word is not one index term.
+    """
+    if not pool:
+        return {}
+    if not _single_terms(db, words):
+        return None
+    idf, avgdl, rows = _parts(db, query, frequencies, pool)
+    out: dict[int, float] = {}
+    for rowid, size, uses in rows:
+        if len(uses) != len(idf):
+            return None  # not the phrases the caller named
+        tokens = float(size)
+        score = 0.0
         for index, used in enumerate(uses):
-            freq = float(used)
-            part = idf[index] * ((freq * (_K1 + 1.0)) / (freq + _K1 * (1 - _B + _B * tokens / avgdl)))
-            scores.append(-1.0 * (0.0 + part) if used else 0.0)
-        out.append((int(rowid), scores))
+            if used:
+                score += _part(idf[index], used, tokens, avgdl)
+        out[int(rowid)] = -(-1.0 * score)
     return out
