@@ -6,11 +6,14 @@ import random
 import re
 import shutil
 from pathlib import Path
+from typing import cast
 
+import apsw
 import pytest
 
 from fiskai_rag import open_store
 from fiskai_rag._burstiness import reweight, word_counts
+from fiskai_rag._db import Conn
 from fiskai_rag._query import fts_query
 from fiskai_rag._search import lexical
 from fiskai_rag._word_parts import window_scores, word_scores
@@ -109,3 +112,14 @@ def test_a_pool_without_the_words_scores_nothing(tmp_path: Path) -> None:
             near = 'NEAR("broker" "restart", 6)'
             assert window_scores(db, near, words, frequencies, others) == {}
             assert window_scores(db, near, words, frequencies, sorted(holding)) != {}
+
+
+def test_an_index_tokenized_otherwise_is_left_to_fts5(tmp_path: Path) -> None:
+    # The vocabulary's counts are looked up under porter stems: another tokenizer's terms could differ.
+    db = cast(Conn, apsw.Connection(str(tmp_path / "other.db")))
+    db.execute("CREATE VIRTUAL TABLE chunks_fts USING fts5(content, heading_path, tokenize='unicode61')")
+    with db:
+        for n in range(10):
+            db.execute("INSERT INTO chunks_fts(content, heading_path) VALUES (?, '')", (f"broker restarts {n}",))
+        assert word_scores(db, ["broker", "restarts"], [10, 10], [1, 2]) is None
+        assert window_scores(db, 'NEAR("broker" "restarts", 6)', ["broker", "restarts"], [10, 10], [1, 2]) is None

@@ -9,9 +9,10 @@ reads, for each pooled chunk, its size and how often each word occurs; the score
 formula (`fts5Bm25Function` in `fts5_aux.c`: k1 1.2, b 0.75, every column weighing 1), computed in the
 same order with the same doubles, so each float equals the one `bm25()` returns.
 
-Only words that are one index term take this path (a word the tokenizer cuts in two is a phrase,
-whose count the vocabulary does not hold); `word_scores` returns None otherwise and the caller asks
-FTS5 word by word. The equality is pinned by tests against `bm25()` on real stores.
+Only an index tokenized `porter unicode61` (the stems `word_counts` looks up) and words that are one
+index term take this path (a word the tokenizer cuts in two is a phrase, whose count the vocabulary
+does not hold); otherwise these functions return None and the caller asks FTS5's `bm25()`. The
+equality is pinned by tests against `bm25()` (`tests/test_word_parts.py`, `test_search_proximity.py`).
 
 Measured (the bench's 20 questions, the re-weighting step alone, p50 ms; 60 runs, all equal to the
 per-word queries): generated 103k chunks 2.61 -> 1.94, influxdata-docs 0.73 -> 0.70.
@@ -31,6 +32,7 @@ from ._db import Conn
 __all__ = ["window_scores", "word_scores"]
 
 _FUNCTION = "fiskai_word_parts"
+_TOKENIZER = "tokenize='porter unicode61'"
 _K1 = 1.2
 _B = 0.75
 
@@ -74,6 +76,10 @@ def _found(db: Conn) -> _Found:
 
 
 def _single_terms(db: Conn, words: Sequence[str]) -> bool:
+    """Whether the index stems as the vocabulary counts are looked up and each word is one of its terms."""
+    rows = db.execute("SELECT sql FROM sqlite_master WHERE name = 'chunks_fts'").fetchall()
+    if not rows or _TOKENIZER not in str(rows[0][0]):
+        return False
     tokenizer = cast("apsw.Connection", db).fts5_tokenizer("porter", ["unicode61"])
     for word in words:
         tokens = tokenizer(
