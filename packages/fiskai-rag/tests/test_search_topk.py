@@ -9,13 +9,21 @@ from pathlib import Path
 from typing import cast
 
 import apsw
+import pytest
 
 from fiskai_rag import open_store
 from fiskai_rag._burstiness import word_counts
 from fiskai_rag._db import Conn
 from fiskai_rag._query import fts_query
 from fiskai_rag._search import lexical
-from fiskai_rag._topk import pruned_top
+from fiskai_rag._topk import (
+    _QUOTED,
+    PRUNE_MIN_CHUNKS,
+    _bounds,
+    _row_count,
+    pruned_top,
+    seeded_top,
+)
 
 PACK_CORPUS = Path(__file__).parent / "data" / "pack" / "corpus"
 
@@ -44,6 +52,76 @@ def test_the_pruned_query_returns_the_plain_querys_rows(tmp_path: Path) -> None:
                     pruned += 1
                     assert got == plain, (query, limit)
     assert pruned > 100  # the pruned path ran, not only the fallback
+
+
+def test_the_seeded_query_returns_the_plain_querys_rows(tmp_path: Path) -> None:
+    corpus = tmp_path / "corpus"
+    shutil.copytree(PACK_CORPUS, corpus)
+    words = _words(corpus)
+    rng = random.Random(5)  # longer queries than above: the seed takes the rarest words, the rest stay out
+    queries = [" ".join(rng.choices(words, k=rng.randint(3, 10))) for _ in range(150)]
+    with open_store(tmp_path / "store", read_only=False) as store:
+        store.index([str(corpus)])
+        db = store._require_db()
+        seeded = 0
+        with db:
+            rows = _row_count(db)
+            for query in queries:
+                match = fts_query(query)
+                bounds = _bounds(db, _QUOTED.findall(match), rows)
+                for limit in (1, 2, 3, 5):
+                    got = seeded_top(db, match, limit, bounds)
+                    if got is not None:
+                        seeded += 1
+                        assert got == lexical(db, match, limit), (query, limit)
+    assert seeded > 100  # the seeded path ran, not only its refusals
+
+
+def _questions(db: Conn, count: int) -> list[str]:
+    """Questions of 6 to 10 consecutive words from the store's own chunks, as bench/knowledge.py builds them."""
+    total = int(db.execute("SELECT max(rowid) FROM chunks_fts").fetchall()[0][0])
+    rng = random.Random(11)
+    questions: list[str] = []
+    while len(questions) < count:
+        rows = db.execute("SELECT content FROM chunks_fts WHERE rowid = ?", (rng.randint(1, total),)).fetchall()
+        words = re.findall(r"[A-Za-z]{4,}", str(rows[0][0])) if rows else []
+        if len(words) >= 12:
+            start = rng.randrange(len(words) - 10)
+            questions.append("how do I " + " ".join(words[start : start + rng.randint(6, 10)]).lower() + "?")
+    return questions
+
+
+def test_a_large_real_store_searches_the_same_pruned_as_plain(
+    shared_fixtures: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # influxdata-docs (about 39k chunks) is above PRUNE_MIN_CHUNKS: its searches take the seeded and the
+    # common-word pruning. Each must give the plain query's rows, and whole searches the same hits.
+    with open_store(tmp_path / "store", read_only=False) as store:
+        store.index([str(shared_fixtures / "corpus" / "influxdata-docs")])
+    with open_store(tmp_path / "store", read_only=True) as reader:
+        db = reader._require_db()
+        with db:
+            questions = _questions(db, 40)
+            rows = _row_count(db)
+            assert rows >= PRUNE_MIN_CHUNKS
+            seeded = pruned = 0
+            for question in questions:
+                match = fts_query(question)
+                bounds = _bounds(db, _QUOTED.findall(match), rows)
+                for limit in (100, 20, 5):
+                    plain = lexical(db, match, limit)
+                    got = seeded_top(db, match, limit, bounds)
+                    seeded += got is not None
+                    assert got is None or got == plain, (question, limit)
+                    got = pruned_top(db, match, limit)
+                    pruned += got is not None
+                    assert got is None or got == plain, (question, limit)
+        assert seeded > 60 and pruned > 60
+        fast = [[(h.citation, h.score, h.also) for h in reader.search(q, top_k=10).hits] for q in questions]
+        monkeypatch.setattr("fiskai_rag._store.PRUNE_MIN_CHUNKS", rows + 1)  # the plain BM25 query for every search
+        slow = [[(h.citation, h.score, h.also) for h in reader.search(q, top_k=10).hits] for q in questions]
+    assert fast == slow
+    assert all(fast)
 
 
 def test_document_frequencies_stay_exact_after_a_reindex_deletes_chunks(tmp_path: Path) -> None:

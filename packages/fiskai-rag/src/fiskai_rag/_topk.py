@@ -25,6 +25,21 @@ The BM25 query alone, summed over the 20 questions, 111 -> 104 ms, over the 20 k
 walk cost more than the scoring they save, and the bound holds less often. Checked against the plain
 query on CISI, CACM, MED, influxdata-docs and the generated corpus, every query at limits 100, 20 and
 5: 726 pruned results, all equal.
+
+A question of many words over a large store leaves most chunks in that set: at 103k chunks (bench
+corpus of 10k generated files) the common words are many and the rarer ones are not rare, so a median
+question scored 14k chunks of the 45k it matches and the query took 15.5 ms (plain: 19). Where the
+time went (p50): walking the query 2.4 ms, the idf walk inside `bm25()` 1.8, the set's own walk 2.4,
+testing each matched chunk against the set 3.6, scoring 5. The 100th best score was 8 to 15 while the
+words' bounds were 2 to 21: a chunk must hold several words to reach it, and only 1.2k to 6.3k chunks
+can. `seeded_top` finds a floor for it first: the rarest words' own `bm25()` (a part of every chunk's
+score) over the chunks that hold them, a few hundred, is a lower bound of the 100th best whole score;
+then only the chunks whose words' bounds add up to that floor are scored, a set FTS5 finds with one
+query of ORs of ANDs (`_reaching`). A median question then scored 6.6k chunks and its BM25 query took
+about 12.5 ms, the seed query 0.8 of it. Checked against the plain query the same way: every seeded
+result equal (generated 60, influxdata-docs 60, CISI 35, CACM 37, MED 25 results at limits 100, 20
+and 5, the gate lifted); `tests/test_search_topk.py` pins it on influxdata-docs, for the query and for
+whole searches.
 """
 
 from __future__ import annotations
@@ -38,7 +53,17 @@ import apsw
 from ._burstiness import word_counts
 from ._db import Conn
 
-__all__ = ["COMMON_SHARE", "MAX_COMMON", "PRUNE_MIN_CHUNKS", "pruned_top"]
+__all__ = [
+    "COMMON_SHARE",
+    "MAX_COMMON",
+    "MAX_PHRASES",
+    "PRUNE_MIN_CHUNKS",
+    "SEED_MIN_POSTINGS",
+    "SEED_MIN_WORDS",
+    "SEED_ROWS",
+    "pruned_top",
+    "seeded_top",
+]
 
 PRUNE_MIN_CHUNKS = 20_000
 """Smaller stores (by their largest chunk id) run the plain BM25 query."""
@@ -49,12 +74,35 @@ unscored when the bound allows."""
 MAX_COMMON = 3
 """Each pair of common words is one more AND in the walk: with 2 / 3 / 4 words the 20 questions' BM25
 queries took 108.5 / 104.1 / 104.7 ms (plain: 111); keyword pairs 25.3 either way."""
+SEED_ROWS = 5
+"""The seed query (`seeded_top`) takes the rarest words until they hold this many chunks per chunk asked
+for. Measured at 100 chunks asked for (generated 10k files, 103k chunks / influxdata-docs, the BM25
+query alone, p50 ms): 250 held 12.7 / 3.9 (none fell back); 500, 12.5 / 4.0 (3 of 60 fell back);
+1,000, 13.4 / 4.4 (6 of 60). A seed of about 1% or 2% of the chunks measured the same at 100k chunks but
+held fewer than 100 chunks for 12 of influxdata-docs' 60 questions, which then paid for both queries."""
+SEED_MIN_WORDS = 3
+"""A query of fewer distinct words keeps the common-word pruning: for two words the threshold query
+leaves almost every chunk that holds either, and the seed query was extra (the 20 keyword pairs'
+BM25 query at 103k chunks, p50 2.2 -> 3.3 ms with it, influxdata-docs 0.94 -> 1.14 ms)."""
+SEED_MIN_POSTINGS = 0.5
+"""The seed query runs when the query's words hold, together, at least this many chunks per chunk of the
+store (and one of them is common): below it the plain query or the common-word pruning scores too few
+chunks for the seed query and the threshold walk to pay. The BM25 query of each of the bench's 20
+questions, seeded against the common-word pruning alone (ms, best of 3): from 0.5 up, 12 of 13
+questions of the generated 103k-chunk store and 6 of 7 of influxdata-docs' were faster (27.5 -> 14.1 at
+best, 13.5 -> 14.6 at worst); below it, 9 of 13 of influxdata-docs' and 5 of 7 of the generated
+store's were slower (3.3 -> 5.2 at worst). Summed over the 20 questions, with this gate: 318 -> 262 ms
+(generated), 99 -> 88 ms (influxdata-docs)."""
+MAX_PHRASES = 64
+"""The threshold query is written out as ORs of ANDs; with more word uses than this it would walk the
+same long posting lists too often, so `seeded_top` leaves the query to the common-word pruning."""
 _K1 = 1.2
 """FTS5's bm25() k1."""
 _MARGIN = 1 + 1e-9
 """The bound is raised by this factor so float rounding in the idf cannot make it too low."""
 _QUOTED = re.compile(r'"([^"]+)"')
 _TOKENIZER = "tokenize='porter unicode61'"
+_SEED = "SELECT bm25(chunks_fts) FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY bm25(chunks_fts) LIMIT ?"
 _RESTRICTED = (
     "SELECT rowid, bm25(chunks_fts) FROM chunks_fts WHERE chunks_fts MATCH ?1 "
     "AND +rowid IN (SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?2) ORDER BY bm25(chunks_fts) LIMIT ?3"
@@ -106,6 +154,79 @@ def _restricted(db: Conn, match: str, keep: list[str], common: list[str], limit:
     return [(int(rowid), float(score)) for rowid, score in db.execute(_RESTRICTED, (match, holding, limit))]
 
 
+def _reaching(bounds: dict[str, float], floor: float) -> tuple[str, int] | None:
+    """An FTS5 query of the chunks whose words' bounds add up to at least `floor`, and its word uses.
+
+    None when every chunk reaches it or none does. Words by falling bound: a chunk reaches the floor
+    with the first word and what the rest must add, or without it from the rest alone.
+    """
+    words = sorted(bounds, key=lambda word: (-bounds[word], word))
+    rest = [0.0] * (len(words) + 1)
+    for index in range(len(words) - 1, -1, -1):
+        rest[index] = rest[index + 1] + bounds[words[index]]
+    uses = 0
+
+    def reach(index: int, need: float) -> str | bool:
+        nonlocal uses
+        if need <= 0:
+            return True
+        if rest[index] < need:
+            return False
+        without = reach(index + 1, need)
+        if without is True:
+            return True
+        word = words[index]
+        holding = reach(index + 1, need - bounds[word])
+        parts: list[str] = []
+        if holding is not False:
+            uses += 1
+            parts.append(f'"{word}"' if holding is True else f'("{word}" AND {holding})')
+        if without is not False:
+            parts.append(without)
+        if not parts:
+            return False
+        return parts[0] if len(parts) == 1 else "(" + " OR ".join(parts) + ")"
+
+    query = reach(0, floor)
+    return None if isinstance(query, bool) else (query, uses)
+
+
+def seeded_top(
+    db: Conn, match: str, limit: int, bounds: dict[str, tuple[int, float]]
+) -> list[tuple[int, float]] | None:
+    """What `lexical(db, match, limit)` returns, scoring only the chunks whose words can reach a floor.
+
+    The floor comes from the rarest words alone: their own `bm25()` (FTS5 sums each word's part, and
+    every part is at least 0) is a part of a chunk's score, so the `limit`-th best of it is at most the
+    `limit`-th best whole score. A chunk whose words' bounds add up to less than the floor scores less,
+    so only the chunks that reach it are scored with the whole query. None when the seed holds fewer
+    than `limit` chunks, the words are all in the seed, or the threshold query would be too long.
+    """
+    if len(bounds) < SEED_MIN_WORDS or any(math.isinf(bound) for _, bound in bounds.values()):
+        return None
+    seed: set[str] = set()
+    held = 0
+    for term in sorted(bounds, key=lambda t: (bounds[t][0], t)):
+        if held >= SEED_ROWS * limit:
+            break
+        seed.add(term)
+        held += bounds[term][0]
+    if len(seed) == len(bounds):
+        return None
+    # The seed's words in the query's order and number, so each part is the one the whole query adds.
+    terms = _QUOTED.findall(match)
+    parts = db.execute(_SEED, (" OR ".join(f'"{t}"' for t in terms if t in seed), limit)).fetchall()
+    if len(parts) < limit:
+        return None
+    floor = -float(parts[-1][0]) * (1 - 1e-9)  # bounds carry `_MARGIN` already; this covers the floor's rounding
+    reaching = _reaching({term: bound for term, (_, bound) in bounds.items()}, floor)
+    if reaching is None or reaching[1] > MAX_PHRASES:
+        return None
+    ranked = [(int(rowid), float(score)) for rowid, score in db.execute(_RESTRICTED, (match, reaching[0], limit))]
+    # At least `limit` chunks score the floor or more, and all of them reach it: fewer means a bound failed.
+    return ranked if len(ranked) == limit else None
+
+
 def pruned_top(db: Conn, match: str, limit: int) -> list[tuple[int, float]] | None:
     """What `lexical(db, match, limit)` returns, or None when the pruned query cannot be shown to give it.
 
@@ -124,6 +245,10 @@ def pruned_top(db: Conn, match: str, limit: int) -> list[tuple[int, float]] | No
     frequent = sorted(
         (term for term, (df, _) in bounds.items() if df >= COMMON_SHARE * rows), key=lambda t: -bounds[t][0]
     )
+    postings = sum(df for df, _ in bounds.values())
+    seeded = seeded_top(db, match, limit, bounds) if frequent and postings >= SEED_MIN_POSTINGS * rows else None
+    if seeded is not None:
+        return seeded
     common = frequent[:MAX_COMMON]
     for _attempt in range(2):
         keep = [term for term in bounds if term not in common]
