@@ -11,12 +11,8 @@ from __future__ import annotations
 
 import hashlib
 import os
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from itertools import repeat
-
-import apsw
 
 from ._db import (
     RECHUNK_MARK,
@@ -30,9 +26,11 @@ from ._db import (
     settle_dates,
     write_manifest,
 )
-from ._prepare import Job, Prepared, prepared
+from ._prepare import Job, prepared
 from ._vec import load_vec, normalise, pack
 from ._walk import Candidate, walk
+from ._worker import spare_core
+from ._write import BatchWriter, Pending, bulk_supported
 from .embed import Embedder
 from .errors import EmbedderError, EmbeddingDimensionError, ManifestMismatchError, PathsNotFoundError, RagError
 
@@ -64,14 +62,6 @@ class IndexStats:
     dry_run: bool = False
     notes: list[str] = field(default_factory=lambda: [])
     """Skipped files and missing roots, one line each."""
-
-
-@dataclass(slots=True)
-class _Pending:
-    candidate: Candidate
-    result: Prepared
-    existing_id: int | None
-    cite: str
 
 
 _Row = tuple[int, int, int, str, int, str]
@@ -124,6 +114,11 @@ class _Labels:
             cite = candidate.key  # a document from an older store already has it; the key is unique
         self.taken.add(cite)
         return cite
+
+    def take(self) -> list[tuple[str, str]]:
+        """The roots labelled since the last call, for the caller to register with its next batch."""
+        new, self.new = self.new, []
+        return new
 
     def save(self, db: Conn) -> None:
         """Register the roots labelled since the last save, inside the caller's transaction."""
@@ -252,7 +247,7 @@ def run_index(  # noqa: C901
     adopted: list[tuple[str, int]] = []
     vectors_on = embedder is not None and (manifest is None or manifest.has_vectors)
 
-    batch: list[_Pending] = []
+    batch: list[Pending] = []
     batch_bytes = 0
     batch_chunks = 0
     touched: list[tuple[int, int, int]] = []
@@ -288,6 +283,10 @@ def run_index(  # noqa: C901
     if deferred:
         with db:
             drop_fingerprint_index(db)
+    # A helper thread writes each batch while the next is prepared, when there is more than one batch
+    # and a core to run it on (see `_write`).
+    helper = not dry_run and not vectors_on and _helps(work) and spare_core() and bulk_supported(db)
+    writer = BatchWriter(db, helper=helper)
     try:
         rows = {job.key: (candidate, row) for job, candidate, row in work}
         for job, result in prepared([job for job, _, _ in work]):
@@ -313,7 +312,7 @@ def run_index(  # noqa: C901
                     stats.embeddings += count
                 if not dry_run:
                     cite = row[5] if existing is not None and row is not None else labels.cite(candidate)
-                    batch.append(_Pending(candidate, result, existing, cite))
+                    batch.append(Pending(candidate, result, existing, cite))
                     batch_bytes += candidate.size
                     batch_chunks += count
             if batch and (
@@ -321,14 +320,16 @@ def run_index(  # noqa: C901
                 or batch_bytes >= _BATCH_BYTES
                 or (vectors_on and batch_chunks >= _BATCH_CHUNKS_EMBEDDED)
             ):
-                _flush(db, batch, embedder if vectors_on else None, manifest, labels)
+                _flush(writer, batch, embedder if vectors_on else None, manifest, labels)
                 batch, batch_bytes, batch_chunks = [], 0, 0
             if progress is not None:
                 progress(done, total, job.key)
         if not dry_run:
             if batch:
-                _flush(db, batch, embedder if vectors_on else None, manifest, labels)
+                _flush(writer, batch, embedder if vectors_on else None, manifest, labels)
+            writer.finish()
     finally:
+        writer.close()
         if deferred:
             with db:
                 create_fingerprint_index(db)
@@ -357,7 +358,7 @@ def run_index(  # noqa: C901
     return stats
 
 
-def _embed_batch(batch: list[_Pending], embedder: Embedder, manifest: Manifest | None) -> list[bytes]:
+def _embed_batch(batch: list[Pending], embedder: Embedder, manifest: Manifest | None) -> list[bytes]:
     inputs = [
         document_input(embedder, heading, content)
         for p in batch
@@ -378,60 +379,14 @@ def _embed_batch(batch: list[_Pending], embedder: Embedder, manifest: Manifest |
     return [pack(normalise(v)) for v in vectors]
 
 
+def _helps(work: list[tuple[Job, Candidate, _Row | None]]) -> bool:
+    """Whether the work spans more than one batch: a helper thread then has something to overlap."""
+    return len(work) > _BATCH_FILES or sum(job.size for job, _, _ in work) > _BATCH_BYTES
+
+
 def _flush(
-    db: Conn, batch: list[_Pending], embedder: Embedder | None, manifest: Manifest | None, labels: _Labels
+    writer: BatchWriter, batch: list[Pending], embedder: Embedder | None, manifest: Manifest | None, labels: _Labels
 ) -> None:
+    # Embedding before the transaction opens: a slow embeddings server never holds the write lock.
     blobs = _embed_batch(batch, embedder, manifest) if embedder is not None else []
-    try:
-        with db:
-            labels.save(db)  # with the documents cited under them, so a canceled run leaves no orphan label
-            _write_batch(db, batch, blobs)
-    except apsw.Error as err:
-        first, last = batch[0].candidate.key, batch[-1].candidate.key
-        raise RagError(f'indexing the batch "{first}" .. "{last}": {err}') from err
-
-
-def _write_batch(db: Conn, batch: list[_Pending], blobs: list[bytes]) -> None:
-    """Write one batch inside the caller's transaction, one executemany per table.
-
-    Ids are assigned here (the writer is alone) so that every statement is a plain INSERT: an upsert
-    with RETURNING opens a statement savepoint, and FTS5 flushes its pending index data at every
-    savepoint, which had made the document upserts cost half of a cold index.
-    """
-    next_id = int(db.execute("SELECT coalesce(max(id), 0) + 1 FROM chunks").fetchall()[0][0])
-    next_doc = int(db.execute("SELECT coalesce(max(id), 0) + 1 FROM documents").fetchall()[0][0])
-    now = time.time_ns()
-    new_docs: list[tuple[object, ...]] = []
-    chunk_rows: list[tuple[int, int, int, int | None]] = []
-    fts_rows: list[tuple[int, str, str]] = []
-    for pending in batch:
-        candidate = pending.candidate
-        result = pending.result
-        count = len(result.contents)
-        row = (result.title, result.date, candidate.size, candidate.mtime_ns, result.digest, count, now)
-        if pending.existing_id is not None:
-            doc_id = pending.existing_id
-            db.execute("DELETE FROM chunks WHERE document_id = ?", (doc_id,))
-            db.execute(
-                "UPDATE documents SET title = ?, date = ?, size = ?, mtime_ns = ?, hash = ?, chunk_count = ?, "
-                "indexed_ns = ? WHERE id = ?",
-                (*row, doc_id),
-            )
-        else:
-            doc_id = next_doc
-            next_doc += 1
-            new_docs.append((doc_id, candidate.key, pending.cite, *row))
-        ids = range(next_id, next_id + count)
-        chunk_rows += zip(ids, repeat(doc_id, count), range(count), result.prints, strict=True)
-        fts_rows += zip(ids, result.contents, result.headings, strict=True)
-        next_id += count
-    db.executemany(
-        "INSERT INTO documents(id, path, cite, title, date, size, mtime_ns, hash, chunk_count, indexed_ns) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        new_docs,
-    )
-    db.executemany("INSERT INTO chunks(id, document_id, ordinal, fingerprint) VALUES (?, ?, ?, ?)", chunk_rows)
-    db.executemany("INSERT INTO chunks_fts(rowid, content, heading_path) VALUES (?, ?, ?)", fts_rows)
-    if blobs:
-        ids = [row[0] for row in chunk_rows]
-        db.executemany("INSERT INTO chunks_vec(chunk_id, embedding) VALUES (?, ?)", list(zip(ids, blobs, strict=True)))
+    writer.write(batch, labels.take(), blobs)
