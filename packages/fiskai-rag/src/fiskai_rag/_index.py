@@ -37,7 +37,8 @@ from .errors import EmbedderError, EmbeddingDimensionError, ManifestMismatchErro
 __all__ = ["IndexStats", "Progress", "run_index"]
 
 Progress = Callable[[int, int, str], None]
-"""Called after each file with (files done, files total, document key)."""
+"""Called after each file with (files done, files total, document key), on the indexing thread while a
+helper thread may be writing: it must not use the store being indexed."""
 
 _BATCH_FILES = 500
 _BATCH_BYTES = 4 * 1024 * 1024
