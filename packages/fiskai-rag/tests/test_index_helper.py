@@ -3,10 +3,12 @@ as writing on the caller's thread, and a batch that fails loses nothing written 
 
 from __future__ import annotations
 
+import os
+import re
 import shutil
 import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -79,6 +81,15 @@ def writers(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
     yield names
 
 
+def _cores(*, spare: bool) -> Callable[[int | None], bool]:
+    """`_index.core_to_spare` answering as told, whatever else runs on this machine."""
+
+    def core_to_spare(earlier: int | None) -> bool:
+        return spare
+
+    return core_to_spare
+
+
 _Stats = tuple[int, int, int, int, int]
 """Added, updated, skipped, removed, chunks."""
 
@@ -100,7 +111,7 @@ def test_the_helper_writes_the_rows_ids_and_progress_of_the_callers_thread(
     runs: dict[bool, list[tuple[_Stats, list[tuple[int, int, str]], _Rows]]] = {False: [], True: []}
 
     def run(helper: bool) -> None:
-        monkeypatch.setattr(index_module, "spare_core", lambda: helper)
+        monkeypatch.setattr(index_module, "core_to_spare", _cores(spare=helper))
         calls: list[tuple[int, int, str]] = []
         stats = _index(tmp_path / f"store-{helper}", root, calls)
         runs[helper].append((stats, calls, _rows(tmp_path / f"store-{helper}")))
@@ -127,7 +138,7 @@ def test_without_a_spare_core_every_batch_is_written_on_the_callers_thread(
 ) -> None:
     root = tmp_path / "docs"
     _tree(root)
-    monkeypatch.setattr(index_module, "spare_core", lambda: False)
+    monkeypatch.setattr(index_module, "core_to_spare", _cores(spare=False))
 
     _index(tmp_path / "store", root, [])
 
@@ -152,23 +163,44 @@ def test_a_failing_batch_is_named_and_the_batches_before_it_stay_whole(
     for n in range(12):
         name = f"page-{n:02}-refused.md" if n == 7 else f"page-{n:02}.md"
         (root / name).write_text(f"# Page {n}\n\nText of page {n}.\n", encoding="utf-8")
-    monkeypatch.setattr(index_module, "spare_core", lambda: helper)
+    monkeypatch.setattr(index_module, "core_to_spare", _cores(spare=helper))
     monkeypatch.setattr(index_module, "_BATCH_FILES", 3)
     store_dir = tmp_path / "store"
     (tmp_path / "empty").mkdir()
     _index(store_dir, tmp_path / "empty", [])  # the schema, so the hook below can name its table
     monkeypatch.setattr(apsw, "connection_hooks", [*apsw.connection_hooks, _refuse_in_batches])
 
-    with pytest.raises(
-        RagError, match=r'indexing the batch ".*/page-06\.md" \.\. ".*/page-08\.md": .*refused by the test'
-    ):
+    with pytest.raises(RagError, match=r'indexing the batch ".*" \.\. ".*": .*refused by the test') as failed:
         _index(store_dir, root, [])
 
+    # The batch is named by its first and last files; every file before it is stored whole, none after it.
+    named = re.search(r'batch "(.*)" \.\. "(.*)":', str(failed.value))
+    assert named is not None
+    names = sorted(p.name for p in root.iterdir())
+    first, last = names.index(Path(named[1]).name), names.index(Path(named[2]).name)
+    assert first <= names.index("page-07-refused.md") <= last and first > 0
     rows = _rows(store_dir)
-    assert [Path(path).name for _, path, *_ in rows["documents"]] == [f"page-{n:02}.md" for n in range(6)]
+    assert [Path(path).name for _, path, *_ in rows["documents"]] == names[:first]
     assert len(rows["chunks"]) == len(rows["fts"]) == sum(doc[-1] for doc in rows["documents"])
     assert any(name == "chunks_by_fingerprint" for _, name, _ in rows["schema"])
     assert bool(writers) == helper
 
     monkeypatch.setattr(apsw, "connection_hooks", [h for h in apsw.connection_hooks if h is not _refuse_in_batches])
-    assert _index(store_dir, root, [])[:3] == (6, 0, 6)
+    assert _index(store_dir, root, [])[:3] == (len(names) - first, 0, first)
+
+
+@pytest.mark.skipif(not Path("/proc/loadavg").is_file(), reason="reads Linux's /proc/loadavg")
+def test_the_reading_of_runnable_threads_counts_the_caller_and_a_busy_earlier_reading_says_no() -> None:
+    cores = len(os.sched_getaffinity(0))
+
+    now = write_module.runnable()
+
+    assert now is not None and now >= 1
+    assert write_module.core_to_spare(earlier=cores) is False  # as many others running as there are cores
+
+
+def test_where_nothing_is_read_the_one_minute_load_decides(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(write_module, "spare_core", lambda: True)
+    assert write_module.core_to_spare(earlier=None) is True
+    monkeypatch.setattr(write_module, "spare_core", lambda: False)
+    assert write_module.core_to_spare(earlier=None) is False

@@ -29,8 +29,7 @@ from ._db import (
 from ._prepare import Job, prepared
 from ._vec import load_vec, normalise, pack
 from ._walk import Candidate, walk
-from ._worker import spare_core
-from ._write import BatchWriter, Pending, bulk_supported
+from ._write import BatchWriter, Pending, bulk_supported, core_to_spare, runnable
 from .embed import Embedder
 from .errors import EmbedderError, EmbeddingDimensionError, ManifestMismatchError, PathsNotFoundError, RagError
 
@@ -221,6 +220,7 @@ def run_index(  # noqa: C901
     if not roots:
         raise RagError("no paths given - pass a path to index")
     stats = IndexStats(dry_run=dry_run)
+    running = runnable()
     found = walk(roots, exclude_dir=store_dir)
     stats.notes.extend(found.notes)
     if not found.root_keys:
@@ -286,8 +286,9 @@ def run_index(  # noqa: C901
             drop_fingerprint_index(db)
     # A helper thread writes each batch while the next is prepared, when there is more than one batch
     # and a core to run it on (see `_write`).
-    helper = not dry_run and not vectors_on and _helps(work) and spare_core() and bulk_supported(db)
+    helper = not dry_run and not vectors_on and _helps(work) and core_to_spare(running) and bulk_supported(db)
     writer = BatchWriter(db, helper=helper)
+    pace = _Pace(helper, sum(job.size for job, _, _ in work))
     try:
         rows = {job.key: (candidate, row) for job, candidate, row in work}
         for job, result in prepared([job for job, _, _ in work]):
@@ -316,12 +317,14 @@ def run_index(  # noqa: C901
                     batch.append(Pending(candidate, result, existing, cite))
                     batch_bytes += candidate.size
                     batch_chunks += count
+            pace.left -= candidate.size
             if batch and (
-                len(batch) >= _BATCH_FILES
-                or batch_bytes >= _BATCH_BYTES
+                len(batch) >= pace.files
+                or batch_bytes >= pace.bytes
                 or (vectors_on and batch_chunks >= _BATCH_CHUNKS_EMBEDDED)
             ):
                 _flush(writer, batch, embedder if vectors_on else None, manifest, labels)
+                pace.flushed()
                 batch, batch_bytes, batch_chunks = [], 0, 0
             if progress is not None:
                 progress(done, total, job.key)
@@ -378,6 +381,35 @@ def _embed_batch(batch: list[Pending], embedder: Embedder, manifest: Manifest | 
                 f"{len(v)} but the index was built at {dimension}"
             )
     return [pack(normalise(v)) for v in vectors]
+
+
+_SMALL_BYTES = 256 * 1024
+"""With a helper, the first and last batches are this small (see `_Pace`)."""
+
+
+class _Pace:
+    """How large the next batch may grow: fixed without a helper; with one, small at both ends.
+
+    The helper has nothing to write while the first batch is prepared, and the caller nothing to do while
+    the last one is written: so the first batch is small and each next one may grow twice as large,
+    while the last ones shrink to half of what is left, down to `_SMALL_BYTES`.
+    """
+
+    def __init__(self, helper: bool, left: int) -> None:
+        self.helper = helper
+        self.left = left
+        """Bytes of the work not yet taken into a batch."""
+        self.files, self.bytes = _BATCH_FILES, _BATCH_BYTES
+        self._grown = _SMALL_BYTES // 2
+        if helper:
+            self.flushed()
+
+    def flushed(self) -> None:
+        """Set the limits of the next batch."""
+        if self.helper:
+            self._grown = min(_BATCH_BYTES, 2 * self._grown)
+            self.bytes = max(_SMALL_BYTES, min(self._grown, self.left // 2))
+            self.files = max(1, _BATCH_FILES * self.bytes // _BATCH_BYTES)
 
 
 def _helps(work: list[tuple[Job, Candidate, _Row | None]]) -> bool:

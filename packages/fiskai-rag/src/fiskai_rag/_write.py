@@ -16,6 +16,7 @@ A bulk statement holds no GIL from its first row to its last.
 from __future__ import annotations
 
 import json
+import os
 import time
 from array import array
 from collections.abc import Callable
@@ -27,10 +28,10 @@ import apsw
 from ._db import Conn
 from ._prepare import Prepared
 from ._walk import Candidate
-from ._worker import Worker
+from ._worker import Worker, spare_core
 from .errors import RagError
 
-__all__ = ["BatchWriter", "Pending", "bulk_supported", "write_rows"]
+__all__ = ["BatchWriter", "Pending", "bulk_supported", "core_to_spare", "runnable", "write_rows"]
 
 
 class Pending(NamedTuple):
@@ -41,6 +42,30 @@ class Pending(NamedTuple):
     existing_id: int | None
     """The document's id when it replaces an indexed one."""
     cite: str
+
+
+def runnable() -> int | None:
+    """Threads running or waiting for a CPU right now, the caller's included (Linux), or None where unknown."""
+    try:
+        with open("/proc/loadavg", "rb") as handle:
+            return int(handle.read().split()[3].split(b"/")[0])  # "0.52 0.58 0.59 1/95 12345"
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def core_to_spare(earlier: int | None) -> bool:
+    """Whether a writer thread would find a core that nothing else uses, from `runnable()` now and `earlier`.
+
+    Read at the moment, not from the 1-minute load average that `_worker.spare_core` (the fallback)
+    reads: an index run is long and decides once, and the average still counts the runs just before
+    it, such as the previous index of a benchmark, whose core is free again. A process busy on a core
+    is runnable at nearly every reading, so two readings that see nobody else say no core is taken.
+    """
+    now = runnable()
+    if now is None or earlier is None:
+        return spare_core()
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return max(now, earlier) < cores
 
 
 def _next_ids(db: Conn) -> tuple[int, int]:
