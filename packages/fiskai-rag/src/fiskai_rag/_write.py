@@ -15,6 +15,7 @@ A bulk statement holds no GIL from its first row to its last.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import time
@@ -241,19 +242,18 @@ def _write_bulk(db: Conn, bulk: Bulk) -> None:
         db.execute(_INSERT_DOCUMENTS, (next_doc, now, bulk.added))
     if bulk.contents is None:
         return
-    db.execute(f"INSERT INTO {_OWNERS}(pos, owner) SELECT rowid, value FROM carray(?)", (bulk.owners,))
+    # Rows of a larger batch before stay past this batch's last position, where its joins never look.
+    db.execute(f"INSERT OR REPLACE INTO {_OWNERS}(pos, owner) SELECT rowid, value FROM carray(?)", (bulk.owners,))
     db.execute(_INSERT_CHUNKS, (next_id, next_doc, bulk.prints))
-    db.execute(f"INSERT INTO {_HEADINGS}(pos, heading) SELECT rowid, value FROM carray(?)", (bulk.headings,))
+    db.execute(f"INSERT OR REPLACE INTO {_HEADINGS}(pos, heading) SELECT rowid, value FROM carray(?)", (bulk.headings,))
     db.execute(_INSERT_FTS, (next_id, bulk.contents))
-    db.execute(f"DELETE FROM {_HEADINGS}")
-    db.execute(f"DELETE FROM {_OWNERS}")
 
 
 def _commit(db: Conn, roots: list[tuple[str, str]], first: str, last: str, write: Any) -> None:
     try:
         with db:
-            # With the documents cited under them, so a canceled run leaves no orphan label.
-            db.executemany("INSERT OR IGNORE INTO roots(path, label) VALUES (?, ?)", roots)
+            if roots:  # with the documents cited under them, so a canceled run leaves no orphan label
+                db.executemany("INSERT OR IGNORE INTO roots(path, label) VALUES (?, ?)", roots)
             write()
     except apsw.Error as err:
         raise RagError(f'indexing the batch "{first}" .. "{last}": {err}') from err
@@ -297,3 +297,5 @@ class BatchWriter:
         if worker is not None:
             self._busy = False
             worker.stop()
+            with contextlib.suppress(apsw.Error):
+                self._db.execute(f"DELETE FROM {_HEADINGS}; DELETE FROM {_OWNERS}")
