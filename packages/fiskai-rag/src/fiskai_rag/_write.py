@@ -20,7 +20,7 @@ import json
 import os
 import time
 from array import array
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from itertools import repeat
 from typing import Any, NamedTuple
 
@@ -249,9 +249,27 @@ def _write_bulk(db: Conn, bulk: Bulk) -> None:
     db.execute(_INSERT_FTS, (next_id, bulk.contents))
 
 
+@contextlib.contextmanager
+def _transaction(db: Conn) -> Generator[None]:
+    """What `with db:` does, by statements: apsw's own exit commits without releasing the GIL.
+
+    A commit flushes FTS5's pending index (a quarter of the writer's time); with the helper committing
+    inside apsw's `__exit__`, a Python thread beside it ran at about 10% of its speed (an `execute` of
+    the same RELEASE: 60-99%).
+    """
+    db.execute("SAVEPOINT fiskai_batch")
+    try:
+        yield
+        db.execute("RELEASE fiskai_batch")
+    except BaseException:
+        db.execute("ROLLBACK TO fiskai_batch")
+        db.execute("RELEASE fiskai_batch")
+        raise
+
+
 def _commit(db: Conn, roots: list[tuple[str, str]], first: str, last: str, write: Any) -> None:
     try:
-        with db:
+        with _transaction(db):
             if roots:  # with the documents cited under them, so a canceled run leaves no orphan label
                 db.executemany("INSERT OR IGNORE INTO roots(path, label) VALUES (?, ?)", roots)
             write()
