@@ -7,6 +7,7 @@ import os
 import re
 import shutil
 import sqlite3
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -204,3 +205,42 @@ def test_where_nothing_is_read_the_one_minute_load_decides(monkeypatch: pytest.M
     assert write_module.core_to_spare(earlier=None) is True
     monkeypatch.setattr(write_module, "spare_core", lambda: False)
     assert write_module.core_to_spare(earlier=None) is False
+
+
+def test_the_switch_interval_is_short_while_a_helper_writes_and_restored_after(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, writers: list[str]
+) -> None:
+    root = tmp_path / "docs"
+    _tree(root)
+    monkeypatch.setattr(index_module, "core_to_spare", _cores(spare=True))
+    before = sys.getswitchinterval()
+    seen: list[float] = []
+
+    def progress(done: int, total: int, key: str) -> None:
+        seen.append(sys.getswitchinterval())
+
+    with open_store(tmp_path / "store", read_only=False) as store:
+        store.index([str(root)], progress=progress)
+
+    assert writers and max(seen) < before
+    assert sys.getswitchinterval() == before
+
+
+def test_overlapping_helpers_restore_the_interval_once_the_last_ends_unless_someone_changed_it() -> None:
+    before = sys.getswitchinterval()
+    handoffs = write_module._Handoffs()
+    try:
+        handoffs.start()
+        handoffs.start()
+        short = sys.getswitchinterval()
+        handoffs.end()
+        assert short < before and sys.getswitchinterval() == short
+        handoffs.end()
+        assert sys.getswitchinterval() == before
+
+        handoffs.start()
+        sys.setswitchinterval(0.002)  # the application's own choice, made while a helper writes
+        handoffs.end()
+        assert sys.getswitchinterval() == pytest.approx(0.002)
+    finally:
+        sys.setswitchinterval(before)

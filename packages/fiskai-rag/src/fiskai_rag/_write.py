@@ -18,6 +18,8 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import sys
+import threading
 import time
 from array import array
 from collections.abc import Callable, Generator
@@ -277,6 +279,48 @@ def _commit(db: Conn, roots: list[tuple[str, str]], first: str, last: str, write
         raise RagError(f'indexing the batch "{first}" .. "{last}": {err}') from err
 
 
+_SWITCH_S = 0.0001
+"""The interpreter's switch interval while a helper writes (Python's default is 5 ms)."""
+
+
+class _Handoffs:
+    """Shortens the interpreter's switch interval while any helper writes, and restores it after the last.
+
+    The helper needs the GIL back after every statement, and the preparing thread, busy in Python,
+    hands it over only when the interval runs out: 5 ms a statement, about a third of the helper's
+    time on influxdata-docs (its small statements took 4x their CPU time). The interval bounds the
+    wait and costs nothing while no other thread waits (same run, alternating, idle machine: cold
+    index 0.83-0.84 s at 5 ms, 0.81-0.82 s at 0.5 ms, 0.76 s at 0.1 ms). It is process-wide: other
+    threads of the process only switch sooner when they contend for the GIL.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._users = 0
+        self._saved: float | None = None
+        self._ours = 0.0
+
+    def start(self) -> None:
+        with self._lock:
+            self._users += 1
+            current = sys.getswitchinterval()
+            if self._users == 1 and current > _SWITCH_S:
+                self._saved = current
+                sys.setswitchinterval(_SWITCH_S)
+                self._ours = sys.getswitchinterval()  # as the interpreter rounds it
+
+    def end(self) -> None:
+        with self._lock:
+            self._users -= 1
+            if self._users == 0 and self._saved is not None:
+                if sys.getswitchinterval() == self._ours:  # unless someone else changed it meanwhile
+                    sys.setswitchinterval(self._saved)
+                self._saved = None
+
+
+_handoffs = _Handoffs()
+
+
 class BatchWriter:
     """Writes batches in order, each in its own transaction; with `helper`, in bulk on a thread of its own.
 
@@ -288,8 +332,11 @@ class BatchWriter:
 
     def __init__(self, db: Conn, *, helper: bool) -> None:
         self._db = db
-        self._worker: Worker[None] | None = Worker("fiskai-rag-writer") if helper else None
+        self._worker: Worker[None] | None = None
         self._busy = False
+        if helper:
+            _handoffs.start()
+            self._worker = Worker("fiskai-rag-writer")
 
     def write(self, batch: list[Pending], roots: list[tuple[str, str]], blobs: list[bytes]) -> None:
         """Write one batch (and the roots its documents are cited under); `blobs` are its chunks' vectors."""
@@ -315,5 +362,6 @@ class BatchWriter:
         if worker is not None:
             self._busy = False
             worker.stop()
+            _handoffs.end()
             with contextlib.suppress(apsw.Error):
                 self._db.execute(f"DELETE FROM {_HEADINGS}; DELETE FROM {_OWNERS}")
