@@ -71,6 +71,7 @@ def _rows(store_dir: Path) -> _Rows:
 def writers(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
     """Small batches, and the name of the thread that writes each bulk batch."""
     monkeypatch.setattr(index_module, "_BATCH_FILES", 2)
+    monkeypatch.setattr(index_module, "_BATCH_BYTES", 2048)  # a helper takes over 4 KB of work
     names: list[str] = []
     write_bulk = write_module._write_bulk
 
@@ -166,6 +167,7 @@ def test_a_failing_batch_is_named_and_the_batches_before_it_stay_whole(
         (root / name).write_text(f"# Page {n}\n\nText of page {n}.\n", encoding="utf-8")
     monkeypatch.setattr(index_module, "core_to_spare", _cores(spare=helper))
     monkeypatch.setattr(index_module, "_BATCH_FILES", 3)
+    monkeypatch.setattr(index_module, "_BATCH_BYTES", 64)
     store_dir = tmp_path / "store"
     (tmp_path / "empty").mkdir()
     _index(store_dir, tmp_path / "empty", [])  # the schema, so the hook below can name its table
