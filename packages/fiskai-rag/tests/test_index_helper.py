@@ -164,10 +164,10 @@ def test_a_failing_batch_is_named_and_the_batches_before_it_stay_whole(
     root.mkdir()
     for n in range(12):
         name = f"page-{n:02}-refused.md" if n == 7 else f"page-{n:02}.md"
-        (root / name).write_text(f"# Page {n}\n\nText of page {n}.\n", encoding="utf-8")
+        (root / name).write_text(f"# Page {n}\n\n" + f"Text of page {n}. " * 80, encoding="utf-8")
     monkeypatch.setattr(index_module, "core_to_spare", _cores(spare=helper))
     monkeypatch.setattr(index_module, "_BATCH_FILES", 3)
-    monkeypatch.setattr(index_module, "_BATCH_BYTES", 64)
+    monkeypatch.setattr(index_module, "_BATCH_BYTES", 3000)  # two files a batch
     store_dir = tmp_path / "store"
     (tmp_path / "empty").mkdir()
     _index(store_dir, tmp_path / "empty", [])  # the schema, so the hook below can name its table

@@ -426,14 +426,15 @@ class _Pace:
 
 
 def _helps(work: list[tuple[Job, Candidate, _Row | None]]) -> bool:
-    """Whether the work holds more than two full batches of text: enough for a helper thread to overlap.
+    """Whether the work holds more than a full batch of text, in files of 1 KB or more on average.
 
-    FTS5's share of a cold index grows with the text; per-file work is the caller's. Same run, idle
-    machine, caller alone against a helper: generated 1k files (7 MB) 0.334 -> 0.292 s, influxdata-docs
-    (22 MB) 1.07 -> 0.77 s, but tldr-pages (4.3 MB in 7.4k files, whose raw FTS5 insert takes 0.10 s of
-    its 0.39 s) 0.389 -> 0.400 s.
+    The helper overlaps SQLite's time, which grows with the text, with the caller's, which also grows
+    with the files. Same run, idle machine, caller alone against a helper: generated 1k files (7 MB)
+    0.334 -> 0.292 s, influxdata-docs (22 MB, 4.4 KB a file) 1.07 -> 0.77 s, but tldr-pages (4.3 MB in
+    7.4k files of 0.6 KB, whose raw FTS5 insert takes 0.10 s of its 0.39 s) 0.389 -> 0.400 s.
     """
-    return sum(job.size for job, _, _ in work) > 2 * _BATCH_BYTES
+    size = sum(job.size for job, _, _ in work)
+    return size > _BATCH_BYTES and size >= 1024 * len(work)
 
 
 def _flush(
