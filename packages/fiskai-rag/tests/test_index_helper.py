@@ -246,3 +246,29 @@ def test_overlapping_helpers_restore_the_interval_once_the_last_ends_unless_some
         assert sys.getswitchinterval() == pytest.approx(0.002)
     finally:
         sys.setswitchinterval(before)
+
+
+@pytest.mark.parametrize("helper", [False, True])
+def test_an_interrupted_run_keeps_whole_documents_and_the_next_run_completes_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, writers: list[str], helper: bool
+) -> None:
+    root = tmp_path / "docs"
+    _tree(root)
+    monkeypatch.setattr(index_module, "core_to_spare", _cores(spare=helper))
+    before = sys.getswitchinterval()
+    store_dir = tmp_path / "store"
+
+    def interrupt(done: int, total: int, key: str) -> None:
+        if done == total // 2:
+            raise KeyboardInterrupt  # Ctrl-C while the helper may be writing a batch
+
+    with pytest.raises(KeyboardInterrupt), open_store(store_dir, read_only=False) as store:
+        store.index([str(root)], progress=interrupt)
+
+    rows = _rows(store_dir)
+    assert 0 < len(rows["documents"]) < len(list(root.rglob("*.md"))) + len(list(root.rglob("*.txt")))
+    assert len(rows["chunks"]) == len(rows["fts"]) == sum(doc[-1] for doc in rows["documents"])
+    assert bool(writers) == helper and sys.getswitchinterval() == before
+    _index(store_dir, root, [])
+    _index(tmp_path / "clean", root, [])
+    assert _rows(store_dir)["fts"] == _rows(tmp_path / "clean")["fts"]
