@@ -3,7 +3,8 @@
 Unchanged files cost one `stat` (size and mtime match the stored row); a file whose stat changed is
 read and hashed, and re-chunked only when its SHA-256 differs. Changed files are written in batches,
 one short transaction per batch, so readers see whole files appear and the corpus is never held in
-memory. Embedding happens before a batch's transaction opens, so a slow embeddings server never keeps
+memory (two batches at most: with a core to spare, a helper thread writes one while the next is
+prepared, see `_write`). Embedding happens before a batch's transaction opens, so a slow embeddings server never keeps
 the write transaction (and SQLite's write lock) open.
 """
 
