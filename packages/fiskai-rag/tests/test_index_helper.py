@@ -193,13 +193,17 @@ def test_a_failing_batch_is_named_and_the_batches_before_it_stay_whole(
 
 
 @pytest.mark.skipif(not Path("/proc/loadavg").is_file(), reason="reads Linux's /proc/loadavg")
-def test_the_reading_of_runnable_threads_counts_the_caller_and_a_busy_earlier_reading_says_no() -> None:
+def test_the_reading_counts_the_caller_and_a_core_is_spare_unless_both_readings_see_them_all_busy(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     cores = len(os.sched_getaffinity(0))
 
     now = write_module.runnable()
 
     assert now is not None and now >= 1
-    assert write_module.core_to_spare(earlier=cores) is False  # as many others running as there are cores
+    monkeypatch.setattr(write_module, "runnable", lambda: cores)  # as many running as there are cores
+    assert write_module.core_to_spare(earlier=cores) is False
+    assert write_module.core_to_spare(earlier=cores - 1) is True
 
 
 def test_where_nothing_is_read_the_one_minute_load_decides(monkeypatch: pytest.MonkeyPatch) -> None:
