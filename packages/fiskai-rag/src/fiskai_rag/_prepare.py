@@ -1,9 +1,10 @@
 """Read, hash and chunk the files an index run has to look at, streaming results in groups.
 
-Tried and measured: a helper thread preparing the next files while SQLite writes the previous batch
-gained nothing (the GIL is needed for every bound row), and a spawned process breaks library users
-whose `__main__` has no import guard; so preparation runs on the caller's thread, one group at a time,
-and memory is bounded by the group size, never the corpus.
+Preparation runs on the caller's thread, one group at a time, and memory is bounded by the group size,
+never the corpus. Tried and measured: a helper thread preparing the next files while SQLite writes the
+previous batch with `executemany` gained nothing (the GIL is needed for every bound row; `_write`'s
+helper writes in bulk statements instead), and a spawned process breaks library users whose
+`__main__` has no import guard.
 """
 
 from __future__ import annotations
