@@ -139,6 +139,26 @@ def test_oversized_and_non_utf8_files_are_skipped_with_a_note(docs: Path, tmp_pa
     assert f'skipping non-UTF-8 file "{real}/latin1.md"' in stats.notes
 
 
+def test_files_and_folders_whose_names_are_not_utf8_are_skipped_with_a_note(docs: Path, tmp_path: Path) -> None:
+    # The OS hands such a name over with surrogate escapes, which SQLite refused for the whole batch.
+    base = os.fsencode(docs)
+    with open(base + b"/caf\xe9.md", "wb") as handle:
+        handle.write(b"# Cafe\n\nespresso notes\n")
+    os.mkdir(base + b"/dir\xff")
+    with open(base + b"/dir\xff/inside.md", "wb") as handle:
+        handle.write(b"# Inside\n\nristretto notes\n")
+
+    with open_store(tmp_path / "store", read_only=False) as store:
+        stats = store.index(["docs"])
+        assert store.search("espresso").hits == []
+        assert store.search("ristretto").hits == []
+
+    assert stats.added == 3  # the fixture's own pages
+    real = os.path.realpath(docs)
+    assert f'skipping "{real}/caf\\xe9.md": its name is not valid UTF-8; rename it to index it' in stats.notes
+    assert f'skipping "{real}/dir\\xff": its name is not valid UTF-8; rename it to index it' in stats.notes
+
+
 def test_store_files_are_owner_only(docs: Path, tmp_path: Path) -> None:
     store_dir = tmp_path / "store"
     _index(store_dir, "docs")

@@ -60,6 +60,26 @@ def _eligible(name: str) -> bool:
     return dot > 0 and name[dot:].lower() in EXTENSIONS
 
 
+def _utf8_name(name: str) -> bool:
+    """Whether a file name is valid UTF-8.
+
+    A store keeps names as UTF-8 text; the OS hands an invalid one over with surrogate escapes, which
+    SQLite refuses (it failed the whole batch).
+    """
+    if name.isascii():
+        return True
+    try:
+        name.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _not_utf8(key: str) -> str:
+    shown = os.fsencode(key).decode("utf-8", "backslashreplace")
+    return f'skipping "{shown}": its name is not valid UTF-8; rename it to index it'
+
+
 def walk(roots: list[str], *, exclude_dir: str | None) -> WalkResult:
     """Collect eligible files under each root, in lexical order.
 
@@ -86,6 +106,9 @@ def walk(roots: list[str], *, exclude_dir: str | None) -> WalkResult:
             result.missing.append(root)
             continue
         key = real_root(root)
+        if not _utf8_name(key):
+            result.notes.append(_not_utf8(key))
+            continue
         result.root_keys.append(key)
         if stat.S_ISDIR(st.st_mode):
             _walk_dir(root, key, key, excluded, result)
@@ -111,6 +134,10 @@ def _walk_dir(directory: str, key: str, real_root: str, excluded: tuple[int, int
     for entry in entries:
         name = entry.name
         child_key = prefix + name
+        if not _utf8_name(name):
+            if entry.is_dir(follow_symlinks=False) or _eligible(name):
+                notes.append(_not_utf8(child_key))
+            continue
         if entry.is_dir(follow_symlinks=False):
             if name.startswith(".") or name == "memory":
                 continue
@@ -123,20 +150,10 @@ def _walk_dir(directory: str, key: str, real_root: str, excluded: tuple[int, int
             continue
         path = entry.path
         if entry.is_symlink():
-            target = os.path.realpath(path)
-            if os.path.commonpath([target, real_root]) != real_root:
-                notes.append(f'skipping symlink "{child_key}": it points outside {real_root}')
+            linked = _linked_file(path, child_key, real_root, notes)
+            if linked is None:
                 continue
-            parts = os.path.relpath(target, real_root).split(os.sep)
-            if any(p.startswith(".") or p == "memory" for p in parts[:-1]):
-                continue  # a link must not smuggle in a directory the walk itself skips
-            try:
-                st = os.stat(target)
-            except OSError:
-                continue
-            if not stat.S_ISREG(st.st_mode):
-                continue
-            path = target
+            path, st = linked
         else:
             if not entry.is_file(follow_symlinks=False):
                 continue
@@ -145,6 +162,22 @@ def _walk_dir(directory: str, key: str, real_root: str, excluded: tuple[int, int
             notes.append(f'skipping oversized file "{child_key}" ({st.st_size} bytes)')
             continue
         add(Candidate(child_key, path, st.st_size, st.st_mtime_ns, real_root))
+
+
+def _linked_file(path: str, key: str, real_root: str, notes: list[str]) -> tuple[str, os.stat_result] | None:
+    """The regular file a symlink inside the root points to, or None (with a note when it leaves the root)."""
+    target = os.path.realpath(path)
+    if os.path.commonpath([target, real_root]) != real_root:
+        notes.append(f'skipping symlink "{key}": it points outside {real_root}')
+        return None
+    parts = os.path.relpath(target, real_root).split(os.sep)
+    if any(p.startswith(".") or p == "memory" for p in parts[:-1]):
+        return None  # a link must not smuggle in a directory the walk itself skips
+    try:
+        st = os.stat(target)
+    except OSError:
+        return None
+    return (target, st) if stat.S_ISREG(st.st_mode) else None
 
 
 def snapshot(paths: list[str], *, exclude_dir: str | None = None) -> dict[str, tuple[int, int]]:
