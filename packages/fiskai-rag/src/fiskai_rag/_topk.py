@@ -63,6 +63,8 @@ of each matched chunk being the dearer part. But its scores differ: `bm25()` cou
 its node stands on the row, and an AND inside an OR skips a held word whose partner is missing. Only an
 AND of ORs keeps every score, and that covers the chunks that reach the floor only when the words'
 bounds add up to less than twice it, which the questions' words never did.
+The same restriction as a join on the materialized set (SQLite probes it through a Bloom filter), all
+20 results equal: 243.9 -> 260.6 ms summed, p50 10.70 -> 11.36 ms.
 """
 
 from __future__ import annotations
