@@ -40,6 +40,31 @@ about 12.5 ms, the seed query 0.8 of it. Checked against the plain query the sam
 result equal (generated 60, influxdata-docs 60, CISI 35, CACM 37, MED 25 results at limits 100, 20
 and 5, the gate lifted); `tests/test_search_topk.py` pins it on influxdata-docs, for the query and for
 whole searches.
+
+Tried, not kept: a higher floor from more of the question's words (generated 103k chunks, 20 bench
+questions, limit 100). Any words' `bm25()` of real chunks is a valid floor, so the seed's chunks were
+scored by the whole question (`(seed words) AND (other words)`, 390 rows at the median): the floor
+rose from 0.80 to 0.98 of the 100th best score (medians), the scored set from 6.6k to 3.7k chunks, but that
+query cost 2.3 ms (0.8 without `bm25()`: the rest is its idf walk over the common words' postings) for
+1.6 ms saved, as the higher floor's threshold query has more word uses to walk; whole searches,
+interleaved with main (5 rounds, load 0.8), p50 18.50 -> 18.91 ms. Scoring them by the seed and only
+the rarer other words (up to 0.4 postings per chunk) in place of the seed query: the BM25 query's p50
+14.3 -> 13.0 ms (9 rounds, load 1.6), yet 10 of the 20 questions were 0.3 to 1.5 ms slower and two 4
+and 9 ms faster, so whole searches' p50 went 22.7 -> 23.1 ms (influxdata-docs 7.74 -> 7.80). Run only
+when the seed's floor leaves a tenth of the store surely in the set (words whose bound alone reaches
+it), it changed one question of 20 (40.6 -> 30.2 ms), the p50 not at all. Scoring only the seed's best
+100 chunks, by a Python FTS5 function given the idf (no idf walk), cost 4 ms and did not raise the
+floor: the chunks that gain are further down the seed, holding the other words.
+
+Also tried: MATCHing one expression that uses each word once, in the question's order (`"a" OR ("b"
+AND "c") OR ...`, covering the chunks that reach the floor), in place of the whole query and the `IN`
+test: summed over the 20 questions 241 -> 226 ms though it matched 2 to 4 times the chunks, the test
+of each matched chunk being the dearer part. But its scores differ: `bm25()` counts a word only where
+its node stands on the row, and an AND inside an OR skips a held word whose partner is missing. Only an
+AND of ORs keeps every score, and that covers the chunks that reach the floor only when the words'
+bounds add up to less than twice it, which the questions' words never did.
+The same restriction as a join on the materialized set (SQLite probes it through a Bloom filter), all
+20 results equal: 243.9 -> 260.6 ms summed, p50 10.70 -> 11.36 ms.
 """
 
 from __future__ import annotations
