@@ -56,7 +56,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, cast
 
-from ._db import Conn
+from ._db import Conn, change_stamp
 from ._word_parts import word_scores
 
 __all__ = ["PSEUDO_CHUNKS", "VERBOSE_TERMS", "reweight", "term_weights", "word_counts"]
@@ -116,10 +116,7 @@ def _ensure_vocab(db: Conn) -> None:
 
 def _known(db: Conn) -> dict[str, tuple[int, int]]:
     _ensure_vocab(db)
-    version = (
-        int(db.execute("PRAGMA data_version").fetchall()[0][0]),
-        int(db.execute("SELECT total_changes()").fetchall()[0][0]),
-    )
+    version = change_stamp(db)
     seen = _SEEN.get(db)
     if seen is None or seen.version != version:
         seen = _SEEN[db] = _Seen(version)

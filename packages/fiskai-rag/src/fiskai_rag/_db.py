@@ -43,6 +43,7 @@ __all__ = [
     "Conn",
     "Cursor",
     "Manifest",
+    "change_stamp",
     "clear_index",
     "columns",
     "corruption_guard",
@@ -185,6 +186,17 @@ _COLUMNS = {
     "documents": frozenset({"id", "path", "title", "size", "mtime_ns", "hash", "chunk_count"}),
     "chunks": frozenset({"id", "document_id", "ordinal"}),
 }
+
+
+def change_stamp(db: Conn) -> tuple[int, int]:
+    """The stamp a per-connection cache of index statistics is valid for.
+
+    Another connection's commits move `data_version`; this connection's own writes move `total_changes()`.
+    """
+    return (
+        int(db.execute("PRAGMA data_version").fetchall()[0][0]),
+        int(db.execute("SELECT total_changes()").fetchall()[0][0]),
+    )
 
 
 def columns(db: Conn, table: str) -> frozenset[str]:

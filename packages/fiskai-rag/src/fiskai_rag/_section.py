@@ -66,7 +66,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ._burstiness import VERBOSE_TERMS
-from ._db import Conn, columns
+from ._db import Conn, change_stamp, columns
 from ._query import query_terms
 
 __all__ = ["MIN_SHARE", "SECTION_BOOST", "names_its_tree", "prefer_sections", "tree_prefix"]
@@ -130,10 +130,7 @@ def tree_prefix(first: str, last: str) -> str | None:
 
 
 def _seen(db: Conn) -> _Seen:
-    version = (
-        int(db.execute("PRAGMA data_version").fetchall()[0][0]),
-        int(db.execute("SELECT total_changes()").fetchall()[0][0]),
-    )
+    version = change_stamp(db)
     seen = _SEEN.get(db)
     if seen is None or seen.version != version:
         seen = _SEEN[db] = _Seen(version)
