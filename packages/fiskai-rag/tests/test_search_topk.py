@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import random
 import re
-import shutil
 from pathlib import Path
 from typing import cast
 
@@ -25,18 +24,12 @@ from fiskai_rag._topk import (
     seeded_top,
 )
 
-PACK_CORPUS = Path(__file__).parent / "data" / "pack" / "corpus"
 
-
-def _words(corpus: Path) -> list[str]:
-    text = " ".join(path.read_text(encoding="utf-8").lower() for path in sorted(corpus.rglob("*.md")))
-    return sorted(set(re.findall(r"[a-z]{4,}", text)))
-
-
-def test_the_pruned_query_returns_the_plain_querys_rows(tmp_path: Path) -> None:
-    corpus = tmp_path / "corpus"
-    shutil.copytree(PACK_CORPUS, corpus)
-    words = _words(corpus)
+def test_the_pruned_query_returns_the_plain_querys_rows(
+    tmp_path: Path, pack_corpus: Path, pack_words: list[str]
+) -> None:
+    corpus = pack_corpus
+    words = [word for word in pack_words if len(word) >= 4]
     rng = random.Random(3)  # queries of the corpus's own words, common and rare mixed, some repeated
     queries = [" ".join(rng.choices(words, k=rng.randint(2, 7))) for _ in range(150)]
     with open_store(tmp_path / "store", read_only=False) as store:
@@ -54,10 +47,11 @@ def test_the_pruned_query_returns_the_plain_querys_rows(tmp_path: Path) -> None:
     assert pruned > 100  # the pruned path ran, not only the fallback
 
 
-def test_the_seeded_query_returns_the_plain_querys_rows(tmp_path: Path) -> None:
-    corpus = tmp_path / "corpus"
-    shutil.copytree(PACK_CORPUS, corpus)
-    words = _words(corpus)
+def test_the_seeded_query_returns_the_plain_querys_rows(
+    tmp_path: Path, pack_corpus: Path, pack_words: list[str]
+) -> None:
+    corpus = pack_corpus
+    words = [word for word in pack_words if len(word) >= 4]
     rng = random.Random(5)  # longer queries than above: the seed takes the rarest words, the rest stay out
     queries = [" ".join(rng.choices(words, k=rng.randint(3, 10))) for _ in range(150)]
     with open_store(tmp_path / "store", read_only=False) as store:
@@ -124,11 +118,12 @@ def test_a_large_real_store_searches_the_same_pruned_as_plain(
     assert all(fast)
 
 
-def test_document_frequencies_stay_exact_after_a_reindex_deletes_chunks(tmp_path: Path) -> None:
+def test_document_frequencies_stay_exact_after_a_reindex_deletes_chunks(
+    tmp_path: Path, pack_corpus: Path, pack_words: list[str]
+) -> None:
     # The bound reads document frequencies from fts5vocab (`word_counts`); FTS5's bm25() counts matching
     # rows. Deleted chunks (an edited file re-indexed) must count in neither.
-    corpus = tmp_path / "corpus"
-    shutil.copytree(PACK_CORPUS, corpus)
+    corpus = pack_corpus
     with open_store(tmp_path / "store", read_only=False) as store:
         store.index([str(corpus)])
         runbook = corpus / "ops" / "runbook.md"
@@ -137,7 +132,7 @@ def test_document_frequencies_stay_exact_after_a_reindex_deletes_chunks(tmp_path
         store.index([str(corpus)], reconcile=True)
     with open_store(tmp_path / "store", read_only=True) as reader:
         db = reader._require_db()
-        words = _words(PACK_CORPUS)
+        words = [word for word in pack_words if len(word) >= 4]
         with db:
             counts = word_counts(db, words)
             for word in words:

@@ -4,32 +4,23 @@ from __future__ import annotations
 
 import random
 import re
-import shutil
 from pathlib import Path
 from typing import cast
 
 import apsw
 import pytest
 
-from fiskai_rag import open_store
+from fiskai_rag import Store, open_store
 from fiskai_rag._burstiness import reweight, word_counts
 from fiskai_rag._db import Conn
 from fiskai_rag._query import fts_query
 from fiskai_rag._search import lexical
 from fiskai_rag._word_parts import window_scores, word_scores
 
-PACK_CORPUS = Path(__file__).parent / "data" / "pack" / "corpus"
 
-
-def _words(corpus: Path) -> list[str]:
-    text = " ".join(path.read_text(encoding="utf-8").lower() for path in sorted(corpus.rglob("*.md")))
-    return sorted(set(re.findall(r"[a-z]{3,}", text)))
-
-
-def test_each_words_score_equals_its_own_bm25_query(tmp_path: Path) -> None:
-    corpus = tmp_path / "corpus"
-    shutil.copytree(PACK_CORPUS, corpus)
-    words = _words(corpus)
+def test_each_words_score_equals_its_own_bm25_query(tmp_path: Path, pack_corpus: Path, pack_words: list[str]) -> None:
+    corpus = pack_corpus
+    words = pack_words
     rng = random.Random(7)
     with open_store(tmp_path / "store", read_only=False) as store:
         store.index([str(corpus)])
@@ -54,14 +45,10 @@ def test_each_words_score_equals_its_own_bm25_query(tmp_path: Path) -> None:
         assert compared > 200
 
 
-def test_a_word_the_tokenizer_cuts_in_two_is_left_to_fts5(tmp_path: Path) -> None:
-    corpus = tmp_path / "corpus"
-    shutil.copytree(PACK_CORPUS, corpus)
-    with open_store(tmp_path / "store", read_only=False) as store:
-        store.index([str(corpus)])
-        db = store._require_db()
-        with db:
-            assert word_scores(db, ["broker", "max-age"], [1, 1], [1, 2]) is None
+def test_a_word_the_tokenizer_cuts_in_two_is_left_to_fts5(pack_writer: Store) -> None:
+    db = pack_writer._require_db()
+    with db:
+        assert word_scores(db, ["broker", "max-age"], [1, 1], [1, 2]) is None
 
 
 def _word_by_word(*_args: object) -> None:
@@ -93,25 +80,20 @@ def test_reweighting_from_one_walk_equals_reweighting_word_by_word(
     assert sum(fast[query] != pools[query] for query in queries) >= 20  # the questions were re-weighted
 
 
-def test_a_pool_without_the_words_scores_nothing(tmp_path: Path) -> None:
-    corpus = tmp_path / "corpus"
-    shutil.copytree(PACK_CORPUS, corpus)
-    with open_store(tmp_path / "store", read_only=False) as store:
-        store.index([str(corpus)])
-        db = store._require_db()
-        with db:
-            words = ["broker", "restart"]
-            frequencies = [df for df, _ in word_counts(db, words).values()]
-            holding = {
-                int(row[0])
-                for row in db.execute("SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH 'broker OR restart'")
-            }
-            others = [int(row[0]) for row in db.execute("SELECT id FROM chunks") if int(row[0]) not in holding]
-            assert holding and others
-            assert word_scores(db, words, frequencies, others) == []
-            near = 'NEAR("broker" "restart", 6)'
-            assert window_scores(db, near, words, frequencies, others) == {}
-            assert window_scores(db, near, words, frequencies, sorted(holding)) != {}
+def test_a_pool_without_the_words_scores_nothing(pack_writer: Store) -> None:
+    db = pack_writer._require_db()
+    with db:
+        words = ["broker", "restart"]
+        frequencies = [df for df, _ in word_counts(db, words).values()]
+        holding = {
+            int(row[0]) for row in db.execute("SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH 'broker OR restart'")
+        }
+        others = [int(row[0]) for row in db.execute("SELECT id FROM chunks") if int(row[0]) not in holding]
+        assert holding and others
+        assert word_scores(db, words, frequencies, others) == []
+        near = 'NEAR("broker" "restart", 6)'
+        assert window_scores(db, near, words, frequencies, others) == {}
+        assert window_scores(db, near, words, frequencies, sorted(holding)) != {}
 
 
 def test_an_index_tokenized_otherwise_is_left_to_fts5(tmp_path: Path) -> None:
