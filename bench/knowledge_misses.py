@@ -2,7 +2,8 @@
 
 For every question of a suite with `answers` whose answer is not in the top `--top` search hits, it finds
 the chunks whose text carries an answer and prints the best one's rank at each stage of `Store.search`:
-plain BM25 over every match, after proximity re-scoring (of the best `RESCORE_POOL`), after the named
+plain BM25 over every match, after bursty words are weighed up and after proximity re-scoring (both of
+the best `RESCORE_POOL`, as `Store._rescored` does), after the named
 version step, after the named documentation tree step (`_section`), after copies are folded (`_distinct`), after the per-document cap; then the query's content
 words the answer chunk shares and lacks (the porter-free check is a prefix match of 5 letters, so it is a
 guide, not FTS5's verdict), the same-section chunks of its page with their ranks, and the hits that were
@@ -27,6 +28,7 @@ from pathlib import Path
 import yaml
 
 from fiskai_rag import open_store
+from fiskai_rag._burstiness import reweight
 from fiskai_rag._db import Conn
 from fiskai_rag._distinct import distinct
 from fiskai_rag._proximity import RESCORE_POOL, proximity
@@ -79,12 +81,14 @@ def _report(store_dir: Path, suite: Path, top: int, show: int) -> None:
             carriers = _carriers(db, answers)
             match = fts_query(text)
             plain = lexical(db, match, 1_000_000)
-            rescored = proximity(db, match, plain[:RESCORE_POOL])
+            weighted = reweight(db, match, plain[:RESCORE_POOL])
+            rescored = proximity(db, match, weighted)
             versioned = prefer_versions(db, text, rescored)
             sectioned = prefer_sections(db, text, versioned)
             folded = distinct(db, sectioned, 20).ranked
             capped = per_document(db, folded)
-            stages = (("bm25", plain), ("proximity", rescored), ("version", versioned), ("section", sectioned))
+            stages = (("bm25", plain), ("bursty", weighted), ("proximity", rescored), ("version", versioned))
+            stages += (("section", sectioned),)
             stages += (("folded", folded), ("capped", capped))
             print(f"== {question['id']} [{question.get('kind', '')}] {text!r}")
             print("   ranks: " + "  ".join(f"{name} {_rank(ranked, carriers) or '-'}" for name, ranked in stages))
