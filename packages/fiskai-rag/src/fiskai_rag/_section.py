@@ -67,6 +67,7 @@ from dataclasses import dataclass, field
 
 from ._burstiness import VERBOSE_TERMS
 from ._db import Conn, change_stamp, columns
+from ._path_boost import boost_paths, chunk_paths
 from ._query import query_terms
 
 __all__ = ["MIN_SHARE", "SECTION_BOOST", "names_its_tree", "prefer_sections", "tree_prefix"]
@@ -227,23 +228,8 @@ def prefer_sections(db: Conn, text: str, ranked: Sequence[tuple[int, float]]) ->
     named = [word for word in sorted(words) if _word_names_a_tree(db, seen, seen.prefixes, word)]
     if not named:
         return list(ranked)
-    ids = [chunk_id for chunk_id, _ in ranked]
-    marks = ",".join("?" * len(ids))
-    path_of = {
-        int(chunk_id): str(path)
-        for chunk_id, path in db.execute(
-            f"SELECT c.id, d.cite FROM chunks c JOIN documents d ON d.id = c.document_id WHERE c.id IN ({marks})", ids
-        )
-    }
     # A chunk counts as the tree's wherever a folder of its path has the tree's name, so the fragments
     # a site includes into a product's pages from a shared folder (`shared/telegraf/`) count as its own.
-    boosted = [
-        (
-            chunk_id,
-            score + SECTION_BOOST * abs(score)
-            if any(_in_folder(path_of.get(chunk_id, ""), word) for word in named)
-            else score,
-        )
-        for chunk_id, score in ranked
-    ]
-    return sorted(boosted, key=lambda item: (-item[1], item[0]))
+    return boost_paths(
+        ranked, chunk_paths(db, ranked), lambda path: any(_in_folder(path, word) for word in named), SECTION_BOOST
+    )

@@ -29,7 +29,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from ._db import Conn, columns
+from ._db import Conn
+from ._path_boost import boost_paths, chunk_paths
 
 __all__ = ["VERSION_BOOST", "named_versions", "path_versions", "prefer_versions"]
 
@@ -80,23 +81,11 @@ def prefer_versions(db: Conn, text: str, ranked: Sequence[tuple[int, float]]) ->
     """
     if not ranked or not _may_name(text):
         return list(ranked)
-    ids = [chunk_id for chunk_id, _ in ranked]
-    marks = ",".join("?" * len(ids))
-    cite = "d.cite" if "cite" in columns(db, "documents") else "d.path"  # an unmigrated schema-1 store
-    path_of = {
-        int(chunk_id): str(path)
-        for chunk_id, path in db.execute(
-            f"SELECT c.id, {cite} FROM chunks c JOIN documents d ON d.id = c.document_id WHERE c.id IN ({marks})", ids
-        )
-    }
+    path_of = chunk_paths(db, ranked)
     wanted = named_versions(text, list(set(path_of.values())))
     if not wanted:
         return list(ranked)
     carrying = {path for path in set(path_of.values()) if path_versions(path) & wanted}
     if not carrying:
         return list(ranked)
-    boosted = [
-        (chunk_id, score + VERSION_BOOST * abs(score) if path_of.get(chunk_id) in carrying else score)
-        for chunk_id, score in ranked
-    ]
-    return sorted(boosted, key=lambda item: (-item[1], item[0]))
+    return boost_paths(ranked, path_of, carrying.__contains__, VERSION_BOOST)
