@@ -143,7 +143,7 @@ def word_scores(
         out.append(
             (
                 int(rowid),
-                [-1.0 * (0.0 + _part(idf[i], used, tokens, avgdl)) if used else 0.0 for i, used in enumerate(uses)],
+                [-_part(idf[i], used, tokens, avgdl) if used else 0.0 for i, used in enumerate(uses)],
             )
         )
     return out
@@ -182,5 +182,5 @@ def window_scores(
         for index, used in enumerate(uses):
             if used:
                 score += _part(idf[index], used, tokens, avgdl)
-        out[int(rowid)] = -(-1.0 * score)
+        out[int(rowid)] = score  # bm25() is -score; negation is exact, so this is -bm25() to the bit
     return out
