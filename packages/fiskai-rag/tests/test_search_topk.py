@@ -17,12 +17,29 @@ from fiskai_rag._query import fts_query
 from fiskai_rag._search import lexical
 from fiskai_rag._topk import (
     _QUOTED,
+    MAX_PHRASES,
     PRUNE_MIN_CHUNKS,
     _bounds,
+    _reaching,
     _row_count,
     pruned_top,
     seeded_top,
 )
+
+
+def test_the_threshold_query_covers_every_way_to_reach_the_floor() -> None:
+    assert _reaching({"a": 5.0, "b": 3.0, "c": 1.0}, 4.0) == ('("a" OR ("b" AND "c"))', 3)
+    assert _reaching({"a": 5.0, "b": 3.0}, 9.0) is None  # no chunk reaches it
+    assert _reaching({"a": 5.0, "b": 3.0}, 0.0) is None  # every chunk does
+
+
+def test_the_threshold_query_stops_at_its_cap_instead_of_growing_with_every_way_to_reach_the_floor() -> None:
+    # 22 words of like bounds, a floor of half their sum: about a million word uses written out in full.
+    bounds = {f"w{i:02d}": 1.0 + i / 1000 for i in range(22)}
+    assert _reaching(bounds, 11.0) is None
+    fewer = {f"w{i:02d}": 1.0 + i / 1000 for i in range(6)}
+    found = _reaching(fewer, 3.0)
+    assert found is not None and found[1] <= MAX_PHRASES
 
 
 def test_the_pruned_query_returns_the_plain_querys_rows(

@@ -179,11 +179,18 @@ def _restricted(db: Conn, match: str, keep: list[str], common: list[str], limit:
     return [(int(rowid), float(score)) for rowid, score in db.execute(_RESTRICTED, (match, holding, limit))]
 
 
+class _TooLong(Exception):
+    pass
+
+
 def _reaching(bounds: dict[str, float], floor: float) -> tuple[str, int] | None:
     """An FTS5 query of the chunks whose words' bounds add up to at least `floor`, and its word uses.
 
-    None when every chunk reaches it or none does. Words by falling bound: a chunk reaches the floor
-    with the first word and what the rest must add, or without it from the rest alone.
+    None when every chunk reaches it or none does, or when it would use more than `MAX_PHRASES` words.
+    Words by falling bound: a chunk reaches the floor with the first word and what the rest must add, or
+    without it from the rest alone. The query grows with the ways to reach the floor (24 words of like
+    bounds and a floor of half their sum: 5.2 million uses, 2 s to build), so it stops at the cap; every
+    word a branch visits past the `rest` check is used, so the cap bounds the work too.
     """
     words = sorted(bounds, key=lambda word: (-bounds[word], word))
     rest = [0.0] * (len(words) + 1)
@@ -205,6 +212,8 @@ def _reaching(bounds: dict[str, float], floor: float) -> tuple[str, int] | None:
         parts: list[str] = []
         if holding is not False:
             uses += 1
+            if uses > MAX_PHRASES:
+                raise _TooLong
             parts.append(f'"{word}"' if holding is True else f'("{word}" AND {holding})')
         if without is not False:
             parts.append(without)
@@ -212,7 +221,10 @@ def _reaching(bounds: dict[str, float], floor: float) -> tuple[str, int] | None:
             return False
         return parts[0] if len(parts) == 1 else "(" + " OR ".join(parts) + ")"
 
-    query = reach(0, floor)
+    try:
+        query = reach(0, floor)
+    except _TooLong:
+        return None
     return None if isinstance(query, bool) else (query, uses)
 
 
@@ -245,7 +257,7 @@ def seeded_top(
         return None
     floor = -float(parts[-1][0]) * (1 - 1e-9)  # bounds carry `_MARGIN` already; this covers the floor's rounding
     reaching = _reaching({term: bound for term, (_, bound) in bounds.items()}, floor)
-    if reaching is None or reaching[1] > MAX_PHRASES:
+    if reaching is None:
         return None
     ranked = [(int(rowid), float(score)) for rowid, score in db.execute(_RESTRICTED, (match, reaching[0], limit))]
     # At least `limit` chunks score the floor or more, and all of them reach it: fewer means a bound failed.
