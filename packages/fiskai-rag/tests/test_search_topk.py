@@ -42,6 +42,21 @@ def test_the_threshold_query_stops_at_its_cap_instead_of_growing_with_every_way_
     assert found is not None and found[1] <= MAX_PHRASES
 
 
+def test_every_threshold_query_it_writes_parses_in_fts5() -> None:
+    # A floor that only a chunk holding nearly every word reaches nests one AND per word; FTS5's parser
+    # stack overflowed at about 33 and failed the whole search.
+    db = cast(Conn, apsw.Connection(":memory:"))
+    db.execute("CREATE VIRTUAL TABLE chunks_fts USING fts5(content)")
+    written = 0
+    for words in range(2, 41):
+        found = _reaching({f"w{i:02d}": 1.0 for i in range(words)}, words - 0.5)
+        if found is not None:
+            written += 1
+            db.execute("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?", (found[0],)).fetchall()
+    assert written >= 20  # the short chains are still written
+    assert _reaching({f"w{i:02d}": 1.0 for i in range(40)}, 39.5) is None
+
+
 def test_the_pruned_query_returns_the_plain_querys_rows(
     tmp_path: Path, pack_corpus: Path, pack_words: list[str]
 ) -> None:

@@ -183,10 +183,28 @@ class _TooLong(Exception):
     pass
 
 
+_MAX_NESTING = 24
+"""Parentheses the threshold query may nest. FTS5's parser has a fixed stack: an AND chain failed at a
+depth of 33 ("fts5: parser stack overflow"), which 40 mid-frequency words on the 103k-chunk bench store
+reached and which failed the whole search."""
+
+
+def _nesting(query: str) -> int:
+    depth = deepest = 0
+    for char in query:
+        if char == "(":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char == ")":
+            depth -= 1
+    return deepest
+
+
 def _reaching(bounds: dict[str, float], floor: float) -> tuple[str, int] | None:
     """An FTS5 query of the chunks whose words' bounds add up to at least `floor`, and its word uses.
 
-    None when every chunk reaches it or none does, or when it would use more than `MAX_PHRASES` words.
+    None when every chunk reaches it or none does, or when it would use more than `MAX_PHRASES` words or
+    nest deeper than `_MAX_NESTING`.
     Words by falling bound: a chunk reaches the floor with the first word and what the rest must add, or
     without it from the rest alone. The query grows with the ways to reach the floor (24 words of like
     bounds and a floor of half their sum: 5.2 million uses, 2 s to build), so it stops at the cap; every
@@ -225,7 +243,9 @@ def _reaching(bounds: dict[str, float], floor: float) -> tuple[str, int] | None:
         query = reach(0, floor)
     except _TooLong:
         return None
-    return None if isinstance(query, bool) else (query, uses)
+    if isinstance(query, bool) or _nesting(query) > _MAX_NESTING:
+        return None
+    return query, uses
 
 
 def seeded_top(
