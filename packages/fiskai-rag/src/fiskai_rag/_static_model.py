@@ -9,23 +9,21 @@ most 512 tokens, the mean of their rows.
 Two paths give the same vectors. A few texts (a query) are summed in pure Python from the memory-mapped
 file, because importing numpy costs about 200 ms, more than a whole lexical CLI search; a batch of
 chunks (indexing) goes through numpy, which turns thousands of chunks per second into vectors. The
-safetensors header is parsed here (it is 8 bytes of length and a JSON header), so the `safetensors`
-package is not needed at run time.
+safetensors header is parsed by `_safetensors`, so the `safetensors` package is not needed at run time.
 """
 
 from __future__ import annotations
 
 import importlib.util
-import json
 import mmap
 import os
 import struct
 from array import array
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
+from ._safetensors import Tensor, read_header
 from ._wordpiece import WordPiece
 from .errors import ModelError
 
@@ -44,47 +42,8 @@ _WORDPIECE_TEXTS = 4
 """A call of up to 4 texts and 16 KiB (a query) is tokenized in Python when the tokenizer allows it: the
 `tokenizers` import and file load (45-60 ms) cost far more than a short text's Python tokenization, while
 indexing's batches go to tokenizers' Rust code."""
-_MAX_HEADER = 16 * 1024 * 1024
 _DTYPES = {"F32": ("f", 4), "F16": ("e", 2), "I8": ("b", 1)}
 _INDEX_DTYPES = {"I64": ("q", 8), "I32": ("i", 4)}
-
-
-@dataclass(frozen=True, slots=True)
-class _Tensor:
-    dtype: str
-    shape: tuple[int, ...]
-    start: int
-    end: int
-
-
-def _read_header(data: mmap.mmap, path: Path) -> tuple[dict[str, _Tensor], int]:
-    if len(data) < 8:
-        raise ModelError(f"{path} is not a safetensors file (shorter than its header)")
-    (size,) = struct.unpack("<Q", data[:8])
-    if size > _MAX_HEADER or 8 + size > len(data):
-        raise ModelError(f"{path} is not a safetensors file (header length {size})")
-    try:
-        raw: Any = json.loads(bytes(data[8 : 8 + size]))
-    except ValueError as err:
-        raise ModelError(f"{path} has an unreadable safetensors header: {err}") from err
-    if not isinstance(raw, dict):
-        raise ModelError(f"{path} has an unreadable safetensors header")
-    base = 8 + size
-    tensors: dict[str, _Tensor] = {}
-    for name, entry in cast(dict[str, Any], raw).items():
-        if name == "__metadata__" or not isinstance(entry, dict):
-            continue
-        spec = cast(dict[str, Any], entry)
-        offsets = spec.get("data_offsets")
-        shape = spec.get("shape")
-        if not isinstance(offsets, list) or not isinstance(shape, list):
-            raise ModelError(f"{path}: tensor {name!r} has no shape or offsets")
-        first, last = (int(x) for x in cast(list[Any], offsets))
-        dims = tuple(int(x) for x in cast(list[Any], shape))
-        if not 0 <= first <= last or base + last > len(data):
-            raise ModelError(f"{path}: tensor {name!r} lies outside the file (truncated download?)")
-        tensors[name] = _Tensor(str(spec.get("dtype")), dims, base + first, base + last)
-    return tensors, base
 
 
 class StaticModel:
@@ -95,7 +54,7 @@ class StaticModel:
         directory: Path,
         tokenizer: Tokenizer | WordPiece,
         data: mmap.mmap,
-        tensors: dict[str, _Tensor],
+        tensors: dict[str, Tensor],
     ) -> None:
         self.directory = directory
         # A WordPiece stands in until a text needs the real tokenizer (a batch when indexing, or a
@@ -131,7 +90,7 @@ class StaticModel:
             self._unknown = tokenizer.token_to_id(unk) if unk else None
         self._np_embeddings: npt.NDArray[Any] | None = None
 
-    def _index_tensor(self, tensors: dict[str, _Tensor], name: str, count: int, path: Path) -> array[int] | None:
+    def _index_tensor(self, tensors: dict[str, Tensor], name: str, count: int, path: Path) -> array[int] | None:
         tensor = tensors.get(name)
         if tensor is None:
             return None
@@ -141,7 +100,7 @@ class StaticModel:
         values.frombytes(self._data[tensor.start : tensor.end])
         return values
 
-    def _weight_tensor(self, tensors: dict[str, _Tensor], count: int, path: Path) -> array[float] | None:
+    def _weight_tensor(self, tensors: dict[str, Tensor], count: int, path: Path) -> array[float] | None:
         tensor = tensors.get("weights")
         if tensor is None:
             return None
@@ -178,7 +137,7 @@ class StaticModel:
 
     def _full_tokenizer(self) -> Tokenizer:
         if self._tokenizer is None:
-            self._tokenizer = _load_tokenizer(self.directory / "tokenizer.json")
+            self._tokenizer = load_tokenizer(self.directory / "tokenizer.json")
         return self._tokenizer
 
     def encode(self, texts: Sequence[str]) -> list[list[float]]:
@@ -248,7 +207,7 @@ def _unknown_token(tokenizer: Tokenizer) -> str | None:
     return token if isinstance(token, str) and token else None
 
 
-def _load_tokenizer(path: Path) -> Tokenizer:
+def load_tokenizer(path: Path) -> Tokenizer:
     try:
         from tokenizers import Tokenizer
     except ImportError as err:
@@ -277,7 +236,7 @@ def load_static_model(directory: str | os.PathLike[str]) -> StaticModel:
     weights_path = folder / "model.safetensors"
     tokenizer: Tokenizer | WordPiece | None = WordPiece.from_tokenizer_json(tokenizer_path)
     if tokenizer is None:
-        tokenizer = _load_tokenizer(tokenizer_path)
+        tokenizer = load_tokenizer(tokenizer_path)
     try:
         with open(weights_path, "rb") as handle:
             data = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
@@ -285,7 +244,7 @@ def load_static_model(directory: str | os.PathLike[str]) -> StaticModel:
         reason = err.strerror if isinstance(err, OSError) and err.strerror else str(err)
         raise ModelError(f"cannot read {weights_path}: {reason}") from err
     try:
-        tensors, _ = _read_header(data, weights_path)
+        tensors, _ = read_header(data, weights_path)
         return StaticModel(folder, tokenizer, data, tensors)
     except BaseException:
         data.close()

@@ -370,7 +370,9 @@ class Store:
                     ranked = lexical_ranked
                 else:
                     vector_ranked = knn if isinstance(knn, list) else knn.result()
-                    weight = STATIC_VECTOR_WEIGHT if isinstance(self.embedder, StaticEmbedder) else 1.0
+                    # A static model's vectors only break ties; a contextual model's or a server's count fully.
+                    static = isinstance(self.embedder, StaticEmbedder) and not self.embedder.contextual
+                    weight = STATIC_VECTOR_WEIGHT if static else 1.0
                     lexical_ids = [c for c, _ in lexical_ranked[:SEARCH_FANOUT]]
                     ranked = rrf(lexical_ids, [c for c, _ in vector_ranked], weights=(1.0, weight))
                 # Copies of a better-ranked section go before the per-document cap counts them.

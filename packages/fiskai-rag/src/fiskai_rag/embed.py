@@ -1,9 +1,10 @@
-"""The Embedder seam, its OpenAI-compatible `/v1/embeddings` client and the in-process static model.
+"""The Embedder seam, its OpenAI-compatible `/v1/embeddings` client and the in-process models.
 
 The store owns prefixes and L2 normalisation; an Embedder only turns strings into vectors, so a test fake
 is a few lines (see `fiskai_rag.testing`). `OpenAICompatibleEmbedder` is the one place that imports
 httpx, and only when it is constructed, so a lexical-only search never pays for it. `StaticEmbedder`
-runs a Model2Vec model in-process (the `semantic` extra) and loads it only on its first `embed`.
+runs an in-process model (the `semantic` extra): a static Model2Vec model or a small contextual BERT
+encoder, loaded only on its first `embed`.
 """
 
 from __future__ import annotations
@@ -23,7 +24,9 @@ if TYPE_CHECKING:
 
     import httpx
 
+    from ._bert_model import BertModel
     from ._static_model import StaticModel
+    from .models import ModelSpec
 
 __all__ = ["DownloadProgress", "Embedder", "OpenAICompatibleEmbedder", "StaticEmbedder"]
 
@@ -233,7 +236,11 @@ def _decode(content: bytes, expected: int, base_url: str) -> list[list[float]]:
 
 
 class StaticEmbedder:
-    """An in-process static embedding model (Model2Vec format): no server, no network after one download.
+    """An in-process embedding model: no server, no network after one download.
+
+    The model is static (Model2Vec format, the default `potion-base-8M`: thousands of chunks a second) or
+    contextual (a sentence-transformers BERT encoder such as `all-MiniLM-L6-v2`: tens of chunks a second
+    on two cores, and much better at questions worded unlike the answer); `contextual` tells which.
 
     The model loads on the first `embed`, so building the embedder (as every configured command does)
     costs nothing. A named model that is not in the cache yet is downloaded then when `download` is true
@@ -246,7 +253,8 @@ class StaticEmbedder:
 
         Args:
             model: A known model name (`fiskai_rag.models.KNOWN_MODELS`, default `potion-base-8M`) or a
-                directory holding `tokenizer.json` and `model.safetensors`.
+                directory holding `tokenizer.json` and `model.safetensors` (a BERT one also a
+                `config.json` saying `model_type: bert`).
             download: Fetch a named model that is not cached yet on first use.
             progress: Called as download bytes arrive (file name, bytes so far, total or None).
 
@@ -258,11 +266,21 @@ class StaticEmbedder:
         self._identity, self._directory, self._spec = resolve_model(model)
         self._download = download
         self._progress = progress
-        self._model: StaticModel | None = None
+        self._model: StaticModel | BertModel | None = None
 
     @property
     def model(self) -> str:
         return self._identity
+
+    @property
+    def contextual(self) -> bool:
+        """Whether the model is a contextual (BERT) encoder rather than a static one."""
+        return self._identity.startswith("bert:")
+
+    @property
+    def spec(self) -> ModelSpec | None:
+        """The known model's spec (None for a directory)."""
+        return self._spec
 
     @property
     def query_prefix(self) -> str:
@@ -277,7 +295,7 @@ class StaticEmbedder:
         """Where the model's files are (the cache directory of a named model)."""
         return self._directory
 
-    def load(self) -> StaticModel:
+    def load(self) -> StaticModel | BertModel:
         """Load the model now (downloading a named one when allowed); later calls reuse it.
 
         Raises:
@@ -285,7 +303,6 @@ class StaticEmbedder:
         """
         if self._model is not None:
             return self._model
-        from ._static_model import load_static_model
         from .models import fetch_model, installed
 
         spec = self._spec
@@ -293,11 +310,18 @@ class StaticEmbedder:
             if not self._download:
                 raise ModelError(f'embedding model "{spec.name}" is not downloaded yet (cache: {self._directory})')
             fetch_model(spec, progress=self._progress)
-        self._model = load_static_model(self._directory)
+        if self.contextual:
+            from ._bert_model import load_bert_model
+
+            self._model = load_bert_model(self._directory)
+        else:
+            from ._static_model import load_static_model
+
+            self._model = load_static_model(self._directory)
         return self._model
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        """One vector per text, in order (the mean of its tokens' rows; the store normalises).
+        """One vector per text, in order (pooled over its tokens; the store normalises).
 
         Raises:
             ModelError: The model cannot be loaded.

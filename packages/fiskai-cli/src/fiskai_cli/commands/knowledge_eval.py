@@ -387,7 +387,8 @@ def _save(runs: list[_Run], suite: EvalSuite, answering: _AnswerSettings, save_f
     "model_name",
     default=None,
     metavar="NAME|DIR",
-    help="The in-process model for --semantic (implies it): a known name or a Model2Vec directory.",
+    help="The in-process model for --semantic (implies it): a known name or a directory holding a Model2Vec "
+    "model or a sentence-transformers BERT encoder.",
 )
 @click.option(
     "--corpus",

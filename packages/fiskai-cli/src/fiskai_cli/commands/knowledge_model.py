@@ -18,6 +18,8 @@ from fiskai_rag.models import DEFAULT_MODEL, KNOWN_MODELS, ModelSpec, fetch_mode
 
 __all__ = ["fetch_with_progress", "model_group"]
 
+_KINDS = {"static": "static", "bert": "contextual"}
+
 
 def _megabytes(count: int) -> str:
     return f"{count / 1_000_000:.0f} MB"
@@ -57,7 +59,7 @@ def fetch_with_progress(embedder: StaticEmbedder, *, draw: bool | None = None) -
         click.ClickException: The download or the load failed (one line naming the fix).
     """
     with reported():
-        spec = KNOWN_MODELS.get(embedder.model.removeprefix("model2vec:").partition("@")[0])
+        spec = embedder.spec
         if spec is not None and not installed(spec):
             _download(spec, draw=sys.stderr.isatty() if draw is None else draw)
         embedder.load()
@@ -89,6 +91,7 @@ def list_command(fmt: str) -> None:
         {
             "name": spec.name,
             "default": spec.name == DEFAULT_MODEL,
+            "kind": spec.kind,
             "dimension": spec.dimension,
             "vocabulary": spec.vocabulary,
             "dtype": spec.dtype,
@@ -109,7 +112,7 @@ def list_command(fmt: str) -> None:
         mark = " (default)" if row["default"] else ""
         state = "downloaded" if row["downloaded"] else "not downloaded"
         click.echo(
-            f"{row['name']}{mark}: {row['dimension']} dims, {row['vocabulary']} tokens, {row['dtype']}, "
+            f"{row['name']}{mark}: {_KINDS.get(str(row['kind']), row['kind'])}, {row['dimension']} dims, {row['vocabulary']} tokens, {row['dtype']}, "
             f"about {_megabytes(int(str(row['download_bytes'])))}; {state} ({row['directory']})"
         )
         click.echo(f"  {row['summary']}")
@@ -130,6 +133,7 @@ def fetch_command(name: str, progress: bool | None) -> None:
     Examples:
       fiskai knowledge model fetch
       fiskai knowledge model fetch potion-base-8M --no-progress
+      fiskai knowledge model fetch all-MiniLM-L6-v2     # contextual: better answers, slower indexing
     """
     with reported():
         embedder = StaticEmbedder(name)
