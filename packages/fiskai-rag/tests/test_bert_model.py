@@ -12,7 +12,7 @@ import pytest
 
 from fiskai_rag import StaticEmbedder, open_store
 from fiskai_rag._bert_model import is_bert_directory, load_bert_model
-from fiskai_rag._search import RRF_K
+from fiskai_rag._search import RRF_K, STATIC_VECTOR_WEIGHT
 from fiskai_rag.errors import ModelError
 from fiskai_rag.models import KNOWN_MODELS, fetch_model, model_dir, model_of_identity
 from fiskai_rag.testing import ModelServer, build_bert_model, built_model_spec, write_safetensors, write_toy_docs
@@ -139,8 +139,10 @@ def test_hybrid_search_with_a_contextual_model_indexes_and_searches(
         assert manifest is not None and manifest.model == f"bert:{model.resolve()}" and manifest.dimension == 8
         result = reader.search("zeppelin", top_k=3)  # no chunk has the word: only the vectors rank
         assert result.tier.startswith("hybrid") and result.hits
-        # A contextual model's list counts fully in RRF, where a static model's would add 0.05 of this.
-        assert result.hits[0].score == pytest.approx(1 / (RRF_K + 1))
+        # A contextual model's scores are blended (the nearest chunk scores 1 when no word matches), where
+        # a static model's rank would add only 0.05 / (RRF_K + 1).
+        assert result.hits[0].score == pytest.approx(1.0)
+        assert result.hits[0].score > STATIC_VECTOR_WEIGHT / (RRF_K + 1)
 
 
 @pytest.mark.skipif(
@@ -194,3 +196,24 @@ def test_the_shipped_minilm_entry_pins_every_file() -> None:
     golden = json.loads(GOLDEN.read_text(encoding="utf-8"))
     weights = next(file for file in spec.files if file.name == "model.safetensors")
     assert golden["weights_sha256"] == weights.sha256  # the golden vectors came from these weights
+
+
+def test_a_query_of_bare_names_stays_lexical_without_embedding(
+    model: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    docs = write_toy_docs(tmp_path / "docs")
+    with open_store(tmp_path / "store", read_only=False, embedder=StaticEmbedder(str(model))) as writer:
+        writer.index([docs])
+    embedded: list[str] = []
+
+    class Counting(StaticEmbedder):
+        def embed(self, texts: Sequence[str]) -> list[list[float]]:
+            embedded.extend(texts)
+            return super().embed(texts)
+
+    with open_store(tmp_path / "store", read_only=True, embedder=Counting(str(model))) as reader:
+        reader.search("max-age rotate_keys", top_k=3)
+        assert embedded == []
+        reader.search("how do I rotate the keys", top_k=3)
+        assert embedded == ["how do I rotate the keys"]

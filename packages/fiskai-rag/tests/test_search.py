@@ -80,3 +80,45 @@ def test_rrf_ties_go_to_the_smaller_chunk_id() -> None:
 def test_normalise_gives_unit_length_and_leaves_zero_alone() -> None:
     assert math.fsum(x * x for x in normalise([3.0, 4.0])) == pytest.approx(1.0)
     assert normalise([0.0, 0.0]) == [0.0, 0.0]
+
+
+def test_blend_keeps_a_clear_lexical_lead_that_rrf_would_flatten() -> None:
+    from fiskai_rag._search import blend, rrf
+
+    lexical = [(1, 30.0), (2, 10.5), (3, 10.0)]  # chunk 1 far ahead on the words
+    # L2 distances of unit vectors: 2, 3 and 1 nearly tied in meaning, 4 far off.
+    vectors = [(2, 0.6), (3, 0.61), (1, 0.62), (4, 1.2)]
+    assert [c for c, _ in rrf([c for c, _ in lexical], [c for c, _ in vectors])][0] == 2  # ranks only
+    fused = blend(lexical, vectors)
+    assert [c for c, _ in fused] == [1, 2, 3, 4]
+    assert fused[1][1] == pytest.approx(0.025 + 1.0) and fused[3][1] == pytest.approx(0.0)
+
+
+def test_blend_scores_a_chunk_from_one_side_only_by_that_side() -> None:
+    from fiskai_rag._search import blend
+
+    fused = dict(blend([(5, 2.0)], [(7, 0.1), (8, 0.9)]))
+    assert fused == {5: pytest.approx(1.0), 7: pytest.approx(1.0), 8: pytest.approx(0.0)}
+    assert blend([], []) == []
+    assert [c for c, _ in blend([(4, 1.0), (3, 1.0)], [])] == [3, 4]  # equal scores: the smaller id first
+
+
+@pytest.mark.parametrize(
+    ("query", "names"),
+    [
+        ("INFLUXDB_HTTP_BIND_ADDRESS", True),
+        ("hinted-handoff max-age", True),
+        ("chronograf --port", True),
+        ("influx backup --compression", True),
+        ("max-series-per-database default", True),
+        ("TSDB", True),
+        ("enable TSI index", False),  # capitals of three letters are a word, not a name
+        ("telegraf agent interval", False),
+        ("which port does the influxdb 1.x http api listen on out of the box?", False),  # a sentence
+        ("how do I set max-age on hinted handoff", False),
+    ],
+)
+def test_names_only_tells_a_few_names_from_a_sentence(query: str, names: bool) -> None:
+    from fiskai_rag._search import names_only
+
+    assert names_only(query) is names

@@ -37,9 +37,11 @@ from ._search import (
     SEARCH_FANOUT,
     STATIC_VECTOR_WEIGHT,
     Hit,
+    blend,
     fts_query,
     hydrate,
     lexical,
+    names_only,
     per_document,
     rrf,
 )
@@ -338,7 +340,12 @@ class Store:
                 return SearchResult([], "index_empty", tier)
             degraded: str | None = None
             knn: Background[list[tuple[int, float]]] | list[tuple[int, float]] | None = None
-            if self.embedder is not None and self._manifest is not None and self._manifest.has_vectors:
+            static = isinstance(self.embedder, StaticEmbedder) and not self.embedder.contextual
+            # A query of bare names (`--port`, `INFLUXDB_HTTP_BIND_ADDRESS`) gives a contextual model
+            # nothing to read: its neighbours are noise that the exact words outrank, so it stays lexical
+            # and skips the query vector (see `names_only`).
+            wanted = static or not names_only(query)
+            if wanted and self.embedder is not None and self._manifest is not None and self._manifest.has_vectors:
                 try:
                     blob = self._query_vector(query)  # before any transaction: a slow server holds nothing
                 except EmbeddingDimensionError:
@@ -370,11 +377,13 @@ class Store:
                     ranked = lexical_ranked
                 else:
                     vector_ranked = knn if isinstance(knn, list) else knn.result()
-                    # A static model's vectors only break ties; a contextual model's or a server's count fully.
-                    static = isinstance(self.embedder, StaticEmbedder) and not self.embedder.contextual
-                    weight = STATIC_VECTOR_WEIGHT if static else 1.0
-                    lexical_ids = [c for c, _ in lexical_ranked[:SEARCH_FANOUT]]
-                    ranked = rrf(lexical_ids, [c for c, _ in vector_ranked], weights=(1.0, weight))
+                    # A static model's vectors only break ties (by rank); a contextual model's or a server's
+                    # scores are blended with the lexical ones (see `blend`).
+                    if static:
+                        lexical_ids = [c for c, _ in lexical_ranked[:SEARCH_FANOUT]]
+                        ranked = rrf(lexical_ids, [c for c, _ in vector_ranked], weights=(1.0, STATIC_VECTOR_WEIGHT))
+                    else:
+                        ranked = blend(lexical_ranked[:SEARCH_FANOUT], vector_ranked)
                 # Copies of a better-ranked section go before the per-document cap counts them.
                 folded = distinct(db, ranked, k)
                 ranked = per_document(db, folded.ranked, owners=folded.owners)[:k]
