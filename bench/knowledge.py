@@ -252,7 +252,7 @@ class Bench:
             self._semantic(name, corpus, work, keywords, questions)
 
     def _semantic(self, name: str, corpus: Path, work: Path, keywords: list[str], questions: list[str]) -> None:
-        """The in-process static model: cold hybrid index beside the lexical one, in-process and CLI search."""
+        """The in-process model: cold hybrid index beside the lexical one, in-process and CLI search."""
         assert self.model is not None
         state = work / "state-semantic"
         store = state / "knowledge" / "default"
@@ -386,8 +386,9 @@ def main() -> int:
         "--model",
         default=None,
         metavar="NAME|DIR",
-        help="also measure the in-process static model (a downloaded name or a Model2Vec directory, e.g. one "
-        "built by bench/static_shape_model.py): cold hybrid index, RSS, size, in-process and CLI search",
+        help="also measure an in-process model (a downloaded name, a Model2Vec directory such as one built by "
+        "bench/static_shape_model.py, or a sentence-transformers BERT directory): cold hybrid index, RSS, "
+        "size, in-process and CLI search",
     )
     args = parser.parse_args()
     files = args.files or (1000 if args.quick else 10_000)

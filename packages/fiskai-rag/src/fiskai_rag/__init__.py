@@ -29,8 +29,9 @@ Public API:
   `Store.remove(path) -> bool`, `Store.reset()`, `Store.manifest() -> Manifest | None`, `Store.tier()`
 - `Citation(path, ordinal)`: `Citation.parse("docs/design.md#3")`, `str(citation)`
 - `snapshot(paths)`: the eligible files with (size, mtime_ns), for cheap change polling
-- `Embedder` (Protocol), `OpenAICompatibleEmbedder`, `StaticEmbedder` (an in-process Model2Vec model, the
-  `semantic` extra; `fiskai_rag.models` names the known models and downloads one into the user's cache)
+- `Embedder` (Protocol), `OpenAICompatibleEmbedder`, `StaticEmbedder` (an in-process model, static Model2Vec
+  or a contextual BERT encoder; the `semantic` extra; `fiskai_rag.models` names the known models and
+  downloads one into the user's cache)
 - `RagError` (every error raised on purpose; `.remedy` is a `Remedy`); the subclasses are in
   `fiskai_rag.errors`
 
