@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
+from typing_extensions import override
 
 from fiskai_rag import StaticEmbedder, open_store
 from fiskai_rag._bert_model import is_bert_directory, load_bert_model
@@ -208,6 +209,7 @@ def test_a_query_of_bare_names_stays_lexical_without_embedding(
     embedded: list[str] = []
 
     class Counting(StaticEmbedder):
+        @override
         def embed(self, texts: Sequence[str]) -> list[list[float]]:
             embedded.extend(texts)
             return super().embed(texts)
@@ -217,3 +219,23 @@ def test_a_query_of_bare_names_stays_lexical_without_embedding(
         assert embedded == []
         reader.search("how do I rotate the keys", top_k=3)
         assert embedded == ["how do I rotate the keys"]
+
+
+def test_a_repeated_text_is_encoded_once_and_gets_its_vector_everywhere(
+    model: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    loaded = load_bert_model(model)
+    seen: list[int] = []
+    forward = loaded._forward
+
+    def counting(batch: list[list[int]]) -> object:
+        seen.append(len(batch))
+        return forward(batch)
+
+    monkeypatch.setattr(loaded, "_forward", counting)
+    try:
+        vectors = loaded.encode(["alpha beta", "gamma", "alpha beta", "gamma", "delta"])
+        assert sum(seen) == 3
+        assert vectors[0] == vectors[2] and vectors[1] == vectors[3] and vectors[0] != vectors[4]
+    finally:
+        loaded.close()
