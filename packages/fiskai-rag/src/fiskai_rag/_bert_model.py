@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from ._safetensors import Tensor, read_header
+from ._safetensors import Tensor, close_quietly, map_file, read_header
 from .errors import ModelError
 
 if TYPE_CHECKING:
@@ -141,10 +141,7 @@ class BertModel:
     def close(self) -> None:
         """Release the memory map (after this the model must not be used)."""
         self._layers = []
-        try:
-            self._data.close()
-        except BufferError:  # the weight views still point into the map: the GC closes it with them
-            pass
+        close_quietly(self._data)
 
     def token_ids(self, texts: Sequence[str]) -> list[list[int]]:
         """Each text's token ids as the model reads them: [CLS] ... [SEP], at most `max_tokens`."""
@@ -322,18 +319,10 @@ def load_bert_model(directory: Path) -> BertModel:
     if importlib.util.find_spec("numpy") is None:
         raise ModelError("the in-process embedding model needs numpy: pip install 'fiskai-rag[semantic]'")
     weights = directory / "model.safetensors"
-    try:
-        with open(weights, "rb") as handle:
-            data = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
-    except (OSError, ValueError) as err:
-        reason = err.strerror if isinstance(err, OSError) and err.strerror else str(err)
-        raise ModelError(f"cannot read {weights}: {reason}") from err
+    data = map_file(weights)
     try:
         tensors, _ = read_header(data, weights)
         return BertModel(directory, tokenizer, data, tensors)
     except BaseException:
-        try:
-            data.close()
-        except BufferError:  # a half-built model's views still point into the map: the GC closes it
-            pass
+        close_quietly(data)  # a half-built model's views may still point into the map
         raise

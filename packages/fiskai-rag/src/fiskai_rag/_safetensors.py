@@ -15,7 +15,7 @@ from typing import Any, cast
 
 from .errors import ModelError
 
-__all__ = ["Tensor", "read_header"]
+__all__ = ["Tensor", "close_quietly", "map_file", "read_header"]
 
 _MAX_HEADER = 16 * 1024 * 1024
 
@@ -63,3 +63,25 @@ def read_header(data: mmap.mmap, path: Path) -> tuple[dict[str, Tensor], int]:
             raise ModelError(f"{path}: tensor {name!r} lies outside the file (truncated download?)")
         tensors[name] = Tensor(str(spec.get("dtype")), dims, base + first, base + last)
     return tensors, base
+
+
+def map_file(path: Path) -> mmap.mmap:
+    """Memory-map `path` read-only.
+
+    Raises:
+        ModelError: It cannot be opened or mapped (missing, unreadable, empty).
+    """
+    try:
+        with open(path, "rb") as handle:
+            return mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+    except (OSError, ValueError) as err:
+        reason = err.strerror if isinstance(err, OSError) and err.strerror else str(err)
+        raise ModelError(f"cannot read {path}: {reason}") from err
+
+
+def close_quietly(data: mmap.mmap) -> None:
+    """Close a map unless numpy views still point into it (then the GC closes it with them)."""
+    try:
+        data.close()
+    except BufferError:
+        pass

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ._safetensors import Tensor, read_header
+from ._safetensors import Tensor, close_quietly, map_file, read_header
 from ._wordpiece import WordPiece
 from .errors import ModelError
 
@@ -113,10 +113,7 @@ class StaticModel:
     def close(self) -> None:
         """Release the memory map (vectors from numpy views must not be used after this)."""
         self._np_embeddings = None
-        try:
-            self._data.close()
-        except BufferError:  # a numpy view still points into the map: the GC closes it with the view
-            pass
+        close_quietly(self._data)
 
     def token_ids(self, texts: Sequence[str]) -> list[list[int]]:
         """Each text's token ids, as Model2Vec encodes: no special tokens, no unknown token, at most 512."""
@@ -237,15 +234,10 @@ def load_static_model(directory: str | os.PathLike[str]) -> StaticModel:
     tokenizer: Tokenizer | WordPiece | None = WordPiece.from_tokenizer_json(tokenizer_path)
     if tokenizer is None:
         tokenizer = load_tokenizer(tokenizer_path)
-    try:
-        with open(weights_path, "rb") as handle:
-            data = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
-    except (OSError, ValueError) as err:
-        reason = err.strerror if isinstance(err, OSError) and err.strerror else str(err)
-        raise ModelError(f"cannot read {weights_path}: {reason}") from err
+    data = map_file(weights_path)
     try:
         tensors, _ = read_header(data, weights_path)
         return StaticModel(folder, tokenizer, data, tensors)
     except BaseException:
-        data.close()
+        close_quietly(data)
         raise
