@@ -7,7 +7,7 @@ A measurement tool (issue 16, deliverable 4). For each model and each suite it i
 once into a scratch store (through `OpenAICompatibleEmbedder`, i.e. the server path fiskai already
 supports), then runs `fiskai knowledge eval --store S --no-index` in-process for each fusion rule: the
 lexical row (no embedder), stock RRF (`Store.search` as shipped) and the weighted variants below, which
-replace `fiskai_rag._store.rrf` for that run only (the ranking code belongs to fiskai-rag; this script only
+replace `fiskai_rag._store.fuse` for that run only (the ranking code belongs to fiskai-rag; this script only
 measures rules). Output: one table row per suite x model x rule (nDCG@10, MRR@10 and, for question sets,
 the share of questions with an answer in the top 5 hits per kind), plus the encoder's speed.
 
@@ -143,6 +143,7 @@ def vector_only(*rankings: Sequence[int]) -> list[tuple[int, float]]:
 
 RULES: dict[str, Callable[..., list[tuple[int, float]]] | None] = {
     "lexical": None,
+    "blend": None,  # the stock fusion: a server's scores blended with the lexical ones (fiskai_rag._search.blend)
     "vector": vector_only,
     "rrf": weighted(1.0),
     "w0.5": weighted(0.5),
@@ -267,15 +268,20 @@ def run_eval(suite: Path, store_dir: Path, url: str | None, model: str, rule: st
     args += ["--no-bm25"] if url else []
     if url:
         args += ["--embeddings-url", url, "--embeddings-model", model]
-    # Swapped by name for this run only: `Store.search` calls the `rrf` its module imported.
-    stock = getattr(store_module, "rrf")  # noqa: B009
-    fuse = RULES[rule]
-    if fuse is not None:
-        setattr(store_module, "rrf", fuse)  # noqa: B010
+    # Swapped by name for this run only: `Store.search` calls the `fuse` its module imported (the stock
+    # one blends a server's scores; these rules see only the two rankings' ids).
+    stock = getattr(store_module, "fuse")  # noqa: B009
+    chosen = RULES[rule]
+    if chosen is not None:
+
+        def by_rank(lexical: Any, vectors: Any, *, static: bool) -> Any:
+            return chosen([c for c, _ in lexical[:50]], [c for c, _ in vectors])
+
+        setattr(store_module, "fuse", by_rank)  # noqa: B010
     try:
         result = CliRunner().invoke(cli, args, catch_exceptions=False)
     finally:
-        setattr(store_module, "rrf", stock)  # noqa: B010
+        setattr(store_module, "fuse", stock)  # noqa: B010
     if result.exit_code not in (0, 1):
         raise RuntimeError(f"eval failed ({result.exit_code}): {result.output[-2000:]}")
     return json.loads(result.stdout)

@@ -20,6 +20,7 @@ __all__ = [
     "MAX_TOP_K",
     "RRF_K",
     "blend",
+    "fuse",
     "names_only",
     "STATIC_VECTOR_WEIGHT",
     "SEARCH_FANOUT",
@@ -150,6 +151,20 @@ def blend(lexical: Sequence[tuple[int, float]], vectors: Sequence[tuple[int, flo
 
 _NAME_MARK = re.compile(r"[_\-./=]")
 _NAME_QUERY_WORDS = 4
+
+
+def fuse(
+    lexical: Sequence[tuple[int, float]], vectors: Sequence[tuple[int, float]], *, static: bool
+) -> list[tuple[int, float]]:
+    """The hybrid ranking of the lexical ranking and the query's nearest vectors (L2 distances).
+
+    A static model's neighbours only break near-ties, by rank (RRF at `STATIC_VECTOR_WEIGHT`); a
+    contextual model's or a server's are blended with the lexical scores (`blend`).
+    """
+    if static:
+        lexical_ids = [chunk_id for chunk_id, _ in lexical[:SEARCH_FANOUT]]
+        return rrf(lexical_ids, [chunk_id for chunk_id, _ in vectors], weights=(1.0, STATIC_VECTOR_WEIGHT))
+    return blend(lexical[:SEARCH_FANOUT], vectors)
 
 
 def names_only(query: str) -> bool:

@@ -35,15 +35,13 @@ from ._proximity import RESCORE_POOL, PairSide, proximity
 from ._search import (
     MAX_TOP_K,
     SEARCH_FANOUT,
-    STATIC_VECTOR_WEIGHT,
     Hit,
-    blend,
     fts_query,
+    fuse,
     hydrate,
     lexical,
     names_only,
     per_document,
-    rrf,
 )
 from ._section import prefer_sections
 from ._sql import Columns, chunk_rows, find_chunk, find_documents
@@ -341,9 +339,7 @@ class Store:
             degraded: str | None = None
             knn: Background[list[tuple[int, float]]] | list[tuple[int, float]] | None = None
             static = isinstance(self.embedder, StaticEmbedder) and not self.embedder.contextual
-            # A query of bare names (`--port`, `INFLUXDB_HTTP_BIND_ADDRESS`) gives a contextual model
-            # nothing to read: its neighbours are noise that the exact words outrank, so it stays lexical
-            # and skips the query vector (see `names_only`).
+            # A query of bare names (`--port`) gives a contextual model nothing to read (see `names_only`).
             wanted = static or not names_only(query)
             if wanted and self.embedder is not None and self._manifest is not None and self._manifest.has_vectors:
                 try:
@@ -376,14 +372,7 @@ class Store:
                 if knn is None:
                     ranked = lexical_ranked
                 else:
-                    vector_ranked = knn if isinstance(knn, list) else knn.result()
-                    # A static model's vectors only break ties (by rank); a contextual model's or a server's
-                    # scores are blended with the lexical ones (see `blend`).
-                    if static:
-                        lexical_ids = [c for c, _ in lexical_ranked[:SEARCH_FANOUT]]
-                        ranked = rrf(lexical_ids, [c for c, _ in vector_ranked], weights=(1.0, STATIC_VECTOR_WEIGHT))
-                    else:
-                        ranked = blend(lexical_ranked[:SEARCH_FANOUT], vector_ranked)
+                    ranked = fuse(lexical_ranked, knn if isinstance(knn, list) else knn.result(), static=static)
                 # Copies of a better-ranked section go before the per-document cap counts them.
                 folded = distinct(db, ranked, k)
                 ranked = per_document(db, folded.ranked, owners=folded.owners)[:k]
