@@ -44,6 +44,8 @@ _BATCH_TOKENS = 4096
 """Padded tokens per forward pass: texts of like length go together (sorted), and a batch of 4096
 tokens keeps the attention scores of a 256-token batch near 50 MB."""
 _DEFAULT_MAX_TOKENS = 256
+_SMALL_TOKENS = 512
+"""Up to this many tokens in one call (a query, a few chunks) run on one BLAS thread (`_blas_threads`)."""
 _MASKED = -1e4
 """Added to the attention score of a padding position: exp() of it underflows to exactly 0 in float32,
 so padding never changes a text's vector."""
@@ -158,9 +160,17 @@ class BertModel:
         return self._encode(texts)
 
     def _encode(self, texts: Sequence[str]) -> list[list[float]]:
+        ids = self.token_ids(texts)
+        if sum(map(len, ids)) <= _SMALL_TOKENS:
+            from ._blas_threads import one_thread
+
+            with one_thread():
+                return self._batches(ids)
+        return self._batches(ids)
+
+    def _batches(self, ids: list[list[int]]) -> list[list[float]]:
         import numpy as np
 
-        ids = self.token_ids(texts)
         out: list[list[float]] = [[] for _ in ids]
         # Texts of like length share a batch, so little of each pass is padding.
         order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
