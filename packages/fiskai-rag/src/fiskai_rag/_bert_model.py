@@ -250,7 +250,7 @@ _GELU_C = math.sqrt(2.0 / math.pi)
 
 
 def _gelu(x: Matrix) -> Matrix:
-    """GELU in its tanh form, in place: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))."""
+    """GELU in its tanh form, 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), in one new buffer."""
     import numpy as np
 
     inner = x * x
