@@ -4,7 +4,10 @@ For every question of a suite with `answers` whose answer is not in the top `--t
 the chunks whose text carries an answer and prints the best one's rank at each stage of `Store.search`:
 plain BM25 over every match, after bursty words are weighed up and after proximity re-scoring (both of
 the best `RESCORE_POOL`, as `Store._rescored` does), after the named
-version step, after the named documentation tree step (`_section`), after copies are folded (`_distinct`), after the per-document cap; then the query's content
+version step, after the named documentation tree step (`_section`), with an embedding model (`--model`
+or `--embeddings-url`, for a store indexed with it) the query's nearest vectors alone (100 deep) and the
+fused ranking (`_search.fuse`, as `Store.search` fuses), after copies are folded (`_distinct`), after
+the per-document cap; then the query's content
 words the answer chunk shares and lacks (the porter-free check is a prefix match of 5 letters, so it is a
 guide, not FTS5's verdict), the same-section chunks of its page with their ranks, and the hits that were
 returned instead. A miss with no shared content word is a vocabulary gap; one that ranks 6-50 was
@@ -14,6 +17,7 @@ Run against a store built from the suite's corpus (`fiskai knowledge eval SUITE 
 
   uv run fiskai knowledge eval packages/fiskai-rag/evals/influxdata-tuning.yaml --store /tmp/influx
   uv run python bench/knowledge_misses.py packages/fiskai-rag/evals/influxdata-tuning.yaml /tmp/influx
+  uv run python bench/knowledge_misses.py SUITE /tmp/influx-minilm --model all-MiniLM-L6-v2
 
 Never run it on the held-out half (`influxdata-heldout.yaml`): its failures must stay unread.
 """
@@ -27,13 +31,13 @@ from pathlib import Path
 
 import yaml
 
-from fiskai_rag import open_store
+from fiskai_rag import Embedder, OpenAICompatibleEmbedder, StaticEmbedder, open_store
 from fiskai_rag._burstiness import reweight
 from fiskai_rag._db import Conn
 from fiskai_rag._distinct import distinct
 from fiskai_rag._proximity import RESCORE_POOL, proximity
 from fiskai_rag._query import query_terms
-from fiskai_rag._search import fts_query, lexical, per_document
+from fiskai_rag._search import fts_query, fuse, lexical, names_only, per_document
 from fiskai_rag._section import prefer_sections
 from fiskai_rag._version import prefer_versions
 
@@ -67,9 +71,13 @@ def _chunk(db: Conn, chunk_id: int) -> tuple[str, int, str, str, int]:
     return str(cite), int(ordinal), str(heading), str(content), int(document)
 
 
-def _report(store_dir: Path, suite: Path, top: int, show: int) -> None:
+_VECTOR_DEPTH = 100
+
+
+def _report(store_dir: Path, suite: Path, top: int, show: int, embedder: Embedder | None) -> None:
     data = yaml.safe_load(suite.read_text(encoding="utf-8"))
-    with open_store(store_dir, read_only=True) as store:
+    static = isinstance(embedder, StaticEmbedder) and not embedder.contextual
+    with open_store(store_dir, read_only=True, embedder=embedder) as store:
         db = store._require_db()
         for question in data["queries"]:
             text, answers = str(question["query"]), [str(a) for a in question.get("answers") or ()]
@@ -85,10 +93,20 @@ def _report(store_dir: Path, suite: Path, top: int, show: int) -> None:
             rescored = proximity(db, match, weighted)
             versioned = prefer_versions(db, text, rescored)
             sectioned = prefer_sections(db, text, versioned)
-            folded = distinct(db, sectioned, 20).ranked
-            capped = per_document(db, folded)
+            fused = sectioned
             stages = (("bm25", plain), ("bursty", weighted), ("proximity", rescored), ("version", versioned))
             stages += (("section", sectioned),)
+            blob = store._query_vector(text) if embedder is not None and (static or not names_only(text)) else None
+            if blob is not None:
+                from fiskai_rag._knn import vec0_nearest
+                from fiskai_rag._vec import load_vec
+
+                load_vec(db)
+                vectors = vec0_nearest(db, blob, _VECTOR_DEPTH)
+                fused = fuse(sectioned, vectors, static=static)
+                stages += (("vectors", vectors), ("fused", fused))
+            folded = distinct(db, fused, 20).ranked
+            capped = per_document(db, folded)
             stages += (("folded", folded), ("capped", capped))
             print(f"== {question['id']} [{question.get('kind', '')}] {text!r}")
             print("   ranks: " + "  ".join(f"{name} {_rank(ranked, carriers) or '-'}" for name, ranked in stages))
@@ -115,10 +133,18 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("store", type=Path, help="a store built from the suite's corpus")
     parser.add_argument("--top", type=int, default=5, help="how many hits count (default 5)")
     parser.add_argument("--show", type=int, default=2, help="answer chunks listed per question (default 2)")
+    parser.add_argument("--model", metavar="NAME|DIR", help="the in-process model the store was indexed with")
+    parser.add_argument("--embeddings-url", metavar="URL", help="the embeddings server the store was indexed with")
+    parser.add_argument("--embeddings-model", metavar="NAME", default="", help="the model to ask the server for")
     args = parser.parse_args(argv)
     if "heldout" in args.suite.name:
         parser.error("the held-out half is frozen: its failures must stay unread")
-    _report(args.store, args.suite, args.top, args.show)
+    embedder: Embedder | None = None
+    if args.model:
+        embedder = StaticEmbedder(args.model)
+    elif args.embeddings_url:
+        embedder = OpenAICompatibleEmbedder(base_url=args.embeddings_url, model=args.embeddings_model, timeout=300)
+    _report(args.store, args.suite, args.top, args.show, embedder)
 
 
 if __name__ == "__main__":
