@@ -75,6 +75,31 @@ def test_the_table_lists_each_kind_and_each_question(suite: Path) -> None:
     assert "top 3 hits" in result.stdout
     assert "pack @800" in result.stdout
     assert any(line.split() == ["c1", "conversational", "-", "no"] for line in lines)
+    # Under the miss, the hits that came instead, so a reader can judge them; none under an answered one.
+    missed = next(n for n, line in enumerate(lines) if line.split() == ["c1", "conversational", "-", "no"])
+    assert lines[missed + 1].split()[:2] == ["1.", "docs/backup.md#0"]
+    answered = next(n for n, line in enumerate(lines) if line.split() == ["k1", "keyword", "1", "yes"])
+    assert lines[answered + 1].split()[:2] == ["k2", "keyword"]
+
+
+def test_json_lists_each_question_with_the_hits_it_got(suite: Path) -> None:
+    result = _eval(str(suite), "--format", "json", "--answer-top", "2")
+
+    assert result.exit_code == 0, result.output
+    checks = {check["id"]: check for check in _json(result)["answer_checks"]}
+    assert set(checks) == {"k1", "k2", "c1", "i1"}
+    assert checks["k1"]["hit_rank"] == 1
+    assert checks["k1"]["in_pack"] is True
+    assert checks["k1"]["returned"][0] == {"citation": "docs/keys.md#0", "heading": "Keys > Rotation"}
+    assert checks["c1"] == {
+        "id": "c1",
+        "kind": "conversational",
+        "hit_rank": None,
+        "in_pack": False,
+        "returned": checks["c1"]["returned"],
+    }
+    assert [hit["citation"] for hit in checks["c1"]["returned"]][:1] == ["docs/backup.md#0"]
+    assert all(len(check["returned"]) <= 2 for check in checks.values())
 
 
 def test_a_run_is_held_to_its_saved_baseline(suite: Path, tmp_path: Path) -> None:

@@ -33,6 +33,9 @@ class AnswerCheck:
     hit_rank: int | None
     """1-based rank of the first hit carrying an answer within the top hits, else None."""
     in_pack: bool
+    returned: tuple[tuple[str, str], ...] = ()
+    """The top hits as (citation, heading path), best first: for a miss, what came instead. A hit that
+    answers in other words than the listed `answers` is a gap in the question set, not in the ranking."""
 
     @property
     def in_hits(self) -> bool:
@@ -73,7 +76,10 @@ def check_answers(store: Store, query: EvalQuery, *, top: int = 5, budget: int =
     rank = next((n for n, hit in enumerate(hits[:top], start=1) if _carries(hit.content, query.answers)), None)
     pack = store.context(query.text, budget=budget)
     in_pack = any(_carries(item.excerpt, query.answers) for item in pack.items)
-    return AnswerCheck(query_id=query.id, kind=query.kind or "unlabelled", hit_rank=rank, in_pack=in_pack)
+    returned = tuple((hit.citation, hit.heading_path) for hit in hits[:top])
+    return AnswerCheck(
+        query_id=query.id, kind=query.kind or "unlabelled", hit_rank=rank, in_pack=in_pack, returned=returned
+    )
 
 
 def answer_figures(checks: Iterable[AnswerCheck]) -> list[KindFigures]:

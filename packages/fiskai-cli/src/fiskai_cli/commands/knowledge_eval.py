@@ -249,6 +249,16 @@ def _json(
             }
             for result in ours.results
         ],
+        "answer_checks": [
+            {
+                "id": check.query_id,
+                "kind": check.kind,
+                "hit_rank": check.hit_rank,
+                "in_pack": check.in_pack,
+                "returned": [{"citation": citation, "heading": heading} for citation, heading in check.returned],
+            }
+            for check in runs[0].answer_checks
+        ],
     }
     return json.dumps(document, indent=2)
 
@@ -290,10 +300,15 @@ def _table(suite: EvalSuite, runs: list[_Run], notes: list[str], per_query: bool
             )
         if runs[0].answer_checks:
             lines += ["", f"{'query':<8} {'kind':<16} {'hit rank':>8} {'pack':>5}"]
-            lines += [
-                f"{check.query_id:<8} {check.kind:<16} {check.hit_rank or '-':>8} {'yes' if check.in_pack else 'no':>5}"
-                for check in runs[0].answer_checks
-            ]
+            for check in runs[0].answer_checks:
+                lines.append(
+                    f"{check.query_id:<8} {check.kind:<16} {check.hit_rank or '-':>8} {'yes' if check.in_pack else 'no':>5}"
+                )
+                if not check.in_hits:
+                    # What came instead: read them to tell a ranking miss from an answer worded otherwise.
+                    lines += [
+                        f"    {n}. {citation}  {heading}" for n, (citation, heading) in enumerate(check.returned, 1)
+                    ]
     return "\n".join(lines)
 
 
@@ -454,7 +469,14 @@ def _save(runs: list[_Run], suite: EvalSuite, answering: _AnswerSettings, save_f
     show_default=True,
     help="For questions listing `answers`: the token budget of the context pack that must carry one.",
 )
-@click.option("--per-query", is_flag=True, help="Also list each query's figures (table format).")
+@click.option(
+    "--per-query",
+    is_flag=True,
+    help=(
+        "Also list each query's figures (table format) and, under each question whose answer missed the top "
+        "hits, the hits that came instead: one that answers in other words is a gap in the question set."
+    ),
+)
 @click.option("--format", "output_format", type=click.Choice(["table", "json"]), default="table", show_default=True)
 def eval_command(
     suite_path: Path,
