@@ -27,6 +27,8 @@ Public API:
   the best few chunks under an exact token budget, with a receipt
 - `Store.show(citation) -> Hit`, `Store.sources() -> [Source]`, `Store.stats() -> StoreStats`,
   `Store.remove(path) -> bool`, `Store.reset()`, `Store.manifest() -> Manifest | None`, `Store.tier()`
+- `hybrid_tier(embedder, dimension=None)`: the tier line a hybrid search with that embedder reports, naming
+  its fusion (RRF for a static model, a score blend for a contextual model or a server)
 - `Citation(path, ordinal)`: `Citation.parse("docs/design.md#3")`, `str(citation)`
 - `snapshot(paths)`: the eligible files with (size, mtime_ns), for cheap change polling
 - `Embedder` (Protocol), `OpenAICompatibleEmbedder`, `StaticEmbedder` (an in-process model, static Model2Vec
@@ -44,7 +46,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._citation import Citation
 from ._db import Manifest
-from ._search import MAX_TOP_K, Hit
+from ._search import MAX_TOP_K, Hit, hybrid_tier
 from ._store import SearchResult, Source, Store, StoreStats, open_store
 from .embed import Embedder, OpenAICompatibleEmbedder, StaticEmbedder
 from .errors import RagError, Remedy
@@ -93,6 +95,7 @@ __all__ = [
     "StaticEmbedder",
     "Store",
     "StoreStats",
+    "hybrid_tier",
     "open_store",
     "snapshot",
 ]

@@ -21,7 +21,9 @@ __all__ = [
     "RRF_K",
     "blend",
     "fuse",
+    "hybrid_tier",
     "names_only",
+    "rank_fused",
     "STATIC_VECTOR_WEIGHT",
     "SEARCH_FANOUT",
     "Hit",
@@ -165,6 +167,21 @@ def fuse(
         lexical_ids = [chunk_id for chunk_id, _ in lexical[:SEARCH_FANOUT]]
         return rrf(lexical_ids, [chunk_id for chunk_id, _ in vectors], weights=(1.0, STATIC_VECTOR_WEIGHT))
     return blend(lexical[:SEARCH_FANOUT], vectors)
+
+
+def rank_fused(embedder: object) -> bool:
+    """Whether hybrid search fuses `embedder`'s neighbours by rank (RRF): a static in-process model's are.
+
+    A contextual model's or a server's are blended with the lexical scores instead (`fuse`).
+    """
+    return getattr(embedder, "contextual", True) is False
+
+
+def hybrid_tier(embedder: object, dimension: int | None = None) -> str:
+    """The tier line of a hybrid search with `embedder`, naming the fusion it gets (`rank_fused`)."""
+    fusion = "RRF" if rank_fused(embedder) else "score blend"
+    model = getattr(embedder, "model", "?")
+    return f"hybrid (FTS5 + vectors, {fusion}) - model={model}" + ("" if dimension is None else f" dim={dimension}")
 
 
 def names_only(query: str) -> bool:

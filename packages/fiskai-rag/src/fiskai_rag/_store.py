@@ -38,10 +38,12 @@ from ._search import (
     Hit,
     fts_query,
     fuse,
+    hybrid_tier,
     hydrate,
     lexical,
     names_only,
     per_document,
+    rank_fused,
 )
 from ._section import prefer_sections
 from ._sql import Columns, chunk_rows, find_chunk, find_documents
@@ -89,7 +91,7 @@ class SearchResult:
     hits: list[Hit]
     status: Status
     tier: str
-    """`lexical (FTS5) - ...`, `hybrid (FTS5 + vectors, RRF) - ...`, or `hybrid -> DEGRADED to lexical (...)`."""
+    """`lexical (FTS5) - ...`, `hybrid (FTS5 + vectors, RRF|score blend) - ...`, or `hybrid -> DEGRADED ...`."""
     degraded: str | None = None
     """Why the vector tier was skipped for this query (the embeddings server failed), if it was."""
 
@@ -304,12 +306,12 @@ class Store:
 
     @_serialised
     def tier(self) -> str:
-        """Which search tier runs: `lexical (FTS5) - ...` or `hybrid (FTS5 + vectors, RRF) - ...`."""
+        """Which search tier runs: `lexical (FTS5) - ...` or `hybrid (FTS5 + vectors, <fusion>) - ...`."""
         if self.embedder is None:
             return "lexical (FTS5) - no embeddings configured"
         manifest = self.manifest()
         dimension = manifest.dimension if manifest is not None else 0
-        return f"hybrid (FTS5 + vectors, RRF) - model={self.embedder.model} dim={dimension}"
+        return hybrid_tier(self.embedder, dimension)
 
     @_serialised
     def search(self, query: str, *, top_k: int | None = None) -> SearchResult:
@@ -338,7 +340,7 @@ class Store:
                 return SearchResult([], "index_empty", tier)
             degraded: str | None = None
             knn: Background[list[tuple[int, float]]] | list[tuple[int, float]] | None = None
-            static = isinstance(self.embedder, StaticEmbedder) and not self.embedder.contextual
+            static = rank_fused(self.embedder)
             # A query of bare names (`--port`) gives a contextual model nothing to read (see `names_only`).
             wanted = static or not names_only(query)
             if wanted and self.embedder is not None and self._manifest is not None and self._manifest.has_vectors:

@@ -62,6 +62,7 @@ from fiskai_rag import (
     SearchResult,
     StaticEmbedder,
     Store,
+    hybrid_tier,
 )
 from fiskai_rag.errors import IndexNotBuiltError, PathsNotFoundError
 
@@ -712,7 +713,7 @@ def doctor_command(ctx: click.Context) -> None:
         if embedder is None:
             click.echo("tier: lexical (FTS5) - no embeddings configured", err=True)
         else:
-            click.echo(f"tier: hybrid (FTS5 + vectors, RRF) - model={embedder.model}", err=True)
+            click.echo(f"tier: {hybrid_tier(embedder)}", err=True)
         checks = diagnose(settings.store_dir, embedder=embedder, paths=settings.paths)
     for check in checks:
         fix = "" if check.ok else remedy_text(check.remedy)
