@@ -171,3 +171,15 @@ def test_the_progress_bar_draws_a_download(workdir: Path, hub: ModelServer, caps
     assert len(embedder.embed(["car"])[0]) == 3
     err = capsys.readouterr().err
     assert 'downloading embedding model "tiny-test"' in err and 'model "tiny-test" is ready' in err
+
+
+def test_a_damaged_model_directory_is_one_line_saying_how_to_mend_it(workdir: Path, tmp_path: Path) -> None:
+    model = build_static_model(tmp_path / "local-model", VECTORS)
+    (model / "tokenizer.json").unlink()
+
+    result = CliRunner().invoke(cli, ["knowledge", "--model", str(model), "index", "docs"])
+
+    assert result.exit_code == 1
+    assert f"{model / 'tokenizer.json'} is missing; point --model at a whole model directory" in result.output
+    assert "model fetch" not in result.output  # fetching mends a named model, not this directory
+    assert "Traceback" not in result.output

@@ -170,3 +170,11 @@ def test_the_knowledge_openers_index_and_search_a_real_store_where_the_config_sa
         reader.close()
     # How a hit names its file is the knowledge store's choice (relative where that reads better).
     assert [hit.path.endswith("manual/drain.md") for hit in hits] == [True]
+
+
+def test_every_knowledge_remedy_has_words_in_this_cli() -> None:
+    # A remedy the tier adds without words here would reach the operator as a bare error.
+    from fiskai_cli._wiring import remedy_text
+    from fiskai_rag.errors import Remedy
+
+    assert {remedy.value: bool(remedy_text(remedy)) for remedy in Remedy} == {remedy.value: True for remedy in Remedy}

@@ -132,6 +132,34 @@ def test_malformed_model_files_are_one_line_errors(tmp_path: Path, model: Path) 
         load_static_model(model)
 
 
+def test_a_damaged_model_directory_says_to_mend_the_directory_not_to_fetch(tmp_path: Path, model: Path) -> None:
+    # Fetching mends only a named model's cache: a directory the user gave is theirs to fix.
+    def remedy_of(directory: Path) -> tuple[str, str]:
+        with pytest.raises(ModelError) as caught:
+            StaticEmbedder(str(directory)).embed(["car"])
+        assert caught.value.remedy is not None
+        return str(caught.value), caught.value.remedy.value
+
+    message, remedy = remedy_of(tmp_path / "nowhere")
+    assert (message, remedy) == (f"no model directory at {tmp_path / 'nowhere'}", "model_directory")
+    weights = model / "model.safetensors"
+    weights.write_bytes(weights.read_bytes()[:-8])
+    message, remedy = remedy_of(model)
+    assert "outside the file" in message and remedy == "model_directory"
+    (model / "tokenizer.json").unlink()
+    assert remedy_of(model) == (f"{model / 'tokenizer.json'} is missing", "model_directory")
+
+
+def test_a_config_that_is_not_json_is_named_rather_than_guessed_past(tmp_path: Path, model: Path) -> None:
+    (model / "config.json").write_text("{not json", encoding="utf-8")
+    with pytest.raises(ModelError, match=r"config\.json is not valid JSON") as caught:
+        StaticEmbedder(str(model))  # which loader applies depends on it
+    assert caught.value.remedy is not None and caught.value.remedy.value == "model_directory"
+    (model / "config.json").write_text("[]", encoding="utf-8")
+    with pytest.raises(ModelError, match="is not a JSON object"):
+        StaticEmbedder(str(model))
+
+
 def test_hybrid_search_finds_a_synonym_the_words_miss(docs: Path, model: Path, tmp_path: Path) -> None:
     embedder = StaticEmbedder(str(model))
     with open_store(tmp_path / "store", read_only=False, embedder=embedder) as writer:

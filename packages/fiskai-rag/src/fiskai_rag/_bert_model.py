@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from ._safetensors import Tensor, close_quietly, map_file, read_header
-from .errors import ModelError
+from .errors import ModelError, Remedy
 
 if TYPE_CHECKING:
     import numpy as np
@@ -52,12 +52,26 @@ so padding never changes a text's vector."""
 
 
 def is_bert_directory(directory: Path) -> bool:
-    """Whether `directory` holds a BERT encoder (its `config.json` says `model_type: bert`)."""
+    """Whether `directory` holds a BERT encoder (its `config.json` says `model_type: bert`).
+
+    Raises:
+        ModelError: `config.json` is there but is not a JSON object: which loader applies is unknown, and
+            guessing the static one would report a missing tensor instead of the damaged file.
+    """
+    path = directory / "config.json"
     try:
-        config: Any = json.loads((directory / "config.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return False
-    return isinstance(config, dict) and cast(dict[str, Any], config).get("model_type") == "bert"
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return False  # a Model2Vec directory may have none
+    except (OSError, UnicodeDecodeError) as err:
+        raise ModelError(f"cannot read {path}: {err}", remedy=Remedy.MODEL_DIRECTORY) from err
+    try:
+        config: Any = json.loads(text)
+    except ValueError as err:
+        raise ModelError(f"{path} is not valid JSON: {err}", remedy=Remedy.MODEL_DIRECTORY) from err
+    if not isinstance(config, dict):
+        raise ModelError(f"{path} is not a JSON object", remedy=Remedy.MODEL_DIRECTORY)
+    return cast(dict[str, Any], config).get("model_type") == "bert"
 
 
 @dataclass(frozen=True, slots=True)
@@ -327,7 +341,10 @@ def load_bert_model(directory: Path) -> BertModel:
 
     tokenizer = load_tokenizer(directory / "tokenizer.json")
     if importlib.util.find_spec("numpy") is None:
-        raise ModelError("the in-process embedding model needs numpy: pip install 'fiskai-rag[semantic]'")
+        raise ModelError(
+            "the in-process embedding model needs numpy: pip install 'fiskai-rag[semantic]'",
+            remedy=Remedy.INSTALL_SEMANTIC,
+        )
     weights = directory / "model.safetensors"
     data = map_file(weights)
     try:

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._safetensors import Tensor, close_quietly, map_file, read_header
 from ._wordpiece import WordPiece
-from .errors import ModelError
+from .errors import ModelError, Remedy
 
 if TYPE_CHECKING:
     import numpy.typing as npt
@@ -208,7 +208,12 @@ def load_tokenizer(path: Path) -> Tokenizer:
     try:
         from tokenizers import Tokenizer
     except ImportError as err:
-        raise ModelError("the in-process embedding model needs tokenizers: pip install 'fiskai-rag[semantic]'") from err
+        raise ModelError(
+            "the in-process embedding model needs tokenizers: pip install 'fiskai-rag[semantic]'",
+            remedy=Remedy.INSTALL_SEMANTIC,
+        ) from err
+    if not path.is_file():  # tokenizers' own message for this is an OS error string
+        raise ModelError(f"{path} is missing")
     try:
         return Tokenizer.from_file(str(path))
     except OSError as err:
@@ -228,7 +233,10 @@ def load_static_model(directory: str | os.PathLike[str]) -> StaticModel:
     """
     folder = Path(directory)
     if importlib.util.find_spec("tokenizers") is None:
-        raise ModelError("the in-process embedding model needs tokenizers: pip install 'fiskai-rag[semantic]'")
+        raise ModelError(
+            "the in-process embedding model needs tokenizers: pip install 'fiskai-rag[semantic]'",
+            remedy=Remedy.INSTALL_SEMANTIC,
+        )
     tokenizer_path = folder / "tokenizer.json"
     weights_path = folder / "model.safetensors"
     tokenizer: Tokenizer | WordPiece | None = WordPiece.from_tokenizer_json(tokenizer_path)

@@ -17,7 +17,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Protocol, cast, runtime_checkable
 from urllib.parse import urlsplit
 
-from .errors import EmbedderError, ModelError
+from .errors import EmbedderError, ModelError, Remedy
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -306,18 +306,26 @@ class StaticEmbedder:
         from .models import fetch_model, installed
 
         spec = self._spec
+        if spec is None and not self._directory.is_dir():
+            raise ModelError(f"no model directory at {self._directory}", remedy=Remedy.MODEL_DIRECTORY)
         if spec is not None and not installed(spec):
             if not self._download:
                 raise ModelError(f'embedding model "{spec.name}" is not downloaded yet (cache: {self._directory})')
             fetch_model(spec, progress=self._progress)
-        if self.contextual:
-            from ._bert_model import load_bert_model
+        try:
+            if self.contextual:
+                from ._bert_model import load_bert_model
 
-            self._model = load_bert_model(self._directory)
-        else:
-            from ._static_model import load_static_model
+                self._model = load_bert_model(self._directory)
+            else:
+                from ._static_model import load_static_model
 
-            self._model = load_static_model(self._directory)
+                self._model = load_static_model(self._directory)
+        except ModelError as err:
+            # Fetching mends a named model's cache; a directory the user gave is theirs to mend.
+            if spec is None and err.remedy is Remedy.FETCH_MODEL:
+                err.remedy = Remedy.MODEL_DIRECTORY
+            raise
         return self._model
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:

@@ -66,6 +66,10 @@ class Remedy(StrEnum):
     """Build the original query's pack again with `save_receipt`, without `since_receipt`."""
     FETCH_MODEL = "fetch_model"
     """Download the in-process embedding model (or install the `semantic` extra the message names)."""
+    MODEL_DIRECTORY = "model_directory"
+    """A model given as a directory is incomplete or damaged: point at a whole one, or name a known model."""
+    INSTALL_SEMANTIC = "install_semantic"
+    """Install the `semantic` extra (numpy, tokenizers, sqlite-vec) that the in-process model needs."""
 
 
 class RagError(Exception):
