@@ -15,7 +15,7 @@ from fiskai_cli._root import cli
 from fiskai_core.config import EmbeddingsSettings
 from fiskai_rag import OpenAICompatibleEmbedder, StaticEmbedder
 from fiskai_rag.models import KNOWN_MODELS
-from fiskai_rag.testing import ModelServer, build_static_model, built_model_spec, write_toy_docs
+from fiskai_rag.testing import ModelServer, build_bert_model, build_static_model, built_model_spec, write_toy_docs
 
 pytest.importorskip("tokenizers", reason="the semantic extra (tokenizers) is not installed")
 
@@ -106,7 +106,25 @@ def test_a_search_never_downloads_it_degrades_with_a_note(
     assert searched.exit_code == 0, searched.output
     assert searched.stdout.startswith("docs/garage.md#0")
     assert "note: the embedding model could not be loaded, so this query used the lexical tier only" in searched.stderr
+    assert 'embedding model "tiny-test" is not downloaded yet' in searched.stderr
     assert len(hub.requests) == 3  # the index run's download only
+
+
+def test_a_model_directory_moved_away_degrades_search_and_doctor_names_it(workdir: Path, tmp_path: Path) -> None:
+    # A BERT directory: once gone, its kind can no longer be read from its config.json.
+    model = build_bert_model(tmp_path / "local-bert", ["car", "automobile", "fuel", "apple", "orchard", "doctor"])
+    assert _run("knowledge", "--model", str(model), "index", "docs").exit_code == 0
+    model.rename(tmp_path / "moved")
+
+    searched = _run("knowledge", "search", "car")
+    doctor = CliRunner().invoke(cli, ["knowledge", "doctor"])
+
+    # Not "built with a different embedding configuration": the index still names the directory it used.
+    assert searched.exit_code == 0, searched.output
+    assert searched.stdout.startswith("docs/garage.md#0")
+    assert f"lexical tier only (no model directory at {model.resolve()})" in searched.stderr
+    assert f"Embeddings reachable: no model directory at {model.resolve()}" in doctor.output
+    assert "[ ok ] Manifest matches model" in doctor.output
 
 
 def test_a_lexical_index_searched_with_a_model_asks_for_a_reindex(workdir: Path, hub: ModelServer) -> None:

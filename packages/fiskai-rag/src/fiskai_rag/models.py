@@ -161,6 +161,13 @@ def resolve_model(model: str) -> tuple[str, Path, ModelSpec | None]:
     spec = KNOWN_MODELS.get(name)
     if spec is not None:
         return spec.identity, model_dir(spec), spec
+    for prefix in _PREFIXES.values():
+        rest = name.removeprefix(prefix)
+        if rest != name and rest.startswith("/"):
+            # A directory's manifest identity keeps its kind even when the directory has gone: loading then
+            # says so, and a search degrades to lexical instead of refusing a "different" model.
+            folder = Path(rest).resolve()
+            return f"{prefix}{folder}", folder, None
     if _is_path(name):
         from ._bert_model import is_bert_directory
 
@@ -317,18 +324,19 @@ def _offline(spec: ModelSpec, url: str, reason: str) -> str:
 
 
 def model_of_identity(identity: str) -> str | None:
-    """The `model` argument that rebuilds the static model an index manifest names, or None.
+    """The `model` argument that rebuilds the in-process model an index manifest names, or None.
 
     `model2vec:potion-base-8M@ad78550e2b7d` gives `potion-base-8M` while that revision is the pinned one;
-    `model2vec:/abs/dir` (or `bert:/abs/dir`) gives the directory. Any other identity (a server's model)
-    gives None.
+    `model2vec:/abs/dir` (or `bert:/abs/dir`) gives itself: `resolve_model` reads the kind from it, so a
+    directory moved away since is reported as missing rather than taken for a model of the other kind.
+    Any other identity (a server's model) gives None.
     """
     prefix = next((p for p in _PREFIXES.values() if identity.startswith(p)), None)
     if prefix is None:
         return None
     rest = identity.removeprefix(prefix)
     if rest.startswith("/"):
-        return rest
+        return identity
     name = rest.partition("@")[0]
     spec = KNOWN_MODELS.get(name)
     return name if spec is not None and spec.identity == identity else None

@@ -491,7 +491,8 @@ def search_command(ctx: click.Context, query: tuple[str, ...], top_k: int | None
     if problem:
         raise click.ClickException(problem)
     if result.degraded:
-        click.echo(f"note: {result.note}", err=True)
+        # The stderr tier line above was the configured one; the reason is what tells how to restore it.
+        click.echo(f"note: {result.note} ({result.degraded})", err=True)
     if not result.hits:
         click.echo("no results", err=True)
         return
