@@ -189,6 +189,35 @@ def test_embedding_happens_outside_the_write_transaction(docs: Path, tmp_path: P
     assert len(probes) >= 2  # the dimension probe and the batch
 
 
+def test_with_embeddings_a_file_counts_as_done_once_its_batch_is_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The progress count follows the slow part, the model's pass, instead of running ahead of it."""
+    from fiskai_rag import _index as index_module
+
+    monkeypatch.setattr(index_module, "_BATCH_CHUNKS_EMBEDDED", 3)
+    docs = tmp_path / "many"
+    docs.mkdir()
+    for n in range(12):
+        (docs / f"page{n:02}.md").write_text(f"# Page {n}\n\nText of page {n} about topic {n}.\n", "utf-8")
+    embedder = FakeEmbedder()
+    reports: list[tuple[int, int, str, int]] = []
+
+    def progress(done: int, total: int, key: str) -> None:
+        reports.append((done, total, key, sum(len(call) for call in embedder.calls)))
+
+    with open_store(tmp_path / "store", read_only=False, embedder=embedder) as writer:
+        stats = writer.index([str(docs)], progress=progress)
+
+    assert stats.chunks == 12
+    assert reports[0][:3] == (0, 12, "")  # the total, before the first batch is embedded
+    assert reports[-1][:2] == (12, 12)
+    # Every report after the first comes once the files it counts are embedded (one chunk each; the
+    # first call is the dimension probe).
+    assert all(embedded - 1 >= done for done, _, _, embedded in reports[1:])
+    assert 1 < len(reports) < 12  # one report a batch, not one a file
+
+
 def test_prefixes_are_applied_to_documents_and_queries(docs: Path, tmp_path: Path) -> None:
     embedder = FakeEmbedder(query_prefix="q: ", document_prefix="title: {title} | ")
     with open_store(tmp_path / "store", read_only=False, embedder=embedder) as writer:

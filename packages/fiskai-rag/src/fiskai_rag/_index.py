@@ -290,8 +290,11 @@ def run_index(  # noqa: C901
     helper = not dry_run and not vectors_on and _helps(work) and core_to_spare(running) and bulk_supported(db)
     writer = BatchWriter(db, helper=helper)
     pace = _Pace(helper, work)
+    embedding = vectors_on and not dry_run
     try:
         rows = {job.key: (candidate, row) for job, candidate, row in work}
+        if progress is not None and embedding and work:
+            progress(done, total, "")  # the total now: the first batch's embeddings take a while
         for job, result in prepared([job for job, _, _ in work]):
             candidate, row = rows[job.key]
             done += 1
@@ -319,17 +322,24 @@ def run_index(  # noqa: C901
                     batch_bytes += candidate.size
                     batch_chunks += count
             pace.took(candidate.size)
+            flushed = False
             if batch and (
                 pace.full(len(batch), batch_bytes) or (vectors_on and batch_chunks >= _BATCH_CHUNKS_EMBEDDED)
             ):
                 _flush(writer, batch, embedder if vectors_on else None, manifest, labels)
                 pace.flushed()
                 batch, batch_bytes, batch_chunks = [], 0, 0
-            if progress is not None:
+                flushed = True
+            # With embeddings, the model's pass over each batch is nearly all the time (an in-process
+            # contextual model: tens of chunks a second), so files count as done once their batch is
+            # written: reporting them as they are read would run the count ahead and then stall.
+            if progress is not None and (flushed or not embedding or not batch):
                 progress(done, total, job.key)
         if not dry_run:
             if batch:
                 _flush(writer, batch, embedder if vectors_on else None, manifest, labels)
+                if progress is not None:
+                    progress(done, total, batch[-1].candidate.key)
             writer.finish()
     finally:
         writer.close()

@@ -667,7 +667,8 @@ class Store:
             reconcile: Remove documents under the walked roots (and only there) whose files no longer exist.
             reindex: Empty the index first and rebuild everything (also after a model change).
             dry_run: Count what would be indexed and embedded; write nothing.
-            progress: Called after each file with (done, total, key).
+            progress: Called after each file with (done, total, key); with embeddings, once the
+                file's batch is written, and first once with key "" to give the total.
 
         Returns:
             Counts of added, updated, skipped and removed files, chunks and embeddings.

@@ -322,15 +322,29 @@ def _run_index(
 ) -> IndexStats:
     if not progress:
         return store.index(roots, reconcile=reconcile, reindex=reindex, dry_run=dry_run)
-    from rich.console import Console  # only the interactive index path draws
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    import time
 
-    columns = (TextColumn("indexing"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    from rich.console import Console  # only the interactive index path draws
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    columns = (TextColumn("indexing"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TimeRemainingColumn())
     with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
         task = bar.add_task("index", total=None)
+        drawn = [0.0]
 
         def report(done: int, total: int, _key: str) -> None:
-            if done == total or done % 50 == 0:
+            # Ten updates a second at most: a lexical run reports thousands of files a second, a run
+            # with a contextual model one batch every few seconds, and both should move the bar.
+            now = time.monotonic()
+            if done == total or now - drawn[0] >= 0.1:
+                drawn[0] = now
                 bar.update(task, completed=done, total=total)
 
         return store.index(roots, reconcile=reconcile, reindex=reindex, dry_run=dry_run, progress=report)
