@@ -95,6 +95,7 @@ def test_fetch_offline_is_one_line_naming_the_url_and_the_fix(
     assert line.startswith('Error: cannot download embedding model "tiny-test" from http://127.0.0.1:')
     assert f"/fiskai-tests/tiny-test/resolve/{REVISION}/config.json" in line
     assert "FISKAI_MODEL_BASE_URL" in line and "Traceback" not in fetched.output
+    assert line.endswith("; to install it from a copy of its files: fiskai knowledge model fetch NAME --from DIR")
 
 
 def test_a_search_never_downloads_it_degrades_with_a_note(
@@ -201,3 +202,27 @@ def test_a_damaged_model_directory_is_one_line_saying_how_to_mend_it(workdir: Pa
     assert f"{model / 'tokenizer.json'} is missing; point --model at a whole model directory" in result.output
     assert "model fetch" not in result.output  # fetching mends a named model, not this directory
     assert "Traceback" not in result.output
+
+
+def test_fetch_from_a_local_copy_installs_the_named_model_offline(
+    workdir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    built = build_static_model(tmp_path / "copy", VECTORS)
+    spec = built_model_spec(built, revision=REVISION, dimension=3, vocabulary=7, download_bytes=2000)
+    monkeypatch.setitem(KNOWN_MODELS, spec.name, spec)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setenv("FISKAI_MODEL_BASE_URL", "http://127.0.0.1:9/unreachable")  # no hub here
+
+    fetched = _run("knowledge", "model", "fetch", "tiny-test", "--from", str(built), "--no-progress")
+    indexed = _run("knowledge", "--model", "tiny-test", "index", "docs")
+    wrong = CliRunner().invoke(cli, ["knowledge", "model", "fetch", str(built), "--from", str(built)])
+
+    assert fetched.exit_code == 0, fetched.output
+    assert f'copying embedding model "tiny-test" (about 0 MB) from {built}' in fetched.stderr
+    assert (
+        fetched.stdout.strip()
+        == f"model2vec:tiny-test@{REVISION[:12]} ready in {tmp_path / 'cache'}/fiskai/models/tiny-test"
+    )
+    assert indexed.exit_code == 0, indexed.output
+    assert _run("knowledge", "search", "automobile").stdout.startswith("docs/garage.md#0")
+    assert wrong.exit_code == 2 and "--from installs a known model" in wrong.output

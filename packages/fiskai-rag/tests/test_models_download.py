@@ -83,6 +83,52 @@ def test_a_download_with_the_wrong_checksum_is_refused(built: Path, spec: ModelS
     assert not installed(spec) and not list(model_dir(spec).glob("*.part"))
 
 
+def test_the_wrong_mirror_leaves_no_unpinned_file_a_later_fetch_would_keep(
+    built: Path, spec: ModelSpec, tmp_path: Path
+) -> None:
+    other = build_static_model(tmp_path / "other", {"x": [1.0, 2.0, 3.0, 4.0]})
+    with ModelServer(other) as server, pytest.raises(ModelError, match="SHA-256"):
+        fetch_model(spec, base_url=server.base_url)
+    # The other model's tokenizer came first and has no pinned hash: kept, it would pass as complete.
+    assert not (model_dir(spec) / "tokenizer.json").exists()
+    with ModelServer(built) as server:
+        fetch_model(spec, base_url=server.base_url)
+    assert (model_dir(spec) / "tokenizer.json").read_bytes() == (built / "tokenizer.json").read_bytes()
+
+
+def test_a_local_copy_installs_the_named_model_without_the_hub(built: Path, spec: ModelSpec) -> None:
+    seen: list[tuple[str, int, int | None]] = []
+
+    folder = fetch_model(spec, source=built, progress=lambda name, done, total: seen.append((name, done, total)))
+
+    assert folder == model_dir(spec) and installed(spec)
+    for name in ("config.json", "tokenizer.json", "model.safetensors"):
+        assert (folder / name).read_bytes() == (built / name).read_bytes()
+    marker = json.loads((folder / "fiskai-model.json").read_text(encoding="utf-8"))
+    assert marker["source"] == built.resolve().as_uri() and marker["revision"] == REVISION
+    size = (built / "model.safetensors").stat().st_size
+    assert ("model.safetensors", size, size) in seen and not list(folder.glob("*.part"))
+    embedder = StaticEmbedder("tiny-test")  # the named identity, not a path
+    assert embedder.model == f"model2vec:tiny-test@{REVISION[:12]}"
+    assert embedder.embed(["word3 word10"])[0] == pytest.approx([3.0, 1.5, 1.0, 0.5])
+
+
+def test_a_local_copy_of_another_model_or_an_incomplete_one_is_refused(
+    built: Path, spec: ModelSpec, tmp_path: Path
+) -> None:
+    other = build_static_model(tmp_path / "other", {"x": [1.0, 2.0, 3.0, 4.0]})
+    with pytest.raises(ModelError, match=r"has SHA-256 .* expected .* another version of the file"):
+        fetch_model(spec, source=other)
+    assert not installed(spec) and sorted(p.name for p in model_dir(spec).iterdir()) == [".lock"]
+    (other / "model.safetensors").unlink()
+    with pytest.raises(ModelError, match=r'model\.safetensors is missing: a copy of model "tiny-test" holds'):
+        fetch_model(spec, source=other)
+    with pytest.raises(ModelError, match="no directory at"):
+        fetch_model(spec, source=tmp_path / "nowhere")
+    fetch_model(spec, source=built)
+    assert installed(spec)
+
+
 def test_offline_is_one_line_naming_the_url_and_the_fix(built: Path, spec: ModelSpec) -> None:
     with ModelServer(built) as server:
         base = server.base_url

@@ -253,6 +253,7 @@ _REMEDIES = {
         "config.json), or name a known model: fiskai knowledge model list"
     ),
     "install_semantic": "install the semantic extra: pip install 'fiskai-cli[semantic]'",
+    "model_copy": "to install it from a copy of its files: fiskai knowledge model fetch NAME --from DIR",
 }
 
 

