@@ -114,6 +114,9 @@ def test_a_search_never_downloads_it_degrades_with_a_note(
 def test_a_model_directory_moved_away_degrades_search_and_doctor_names_it(workdir: Path, tmp_path: Path) -> None:
     # A BERT directory: once gone, its kind can no longer be read from its config.json.
     model = build_bert_model(tmp_path / "local-bert", ["car", "automobile", "fuel", "apple", "orchard", "doctor"])
+    # With prompts of its own, which the index pins and a search must reuse without the folder.
+    prompts = {"prompts": {"query": "query: ", "document": "passage: "}}
+    (model / "config_sentence_transformers.json").write_text(json.dumps(prompts), encoding="utf-8")
     assert _run("knowledge", "--model", str(model), "index", "docs").exit_code == 0
     model.rename(tmp_path / "moved")
 

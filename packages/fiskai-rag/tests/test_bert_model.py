@@ -187,6 +187,40 @@ def test_the_real_files_install_as_the_named_model_against_every_pin(
         embedder.close()
 
 
+def test_a_models_own_prompts_prefix_its_queries_and_documents_and_are_pinned(
+    model: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (model / "config_sentence_transformers.json").write_text(
+        json.dumps({"prompts": {"query": "query: ", "passage": "passage: ", "text": ""}}), encoding="utf-8"
+    )
+    docs = write_toy_docs(tmp_path / "docs")
+    embedded: list[str] = []
+    plain_embed = StaticEmbedder.embed
+
+    def recording(self: StaticEmbedder, texts: Sequence[str]) -> list[list[float]]:
+        embedded.extend(texts)
+        return plain_embed(self, texts)
+
+    monkeypatch.setattr(StaticEmbedder, "embed", recording)
+    embedder = StaticEmbedder(str(model))
+    assert (embedder.query_prefix, embedder.document_prefix) == ("query: ", "passage: ")
+    with open_store(tmp_path / "store", read_only=False, embedder=embedder) as writer:
+        writer.index([docs])
+        manifest = writer.manifest()
+    assert manifest is not None and (manifest.query_prefix, manifest.document_prefix) == ("query: ", "passage: ")
+    assert embedded[0] == "dimension probe" and all(text.startswith("passage: ") for text in embedded[1:])
+    embedded.clear()
+    with open_store(tmp_path / "store", read_only=True, embedder=StaticEmbedder(str(model))) as reader:
+        assert reader.search("rotate the keys").hits
+    assert embedded == ["query: rotate the keys"]
+    # An embedder rebuilt from a manifest takes the index's prompts, whatever the folder says now.
+    assert StaticEmbedder(str(model), prompts=("", "")).query_prefix == ""
+    (model / "config_sentence_transformers.json").write_text("{nope", encoding="utf-8")
+    with pytest.raises(ModelError, match="config_sentence_transformers.json"):
+        _ = StaticEmbedder(str(model)).query_prefix
+
+
 def test_a_named_contextual_model_downloads_once_and_loads(
     model: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

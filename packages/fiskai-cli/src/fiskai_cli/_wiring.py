@@ -479,7 +479,9 @@ def _manifest_embedder(store: KnowledgeStore) -> Embedder | None:
     from fiskai_rag.models import model_of_identity
 
     model = model_of_identity(manifest.model)
-    return StaticEmbedder(model) if model is not None else None
+    # The index's own prompts: queries must be embedded the way its chunks were.
+    prompts = (manifest.query_prefix, manifest.document_prefix)
+    return StaticEmbedder(model, prompts=prompts) if model is not None else None
 
 
 # -- tools -----------------------------------------------------------------------------------------

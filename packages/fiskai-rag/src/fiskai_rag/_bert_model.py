@@ -315,8 +315,33 @@ def _optional_json(path: Path) -> dict[str, Any]:
     except FileNotFoundError:
         return {}
     except (OSError, ValueError) as err:
-        raise ModelError(f"cannot read {path}: {err}") from err
+        raise ModelError(f"cannot read {path}: {err}", remedy=Remedy.MODEL_DIRECTORY) from err
     return cast(dict[str, Any], raw) if isinstance(raw, dict) else {}
+
+
+_QUERY_PROMPTS = ("query", "retrieval.query", "search_query")
+_DOCUMENT_PROMPTS = ("document", "passage", "retrieval.passage", "search_document")
+
+
+def model_prompts(directory: Path) -> tuple[str, str]:
+    """The query and document prompts the model was trained with, or two empty strings.
+
+    sentence-transformers keeps them in `config_sentence_transformers.json` under `prompts` (e5's
+    `query: ` / `passage: `, BGE's search instruction); an encoder used without them ranks worse. The
+    names vary by model family, so the first of the usual ones is taken for each side.
+
+    Raises:
+        ModelError: The file is there but is not JSON.
+    """
+    prompts: Any = _optional_json(directory / "config_sentence_transformers.json").get("prompts")
+    if not isinstance(prompts, dict):
+        return "", ""
+    named = cast(dict[str, Any], prompts)
+
+    def first(names: tuple[str, ...]) -> str:
+        return next((value for name in names if isinstance(value := named.get(name), str)), "")
+
+    return first(_QUERY_PROMPTS), first(_DOCUMENT_PROMPTS)
 
 
 def _max_tokens(directory: Path) -> int:

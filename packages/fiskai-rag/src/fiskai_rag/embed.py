@@ -248,8 +248,15 @@ class StaticEmbedder:
     the lexical tier instead of starting a download inside an agent's tool call.
     """
 
-    def __init__(self, model: str = "", *, download: bool = False, progress: DownloadProgress | None = None) -> None:
-        """Name the model; nothing is read until the first `embed`.
+    def __init__(
+        self,
+        model: str = "",
+        *,
+        download: bool = False,
+        progress: DownloadProgress | None = None,
+        prompts: tuple[str, str] | None = None,
+    ) -> None:
+        """Name the model; nothing is read until the first `embed` (or a BERT directory's prompts).
 
         Args:
             model: A known model name (`fiskai_rag.models.KNOWN_MODELS`, default `potion-base-8M`) or a
@@ -257,6 +264,8 @@ class StaticEmbedder:
                 `config.json` saying `model_type: bert`).
             download: Fetch a named model that is not cached yet on first use.
             progress: Called as download bytes arrive (file name, bytes so far, total or None).
+            prompts: The (query, document) prefixes, overriding the model's own: an embedder rebuilt
+                from an index manifest passes the ones the index was built with.
 
         Raises:
             ModelError: `model` is neither a known name nor a path.
@@ -267,6 +276,7 @@ class StaticEmbedder:
         self._download = download
         self._progress = progress
         self._model: StaticModel | BertModel | None = None
+        self._prompts = prompts
 
     @property
     def model(self) -> str:
@@ -284,11 +294,23 @@ class StaticEmbedder:
 
     @property
     def query_prefix(self) -> str:
-        return ""
+        """A BERT directory's query prompt (`_bert_model.model_prompts`), else ""."""
+        return self._model_prompts()[0]
 
     @property
     def document_prefix(self) -> str:
-        return ""
+        """A BERT directory's document prompt, else ""."""
+        return self._model_prompts()[1]
+
+    def _model_prompts(self) -> tuple[str, str]:
+        if self._prompts is None:
+            if self.contextual and self._spec is None and self._directory.is_dir():
+                from ._bert_model import model_prompts
+
+                self._prompts = model_prompts(self._directory)
+            else:
+                self._prompts = ("", "")  # the known models have none; a gone directory says so on load
+        return self._prompts
 
     @property
     def directory(self) -> Path:
