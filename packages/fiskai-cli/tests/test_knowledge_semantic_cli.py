@@ -83,6 +83,8 @@ def test_one_switch_at_index_time_makes_later_commands_hybrid(workdir: Path, hub
     listed = _run("knowledge", "model", "list", "--format", "json")
     rows = {row["name"]: row for row in json.loads(listed.stdout)}
     assert rows["tiny-test"]["downloaded"] is True and rows["potion-base-8M"]["default"] is True
+    assert (rows["potion-base-8M"]["contextual"], rows["all-MiniLM-L6-v2"]["contextual"]) == (False, True)
+    assert rows["all-MiniLM-L6-v2"]["kind"] == "bert"
 
 
 def test_fetch_offline_is_one_line_naming_the_url_and_the_fix(

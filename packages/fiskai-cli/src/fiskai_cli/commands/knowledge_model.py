@@ -93,6 +93,7 @@ def list_command(fmt: str) -> None:
             "name": spec.name,
             "default": spec.name == DEFAULT_MODEL,
             "kind": spec.kind,
+            "contextual": spec.kind != "static",  # the text listing's word for a BERT encoder
             "dimension": spec.dimension,
             "vocabulary": spec.vocabulary,
             "dtype": spec.dtype,
