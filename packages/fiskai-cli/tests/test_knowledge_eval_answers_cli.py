@@ -164,3 +164,12 @@ def test_answers_must_be_a_list_of_text(tmp_path: Path, suite: Path) -> None:
 
     assert result.exit_code == 1
     assert "`answers` must be a non-empty list of non-empty text fragments" in result.output
+
+
+def test_the_progress_bar_changes_no_figure(suite: Path) -> None:
+    drawn = _eval(str(suite), "--format", "json", "--progress")
+    plain = _eval(str(suite), "--format", "json", "--no-progress")
+
+    assert drawn.exit_code == plain.exit_code == 0, drawn.output
+    assert _json(drawn)["answers"] == _json(plain)["answers"]
+    assert _json(drawn)["ranking"]["ndcg_at_10"] == _json(plain)["ranking"]["ndcg_at_10"]

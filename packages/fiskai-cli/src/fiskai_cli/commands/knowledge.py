@@ -47,6 +47,7 @@ from fiskai_cli._wiring import (
     reported,
     state_home,
 )
+from fiskai_cli.commands.index_progress import index_with_progress
 from fiskai_cli.commands.knowledge_settings import (
     EmbeddingsSpec,
     KnowledgeBlock,
@@ -317,39 +318,6 @@ def _result_line(stats: IndexStats) -> str:
     )
 
 
-def _run_index(
-    store: Store, roots: list[str], *, reconcile: bool, reindex: bool, dry_run: bool, progress: bool
-) -> IndexStats:
-    if not progress:
-        return store.index(roots, reconcile=reconcile, reindex=reindex, dry_run=dry_run)
-    import time
-
-    from rich.console import Console  # only the interactive index path draws
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
-
-    columns = (TextColumn("indexing"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TimeRemainingColumn())
-    with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
-        task = bar.add_task("index", total=None)
-        drawn = [0.0]
-
-        def report(done: int, total: int, _key: str) -> None:
-            # Ten updates a second at most: a lexical run reports thousands of files a second, a run
-            # with a contextual model one batch every few seconds, and both should move the bar.
-            now = time.monotonic()
-            if done == total or now - drawn[0] >= 0.1:
-                drawn[0] = now
-                bar.update(task, completed=done, total=total)
-
-        return store.index(roots, reconcile=reconcile, reindex=reindex, dry_run=dry_run, progress=report)
-
-
 @knowledge.command("index")
 @click.argument("paths", nargs=-1, type=click.Path(exists=True))
 @click.option("--reindex", is_flag=True, help="Empty the index and rebuild it (also after an embeddings change).")
@@ -399,7 +367,7 @@ def index_command(
                         err=True,
                     )
                 try:
-                    stats = _run_index(
+                    stats = index_with_progress(
                         store, roots, reconcile=reconcile, reindex=reindex, dry_run=dry_run, progress=draw
                     )
                 except PathsNotFoundError as err:

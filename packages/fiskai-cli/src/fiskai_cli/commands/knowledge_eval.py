@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import statistics
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Generator, Sequence
@@ -20,6 +21,7 @@ from pathlib import Path
 import click
 import yaml
 
+from fiskai_cli.commands.index_progress import index_with_progress
 from fiskai_cli.commands.knowledge_eval_baseline import compare_with_baseline, figures_of, save_baseline
 from fiskai_cli.commands.knowledge_model import fetch_with_progress
 from fiskai_rag import Embedder, OpenAICompatibleEmbedder, RagError, StaticEmbedder, Store, open_store
@@ -106,10 +108,11 @@ def _store_dir(given: Path | None) -> Generator[Path]:
         yield Path(scratch) / "knowledge"
 
 
-def _index_corpus(store_dir: Path, corpus: Path, embedder: Embedder | None) -> str:
+def _index_corpus(store_dir: Path, corpus: Path, embedder: Embedder | None, *, progress: bool) -> str:
     start = time.perf_counter()
     with open_store(store_dir, read_only=False, embedder=embedder) as store:
-        stats = store.index([str(corpus)])
+        # A contextual model indexes tens of chunks a second: a large corpus takes minutes, so it shows.
+        stats = index_with_progress(store, [str(corpus)], progress=progress)
     elapsed = time.perf_counter() - start
     embedded = f", {stats.embeddings} embeddings" if embedder is not None else ""
     return f"indexed {stats.files} files into {stats.chunks} chunks{embedded} in {elapsed:.1f} s"
@@ -478,6 +481,11 @@ def _save(runs: list[_Run], suite: EvalSuite, answering: _AnswerSettings, save_f
     ),
 )
 @click.option("--format", "output_format", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@click.option(
+    "--progress/--no-progress",
+    default=None,
+    help="Draw a progress bar while the corpus is indexed (default: when stderr is a terminal).",
+)
 def eval_command(
     suite_path: Path,
     store_dir: Path | None,
@@ -502,6 +510,7 @@ def eval_command(
     answer_budget: int,
     per_query: bool,
     output_format: str,
+    progress: bool | None,
 ) -> None:
     """Score the knowledge index against a suite of judged queries.
 
@@ -548,7 +557,8 @@ def eval_command(
         )
         with _store_dir(store_dir) as where:
             if index_first and suite.corpus is not None:
-                notes.append(f"corpus {suite.corpus}: {_index_corpus(where, suite.corpus, embedder)}")
+                draw = sys.stderr.isatty() if progress is None else progress
+                notes.append(f"corpus {suite.corpus}: {_index_corpus(where, suite.corpus, embedder, progress=draw)}")
             runs = [_rank_with_store(where, suite, k, embedder, budget, answering)]
             if embedder is not None:
                 # The same store without its vectors: the lexical row a hybrid figure is judged against.
