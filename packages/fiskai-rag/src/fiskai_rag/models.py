@@ -27,7 +27,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, BinaryIO, cast
 
 from .errors import ModelError, Remedy
 
@@ -303,12 +303,7 @@ def _copy(origin: Path, target: Path, file: ModelFile, spec: ModelSpec, progress
     try:
         total = origin.stat().st_size
         with open(origin, "rb") as given, open(part, "wb") as out:
-            while block := given.read(_CHUNK):
-                out.write(block)
-                digest.update(block)
-                done += len(block)
-                if progress is not None:
-                    progress(file.name, done, total)
+            done = _pump(given.read, out, digest, done, file.name, total, progress)
     except FileNotFoundError as err:
         part.unlink(missing_ok=True)
         names = ", ".join(f.name for f in spec.files)
@@ -316,16 +311,44 @@ def _copy(origin: Path, target: Path, file: ModelFile, spec: ModelSpec, progress
     except OSError as err:
         part.unlink(missing_ok=True)
         raise ModelError(f"cannot copy {origin}: {err.strerror or err}", remedy=None) from err
-    actual = digest.hexdigest()
+
+    def another_version(actual: str) -> str:
+        return (
+            f'{origin} has SHA-256 {actual}, expected {file.sha256} for model "{spec.name}" at revision '
+            f"{spec.revision[:12]}: that directory holds another version of the file"
+        )
+
+    return _settle(part, target, file, digest.hexdigest(), done, another_version)
+
+
+def _pump(
+    read: Callable[[int], bytes],
+    out: BinaryIO,
+    digest: Any,
+    done: int,
+    name: str,
+    total: int | None,
+    progress: Progress | None,
+) -> int:
+    """Write `read`'s blocks to `out` and into `digest` until it is empty; returns the byte count so far."""
+    while block := read(_CHUNK):
+        out.write(block)
+        digest.update(block)
+        done += len(block)
+        if progress is not None:
+            progress(name, done, total)
+    return done
+
+
+def _settle(
+    part: Path, target: Path, file: ModelFile, actual: str, size: int, mismatch: Callable[[str], str]
+) -> tuple[str, int]:
+    """Rename a whole `.part` file into place when its SHA-256 is the pinned one; else delete it and raise."""
     if file.sha256 is not None and actual != file.sha256:
         part.unlink(missing_ok=True)
-        raise _WrongSource(
-            f'{origin} has SHA-256 {actual}, expected {file.sha256} for model "{spec.name}" at revision '
-            f"{spec.revision[:12]}: that directory holds another version of the file",
-            remedy=None,
-        )
+        raise _WrongSource(mismatch(actual), remedy=None)
     os.replace(part, target)
-    return actual, done
+    return actual, size
 
 
 def _download(url: str, target: Path, file: ModelFile, spec: ModelSpec, progress: Progress | None) -> tuple[str, int]:
@@ -352,12 +375,7 @@ def _download(url: str, target: Path, file: ModelFile, spec: ModelSpec, progress
             length = response.headers.get("Content-Length")
             total: int | None = done + int(length) if length and length.isdigit() else None
             with open(part, mode) as out:
-                while block := response.read(_CHUNK):
-                    out.write(block)
-                    digest.update(block)
-                    done += len(block)
-                    if progress is not None:
-                        progress(file.name, done, total)
+                done = _pump(response.read, out, digest, done, file.name, total, progress)
     except urllib.error.HTTPError as err:
         if err.code == 416 and have:  # the part file is already complete (or longer than the file): start over
             part.unlink(missing_ok=True)
@@ -371,16 +389,14 @@ def _download(url: str, target: Path, file: ModelFile, spec: ModelSpec, progress
         raise ModelError(
             _offline(spec, url, f"the connection closed after {done} of {total} bytes"), remedy=Remedy.MODEL_COPY
         )
-    actual = digest.hexdigest()
-    if file.sha256 is not None and actual != file.sha256:
-        part.unlink(missing_ok=True)
-        raise _WrongSource(
+
+    def another_file(actual: str) -> str:
+        return (
             f'downloaded {file.name} of model "{spec.name}" from {url} has SHA-256 {actual}, expected '
-            f"{file.sha256}; the mirror serves another file (the partial download was deleted)",
-            remedy=None,
+            f"{file.sha256}; the mirror serves another file (the partial download was deleted)"
         )
-    os.replace(part, target)
-    return actual, done
+
+    return _settle(part, target, file, digest.hexdigest(), done, another_file)
 
 
 def _offline(spec: ModelSpec, url: str, reason: str) -> str:
