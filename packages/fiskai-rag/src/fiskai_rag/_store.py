@@ -341,9 +341,9 @@ class Store:
             degraded: str | None = None
             knn: Background[list[tuple[int, float]]] | list[tuple[int, float]] | None = None
             static = rank_fused(self.embedder)
+            vectors_on = self.embedder is not None and self._manifest is not None and self._manifest.has_vectors
             # A query of bare names (`--port`) gives a contextual model nothing to read (see `names_only`).
-            wanted = static or not names_only(query)
-            if wanted and self.embedder is not None and self._manifest is not None and self._manifest.has_vectors:
+            if vectors_on and (static or not names_only(query)):
                 try:
                     blob = self._query_vector(query)  # before any transaction: a slow server holds nothing
                 except EmbeddingDimensionError:

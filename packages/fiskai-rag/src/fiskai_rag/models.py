@@ -210,6 +210,10 @@ def _marker_ok(folder: Path, spec: ModelSpec) -> bool:
     return True
 
 
+class _WrongSource(ModelError):
+    """A file of the source is not the pinned one (or is missing from a local copy)."""
+
+
 def fetch_model(
     spec: ModelSpec, *, base_url: str | None = None, progress: Progress | None = None, source: Path | None = None
 ) -> Path:
@@ -289,10 +293,6 @@ def _completed(target: Path, file: ModelFile) -> tuple[str, int] | None:
         return None
     digest = hashlib.sha256(data).hexdigest()
     return (digest, len(data)) if file.sha256 in (None, digest) else None
-
-
-class _WrongSource(ModelError):
-    """A file of the source is not the pinned one (or is missing from a local copy)."""
 
 
 def _copy(origin: Path, target: Path, file: ModelFile, spec: ModelSpec, progress: Progress | None) -> tuple[str, int]:
