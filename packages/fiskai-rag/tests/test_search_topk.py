@@ -13,10 +13,9 @@ import pytest
 from fiskai_rag import open_store
 from fiskai_rag._burstiness import word_counts
 from fiskai_rag._db import Conn
-from fiskai_rag._query import fts_query
+from fiskai_rag._query import fts_query, match_terms
 from fiskai_rag._search import lexical
 from fiskai_rag._topk import (
-    _QUOTED,
     MAX_PHRASES,
     PRUNE_MIN_CHUNKS,
     _bounds,
@@ -94,7 +93,7 @@ def test_the_seeded_query_returns_the_plain_querys_rows(
             rows = _row_count(db)
             for query in queries:
                 match = fts_query(query)
-                bounds = _bounds(db, _QUOTED.findall(match), rows)
+                bounds = _bounds(db, match_terms(match), rows)
                 for limit in (1, 2, 3, 5):
                     got = seeded_top(db, match, limit, bounds)
                     if got is not None:
@@ -133,7 +132,7 @@ def test_a_large_real_store_searches_the_same_pruned_as_plain(
             seeded = pruned = 0
             for question in questions:
                 match = fts_query(question)
-                bounds = _bounds(db, _QUOTED.findall(match), rows)
+                bounds = _bounds(db, match_terms(match), rows)
                 for limit in (100, 20, 5):
                     plain = lexical(db, match, limit)
                     got = seeded_top(db, match, limit, bounds)

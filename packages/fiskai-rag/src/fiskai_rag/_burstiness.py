@@ -49,7 +49,6 @@ README's "Ranking: bursty words in verbose questions" lists every variant tried.
 
 from __future__ import annotations
 
-import re
 import weakref
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -57,6 +56,8 @@ from dataclasses import dataclass, field
 from typing import Protocol, cast
 
 from ._db import Conn, change_stamp
+from ._postings import Postings, stems
+from ._query import match_terms
 from ._word_parts import word_scores
 
 __all__ = ["PSEUDO_CHUNKS", "VERBOSE_TERMS", "reweight", "term_weights", "word_counts"]
@@ -73,7 +74,6 @@ it has been seen in a few chunks. nDCG@10 CISI / CACM / MED / influx with 1: 0.4
 0.579 (CACM MRR 0.758); 3: 0.415 / 0.551 / 0.731 / 0.579 (0.771); 5: 0.410 / 0.550 / 0.731 / 0.579
 (0.770). 3 and 5 hold every set; 1 leaves too much weight to a rare word's cf/df of 1."""
 
-_QUOTED = re.compile(r'"([^"]+)"')
 _VOCAB = "fiskai_vocab"
 _TOKENIZE_DOCUMENT = 4  # apsw.FTS5_TOKENIZE_DOCUMENT: stem a word as the indexer did
 
@@ -152,19 +152,22 @@ def term_weights(db: Conn, terms: Sequence[str]) -> dict[str, float]:
     return weights
 
 
-def reweight(db: Conn, match: str, ranked: Sequence[tuple[int, float]]) -> list[tuple[int, float]]:
+def reweight(
+    db: Conn, match: str, ranked: Sequence[tuple[int, float]], held: Postings | None = None
+) -> list[tuple[int, float]]:
     """Re-score a BM25 ranking of a verbose question with burstiness-weighted query words.
 
     Args:
         db: The index.
         match: The FTS5 query `ranked` came from (quoted terms joined with OR).
         ranked: Chunk ids with their `bm25()` (lower is better), as `_search.lexical` returns them.
+        held: The index's postings in memory, when the store holds them (the same floats, no query).
 
     Returns:
         The same chunks with the weighted sum of their words' `bm25()` (lower is better), best first,
         ties to the smaller id; `ranked` unchanged for a question of fewer than `VERBOSE_TERMS` words.
     """
-    terms = _QUOTED.findall(match)
+    terms = match_terms(match)
     if len(set(terms)) < VERBOSE_TERMS or not ranked:
         return list(ranked)
     # No weight is below a word's use count, so the weighted sum is the plain bm25() already in `ranked`
@@ -174,7 +177,11 @@ def reweight(db: Conn, match: str, ranked: Sequence[tuple[int, float]]) -> list[
     scores = dict(ranked)
     pool = list(scores)
     gaining = list(extra)
-    found = word_scores(db, gaining, [df for df, _ in word_counts(db, gaining).values()], pool)
+    held_stems = stems(db, gaining) if held is not None else None
+    if held is not None and held_stems is not None:
+        found: list[tuple[int, list[float]]] | None = held.parts(held_stems, pool)
+    else:
+        found = word_scores(db, gaining, [df for df, _ in word_counts(db, gaining).values()], pool)
     if found is not None:  # every word's bm25() from one walk (`_word_parts`): the same floats
         weights = list(extra.values())
         for rowid, parts in found:

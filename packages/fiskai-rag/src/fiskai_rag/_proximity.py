@@ -49,13 +49,13 @@ at 1500 tokens unchanged. The README's "Ranking: term proximity" lists the chang
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from ._burstiness import word_counts
 from ._db import Conn, open_reader
+from ._query import match_terms
 from ._word_parts import window_scores
 from ._worker import Worker, spare_core
 
@@ -94,8 +94,6 @@ RESCORE_POOL = 100
 """How many of the best BM25 chunks are re-scored. In the experiment harness, re-scoring every matching
 chunk gave the same nDCG@10 and top 5 answer figures as re-scoring the best 100, on all four sets."""
 
-_QUOTED = re.compile(r'"([^"]+)"')
-
 
 def term_pairs(match: str) -> list[tuple[str, str]]:
     """The distinct pairs of adjacent terms in an FTS5 query of quoted terms, in query order.
@@ -103,7 +101,7 @@ def term_pairs(match: str) -> list[tuple[str, str]]:
     The query is `fts_query`'s output (`"a" OR "b" OR "c"`); words it dropped (function words) do not
     break a pair, so "size of the cache" pairs `size` with `cache`, which the window feature matches.
     """
-    terms = _QUOTED.findall(match)
+    terms = match_terms(match)
     pairs: list[tuple[str, str]] = []
     for pair in zip(terms, terms[1:], strict=False):
         if pair[0] != pair[1] and pair not in pairs:
@@ -144,7 +142,7 @@ def _window(db: Conn, query: str, pool: Sequence[int]) -> dict[int, float] | Non
     # The window query's idf walk is its words' own, whose counts the vocabulary holds: one walk of the
     # query then gives the same floats (`_word_parts`). Pooled questions on the generated 103k-chunk
     # store: 3.5 -> 1.8 ms (influxdata-docs 1.2 -> 0.7). None when a word is not one index term.
-    words = _QUOTED.findall(query)
+    words = match_terms(query)
     counts = word_counts(db, list(dict.fromkeys(words)))
     return window_scores(db, query, words, [counts[word][0] for word in words], pool)
 

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["MAX_QUERY_TERMS", "REQUEST_WORDS", "STOPWORDS", "fts_query", "is_filler", "query_terms"]
+__all__ = ["MAX_QUERY_TERMS", "REQUEST_WORDS", "STOPWORDS", "fts_query", "is_filler", "match_terms", "query_terms"]
 
 MAX_QUERY_TERMS = 40
 _TERM = re.compile(r"[^\W_]+")
@@ -68,6 +68,8 @@ still sitting..."), other kinds unchanged. Left out because a question may mean 
 `documents` (document stores; CISI 0.397 either way), `need` (information needs), `show` and `last`
 (InfluxQL `SHOW`, `last()`), `help`, `even` ("even clock boundaries")."""
 
+_QUOTED = re.compile(r'"([^"]+)"')
+
 
 def is_filler(word: str) -> bool:
     """Whether a lowercase word names nothing to retrieve: a function word or request scaffolding."""
@@ -96,3 +98,8 @@ def fts_query(text: str) -> str:
         The query, or `""` when the text has no searchable term.
     """
     return " OR ".join(f'"{term}"' for term in query_terms(text))
+
+
+def match_terms(match: str) -> list[str]:
+    """The terms of an `fts_query` output, in order and number (its quoted words)."""
+    return _QUOTED.findall(match)

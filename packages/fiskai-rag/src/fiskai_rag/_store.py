@@ -31,7 +31,9 @@ from ._db import (
 from ._distinct import distinct, with_copies
 from ._knn import Background, VectorMatrix, load_matrix, numpy_available, vec0_nearest
 from ._lock import WriterLock
+from ._postings import HeldPostings, stems
 from ._proximity import RESCORE_POOL, PairSide, proximity
+from ._query import match_terms
 from ._search import (
     MAX_TOP_K,
     SEARCH_FANOUT,
@@ -178,6 +180,7 @@ class Store:
         self._mutex = threading.RLock()
         self._knn_db: Conn | None = None
         self._pairs = PairSide(self.db_path)
+        self._postings = HeldPostings(self.db_path)
         self._searched = False
         """Whether a search has run: the pair worker serves only a store that searches again."""
         self._matrix: tuple[VectorMatrix, int] | None = None
@@ -258,6 +261,7 @@ class Store:
         self._closed = True
         self._matrix = None
         self._pairs.close()
+        self._postings.close()
         for db in (self._db, self._knn_db):
             if db is not None:
                 db.close()
@@ -397,10 +401,18 @@ class Store:
         """
         (size,) = db.execute("SELECT max(id) FROM chunks").fetchall()[0]  # about the store's size
         large = size is not None and int(size) >= PRUNE_MIN_CHUNKS
-        pairs = self._pairs.start(match, int(size or 0)) if self._searched else None
+        # A reader that keeps searching holds the posting lists in memory (`_postings`): the same rows
+        # in a tenth of the time, so the pair queries run on the pool after it rather than beside it.
+        held = self._postings.current(db, int(size or 0))
+        words = stems(db, match_terms(match)) if held is not None else None
+        in_memory = held is not None and words is not None
+        pairs = self._pairs.start(match, int(size or 0)) if self._searched and not in_memory else None
         try:
-            plain = (pruned_top(db, match, RESCORE_POOL) if large else None) or lexical(db, match, RESCORE_POOL)
-            weighted = reweight(db, match, plain)
+            if held is not None and words is not None:
+                plain = held.top(words, RESCORE_POOL)
+            else:
+                plain = (pruned_top(db, match, RESCORE_POOL) if large else None) or lexical(db, match, RESCORE_POOL)
+            weighted = reweight(db, match, plain, held)
         except BaseException:
             if pairs is not None:  # collected, so the worker is free; this error is the one to report
                 with contextlib.suppress(Exception):

@@ -70,13 +70,14 @@ The same restriction as a join on the materialized set (SQLite probes it through
 from __future__ import annotations
 
 import math
-import re
 from typing import cast
 
 import apsw
 
 from ._burstiness import word_counts
 from ._db import Conn
+from ._fts_records import averages
+from ._query import match_terms
 
 __all__ = [
     "COMMON_SHARE",
@@ -125,7 +126,6 @@ _K1 = 1.2
 """FTS5's bm25() k1."""
 _MARGIN = 1 + 1e-9
 """The bound is raised by this factor so float rounding in the idf cannot make it too low."""
-_QUOTED = re.compile(r'"([^"]+)"')
 _TOKENIZER = "tokenize='porter unicode61'"
 _SEED = "SELECT bm25(chunks_fts) FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY bm25(chunks_fts) LIMIT ?"
 _RESTRICTED = (
@@ -141,17 +141,7 @@ def _prunable(db: Conn) -> bool:
 
 
 def _row_count(db: Conn) -> int:
-    # The first varint of FTS5's averages record (id 1 of its data table): bm25()'s own row count.
-    block = db.execute("SELECT block FROM chunks_fts_data WHERE id = 1").fetchall()
-    data = bytes(block[0][0]) if block and block[0][0] is not None else b""
-    value = 0
-    for index, byte in enumerate(data[:9]):
-        if index == 8:
-            return (value << 8) | byte
-        value = (value << 7) | (byte & 0x7F)
-        if not byte & 0x80:
-            return value
-    return 0
+    return averages(db)[0]  # bm25()'s own row count
 
 
 def _bounds(db: Conn, terms: list[str], rows: int) -> dict[str, tuple[int, float]]:
@@ -271,7 +261,7 @@ def seeded_top(
     if len(seed) == len(bounds):
         return None
     # The seed's words in the query's order and number, so each part is the one the whole query adds.
-    terms = _QUOTED.findall(match)
+    terms = match_terms(match)
     parts = db.execute(_SEED, (" OR ".join(f'"{t}"' for t in terms if t in seed), limit)).fetchall()
     if len(parts) < limit:
         return None
@@ -292,7 +282,7 @@ def pruned_top(db: Conn, match: str, limit: int) -> list[tuple[int, float]] | No
         match: `fts_query`'s output: quoted terms joined with OR.
         limit: How many of the best chunks.
     """
-    terms = _QUOTED.findall(match)
+    terms = match_terms(match)
     if len(set(terms)) < 2 or not _prunable(db):
         return None
     rows = _row_count(db)

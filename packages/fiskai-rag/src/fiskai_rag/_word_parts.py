@@ -28,6 +28,7 @@ from typing import Protocol, cast
 import apsw
 
 from ._db import Conn
+from ._postings import stems
 
 __all__ = ["window_scores", "word_scores"]
 
@@ -80,14 +81,7 @@ def _single_terms(db: Conn, words: Sequence[str]) -> bool:
     rows = db.execute("SELECT sql FROM sqlite_master WHERE name = 'chunks_fts'").fetchall()
     if not rows or _TOKENIZER not in str(rows[0][0]):
         return False
-    tokenizer = cast("apsw.Connection", db).fts5_tokenizer("porter", ["unicode61"])
-    for word in words:
-        tokens = tokenizer(
-            word.encode(), apsw.FTS5_TOKENIZE_QUERY, None, include_offsets=False, include_colocated=False
-        )
-        if len(list(tokens)) != 1:
-            return False
-    return True
+    return stems(db, words) is not None
 
 
 def _parts(
