@@ -25,10 +25,12 @@ def test_an_ir_collection_holds_its_baseline(collection: str, shared_fixtures: P
     assert result.exit_code == 0, result.output
 
 
-def test_the_influxdata_tuning_questions_hold_their_baseline(shared_fixtures: Path) -> None:
+@pytest.mark.parametrize("suite_name", ["influxdata-tuning", "influxdata-tuning-pooled"])
+def test_the_influxdata_tuning_questions_hold_their_baseline(suite_name: str, shared_fixtures: Path) -> None:
+    # Both judgments of the tuning half: the original answers, and the pooled ones (evals/judgments/).
     corpus = shared_fixtures / "corpus" / "influxdata-docs"
-    suite = EVALS / "influxdata-tuning.yaml"
-    baseline = EVALS / "baselines" / "influxdata-tuning.json"
+    suite = EVALS / f"{suite_name}.yaml"
+    baseline = EVALS / "baselines" / f"{suite_name}.json"
 
     result = CliRunner().invoke(
         eval_command, [str(suite), "--corpus", str(corpus), "--no-bm25", "--baseline", str(baseline)]

@@ -13,6 +13,7 @@ from fiskai_rag._chunk import chunk_markdown
 
 EVALS = Path(__file__).resolve().parents[1] / "evals"
 SETS = ("influxdata-tuning.yaml", "influxdata-heldout.yaml")
+POOLED = {"influxdata-tuning-pooled.yaml": SETS[0], "influxdata-heldout-pooled.yaml": SETS[1]}
 KINDS = {"keyword", "identifier", "paraphrase", "conversational"}
 
 
@@ -21,7 +22,7 @@ def _queries(name: str) -> list[dict[str, Any]]:
     return cast("list[dict[str, Any]]", document["queries"])
 
 
-@pytest.mark.parametrize("name", SETS)
+@pytest.mark.parametrize("name", [*SETS, *POOLED])
 def test_each_half_has_every_kind(name: str) -> None:
     queries = _queries(name)
     kinds = Counter(query["kind"] for query in queries)
@@ -38,7 +39,7 @@ def test_the_halves_share_no_answer() -> None:
     assert not tuning & held_out
 
 
-@pytest.mark.parametrize("name", SETS)
+@pytest.mark.parametrize("name", [*SETS, *POOLED])
 def test_every_answer_appears_whole_in_a_chunk_of_an_expected_document(name: str, shared_fixtures: Path) -> None:
     corpus = shared_fixtures / "corpus"
     chunks: dict[str, list[str]] = {}
@@ -55,3 +56,15 @@ def test_every_answer_appears_whole_in_a_chunk_of_an_expected_document(name: str
             unanswered.append(query["id"])
 
     assert unanswered == []
+
+
+@pytest.mark.parametrize(("pooled", "original"), POOLED.items())
+def test_pooled_judgments_only_add_answers_to_the_same_questions(pooled: str, original: str) -> None:
+    # The pooled files extend the judgments, never the questions: each keeps its original answers first.
+    before, after = _queries(original), _queries(pooled)
+
+    assert [(q["id"], q["kind"], q["query"]) for q in after] == [(q["id"], q["kind"], q["query"]) for q in before]
+    for old, new in zip(before, after, strict=True):
+        assert new["answers"][: len(old["answers"])] == old["answers"]
+        assert set(old["expected"]) <= set(new["expected"])
+    assert sum(len(new["answers"]) > len(old["answers"]) for old, new in zip(before, after, strict=True)) == 29
