@@ -184,3 +184,24 @@ def test_a_large_real_store_ranks_the_same_from_memory(shared_fixtures: Path, tm
         questions = _questions(db, 40)
     assert _ranked_equal(db, postings, questions, (100, 20, 5)) == 3 * len(questions) == 120
     db.close()
+
+
+def test_a_store_with_more_postings_than_the_budget_stays_with_fts5(
+    tmp_path: Path, pack_corpus: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Held, every entry costs memory a reader keeps: past MAX_ENTRIES it keeps FTS5's queries instead.
+    with open_store(tmp_path / "store", read_only=False) as writer:
+        writer.index([str(pack_corpus)])
+    monkeypatch.setattr("fiskai_rag._postings.MAX_ENTRIES", 10)
+    loader = open_reader(tmp_path / "store" / "knowledge.db")
+    assert loader is not None
+    assert load_postings(loader) is None
+    monkeypatch.setattr("fiskai_rag._postings.MIN_CHUNKS", 0)
+    with open_store(tmp_path / "store", read_only=True) as reader:
+        first = [h.citation for h in reader.search("broker restart", top_k=5).hits]
+        reader.search("broker restart", top_k=5)
+        reader._postings.wait(30)
+        db = reader._require_db()
+        with db:
+            assert reader._postings.current(db, 10**6) is None
+        assert [h.citation for h in reader.search("broker restart", top_k=5).hits] == first != []

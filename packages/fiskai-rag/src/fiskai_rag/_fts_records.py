@@ -7,6 +7,8 @@ column's token total, and each row of `<table>_docsize` its columns' token count
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from ._db import Conn
 
 __all__ = ["averages", "row_sizes", "varints"]
@@ -37,6 +39,7 @@ def averages(db: Conn, table: str = "chunks_fts") -> tuple[int, int]:
     return (values[0], sum(values[1:])) if values else (0, 0)
 
 
-def row_sizes(db: Conn, table: str = "chunks_fts") -> dict[int, int]:
-    """Each row's tokens in all columns (`xColumnSize(-1)`), by rowid."""
-    return {int(rowid): sum(varints(bytes(size))) for rowid, size in db.execute(f"SELECT id, sz FROM {table}_docsize")}
+def row_sizes(db: Conn, table: str = "chunks_fts") -> Iterator[tuple[int, int]]:
+    """Each row's rowid and tokens in all columns (`xColumnSize(-1)`)."""
+    for rowid, size in db.execute(f"SELECT id, sz FROM {table}_docsize"):
+        yield int(rowid), sum(varints(bytes(size)))

@@ -3,10 +3,12 @@
 FTS5 answers a BM25 query by walking each word's posting list, computing `bm25()` for every chunk the
 query matches, and sorting: 5-6 ms for a question on influxdata-docs (11k matching chunks) even with
 `_topk`'s pruning. A long-lived reader (an MCP server, an agent) holds the posting lists instead:
-influxdata-docs' 39k chunks have 1.47 million (term, chunk, uses) entries, 12 MB in numpy, read in
-0.4-0.6 s from the `fts5vocab` instance table; a question's best 100 then take 0.66 ms against 5.8 ms
-through FTS5 (p50 of 384 queries and limits, every result equal). The generated 10k-file bench corpus
-(103k chunks): 7.5 million entries, 60 MB held, 1.7 s to read, 160 MB more at the peak of the read.
+influxdata-docs' 39k chunks have 1.47 million (term, chunk, uses) entries, 9 MB in numpy at 6 bytes
+each, read in about 0.5 s from the `fts5vocab` instance table, 100k uses at a time (peak RSS of the
+bench's reader 57.7 MB with them, 25.9 MB without them and without numpy); a question's best 100 then
+take 0.66 ms against 5.4 ms through FTS5 (p50 of 648 queries and limits, every result equal). A store
+of more than `MAX_ENTRIES` keeps FTS5: the generated 10k-file bench corpus (103k chunks) has 7.5
+million entries, 45 MB held (1.7 s to read).
 
 With the pool known that early, the pair queries of `_proximity` run on it after the BM25 step rather
 than over the whole table beside it: interleaved query by query on influxdata-docs (7 rounds),
@@ -47,10 +49,13 @@ __all__ = ["MAX_ENTRIES", "MIN_CHUNKS", "HeldPostings", "Postings", "load_postin
 
 MIN_CHUNKS = 20_000
 """Smaller stores stay with FTS5: their queries take a few milliseconds (`_topk.PRUNE_MIN_CHUNKS`)."""
-MAX_ENTRIES = 20_000_000
-"""A store with more (term, chunk) pairs than this stays with FTS5: held, they would take 160 MB."""
-_BATCH_USES = 1_000_000
-"""Uses read per query while loading: about 20 MB of text and ids at a time beside the result."""
+MAX_ENTRIES = 2_500_000
+"""A store with more (term, chunk) pairs than this stays with FTS5. Held, an entry takes 6 bytes (a
+32-bit chunk id, a 16-bit count): 15 MB at most, so a reader's peak RSS stays under bench/knowledge.py's
+60 MB with numpy loaded (influxdata-docs: 1.47 million entries, 26 MB searching without them, 38 MB
+with numpy imported). The generated 10k-file corpus (7.5 million entries) would hold 45 MB."""
+_BATCH_USES = 100_000
+"""Uses read per query while loading: a few MB of text and ids at a time beside the result."""
 _K1 = 1.2
 _B = 0.75
 _TOKENIZER = "tokenize='porter unicode61'"
@@ -62,7 +67,8 @@ class Postings:
 
     def __init__(
         self,
-        terms: dict[str, tuple[int, int]],
+        terms: dict[str, int],
+        bounds: npt.NDArray[Any],
         chunks: npt.NDArray[Any],
         uses: npt.NDArray[Any],
         norm: npt.NDArray[Any],
@@ -72,7 +78,8 @@ class Postings:
 
         self._np = np
         self._terms = terms
-        """Each term's slice of `chunks` and `uses`."""
+        """Each term's number: its entries are `chunks[bounds[n]:bounds[n + 1]]` (and `uses`)."""
+        self._bounds = bounds
         self._chunks = chunks
         """Chunk ids, ascending within each term."""
         self._uses = uses
@@ -92,10 +99,10 @@ class Postings:
 
     def _part(self, term: str) -> tuple[npt.NDArray[Any], npt.NDArray[Any]] | None:
         """A term's chunks and its BM25 part in each (positive), or None when no chunk holds it."""
-        span = self._terms.get(term)
-        if span is None:
+        number = self._terms.get(term)
+        if number is None:
             return None
-        start, end = span
+        start, end = int(self._bounds[number]), int(self._bounds[number + 1])
         chunks = self._chunks[start:end]
         uses = self._uses[start:end].astype(self._np.float64)
         idf = self._idf(end - start)
@@ -155,7 +162,7 @@ def stems(db: Conn, words: Sequence[str]) -> list[str] | None:
     return out
 
 
-def _entries(np: Any, used: npt.NDArray[Any], counts: Sequence[int]) -> tuple[npt.NDArray[Any], npt.NDArray[Any]]:
+def _entries(np: Any, used: npt.NDArray[Any], counts: npt.NDArray[Any]) -> tuple[npt.NDArray[Any], npt.NDArray[Any]]:
     """The (chunk, uses) entries of consecutive terms' uses: one chunk id per use, by term then chunk."""
     # A new entry starts where the chunk id changes or a term's uses begin.
     starts = np.zeros(len(used), dtype=bool)
@@ -163,8 +170,7 @@ def _entries(np: Any, used: npt.NDArray[Any], counts: Sequence[int]) -> tuple[np
     starts[np.cumsum(counts)[:-1]] = True
     starts[1:] |= used[1:] != used[:-1]
     first = np.flatnonzero(starts)
-    # Compact, 4 bytes an entry each: ids fit 32 bits (checked by the caller) and uses are counts.
-    return used[first].astype(np.int32), np.diff(np.append(first, len(used))).astype(np.uint32)
+    return used[first], np.diff(np.append(first, len(used)))
 
 
 def load_postings(db: Conn) -> Postings | None:
@@ -188,51 +194,53 @@ def load_postings(db: Conn) -> Postings | None:
             )
     finally:
         db.execute(f"PRAGMA query_only={query_only}")
-    chunk_parts: list[npt.NDArray[Any]] = []
-    use_parts: list[npt.NDArray[Any]] = []
     with db:  # one snapshot for the lists, the sizes and the statistics
         n_row, n_token = averages(db)
-        vocab = [
-            (str(term), int(held), int(uses))
-            for term, held, uses in db.execute(f"SELECT term, doc, cnt FROM temp.{_VOCAB}_row")
-        ]
-        if not vocab or n_row <= 0 or sum(held for _, held, _ in vocab) > MAX_ENTRIES:
+        # The vocabulary as three strings (a term holds no space: unicode61 splits there), not 27k tuples.
+        names, held_text, used_text = db.execute(
+            f"SELECT group_concat(term, ' '), group_concat(doc), group_concat(cnt) FROM temp.{_VOCAB}_row"
+        ).fetchall()[0]
+        if not names or n_row <= 0:
             return None
-        if int(db.execute("SELECT max(rowid) FROM chunks_fts").fetchall()[0][0] or 0) >= 2**31:
+        held = np.fromstring(str(held_text), dtype=np.int64, sep=",")
+        per_term = np.fromstring(str(used_text), dtype=np.int64, sep=",")
+        terms = {term: number for number, term in enumerate(str(names).split(" "))}
+        entries = int(held.sum())
+        largest = int(db.execute("SELECT max(rowid) FROM chunks_fts").fetchall()[0][0] or 0)
+        if not len(terms) == len(held) == len(per_term) or entries > MAX_ENTRIES or largest >= 2**31:
             return None
+        # Filled in place: no second copy of the lists at the peak of the read.
+        chunks = np.empty(entries, dtype=np.int32)
+        uses = np.empty(entries, dtype=np.uint16)
+        bounds = np.concatenate(([0], np.cumsum(held)))
+        ends = np.cumsum(per_term)
+        ordered = sorted(terms, key=terms.__getitem__)
         # The instance table runs by term, then chunk, then position: one chunk id per use. Read as one
         # string per batch of terms: 0.4 s for influxdata-docs' 3.2 million uses (row by row, 1 s more),
         # and a batch bounds the memory the reading takes beside the result.
         sql = f"SELECT group_concat(doc) FROM temp.{_VOCAB}_instance WHERE term >= ? AND term <= ?"
         first = 0
-        while first < len(vocab):
-            last, total = first, vocab[first][2]
-            while last + 1 < len(vocab) and total + vocab[last + 1][2] <= _BATCH_USES:
-                last += 1
-                total += vocab[last][2]
-            (joined,) = db.execute(sql, (vocab[first][0], vocab[last][0])).fetchall()[0]
+        while first < len(ordered):
+            done = int(ends[first - 1]) if first else 0
+            last = max(first, int(np.searchsorted(ends, done + _BATCH_USES, side="right")) - 1)
+            (joined,) = db.execute(sql, (ordered[first], ordered[last])).fetchall()[0]
             used = np.fromstring(str(joined or ""), dtype=np.int64, sep=",")
-            counts = [uses for _, _, uses in vocab[first : last + 1]]
-            if len(used) != total:
+            if len(used) != int(ends[last]) - done:
                 return None  # the two tables disagree: leave the queries to FTS5
-            chunks, uses = _entries(np, used, counts)
-            if len(chunks) != sum(held for _, held, _ in vocab[first : last + 1]):
+            batch_chunks, batch_uses = _entries(np, used, per_term[first : last + 1])
+            start, end = int(bounds[first]), int(bounds[last + 1])
+            if len(batch_chunks) != end - start or int(batch_uses.max()) >= 2**16:
                 return None
-            chunk_parts.append(chunks)
-            use_parts.append(uses)
+            chunks[start:end] = batch_chunks
+            uses[start:end] = batch_uses
             first = last + 1
-        sizes = row_sizes(db)
-    chunks = np.concatenate(chunk_parts)
-    uses = np.concatenate(use_parts)
-    del chunk_parts, use_parts
-    bounds = np.concatenate(([0], np.cumsum([held for _, held, _ in vocab])))
-    terms = {term: (int(bounds[i]), int(bounds[i + 1])) for i, (term, _, _) in enumerate(vocab)}
-    tokens = np.zeros(max(max(sizes, default=0), int(chunks.max())) + 1)
-    for rowid, size in sizes.items():
-        tokens[rowid] = float(size)
+        del ordered
+        tokens = np.zeros(largest + 1)
+        for rowid, size in row_sizes(db):
+            tokens[rowid] = float(size)
     avgdl = float(n_token) / float(n_row)
     norm = _K1 * (1 - _B + _B * tokens / avgdl)
-    return Postings(terms, chunks, uses, norm, n_row)
+    return Postings(terms, bounds, chunks, uses, norm, n_row)
 
 
 class HeldPostings:

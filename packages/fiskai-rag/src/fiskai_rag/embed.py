@@ -9,7 +9,6 @@ encoder, loaded only on its first `embed`.
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from collections.abc import Callable, Sequence
@@ -203,6 +202,8 @@ class OpenAICompatibleEmbedder:
 
 
 def _decode(content: bytes, expected: int, base_url: str) -> list[list[float]]:
+    import json  # only a server's answers are JSON: a lexical CLI search does not import it
+
     if len(content) > _MAX_RESPONSE_BYTES:
         raise EmbedderError(f"embeddings server at {base_url} sent more than {_MAX_RESPONSE_BYTES} bytes")
     try:
