@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import random
-import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import cast
 
 import apsw
 import pytest
+import yaml
 
 from fiskai_rag import Store, open_store
 from fiskai_rag._burstiness import word_counts
@@ -18,6 +19,8 @@ from fiskai_rag._postings import Postings, load_postings, stems
 from fiskai_rag._query import fts_query, match_terms
 from fiskai_rag._search import lexical
 from fiskai_rag._word_parts import word_scores
+
+EVALS = Path(__file__).resolve().parents[1] / "evals"
 
 pytest.importorskip("numpy", reason="held postings need numpy (the semantic extra)")
 
@@ -52,18 +55,25 @@ def test_sqlite_varints_decode_as_fts5_writes_them() -> None:
     assert varints(bytes([0x81])) == []  # a truncated last varint is dropped
 
 
-def test_held_postings_rank_every_query_as_fts5_bm25_does(
-    tmp_path: Path, pack_corpus: Path, pack_words: list[str]
-) -> None:
+@pytest.fixture
+def pack_postings(tmp_path: Path, pack_corpus: Path) -> Iterator[tuple[Conn, Postings]]:
+    """The pack corpus indexed, a reader on it, and its postings loaded."""
     with open_store(tmp_path / "store", read_only=False) as writer:
         writer.index([str(pack_corpus)])
     db, postings = _loaded(tmp_path / "store")
+    yield db, postings
+    db.close()
+
+
+def test_held_postings_rank_every_query_as_fts5_bm25_does(
+    pack_postings: tuple[Conn, Postings], pack_words: list[str]
+) -> None:
+    db, postings = pack_postings
     words = [word for word in pack_words if len(word) >= 4]
     rng = random.Random(7)  # common and rare words mixed, some repeated (each use is a phrase of its own)
     queries = [" ".join(rng.choices(words, k=rng.randint(1, 9))) for _ in range(150)]
     queries += ["zzqx broker", "broker broker restart", "zzqx"]  # a word no chunk holds adds nothing
     assert _ranked_equal(db, postings, queries, (1, 2, 3, 5, 8, 100)) == 6 * len(queries)
-    db.close()
 
 
 def test_equal_scores_keep_fts5s_order_at_the_limit(tmp_path: Path) -> None:
@@ -84,11 +94,9 @@ def test_equal_scores_keep_fts5s_order_at_the_limit(tmp_path: Path) -> None:
 
 
 def test_held_word_parts_are_the_floats_word_scores_reads(
-    tmp_path: Path, pack_corpus: Path, pack_words: list[str]
+    pack_postings: tuple[Conn, Postings], pack_words: list[str]
 ) -> None:
-    with open_store(tmp_path / "store", read_only=False) as writer:
-        writer.index([str(pack_corpus)])
-    db, postings = _loaded(tmp_path / "store")
+    db, postings = pack_postings
     rng = random.Random(9)
     words = [word for word in pack_words if len(word) >= 4]
     with db:
@@ -100,7 +108,6 @@ def test_held_word_parts_are_the_floats_word_scores_reads(
             held = stems(db, chosen)
             assert expected is not None and held is not None
             assert sorted(postings.parts(held, sample)) == sorted(expected)
-    db.close()
 
 
 def test_a_word_the_tokenizer_cuts_in_two_is_left_to_fts5(tmp_path: Path, pack_corpus: Path) -> None:
@@ -159,30 +166,20 @@ def test_a_reader_that_keeps_searching_holds_the_postings_and_drops_them_when_th
         assert once._postings._loader is None  # a one-shot search (the CLI) never pays for the load
 
 
-def _questions(db: Conn, count: int) -> list[str]:
-    """Questions of 6 to 10 consecutive words from the store's own chunks, as bench/knowledge.py builds them."""
-    total = int(db.execute("SELECT max(rowid) FROM chunks_fts").fetchall()[0][0])
-    rng = random.Random(13)
-    questions: list[str] = []
-    while len(questions) < count:
-        rows = db.execute("SELECT content FROM chunks_fts WHERE rowid = ?", (rng.randint(1, total),)).fetchall()
-        words = re.findall(r"[A-Za-z]{3,}", str(rows[0][0])) if rows else []
-        if len(words) >= 12:
-            start = rng.randrange(len(words) - 10)
-            questions.append("how do I " + " ".join(words[start : start + rng.randint(6, 10)]).lower() + "?")
-            questions.append(" ".join(rng.sample(words, 2)).lower())
-    return questions
-
-
 def test_a_large_real_store_ranks_the_same_from_memory(shared_fixtures: Path, tmp_path: Path) -> None:
     # influxdata-docs (about 39k chunks, 1.5 million postings): the store holds these for its readers.
+    # Its 88 judged questions, and each one's first two words as a keyword query.
     with open_store(tmp_path / "store", read_only=False) as writer:
         writer.index([str(shared_fixtures / "corpus" / "influxdata-docs")])
     db, postings = _loaded(tmp_path / "store")
     assert postings.entries > 1_000_000
-    with db:
-        questions = _questions(db, 40)
-    assert _ranked_equal(db, postings, questions, (100, 20, 5)) == 3 * len(questions) == 120
+    questions = [
+        str(query["query"])
+        for name in ("influxdata-tuning.yaml", "influxdata-heldout.yaml")
+        for query in yaml.safe_load((EVALS / name).read_text(encoding="utf-8"))["queries"]
+    ]
+    questions += [" ".join(question.split()[:2]) for question in questions]
+    assert _ranked_equal(db, postings, questions, (100, 20, 5)) == 3 * len(questions) == 528
     db.close()
 
 
