@@ -41,6 +41,7 @@ import apsw
 from ._db import Conn, change_stamp, open_reader
 from ._fts_records import averages, row_sizes
 from ._knn import numpy_available
+from ._query import match_terms
 
 if TYPE_CHECKING:
     import numpy.typing as npt
@@ -125,6 +126,11 @@ class Postings:
             matched, best = matched[keep], best[keep]
         order = np.argsort(-best, kind="stable")[:limit]  # equal scores by chunk id, as SQLite scans
         return [(int(chunk), -float(value)) for chunk, value in zip(matched[order], best[order], strict=True)]
+
+    def top_of(self, db: Conn, match: str, limit: int) -> list[tuple[int, float]] | None:
+        """`top` of an `fts_query` output; None when a word is not one index term (a phrase: FTS5's)."""
+        words = stems(db, match_terms(match))
+        return self.top(words, limit) if words is not None else None
 
     def parts(self, stems: Sequence[str], pool: Sequence[int]) -> list[tuple[int, list[float]]]:
         """`_word_parts.word_scores` from memory: each pooled chunk holding a term, with each term's `bm25()`."""

@@ -31,9 +31,8 @@ from ._db import (
 from ._distinct import distinct, with_copies
 from ._knn import Background, VectorMatrix, load_matrix, numpy_available, vec0_nearest
 from ._lock import WriterLock
-from ._postings import HeldPostings, stems
+from ._postings import HeldPostings
 from ._proximity import RESCORE_POOL, PairSide, proximity
-from ._query import match_terms
 from ._search import (
     MAX_TOP_K,
     SEARCH_FANOUT,
@@ -256,15 +255,14 @@ class Store:
     @_serialised
     def close(self) -> None:
         """Close the database and release the writer lock; safe to call twice."""
-        # A matrix loader still running reads through its own connection and drops its result once it
-        # sees the store closed; a process exiting does not wait for it (a daemon thread).
+        # A matrix or postings loader still running reads through its own connection and drops its result
+        # once it sees the store closed; a process exiting does not wait for it (a daemon thread).
         self._closed = True
         self._matrix = None
         self._pairs.close()
         self._postings.close()
-        for db in (self._db, self._knn_db):
-            if db is not None:
-                db.close()
+        for db in (db for db in (self._db, self._knn_db) if db is not None):
+            db.close()
         self._db = self._knn_db = None
         lock, self._lock = self._lock, None
         if lock is not None:
@@ -395,24 +393,20 @@ class Store:
     def _rescored(self, db: Conn, match: str) -> list[tuple[int, float]]:
         """The best BM25 chunks re-scored by bursty words (`_burstiness`) and term proximity, best first.
 
-        A large store scores only the chunks that can be among the best (`_topk`). From a store's second
-        search on, the pair queries may run in the pair worker beside the BM25 query (`PairSide`); a
-        one-shot CLI search would pay for a thread and a cold second connection.
+        A large store scores only the chunks that can be among the best (`_topk`), or holds them all in
+        memory once it searches again (`_postings`). From a store's second search on, without held
+        postings, the pair queries may run in the pair worker beside the BM25 query (`PairSide`).
         """
         (size,) = db.execute("SELECT max(id) FROM chunks").fetchall()[0]  # about the store's size
         large = size is not None and int(size) >= PRUNE_MIN_CHUNKS
-        # A reader that keeps searching holds the posting lists in memory (`_postings`): the same rows
-        # in a tenth of the time, so the pair queries run on the pool after it rather than beside it.
+        # Held postings give the same rows in a tenth of the time: the pair queries then follow on the pool.
         held = self._postings.current(db, int(size or 0))
-        words = stems(db, match_terms(match)) if held is not None else None
-        in_memory = held is not None and words is not None
-        pairs = self._pairs.start(match, int(size or 0)) if self._searched and not in_memory else None
+        top = held.top_of(db, match, RESCORE_POOL) if held is not None else None
+        pairs = self._pairs.start(match, int(size or 0)) if self._searched and top is None else None
         try:
-            if held is not None and words is not None:
-                plain = held.top(words, RESCORE_POOL)
-            else:
-                plain = (pruned_top(db, match, RESCORE_POOL) if large else None) or lexical(db, match, RESCORE_POOL)
-            weighted = reweight(db, match, plain, held)
+            if top is None:
+                top = (pruned_top(db, match, RESCORE_POOL) if large else None) or lexical(db, match, RESCORE_POOL)
+            weighted = reweight(db, match, top, held)
         except BaseException:
             if pairs is not None:  # collected, so the worker is free; this error is the one to report
                 with contextlib.suppress(Exception):
