@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 
 import pytest
 
@@ -73,6 +74,7 @@ def test_a_spare_core_is_one_the_load_average_leaves_beside_the_callers(monkeypa
         return {0, 1, 2, 3}
 
     monkeypatch.setattr(os, "sched_getaffinity", four_cores)
+    monkeypatch.setattr(_worker, "_own_share", lambda: 0.0)  # this process idle: the load is other jobs'
     for load, spare in ((0.5, True), (2.9, True), (3.0, False), (7.5, False)):
         monkeypatch.setattr(_worker, "_load_seen", [])  # the reading is kept for a second otherwise
         monkeypatch.setattr(os, "getloadavg", lambda load=load: (load, load, load))
@@ -87,3 +89,29 @@ def test_a_spare_core_is_one_the_load_average_leaves_beside_the_callers(monkeypa
     monkeypatch.setattr(_worker, "_load_seen", [])
     monkeypatch.setattr(os, "getloadavg", unknown)
     assert spare_core() is False  # without a reading the caller keeps the work
+
+
+def test_the_callers_own_busy_core_does_not_count_against_a_spare_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A reader searching without pause keeps one core busy itself: on two cores a load of 1 is then its
+    # own, and the other core is free; with another job busy too (load 2) it is not.
+    def two_cores(_pid: int) -> set[int]:
+        return {0, 1}
+
+    monkeypatch.setattr(os, "sched_getaffinity", two_cores)
+    monkeypatch.setattr(_worker, "_own_share", lambda: 1.0)
+    for load, spare in ((1.0, True), (1.9, True), (2.0, False), (3.0, False)):
+        monkeypatch.setattr(_worker, "_load_seen", [])
+        monkeypatch.setattr(os, "getloadavg", lambda load=load: (load, load, load))
+        assert spare_core() is spare, load
+
+
+def test_the_own_share_is_the_cpu_per_wall_second_since_the_last_reading(monkeypatch: pytest.MonkeyPatch) -> None:
+    clock = {"wall": 100.0, "cpu": 5.0}
+    monkeypatch.setattr(_worker, "_cpu_seen", [])
+    monkeypatch.setattr(time, "monotonic", lambda: clock["wall"])
+    monkeypatch.setattr(time, "process_time", lambda: clock["cpu"])
+    assert _worker._own_share() == 0.0  # nothing to compare with yet
+    clock.update(wall=102.0, cpu=6.5)
+    assert _worker._own_share() == 0.75
+    clock.update(wall=103.0, cpu=8.5)  # two threads busy for the whole second
+    assert _worker._own_share() == 2.0
