@@ -14,7 +14,7 @@ import yaml
 from fiskai_rag import Store, open_store
 from fiskai_rag._burstiness import word_counts
 from fiskai_rag._db import Conn, open_reader
-from fiskai_rag._fts_records import varints
+from fiskai_rag._fts_records import averages, varints
 from fiskai_rag._postings import Postings, load_postings, stems
 from fiskai_rag._query import fts_query, match_terms
 from fiskai_rag._search import lexical
@@ -189,9 +189,19 @@ def test_a_store_with_more_postings_than_the_budget_stays_with_fts5(
     # Held, every entry costs memory a reader keeps: past MAX_ENTRIES it keeps FTS5's queries instead.
     with open_store(tmp_path / "store", read_only=False) as writer:
         writer.index([str(pack_corpus)])
-    monkeypatch.setattr("fiskai_rag._postings.MAX_ENTRIES", 10)
     loader = open_reader(tmp_path / "store" / "knowledge.db")
     assert loader is not None
+    held = load_postings(loader)
+    assert held is not None
+    with loader:
+        tokens = averages(loader)[1]
+    # One entry over the budget, counted after the walk: refused. The pack corpus has 360 entries in 497
+    # tokens, so that budget still passes the check on tokens.
+    assert tokens <= 2 * (held.entries - 1)
+    monkeypatch.setattr("fiskai_rag._postings.MAX_ENTRIES", held.entries - 1)
+    assert load_postings(loader) is None
+    # More than twice the budget in tokens: refused from the averages record, before any walk.
+    monkeypatch.setattr("fiskai_rag._postings.MAX_ENTRIES", tokens // 2 - 1)
     assert load_postings(loader) is None
     monkeypatch.setattr("fiskai_rag._postings.MIN_CHUNKS", 0)
     with open_store(tmp_path / "store", read_only=True) as reader:
