@@ -1,6 +1,6 @@
 """Pooled judging of a question set: what several systems return, judged blind, added to its answers.
 
-A question set with one answer string a question misses every hit that states the fact in other words,
+A question set with one answer string per question misses every hit that states the fact in other words,
 so its "answer in the top 5" understates what a reader gets. This pools the top hits of several
 systems for every question (plain FTS5 BM25 over the store's chunks, fiskai lexical search and, given
 an embedder, fiskai hybrid search), identical texts once, shuffled, with no system named, for readers
