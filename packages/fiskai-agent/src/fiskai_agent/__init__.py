@@ -2,12 +2,12 @@
 
 `run(RunOptions(...))` drives one agent run: it calls the model, runs the tools it asks for behind the
 confirm gate, journals each step when checkpointing, and reports through the `Events` seam
-(`fiskai_agent.events`). The caller composes everything (configuration, tools, stores, prompter, UI);
+(`fiskai_agent.events`). The caller composes everything (configuration, the tool set, the gate, stores, UI);
 the provider SDK is imported only when a run starts (`fiskai_agent.llm`).
 
 Example:
     ```python
-    result = await run(RunOptions(prompt="report on ORDERS", llm=config.llm, app_tools=tools, events=ui))
+    result = await run(RunOptions(prompt="report on ORDERS", llm=config.llm, tools=ToolSet.of(tools), events=ui))
     print(result.answer)
     ```
 """
@@ -22,8 +22,6 @@ from .errors import AgentError, ProviderError, ResumeRefusedError, SetupError
 if TYPE_CHECKING:
     from ._options import (
         FollowUp,
-        KnowledgeOptions,
-        MemoryOptions,
         NextPrompt,
         RunControl,
         RunOptions,
@@ -39,8 +37,6 @@ if TYPE_CHECKING:
 _LAZY = {
     "FollowUp": "._options",
     "NextPrompt": "._options",
-    "KnowledgeOptions": "._options",
-    "MemoryOptions": "._options",
     "RunControl": "._options",
     "RunOptions": "._options",
     "RunResult": "._options",
@@ -64,8 +60,6 @@ def __getattr__(name: str) -> object:
 __all__ = [
     "AgentError",
     "FollowUp",
-    "KnowledgeOptions",
-    "MemoryOptions",
     "NextPrompt",
     "ProviderError",
     "ResumeRefusedError",

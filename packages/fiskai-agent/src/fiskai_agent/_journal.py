@@ -64,6 +64,19 @@ class RunJournal:
         self._journal = journal
         self.run_id = run_id
         self._seq = last_seq
+        self._effects = 0
+
+    def next_effect_id(self) -> str:
+        """The effect id of the call about to start: `<run id>/<n>`, fiskai's own, never the model's.
+
+        In a journaled run `n` is the sequence number its intent record is about to get, unique in the
+        session and kept in that record, so the same intent re-run after a crash exports the same id; in
+        a run without a journal it counts the run's calls.
+        """
+        if self._journal is not None:
+            return f"{self.run_id}/{self._seq + 1}"
+        self._effects += 1
+        return f"{self.run_id}/{self._effects}"
 
     @property
     def active(self) -> bool:

@@ -1,8 +1,8 @@
 """What a caller hands `run` and what it gets back.
 
-The caller (the CLI, the composition root) resolves configuration, loads and selects the tools, opens
-the stores and picks the prompter and the events sink; the run receives them ready to use and owns none
-of the resources it did not open itself (it closes only the provider it created).
+The caller (the CLI's harness, the composition root) resolves configuration, builds the tool set and the
+gate, opens the stores and picks the events sink; the run receives them ready to use and owns none of
+the resources it did not open itself (it closes only the provider it created).
 """
 
 from __future__ import annotations
@@ -13,20 +13,16 @@ from typing import Literal
 
 import anyio
 
-from fiskai_agent.events import Events, NullEvents
-from fiskai_agent.llm import CapabilityOverrides, HttpObserver, Provider
-from fiskai_core.approvals import Approvals
+from fiskai_agent.events import Advisory, Events, NullEvents
+from fiskai_agent.llm import Provider, ProviderSettings
 from fiskai_core.config import LLMSettings
-from fiskai_core.knowledge import KnowledgeSearcher
-from fiskai_core.prompter import DenyPrompter, Prompter
-from fiskai_core.tools import Tool
-from fiskai_memory import Store as MemoryStore
+from fiskai_core.confirm import ConfirmGate
+from fiskai_core.prompter import DenyPrompter
+from fiskai_core.tools import ToolSet
 from fiskai_runstate import Store as SessionStore
 
 __all__ = [
     "FollowUp",
-    "KnowledgeOptions",
-    "MemoryOptions",
     "NextPrompt",
     "RunControl",
     "RunOptions",
@@ -38,24 +34,6 @@ __all__ = [
 
 StopReason = Literal["completed", "suspended", "error", "budget", "max_iterations"]
 """Why a run ended (the journal's terminal reasons)."""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class MemoryOptions:
-    """`harness.memory` when enabled: the opened store and whether to inject the start-of-run index."""
-
-    store: MemoryStore
-    no_index: bool = False
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class KnowledgeOptions:
-    """`harness.knowledge` when enabled: the read-only searcher, or `None` when no index is built."""
-
-    searcher: KnowledgeSearcher | None
-    max_injected_tokens: int = 6000
-    index_path: str = ""
-    """Where the index was looked for; named in the advisory when `searcher` is None."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -131,50 +109,39 @@ class RunControl:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RunOptions:
-    """Everything one run needs.
+    """Everything one run needs, built by the caller (the CLI's harness, a test, an embedder).
 
-    Tools arrive ready to run: `app_tools` are the wrapped application's selected commands (after
-    `ai:deny`, include and exclude), `remote_tools` the imported peer tools, `custom_tools` in-process
-    tools. The run adds the built-ins (ask_human, memory, knowledge_search) itself.
+    The tools arrive as a set, ready to run (the application's commands, peers' tools, the built-ins the
+    configuration enables), and the gate arrives built (who is asked, which rules apply); the run decides
+    only what depends on the model server: which tools to defer, and how.
     """
 
     prompt: str
     """The operator's request (empty means `assist the user`); ignored on resume, which restores it."""
     llm: LLMSettings
     """`llm` from agent.yaml: model, provider, budgets, thinking, caching, tool search."""
+    tools: ToolSet
+    gate: ConfirmGate = field(default_factory=lambda: ConfirmGate(DenyPrompter()))
+    """Approves gated calls, and is asked whether to re-run a call a crash interrupted."""
+    provider: Provider | ProviderSettings | None = None
+    """A provider used as is (tests, embedding), or the settings to build one from `llm.provider` (the
+    run then closes it); None builds one from `llm` alone."""
     system_prompt: str = ""
-    app_tools: Sequence[Tool] = ()
-    remote_tools: Sequence[Tool] = ()
-    custom_tools: Sequence[Tool] = ()
-    has_application: bool = True
-    """Whether agent.yaml names an application (shapes the no-tools error)."""
+    start_context: Sequence[str] = ()
+    """System blocks describing the world as the run starts (the memory index); not fingerprinted."""
     config_file: str = "agent.yaml"
     """Named in setup errors."""
-    confirm_tags: Sequence[str] = ()
-    """`harness.confirm_tags`: tags that gate like `ai:confirm`."""
-    human_in_the_loop: bool = False
-    memory: MemoryOptions | None = None
-    knowledge: KnowledgeOptions | None = None
-    prompter: Prompter = field(default_factory=DenyPrompter)
-    """Asks the operator (gate, ask_human, crash re-run). The default denies everything."""
-    approvals: Approvals | None = None
-    """The agent's persisted approval rules, consulted by the confirm gate before it asks."""
+    notices: Sequence[Advisory] = ()
+    """What the caller found while building the run (no knowledge index, say), shown as it starts."""
     events: Events = field(default_factory=NullEvents)
     session: SessionOptions | None = None
     control: RunControl | None = None
-    provider: Provider | None = None
-    """An injected provider, used as is (tests, embedding); else one is built from `llm.provider`."""
-    api_key: str | None = None
-    base_url: str | None = None
-    """`llm.base_url`, `--base-url` or `ANTHROPIC_BASE_URL`, resolved by the caller; validated here."""
-    capabilities: CapabilityOverrides | None = None
-    """Forced capability settings; `None` keeps the automatic choice for the model and server."""
-    http_observer: HttpObserver | None = None
-    """Sees every HTTP attempt (trace file, HTTP debug dump)."""
     interactive: bool = False
     """A chat run (1 h prompt-cache TTL; journaled as interactive)."""
     next_prompt: NextPrompt | None = None
     """A chat: after each answer the run asks for the next turn instead of ending (see `NextPrompt`)."""
+    max_tool_calls_per_turn: int = 64
+    """Calls run from one model turn; the rest are answered, unrun, with a note (0: no limit)."""
     verbose: bool = False
     """Emit `llm_request` summaries."""
 

@@ -22,14 +22,15 @@ terminal the call is refused in-band.
 from __future__ import annotations
 
 import json
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from fiskai_agent._options import StopReason
 from fiskai_agent._setup import Setup, fall_back
 from fiskai_agent._tool_finder import refused_capability
-from fiskai_agent._tools import Entry, argv_of, display_of, missing_of, with_effect_id
+from fiskai_agent._tools import Entry
 from fiskai_agent.errors import ProviderError
-from fiskai_agent.events import Advisory, ToolResultTrace, ToolTrace
+from fiskai_agent.events import Advisory, AdvisoryKind, ToolResultTrace, ToolTrace
 from fiskai_agent.llm import (
     Message,
     Request,
@@ -41,12 +42,12 @@ from fiskai_agent.llm import (
     message_to_json,
     tool_result_from_json,
 )
-from fiskai_core.builtins import KnowledgeSearchTool
+from fiskai_core.builtins import FIND_TOOLS, found_tool_names
+from fiskai_core.calls import Refusal, ToolCall, prepare_call, run_call
 from fiskai_core.confirm import GateChannel, GateDecision, argv_digest
 from fiskai_core.errors import ArgumentsError
 from fiskai_core.prompter import PromptDeclined
-from fiskai_core.tools import FIND_TOOLS, ToolResult, found_tool_names
-from fiskai_runstate import effect_id
+from fiskai_core.tools import CallContext, ToolResult, arguments_from_value
 
 __all__ = ["Outcome", "Runner"]
 
@@ -121,9 +122,30 @@ class Runner:
             if s.budget.exhausted(s.stats.total_tokens):
                 return Outcome("budget", s.budget.exhausted_message(index + 1))
             if uses:
-                results = [await self._dispatch(use) for use in uses]
+                results = [await self._dispatch_within_cap(index, use, len(uses)) for index, use in enumerate(uses)]
                 s.messages.append(Message(role="user", content=tuple(results)))
         return Outcome("max_iterations", f"max iterations ({s.budget.max_iterations}) reached without a final answer")
+
+    async def _dispatch_within_cap(self, index: int, use: ToolUseBlock, asked: int) -> ToolResultBlock:
+        """Run the turn's first `max_tool_calls_per_turn` calls; answer the rest, unrun, with why."""
+        s = self._s
+        cap = s.options.max_tool_calls_per_turn
+        if not cap or index < cap:
+            return await self._dispatch(use)
+        s.stats.tool_calls += 1
+        if index == cap:
+            s.options.events.warn(
+                Advisory(
+                    kind="tool_calls_capped",
+                    count=asked - cap,
+                    message=f"the model asked for {asked} tool calls in one turn; only the first {cap} ran",
+                )
+            )
+        text = (
+            f"not run: this turn asked for {asked} tool calls and at most {cap} run per turn; look at the results "
+            "of the ones that ran, then call what is still needed in your next turn"
+        )
+        return await s.journal.result(use, ToolResult(output=text, is_error=True))
 
     async def _call(self, index: int) -> Response | Outcome:
         """One model call; a capability the server refuses is dropped once and the call repeated."""
@@ -182,7 +204,7 @@ class Runner:
             elif pending.stop_reason == "max_tokens":
                 # A truncated reply's tool calls may be cut mid-argument: they never run, not even on resume.
                 s.stats.tool_calls += 1
-                results.append(await s.journal.result(use, ToolResult(text=_TRUNCATED, is_error=True)))
+                results.append(await s.journal.result(use, ToolResult(output=_TRUNCATED, is_error=True)))
             elif use.id in s.intents:
                 results.append(await self._after_crash(use))
             else:
@@ -220,7 +242,7 @@ class Runner:
                 )
             )
             return await self._dispatch(use, recovery=decided(True, "policy"))
-        prompter = s.options.prompter
+        prompter = s.gate.prompter
         question = f'The run crashed while "{use.name}" was running, so it may already have taken effect. Run it again?'
         if not prompter.can_prompt():
             decision = decided(
@@ -244,25 +266,24 @@ class Runner:
             f"{decision.reason}. Check the current state before deciding what to do; this decision is final, do "
             "not retry",
         }
-        result = ToolResult(text=json.dumps(body, separators=(",", ":")))
+        result = ToolResult(output=json.dumps(body, separators=(",", ":")))
         s.stats.tool_calls += 1
         return await s.journal.result(use, result, gate=decision)
+
+    def _refused(self, use: ToolUseBlock, kind: AdvisoryKind, message: str) -> None:
+        self._s.options.events.warn(Advisory(kind=kind, name=use.name, message=message))
 
     # One step per reference check, in order; splitting it would hide that order.
     async def _dispatch(self, use: ToolUseBlock, *, recovery: GateDecision | None = None) -> ToolResultBlock:
         s = self._s
-        events, stats, journal = s.options.events, s.stats, s.journal
+        stats, journal = s.stats, s.journal
         stats.tool_calls += 1
         if s.finder is not None:
             refusal = s.finder.deferred.refusal(use.name)
             if refusal is not None:
                 stats.by_kind["not_loaded"] = stats.by_kind.get("not_loaded", 0) + 1
-                events.warn(
-                    Advisory(
-                        kind="tool_not_loaded",
-                        name=use.name,
-                        message=f'model called "{use.name}" before finding it with find_tools; not run',
-                    )
+                self._refused(
+                    use, "tool_not_loaded", f'model called "{use.name}" before finding it with find_tools; not run'
                 )
                 return await journal.result(use, refusal)
             if use.name == FIND_TOOLS:
@@ -270,69 +291,53 @@ class Runner:
         entry = s.entries.get(use.name)
         if entry is None:
             stats.by_kind["unknown"] = stats.by_kind.get("unknown", 0) + 1
-            events.warn(Advisory(kind="unknown_tool", name=use.name, message=f'model called unknown tool "{use.name}"'))
-            return await journal.result(use, ToolResult(text=f'unknown tool "{use.name}"', is_error=True))
+            self._refused(use, "unknown_tool", f'model called unknown tool "{use.name}"')
+            return await journal.result(use, ToolResult(output=f'unknown tool "{use.name}"', is_error=True))
         stats.by_kind[entry.kind] = stats.by_kind.get(entry.kind, 0) + 1
-        arguments = use.arguments
-        missing = missing_of(entry.tool, arguments)
-        if missing is not None:
-            events.warn(
-                Advisory(
-                    kind="missing_required",
-                    name=use.name,
-                    message=f'model called tool "{use.name}" without required parameter(s); not run',
+        call = _prepare(entry, use, s.gate.confirm_tags)
+        if isinstance(call, Refusal):
+            if call.kind == "missing":
+                self._refused(
+                    use, "missing_required", f'model called tool "{use.name}" without required parameter(s); not run'
                 )
-            )
-            return await journal.result(use, ToolResult(text=missing, is_error=True))
-        try:
-            argv = argv_of(entry.tool, arguments)
-        except ArgumentsError as err:
-            if entry.gate_tag is not None:
-                # Never put a call that cannot become a command line to an operator.
-                return await journal.result(use, ToolResult(text=str(err), is_error=True))
-            argv = None
+            return await journal.result(use, call.result)
         decision: GateDecision | None = None
-        if entry.gate_tag is not None:
-            decision = await s.gate.check(name=use.name, tags=entry.tool.tags, argv=argv or [use.name, arguments])
+        if call.gate_tag is not None:
+            decision = await s.gate.decide(call)
             if not decision.allowed:
-                events.warn(
-                    Advisory(
-                        kind="confirm_denied",
-                        name=use.name,
-                        message=f'"{use.name}" was not run: {decision.reason}',
-                    )
-                )
+                self._refused(use, "confirm_denied", f'"{use.name}" was not run: {decision.reason}')
                 return await journal.result(use, decision.denial_result(), gate=decision)
-        effect = effect_id(journal.run_id, use.id)
         remote = entry.kind == "remote"
         if recovery is None:
+            effect = journal.next_effect_id()
             await journal.intent(
                 use,
                 effect_id=effect,
-                argv=argv,
+                argv=call.argv,
                 remote_target=f"{entry.agent}/{getattr(entry.tool, 'remote_name', use.name)}" if remote else None,
                 gate=decision,
             )
-        display, display_short = display_of(entry, arguments, argv)
-        events.tool_call(
+        else:
+            intent = s.intents.get(use.id)
+            effect = intent.effect_id if intent is not None else journal.next_effect_id()
+        s.options.events.tool_call(
             ToolTrace(
                 tool_use_id=use.id,
                 name=use.name,
-                display=display,
-                display_short=display_short,
+                display=call.display,
+                display_short=call.display_short,
                 presentation=entry.presentation,
                 kind=entry.kind,
                 agent=entry.agent,
+                rule=decision.rule if decision is not None else None,
             )
         )
         if remote:
             stats.remote_tool_calls += 1
-        tool = entry.tool
-        before = len(tool.delivered_citations) if isinstance(tool, KnowledgeSearchTool) else 0
-        result = await with_effect_id(tool, effect).execute(arguments)
-        events.tool_result(_result_trace(use, entry, result))
-        cited = tool.delivered_citations[before:] if isinstance(tool, KnowledgeSearchTool) else ()
-        return await journal.result(use, result, remote=remote, gate=recovery, citations=cited)
+        result = await run_call(call, CallContext(effect_id=effect, delivered=frozenset(s.delivered)))
+        s.delivered.update(dict.fromkeys(result.citations))
+        s.options.events.tool_result(_result_trace(use, entry, result))
+        return await journal.result(use, result, remote=remote, gate=recovery, citations=result.citations)
 
     async def _find(self, use: ToolUseBlock) -> ToolResultBlock:
         """Answer `find_tools` and load what it found for the next request: no gate, no intent (no effect)."""
@@ -341,22 +346,33 @@ class Runner:
         assert finder is not None
         entry = finder.entry
         s.stats.by_kind[entry.kind] = s.stats.by_kind.get(entry.kind, 0) + 1
-        display, display_short = display_of(entry, use.arguments, None)
+        call = _prepare(entry, use, ())
+        if isinstance(call, Refusal):
+            return await s.journal.result(use, call.result)
         s.options.events.tool_call(
             ToolTrace(
                 tool_use_id=use.id,
                 name=use.name,
-                display=display,
-                display_short=display_short,
+                display=call.display,
+                display_short=call.display_short,
                 presentation=entry.presentation,
                 kind=entry.kind,
             )
         )
-        found = finder.tool.answer(use.arguments)
+        found = finder.tool.find(call.plan.arguments)
         if not found.result.is_error:
             finder.deferred.load(found.found)
         s.options.events.tool_result(_result_trace(use, entry, found.result))
         return await s.journal.result(use, found.result)
+
+
+def _prepare(entry: Entry, use: ToolUseBlock, confirm_tags: Collection[str]) -> ToolCall | Refusal:
+    """The call path's first step for a model's tool_use: its arguments are already decoded, numbers as written."""
+    try:
+        arguments = arguments_from_value(use.arguments)
+    except ArgumentsError as err:
+        return Refusal(result=ToolResult(output=str(err), is_error=True), kind="invalid")
+    return prepare_call(entry.tool, arguments, confirm_tags=confirm_tags)
 
 
 def _result_trace(use: ToolUseBlock, entry: Entry, result: ToolResult) -> ToolResultTrace:

@@ -1,8 +1,8 @@
 """One-time setup before the loop, in the reference order (6.1); each failure stops before any model call.
 
-Tools and built-ins (name clashes are errors), the confirm gate and its advisories, the provider and its
-capabilities, tool-search deferral, the system blocks, the fingerprint, then the journal: a new
-checkpoint, a resume (load, fold, guard), or nothing.
+The tool table (from the caller's tool set, each tool's gating tag from the caller's gate) and its
+advisories, the provider and its capabilities, tool-search deferral, the system blocks, the fingerprint,
+then the journal (`fiskai_agent._resume`): a new checkpoint, a resume (load, fold, guard), or nothing.
 
 Deferral takes one of three forms: server-side tool search (deferred tools marked, the search tool
 added); the client-side `find_tools` finder when the server has no tool search (`_tool_finder`); or,
@@ -11,67 +11,35 @@ when the operator set `llm.no_tool_search`, every tool sent directly as the orig
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
-from typing import cast
+from dataclasses import dataclass, field
 
 import anyio
 
 from fiskai_agent._budget import Budget
-from fiskai_agent._journal import RunJournal, delivered_citations, new_run_id
-from fiskai_agent._memory_tools import memory_tools
+from fiskai_agent._journal import RunJournal, new_run_id
 from fiskai_agent._options import RunOptions, RunStats
+from fiskai_agent._resume import open_journal
 from fiskai_agent._tool_finder import FinderMode, finder_mode, found_answers
-from fiskai_agent._tools import Entry, tool_def, tools_hash_input
-from fiskai_agent.errors import ResumeRefusedError, SetupError
-from fiskai_agent.events import Advisory, Presentation, ResumeInfo, RunInfo, ToolKind
+from fiskai_agent._tools import Entry, entry_of, tool_def, tools_hash_input
+from fiskai_agent.errors import SetupError
+from fiskai_agent.events import Advisory, RunInfo
 from fiskai_agent.llm import (
     Capabilities,
     CapabilityOverrides,
     Message,
     Provider,
     ProviderSettings,
-    TextBlock,
     ToolDef,
     create_provider,
-    message_from_json,
     overrides_from_settings,
-    provider_spec,
-    validate_base_url,
 )
-from fiskai_core.builtins import (
-    HITL_SYSTEM_NOTE,
-    KNOWLEDGE_SEARCH,
-    KNOWLEDGE_SYSTEM_NOTE,
-    KnowledgeSearchTool,
-    ask_human_tools,
-)
+from fiskai_core.builtins import FIND_TOOLS
 from fiskai_core.confirm import ConfirmGate
-from fiskai_core.tools import FIND_TOOLS, Tool, plan_deferral
-from fiskai_memory import MEMORY_SYSTEM_NOTE, MemoryStoreError, build_memory_index
-from fiskai_runstate import (
-    Fingerprint,
-    JournalNotFoundError,
-    JsonObject,
-    MetaRecord,
-    PendingBatch,
-    ResumeError,
-    RunState,
-    ToolIntentRecord,
-    check_resume,
-    fold,
-    sha256_json,
-)
+from fiskai_core.tools import plan_deferral
+from fiskai_runstate import Fingerprint, PendingBatch, ToolIntentRecord, sha256_json
 
-__all__ = ["RESUME_REMINDER", "Setup", "fall_back", "prepare"]
-
-DEFAULT_PROMPT = "assist the user"
-RESUME_REMINDER = (
-    "This session was suspended and has now resumed. Tool results earlier in the conversation may be stale; "
-    "re-verify current state before taking any state-changing action."
-)
+__all__ = ["Setup", "fall_back", "prepare"]
 
 
 @dataclass(slots=True, kw_only=True)
@@ -92,6 +60,8 @@ class Setup:
     journal: RunJournal
     messages: list[Message]
     stats: RunStats
+    delivered: dict[str, None] = field(default_factory=dict[str, None])
+    """Knowledge citations the conversation has received, in order (a search skips them)."""
     start_iteration: int = 0
     pending: PendingBatch | None = None
     intents: dict[str, ToolIntentRecord] = field(default_factory=dict[str, ToolIntentRecord])
@@ -112,73 +82,21 @@ class Setup:
 
 
 def _entries(options: RunOptions, gate: ConfirmGate) -> tuple[dict[str, Entry], list[Entry], list[Entry]]:
-    """Build the tool table; returns (by name, deferrable in order, built-ins in order)."""
+    """The tool table; returns (by name, deferrable in order, built-ins in order)."""
     table: dict[str, Entry] = {}
     deferrable: list[Entry] = []
     builtins: list[Entry] = []
-
-    def add(tool: Tool, kind: ToolKind, presentation: Presentation, clash: str, *, agent: str = "") -> Entry:
-        if not tool.name:
-            raise SetupError(f"{clash} adds a tool with an empty name")
-        if tool.name in table:
-            raise SetupError(
-                f'{clash} adds a tool "{tool.name}" but another tool already has that name; exclude or rename it'
-            )
-        entry = Entry(
-            tool=tool,
-            kind=kind,
-            presentation=presentation,
-            deferrable=kind != "builtin",
-            gate_tag=gate.trigger_tag(tool.tags) if kind != "remote" else None,
-            agent=agent,
-        )
-        table[tool.name] = entry
+    for item in options.tools:
+        entry = entry_of(item, gate.trigger_tag(item.tool.tags))
+        table[item.tool.name] = entry
         (deferrable if entry.deferrable else builtins).append(entry)
-        return entry
-
-    for tool in options.app_tools:
-        add(tool, "application", "command", "the application")
-    for tool in _builtin_tools(options):
-        presentation: Presentation = "self_rendered" if tool.name.startswith("ask_human_") else "traced"
-        if tool.name in table:
-            raise SetupError(
-                f'{_builtin_owner(tool.name)} adds a built-in tool "{tool.name}" but the application already exposes '
-                "a tool with that name; exclude or rename it"
-            )
-        add(tool, "builtin", presentation, _builtin_owner(tool.name))
-    for tool in options.remote_tools:
-        add(tool, "remote", "remote", "remote_tools", agent=str(getattr(tool, "agent", "")))
-    for tool in sorted(options.custom_tools, key=lambda t: t.name):
-        traced = callable(getattr(tool, "trace_line", None))
-        add(tool, "custom", "traced" if traced else "self_rendered", "a custom tool")
     return table, deferrable, builtins
 
 
-def _builtin_owner(name: str) -> str:
-    if name.startswith("ask_human_"):
-        return "human_in_the_loop"
-    if name.startswith("memory_"):
-        return "memory"
-    return "knowledge"
-
-
-def _builtin_tools(options: RunOptions) -> list[Tool]:
-    tools: list[Tool] = []
-    if options.human_in_the_loop:
-        tools.extend(ask_human_tools(options.prompter))
-    if options.memory is not None:
-        tools.extend(memory_tools(options.memory.store))
-    if options.knowledge is not None:
-        tools.append(
-            KnowledgeSearchTool(options.knowledge.searcher, max_injected_tokens=options.knowledge.max_injected_tokens)
-        )
-    return tools
-
-
-def _advise_gate(options: RunOptions, entries: dict[str, Entry]) -> None:
+def _advise_gate(options: RunOptions, gate: ConfirmGate, entries: dict[str, Entry]) -> None:
     events = options.events
-    can_prompt = options.prompter.can_prompt()
-    if options.human_in_the_loop and not can_prompt:
+    can_prompt = gate.prompter.can_prompt()
+    if not can_prompt and any(e.presentation == "self_rendered" for e in entries.values()):
         events.warn(
             Advisory(
                 kind="hitl_no_terminal",
@@ -197,7 +115,7 @@ def _advise_gate(options: RunOptions, entries: dict[str, Entry]) -> None:
             )
         )
     app_tags = {tag for e in entries.values() if e.kind == "application" for tag in e.tool.tags}
-    for tag in dict.fromkeys(options.confirm_tags):
+    for tag in gate.confirm_tags:
         if tag not in app_tags:
             events.warn(
                 Advisory(
@@ -210,30 +128,31 @@ def _advise_gate(options: RunOptions, entries: dict[str, Entry]) -> None:
 
 
 def _provider(options: RunOptions) -> tuple[Provider, bool]:
-    if options.provider is not None:
-        return options.provider, False
+    given = options.provider
+    if given is not None and not isinstance(given, ProviderSettings):
+        return given, False
     llm = options.llm
-    spec = provider_spec(llm.provider)
-    base_url = options.base_url
-    if base_url is None and spec.base_url_env:
-        # Read here, not left to the SDK, so an environment base URL is validated like a flag.
-        base_url = os.environ.get(spec.base_url_env) or None
-    if base_url is not None:
-        validate_base_url(base_url)
-    settings = ProviderSettings(
-        model=llm.model,
-        api_key=options.api_key,
-        base_url=base_url,
-        call_timeout=llm.budget.call_timeout.total_seconds(),
-        observer=options.http_observer,
-        overrides=_overrides(options),
-    )
+    settings = given or ProviderSettings(model=llm.model, call_timeout=llm.budget.call_timeout.total_seconds())
+    if settings.overrides is None:
+        settings = ProviderSettings(
+            model=settings.model,
+            api_key=settings.api_key,
+            base_url=settings.base_url,
+            call_timeout=settings.call_timeout,
+            max_retries=settings.max_retries,
+            observer=settings.observer,
+            overrides=_overrides(options),
+            stream=settings.stream,
+        )
     return create_provider(llm.provider, settings), True
 
 
 def _overrides(options: RunOptions) -> CapabilityOverrides | None:
-    """`RunOptions.capabilities`, else `llm.capabilities` from agent.yaml."""
-    return options.capabilities or overrides_from_settings(options.llm.capabilities)
+    """The forced capabilities of the provider settings, else `llm.capabilities` from agent.yaml."""
+    given = options.provider
+    if isinstance(given, ProviderSettings) and given.overrides is not None:
+        return given.overrides
+    return overrides_from_settings(options.llm.capabilities)
 
 
 def _tool_defs(
@@ -273,12 +192,7 @@ def _system_blocks(options: RunOptions) -> list[str]:
     blocks: list[str] = []
     if options.system_prompt:
         blocks.append(options.system_prompt)
-    if options.human_in_the_loop:
-        blocks.append(HITL_SYSTEM_NOTE)
-    if options.memory is not None:
-        blocks.append(MEMORY_SYSTEM_NOTE)
-    if options.knowledge is not None:
-        blocks.append(KNOWLEDGE_SYSTEM_NOTE)
+    blocks.extend(options.tools.notes)
     return blocks
 
 
@@ -294,31 +208,22 @@ async def prepare(options: RunOptions) -> Setup:
     llm = options.llm
     if not llm.model:
         raise SetupError(f'llm.model is required: name the model in "{options.config_file}"')
-    if options.base_url is not None:
-        validate_base_url(options.base_url)
     session = options.session
     if session is not None and session.resume_id and session.checkpoint:
         raise SetupError("--resume cannot be combined with --checkpoint")
-    gate = ConfirmGate(options.prompter, confirm_tags=options.confirm_tags, approvals=options.approvals)
+    gate = options.gate
     entries, deferrable, builtins = _entries(options, gate)
     if not entries:
-        if not options.has_application:
+        if not options.tools.has_application:
             raise SetupError(
                 "no tools available: this agent wraps no application (application_path unset) and enables no "
                 "built-in or remote tools; set application_path, or enable harness.knowledge, harness.memory, "
                 f'human_in_the_loop, or remote_tools in "{options.config_file}"'
             )
         raise SetupError(f'no tools available after filtering; check include/exclude in "{options.config_file}"')
-    _advise_gate(options, entries)
-    if options.knowledge is not None and options.knowledge.searcher is None:
-        where = options.knowledge.index_path or "the configured knowledge directory"
-        options.events.warn(
-            Advisory(
-                kind="knowledge_index_absent",
-                message=f'knowledge is enabled but no index exists at "{where}"; build it with \'fiskai knowledge '
-                "index' (with a matching --store-dir), or knowledge_search will return nothing",
-            )
-        )
+    for notice in options.notices:
+        options.events.warn(notice)
+    _advise_gate(options, gate, entries)
 
     provider, owns = _provider(options)
     setup: Setup | None = None
@@ -361,11 +266,12 @@ async def prepare(options: RunOptions) -> Setup:
             deferrable=deferrable,
             builtins=builtins,
         )
-        resume_info = await _journal(setup, fingerprint)
+        resume_info = await open_journal(setup, fingerprint)
         if finder is not None:
             finder.deferred.restore(found_answers(setup.messages))
             _advise_finder(options, finder, len(entries) - 1)
-        await _memory_index(setup)
+        # The state of the world as the run starts; it changes between runs, so it is not fingerprinted.
+        setup.system.extend(options.start_context)
     except BaseException:
         with anyio.CancelScope(shield=True):
             if setup is not None:
@@ -390,11 +296,11 @@ async def prepare(options: RunOptions) -> Setup:
             tool_finder=finder is not None,
             capabilities=caps.why(),
             confirm_tools=sum(1 for e in entries.values() if e.gate_tag is not None),
-            confirm_tags=tuple(dict.fromkeys(options.confirm_tags)),
+            confirm_tags=gate.confirm_tags,
             session_id=setup.session_id,
             resumed=resume_info is not None,
             new_session=setup.session_id is not None and resume_info is None,
-            no_application=not options.has_application,
+            no_application=not options.tools.has_application,
         )
     )
     if resume_info is not None:
@@ -456,131 +362,3 @@ def fall_back(setup: Setup, capability: str, detail: str) -> None:
             note += "; every tool is sent directly"
         setup.tool_search = False
     options.events.warn(Advisory(kind="capabilities_fallback", name=capability, message=f"{why}; {note}"))
-
-
-async def _journal(setup: Setup, fingerprint: Fingerprint) -> ResumeInfo | None:
-    options = setup.options
-    session = options.session
-    prompt = options.prompt.strip() or DEFAULT_PROMPT
-    if session is None or not (session.checkpoint or session.resume_id):
-        setup.messages = [Message(role="user", content=(_text(prompt),))]
-        return None
-    if session.resume_id:
-        return await _resume(setup, fingerprint, session.resume_id)
-    run_id = session.name or new_run_id()
-    meta = MetaRecord(
-        run_id=run_id,
-        created=datetime.now(UTC).isoformat(),
-        fingerprint=fingerprint,
-        prompt=prompt,
-        interactive=options.interactive,
-    )
-    journal = await session.store.create(meta)
-    setup.journal = RunJournal(journal, run_id=run_id, last_seq=journal.last_seq)
-    setup.session_id = run_id
-    setup.stats.session_id = run_id
-    setup.messages = [Message(role="user", content=(_text(prompt),))]
-    return None
-
-
-def _text(text: str) -> TextBlock:
-    return TextBlock(text=text)
-
-
-async def _resume(setup: Setup, fingerprint: Fingerprint, run_id: str) -> ResumeInfo:
-    options = setup.options
-    session = options.session
-    assert session is not None
-    try:
-        state = fold(await session.store.load(run_id))
-    except JournalNotFoundError:
-        raise ResumeRefusedError(f'run not found: "{run_id}"; list sessions with: fiskai session ls') from None
-    if state.completed:
-        raise ResumeRefusedError(f'session "{run_id}" has already completed and cannot be resumed')
-    if state.interactive and not options.interactive:
-        raise ResumeRefusedError(f'session "{run_id}" is an interactive chat session; resume it with the chat UI')
-    if options.interactive and not state.interactive:
-        raise ResumeRefusedError(f'session "{run_id}" was not started as a chat session and cannot be resumed as one')
-    try:
-        changes = check_resume(state.fingerprint, fingerprint, run_id=run_id, force=session.force)
-    except ResumeError as err:
-        raise ResumeRefusedError(str(err)) from None
-    journal = await session.store.open(run_id)
-    try:
-        messages = [message_from_json(m) for m in state.messages]
-    except ValueError as err:
-        await journal.aclose()
-        raise ResumeRefusedError(f'session "{run_id}" holds a message this version cannot read: {err}') from None
-    setup.journal = RunJournal(journal, run_id=run_id, last_seq=journal.last_seq)
-    setup.session_id = run_id
-    setup.messages = messages
-    setup.start_iteration = state.next_iteration
-    setup.pending = state.pending
-    setup.intents = {intent.tool_use_id: intent for intent in state.intents_without_results}
-    setup.system.append(RESUME_REMINDER)
-    _seed_knowledge(setup, state)
-    _seed_stats(setup.stats, state, run_id)
-    setup.last_stop_reason = state.last_stop_reason
-    pending_calls = len(state.pending.unanswered) if state.pending is not None else 0
-    return ResumeInfo(
-        run_id=run_id,
-        messages=tuple(messages),
-        next_iteration=state.next_iteration,
-        pending_calls=pending_calls,
-        forced_changes=tuple(change.describe() for change in changes),
-    )
-
-
-def _seed_knowledge(setup: Setup, state: RunState) -> None:
-    """Give knowledge_search the citations this session already delivered, so it does not repeat them."""
-    knowledge = setup.options.knowledge
-    entry = setup.entries.get(KNOWLEDGE_SEARCH)
-    if knowledge is None or entry is None:
-        return
-    results = [result for message in state.messages for result in _tool_results(message)]
-    if state.pending is not None:
-        results.extend(record.result for record in state.pending.results)
-    delivered = delivered_citations(results)
-    if delivered:
-        tool = KnowledgeSearchTool(
-            knowledge.searcher, max_injected_tokens=knowledge.max_injected_tokens, delivered=delivered
-        )
-        setup.entries[KNOWLEDGE_SEARCH] = replace(entry, tool=tool)
-
-
-def _tool_results(message: JsonObject) -> list[JsonObject]:
-    content = message.get("content")
-    blocks = cast("list[object]", content) if isinstance(content, list) else []
-    found: list[JsonObject] = []
-    for block in blocks:
-        inner = cast("JsonObject", block).get("tool_result") if isinstance(block, dict) else None
-        if isinstance(inner, dict):
-            found.append(inner)
-    return found
-
-
-def _seed_stats(stats: RunStats, state: RunState, run_id: str) -> None:
-    counters = state.counters
-    stats.session_id = run_id
-    stats.llm_calls = counters.llm_calls
-    stats.tool_calls = counters.tool_calls
-    stats.remote_tool_calls = counters.remote_tool_calls
-    stats.input_tokens = counters.in_tokens
-    stats.output_tokens = counters.out_tokens
-    stats.cache_read_tokens = counters.cache_read_tokens
-    stats.cache_create_tokens = counters.cache_create_tokens
-
-
-async def _memory_index(setup: Setup) -> None:
-    memory = setup.options.memory
-    if memory is None:
-        return
-    try:
-        index = await build_memory_index(memory.store, no_index=memory.no_index)
-    except MemoryStoreError as err:
-        setup.options.events.warn(
-            Advisory(kind="memory_index", message=f"could not list memory for the start-of-run index: {err}")
-        )
-        return
-    if index is not None:
-        setup.system.append(index)

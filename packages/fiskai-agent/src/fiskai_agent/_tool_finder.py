@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from fiskai_agent._tools import Entry, tool_def
 from fiskai_agent.errors import ProviderError, SetupError
 from fiskai_agent.llm import Message, Request, ToolDef, ToolResultBlock, ToolUseBlock
-from fiskai_core.tools import FIND_TOOLS, DeferredTools, FindToolsTool, ToolFinder, plan_deferral
+from fiskai_core.builtins import FIND_TOOLS, DeferredTools, FindToolsTool
+from fiskai_core.tools import ToolFinder, plan_deferral
 
 __all__ = ["FinderMode", "finder_mode", "found_answers", "refused_capability"]
 

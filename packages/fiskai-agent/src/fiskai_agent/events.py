@@ -50,6 +50,7 @@ AdvisoryKind = Literal[
     "tool_finder",
     "tool_not_loaded",
     "knowledge_index_absent",
+    "tool_calls_capped",
 ]
 """Stable tokens for structured sinks; the `message` of an `Advisory` is the line a UI prints."""
 
@@ -134,6 +135,8 @@ class ToolTrace:
     kind: ToolKind
     agent: str = ""
     """The peer agent of a remote tool."""
+    rule: str | None = None
+    """What approved a gated call without asking (`session: ...` or a saved rule's text), if anything did."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -23,18 +23,21 @@ result (`denial_result`) whose reason says not to retry.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import anyio
 
 from fiskai_core.approvals import ApprovalRule, Approvals, RuleError, parse_rule, suggest_rule
+from fiskai_core.calls._prepare import argv_digest
 from fiskai_core.prompter import ConfirmChoice, GateRequest, PromptDeclined, Prompter
-from fiskai_core.tools import TAG_CONFIRM, ToolResult
+from fiskai_core.tools import ToolResult, trigger_tag
+
+if TYPE_CHECKING:
+    from fiskai_core.calls import ToolCall
 
 __all__ = ["ConfirmGate", "GateChannel", "GateDecision", "argv_digest", "render_command_line"]
 
@@ -110,12 +113,6 @@ def render_command_line(argv: Sequence[str]) -> str:
     return " ".join(_quote_token(token) for token in argv)
 
 
-def argv_digest(argv: Sequence[str]) -> str:
-    """A SHA-256 hex digest of the argv, for journals and audit lines that must not hold the values."""
-    encoded = json.dumps(list(argv), ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass")
-    return hashlib.sha256(encoded).hexdigest()
-
-
 @dataclass(frozen=True, slots=True, kw_only=True)
 class GateDecision:
     """The gate's verdict on one call."""
@@ -136,7 +133,7 @@ class GateDecision:
     def denial_result(self) -> ToolResult:
         """The authoritative, non-error result a model gets for a denied call."""
         body = {"allowed": False, "reason": self.reason} if self.reason else {"allowed": False}
-        return ToolResult(text=json.dumps(body, ensure_ascii=False, separators=(",", ":")))
+        return ToolResult(output=json.dumps(body, ensure_ascii=False, separators=(",", ":")))
 
 
 class ConfirmGate:
@@ -172,11 +169,18 @@ class ConfirmGate:
         """The persisted rules the gate consults, if any."""
         return self._approvals
 
+    @property
+    def confirm_tags(self) -> tuple[str, ...]:
+        """`harness.confirm_tags`: the tags that gate like `ai:confirm`."""
+        return self._confirm_tags
+
     def trigger_tag(self, tags: Sequence[str]) -> str | None:
         """The tag that gates a tool: `ai:confirm` if present, else its first tag in `confirm_tags`."""
-        if TAG_CONFIRM in tags:
-            return TAG_CONFIRM
-        return next((tag for tag in tags if tag in self._confirm_tags), None)
+        return trigger_tag(tags, self._confirm_tags)
+
+    async def decide(self, call: ToolCall) -> GateDecision:
+        """`check` for a prepared call: its tool, tags and the exact argv that will run."""
+        return await self.check(name=call.name, tags=call.tool.tags, argv=call.gate_argv)
 
     def session_allowed(self, name: str) -> bool:
         """Whether `name` was allowed, with any arguments, for the rest of this run."""

@@ -7,6 +7,7 @@ fit a command) are `ToolResult` values, never raised past the tool.
     +-- ConfigError            agent.yaml is unreadable or invalid (names the key path, file and line)
     +-- IntrospectionError     a fisk binary did not produce a usable command model
     +-- ArgumentsError         tool arguments cannot become an argv (turned into an in-band result)
+    |   +-- MissingArgumentsError  required parameters are absent (checked before anything else)
     +-- ToolSelectionError     an include/exclude rule is invalid
     +-- CommandError           a command could not run to completion (turned into an in-band result)
         +-- CommandStartError      the binary is missing, not executable, or the work dir is unusable
@@ -23,6 +24,7 @@ __all__ = [
     "ConfigError",
     "FiskaiError",
     "IntrospectionError",
+    "MissingArgumentsError",
     "ToolSelectionError",
 ]
 
@@ -45,6 +47,15 @@ class ArgumentsError(FiskaiError):
     The message is fisk's own `ArgsFromJSON` wording where one exists, so a model that knows fisk
     recognizes it; tools return it to the model as an error result instead of raising further.
     """
+
+
+class MissingArgumentsError(ArgumentsError):
+    """A call leaves out required parameters; the message is fisk-ai's pre-check text."""
+
+    def __init__(self, message: str, *, missing: tuple[str, ...]) -> None:
+        super().__init__(message)
+        self.missing = missing
+        """The absent parameters, in schema order."""
 
 
 class ToolSelectionError(FiskaiError):

@@ -24,7 +24,7 @@ from typing import Any, Protocol, cast
 from pydantic import JsonValue
 
 from fiskai_core.errors import FiskaiError, ToolSelectionError
-from fiskai_core.tools import FilterRule, ToolResult, matches_rule
+from fiskai_core.tools import CallContext, CallPlan, FilterRule, ToolArguments, ToolResult, matches_rule
 
 __all__ = [
     "DiscoveredHost",
@@ -77,9 +77,9 @@ class RemoteInvoker(Protocol):
         RemoteCallError: no usable answer (the agent is unreachable, timed out, or refused the request).
     """
 
-    async def invoke_tool(
-        self, agent: str, tool_name: str, arguments: Mapping[str, JsonValue] | None
-    ) -> RemoteReply: ...
+    async def invoke_tool(self, agent: str, tool_name: str, arguments: ToolArguments) -> RemoteReply:
+        """Call `tool_name` on `agent` with `arguments` (sent with every number as the model wrote it)."""
+        ...
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -229,23 +229,21 @@ class RemoteTool:
             invoker=invoker,
         )
 
-    async def execute(self, arguments: str | bytes | None) -> ToolResult:
+    def plan(self, arguments: ToolArguments) -> CallPlan:
+        """Nothing to check locally: the serving agent checks the arguments against its own schema."""
+        return CallPlan(arguments=arguments, display=self.name)
+
+    async def invoke(self, plan: CallPlan, context: CallContext) -> ToolResult:
         """Call the remote tool; every outcome is a result shaped like a local command's."""
         try:
-            parsed = _arguments(arguments)
-        except ValueError as err:
-            return ToolResult(text=f'arguments for tool "{self.name}" are not a JSON object: {err}', is_error=True)
-        try:
-            reply = await self.invoker.invoke_tool(self.agent, self.remote_name, parsed)
+            reply = await self.invoker.invoke_tool(self.agent, self.remote_name, plan.arguments)
         except RemoteCallError as err:
-            return ToolResult(text=f'calling tool "{self.remote_name}" on agent "{self.agent}": {err}', is_error=True)
+            return ToolResult(output=f'calling tool "{self.remote_name}" on agent "{self.agent}": {err}', is_error=True)
         if reply.is_error:
-            return ToolResult(text=reply.output, is_error=True)
-        body: dict[str, object] = {"command": reply.command, "exit_code": reply.exit_code, "output": reply.output}
-        if reply.truncated:
-            body["truncated"] = True
-        text = json.dumps(body, ensure_ascii=False, separators=(",", ":"))
-        return ToolResult(text=text, exit_code=reply.exit_code)
+            return ToolResult(output=reply.output, is_error=True)
+        return ToolResult(
+            output=reply.output, command=reply.command, exit_code=reply.exit_code, truncated=reply.truncated
+        )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -275,18 +273,3 @@ def _parse_schema(descriptor: RemoteDescriptor, agent: str) -> dict[str, JsonVal
             f'tool "{descriptor.name}" from agent "{agent}" has an unparsable input schema: not a JSON object'
         )
     return cast("dict[str, JsonValue]", value)
-
-
-def _arguments(arguments: str | bytes | None) -> dict[str, JsonValue] | None:
-    """The model's arguments as an object; None for no arguments ("", null, {})."""
-    if arguments is None:
-        return None
-    text = arguments.decode() if isinstance(arguments, bytes) else arguments
-    if not text.strip():
-        return None
-    value: object = json.loads(text)
-    if value is None:
-        return None
-    if not isinstance(value, dict):
-        raise ValueError(f"got {type(value).__name__}")
-    return cast("dict[str, JsonValue]", value) or None

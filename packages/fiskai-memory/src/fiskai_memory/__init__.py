@@ -16,7 +16,7 @@ from .errors import (
     MemoryValueError,
 )
 from .file import FileMemoryStore, default_memory_directory, open_file_store
-from .index import MEMORY_SYSTEM_NOTE, build_memory_index, format_memory_index
+from .index import build_memory_index, format_memory_index
 from .keys import MAX_KEY_LENGTH, is_valid_key, validate_key
 from .options import (
     KNOWN_BACKENDS,
@@ -39,6 +39,7 @@ from .store import (
     normalize_description,
     validate_write,
 )
+from .tool_access import Note, ToolAccess
 
 __all__ = [
     "KNOWN_BACKENDS",
@@ -47,7 +48,6 @@ __all__ = [
     "MAX_ENTRIES",
     "MAX_ENTRY_BYTES",
     "MAX_KEY_LENGTH",
-    "MEMORY_SYSTEM_NOTE",
     "Entry",
     "FileMemoryStore",
     "FileOptions",
@@ -62,7 +62,9 @@ __all__ = [
     "MemoryStaleError",
     "MemoryStoreError",
     "MemoryValueError",
+    "Note",
     "Store",
+    "ToolAccess",
     "build_memory_index",
     "check_backend",
     "default_bucket_name",

@@ -36,8 +36,9 @@ from fiskai_agent.llm import ProviderSettings, create_provider
 from fiskai_agent.testing import MessagesServer, RecordingEvents, Turn, Usage, text, tool_use
 from fiskai_core.approvals import Approvals, RuleError, load_rules, parse_rule, save_rules
 from fiskai_core.config import LLMSettings
+from fiskai_core.confirm import ConfirmGate
 from fiskai_core.prompter import ConfirmChoice, GateRequest, PromptDeclined
-from fiskai_core.tools import Tool
+from fiskai_core.tools import Tool, ToolSet
 from fiskai_runstate import (
     FileJournalStore,
     Journal,
@@ -315,11 +316,9 @@ async def _drive(
         prompt=prompt,
         llm=setup.llm,
         system_prompt=setup.system_prompt,
-        app_tools=setup.tools,
+        tools=ToolSet.of(setup.tools),
+        gate=ConfirmGate(operator, confirm_tags=setup.confirm_tags, approvals=approvals),
         config_file=setup.config_file,
-        confirm_tags=tuple(setup.confirm_tags),
-        prompter=operator,
-        approvals=approvals,
         events=events,
         session=session,
         provider=provider,

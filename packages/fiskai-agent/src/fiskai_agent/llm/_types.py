@@ -9,7 +9,7 @@ an object with exactly one key, as in fisk-ai's journal v3:
 
     {"text": {"text": ...}}
     {"thinking": {"text": ..., "signature": ...}}
-    {"tool_use": {"id": ..., "name": ..., "input": {...}}}
+    {"tool_use": {"id": ..., "name": ..., "input": {...}}}   (+ "exact": "<JSON text>" when numbers differ)
     {"tool_result": {"tool_use_id": ..., "content": ..., "is_error": true}}   (is_error only when true)
     {"provider": {"kind": "<provider block type>", "raw": {...}}}
 """
@@ -20,6 +20,8 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias, cast
+
+from fiskai_core.tools import DecodedValue, JsonNumber, dumps_exact, loads_exact
 
 from ._capabilities import Capabilities
 
@@ -38,6 +40,7 @@ __all__ = [
     "ToolResultBlock",
     "ToolUseBlock",
     "Usage",
+    "exact_of",
     "message_from_json",
     "message_to_json",
     "tool_result_from_json",
@@ -47,6 +50,21 @@ __all__ = [
 JsonObject: TypeAlias = dict[str, Any]
 Role = Literal["user", "assistant"]
 CacheTTL = Literal["5m", "1h"]
+_DERIVED: Any = JsonNumber("")
+"""`ToolUseBlock.exact` left unset (a sentinel no decoder produces)."""
+
+
+def exact_of(value: object) -> DecodedValue:
+    """Plain JSON as decoded values: each number as the text Python writes for it."""
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return value
+    if isinstance(value, int | float):
+        return JsonNumber(json.dumps(value))
+    if isinstance(value, dict):
+        return {str(k): exact_of(v) for k, v in cast("dict[object, object]", value).items()}
+    if isinstance(value, list):
+        return [exact_of(v) for v in cast("list[object]", value)]
+    return str(value)
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,12 +89,16 @@ class ToolUseBlock:
     id: str
     name: str
     input: JsonObject = field(default_factory=lambda: {})
-    """The decoded arguments (a JSON object; anything else is kept verbatim for the tool to reject)."""
+    """The arguments as plain JSON (what is sent back to the model server); `{}` when they are no object."""
+    exact: DecodedValue = _DERIVED
+    """The arguments exactly as the model wrote them, decoded once where the response arrived (numbers keep
+    their text: `1.50` stays `1.50`); any JSON value, so a non-object is refused, not run. Derived from
+    `input` when not given (a message built in code, or journaled before this field existed)."""
 
     @property
-    def arguments(self) -> str:
-        """The arguments as the JSON text a tool's `execute` takes."""
-        return json.dumps(self.input, ensure_ascii=False, separators=(",", ":"))
+    def arguments(self) -> DecodedValue:
+        """What the tool is called with: `exact`, else `input` with its numbers as Python writes them."""
+        return self.exact if self.exact is not _DERIVED else exact_of(self.input)
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,7 +211,13 @@ def _block_to_json(block: ContentBlock) -> JsonObject:
         case ThinkingBlock():
             return {"thinking": {"text": block.text, "signature": block.signature}}
         case ToolUseBlock():
-            return {"tool_use": {"id": block.id, "name": block.name, "input": block.input}}
+            body: JsonObject = {"id": block.id, "name": block.name, "input": block.input}
+            if block.exact is not _DERIVED:
+                exact = dumps_exact(block.exact)
+                if exact != dumps_exact(exact_of(block.input)):
+                    # Kept only when it differs (`1.50`, `1e2`, a non-object), so a resumed call runs as written.
+                    body["exact"] = exact
+            return {"tool_use": body}
         case ToolResultBlock():
             return {"tool_result": tool_result_to_json(block)}
         case ProviderBlock():
@@ -235,10 +263,12 @@ def _block_from_json(obj: object) -> ContentBlock:
             return ThinkingBlock(text=_str(data, "text"), signature=_str(data, "signature", ""))
         case "tool_use":
             raw_input = data.get("input", {})
+            exact = data.get("exact")
             return ToolUseBlock(
                 id=_str(data, "id"),
                 name=_str(data, "name"),
                 input=cast("JsonObject", raw_input) if isinstance(raw_input, dict) else {},
+                exact=loads_exact(exact) if isinstance(exact, str) else _DERIVED,
             )
         case "tool_result":
             return tool_result_from_json(data)

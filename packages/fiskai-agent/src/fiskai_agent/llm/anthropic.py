@@ -32,9 +32,12 @@ import anyio
 from anthropic import AsyncAnthropic
 
 from fiskai_agent.errors import ProviderError, SetupError
+from fiskai_core.tools import DecodedValue, loads_exact, plain_json
 
+from ._blocks import neutral_block
 from ._capabilities import Capabilities, anthropic_capabilities
 from ._provider import HttpExchange, HttpObserver, ProviderSettings
+from ._stream import collect_stream
 from ._types import (
     ContentBlock,
     JsonObject,
@@ -163,36 +166,48 @@ def request_params(request: Request, capabilities: Capabilities, schema_cache: S
     return params
 
 
-def _neutral_block(raw: JsonObject) -> ContentBlock:
-    kind = raw.get("type")
-    if kind == "text" and set(raw) <= {"type", "text", "citations"} and not raw.get("citations"):
-        return TextBlock(text=str(raw.get("text", "")))
-    if kind == "thinking":
-        return ThinkingBlock(text=str(raw.get("thinking", "")), signature=str(raw.get("signature", "")))
-    if kind == "tool_use":
-        tool_input = raw.get("input")
-        return ToolUseBlock(
-            id=str(raw.get("id", "")),
-            name=str(raw.get("name", "")),
-            input=cast("JsonObject", tool_input) if isinstance(tool_input, dict) else {},
-        )
-    return ProviderBlock(kind=str(kind), raw=raw)
+def _content_block(decoded: DecodedValue) -> ContentBlock:
+    """A block of a response decoded with its numbers kept: a tool_use's input stays exact."""
+    raw = cast("JsonObject", plain_json(decoded)) if isinstance(decoded, dict) else {}
+    exact = decoded.get("input") if isinstance(decoded, dict) and decoded.get("type") == "tool_use" else None
+    return neutral_block(raw, exact)
 
 
-def _response(message: anthropic.types.Message) -> Response:
-    usage = message.usage
-    blocks = tuple(_neutral_block(cast("JsonObject", block.to_dict(mode="json"))) for block in message.content)
+def _usage(raw: object) -> Usage:
+    fields = cast("dict[str, Any]", raw) if isinstance(raw, dict) else {}
+
+    def count(name: str) -> int:
+        value = fields.get(name)
+        return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+    return Usage(
+        input_tokens=count("input_tokens"),
+        output_tokens=count("output_tokens"),
+        cache_read_tokens=count("cache_read_input_tokens"),
+        cache_create_tokens=count("cache_creation_input_tokens"),
+    )
+
+
+def _response(body: bytes) -> Response:
+    """A Messages API response body, decoded once: the model's tool arguments keep their numbers' text.
+
+    Raises:
+        ProviderError: The body is not a Messages API message.
+    """
+    try:
+        document = loads_exact(body)
+    except ValueError as err:
+        raise ProviderError(f"the model API answered with something unusable: {err}") from None
+    if not isinstance(document, dict) or not isinstance(document.get("content"), list):
+        raise ProviderError("the model API answered with something unusable: not a message")
+    content = cast("list[DecodedValue]", document["content"])
+    head = cast("dict[str, Any]", plain_json({k: v for k, v in document.items() if k != "content"}))
     return Response(
-        message=Message(role="assistant", content=blocks),
-        stop_reason=str(message.stop_reason or ""),
-        usage=Usage(
-            input_tokens=usage.input_tokens,
-            output_tokens=usage.output_tokens,
-            cache_read_tokens=usage.cache_read_input_tokens or 0,
-            cache_create_tokens=usage.cache_creation_input_tokens or 0,
-        ),
-        model=message.model,
-        id=message.id,
+        message=Message(role="assistant", content=tuple(_content_block(block) for block in content)),
+        stop_reason=str(head.get("stop_reason") or ""),
+        usage=_usage(head.get("usage")),
+        model=str(head.get("model") or ""),
+        id=str(head.get("id") or ""),
     )
 
 
@@ -274,7 +289,7 @@ class AnthropicProvider:
         timeout = self._settings.call_timeout
         try:
             with anyio.fail_after(timeout):
-                message = await self._create(
+                response = await self._create(
                     params, stream=self._stream or request.max_output_tokens > _NON_STREAMING_MAX_TOKENS
                 )
         except TimeoutError:
@@ -292,14 +307,16 @@ class AnthropicProvider:
             raise ProviderError(f"the model API answered with something unusable: {err}") from None
         finally:
             _iteration.reset(token)
-        return _response(message)
+        return response
 
-    async def _create(self, params: JsonObject, *, stream: bool) -> anthropic.types.Message:
+    async def _create(self, params: JsonObject, *, stream: bool) -> Response:
         messages: Any = self._client.messages
         if stream:
-            async with messages.stream(**params) as events:
-                return cast("anthropic.types.Message", await events.get_final_message())
-        return cast("anthropic.types.Message", await messages.create(**params))
+            events = await messages.create(**params, stream=True)
+            async with events:
+                return await collect_stream(events)
+        raw = await messages.with_raw_response.create(**params)
+        return _response(await raw.read())
 
     def _status_error(self, err: anthropic.APIStatusError, request: Request) -> ProviderError:
         status = err.status_code

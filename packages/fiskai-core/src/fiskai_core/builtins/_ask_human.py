@@ -8,15 +8,18 @@ sequences first and truncation after, so a cut can never leave half a sequence b
 
 from __future__ import annotations
 
-import json
-from collections.abc import Mapping, Sequence
-from typing import Any, cast
+from collections.abc import Mapping
+from typing import cast
 
 from pydantic import JsonValue
+from typing_extensions import override
 
+from fiskai_core.errors import ArgumentsError
 from fiskai_core.prompter import PromptDeclined, Prompter
 from fiskai_core.sanitize import sanitize_for_terminal
-from fiskai_core.tools import ToolResult
+from fiskai_core.tools import CallContext, ToolArguments, ToolResult
+
+from ._base import BuiltinTool, json_result
 
 __all__ = [
     "ASK_HUMAN_CONFIRM",
@@ -58,62 +61,30 @@ _AUTHORITATIVE = (
 )
 
 
-def _decode(tool: str, arguments: str | bytes | None) -> dict[str, Any] | ToolResult:
-    try:
-        text = arguments.decode() if isinstance(arguments, bytes) else (arguments or "")
-        decoded: object = json.loads(text) if text.strip() else None
-    except (ValueError, UnicodeDecodeError) as err:
-        return ToolResult(text=f"invalid {tool} input: {err}", is_error=True)
-    if decoded is None:
-        return {}
-    if not isinstance(decoded, dict):
-        return ToolResult(text=f"invalid {tool} input: expected a JSON object", is_error=True)
-    return cast("dict[str, Any]", decoded)
-
-
-def _question(tool: str, data: Mapping[str, Any]) -> str | ToolResult:
-    raw = data.get("question", "")
+def _question(tool: str, arguments: ToolArguments) -> str:
+    raw = arguments.values.get("question", "")
+    if raw is None:
+        raw = ""
     if not isinstance(raw, str):
-        return ToolResult(text=f"invalid {tool} input: question must be a string", is_error=True)
+        raise ArgumentsError(f"invalid {tool} input: question must be a string")
     question = sanitize_for_terminal(raw, _QUESTION_MAX_RUNES)
     if not question:
-        return ToolResult(text=f"{tool} requires a non-empty question", is_error=True)
+        raise ArgumentsError(f"{tool} requires a non-empty question")
     return question
 
 
-def _result(body: dict[str, object]) -> ToolResult:
-    return ToolResult(text=json.dumps(body, ensure_ascii=False, separators=(",", ":")))
+class _AskHuman(BuiltinTool):
+    """Shared shape: the prompter the operator answers through; never repeated after a crash unasked."""
 
-
-class _AskHuman:
-    """Shared shape: a name, no tags, a schema, and the prompter the operator answers through."""
-
-    _name: str
-    _description: str
-    _schema: Mapping[str, JsonValue]
+    asks_operator = True
 
     def __init__(self, prompter: Prompter) -> None:
         self._prompter = prompter
 
-    @property
-    def name(self) -> str:
-        """The tool name."""
-        return self._name
-
-    @property
-    def tags(self) -> Sequence[str]:
-        """Built-ins carry no tags."""
-        return ()
-
-    @property
-    def description(self) -> str:
-        """What the model reads about the tool."""
-        return self._description
-
-    @property
-    def input_schema(self) -> Mapping[str, JsonValue]:
-        """The tool's argument schema (shared; never mutate it)."""
-        return self._schema
+    @override
+    def check(self, arguments: ToolArguments) -> None:
+        """A question is required (sanitized to one line of at most 500 characters)."""
+        _question(self._name, arguments)
 
 
 class AskHumanConfirm(_AskHuman):
@@ -131,21 +102,17 @@ class AskHumanConfirm(_AskHuman):
         "required": ["question"],
     }
 
-    async def execute(self, arguments: str | bytes | None) -> ToolResult:
+    @override
+    async def answer(self, arguments: ToolArguments, context: CallContext) -> ToolResult:
         """Ask; every outcome is a result."""
-        data = _decode(self._name, arguments)
-        if isinstance(data, ToolResult):
-            return data
-        question = _question(self._name, data)
-        if isinstance(question, ToolResult):
-            return question
+        question = _question(self._name, arguments)
         if not self._prompter.can_prompt():
-            return _result({"confirmed": False, "reason": NO_TERMINAL_REASON})
+            return json_result({"confirmed": False, "reason": NO_TERMINAL_REASON})
         try:
             confirmed = await self._prompter.ask_confirm(question)
         except PromptDeclined as err:
-            return _result({"confirmed": False, "reason": f"the operator did not confirm: {err}"})
-        return _result({"confirmed": bool(confirmed)})
+            return json_result({"confirmed": False, "reason": f"the operator did not confirm: {err}"})
+        return json_result({"confirmed": bool(confirmed)})
 
 
 class AskHumanSelect(_AskHuman):
@@ -171,36 +138,39 @@ class AskHumanSelect(_AskHuman):
         "required": ["question", "options"],
     }
 
-    async def execute(self, arguments: str | bytes | None) -> ToolResult:
-        """Ask; every outcome is a result."""
-        data = _decode(self._name, arguments)
-        if isinstance(data, ToolResult):
-            return data
-        question = _question(self._name, data)
-        if isinstance(question, ToolResult):
-            return question
-        raw_options = data.get("options", [])
-        if not isinstance(raw_options, list):
-            return ToolResult(text=f"invalid {self._name} input: options must be an array of strings", is_error=True)
-        listed = cast("list[object]", raw_options)
-        if not all(isinstance(option, str) for option in listed):
-            return ToolResult(text=f"invalid {self._name} input: options must be an array of strings", is_error=True)
-        options = [sanitize_for_terminal(cast("str", option), _QUESTION_MAX_RUNES) for option in listed]
+    @override
+    def check(self, arguments: ToolArguments) -> None:
+        """A question and 1 to 25 string options."""
+        _question(self._name, arguments)
+        self._options(arguments)
+
+    def _options(self, arguments: ToolArguments) -> list[str]:
+        raw_options = arguments.values.get("options")
+        if raw_options is None:
+            raw_options = []
+        if not isinstance(raw_options, list) or not all(isinstance(option, str) for option in raw_options):
+            raise ArgumentsError(f"invalid {self._name} input: options must be an array of strings")
+        options = [sanitize_for_terminal(cast("str", option), _QUESTION_MAX_RUNES) for option in raw_options]
         if not options:
-            return ToolResult(text=f"{self._name} requires at least one option", is_error=True)
+            raise ArgumentsError(f"{self._name} requires at least one option")
         if len(options) > _MAX_OPTIONS:
-            return ToolResult(
-                text=f"{self._name} supports at most {_MAX_OPTIONS} options, got {len(options)}", is_error=True
-            )
+            raise ArgumentsError(f"{self._name} supports at most {_MAX_OPTIONS} options, got {len(options)}")
+        return options
+
+    @override
+    async def answer(self, arguments: ToolArguments, context: CallContext) -> ToolResult:
+        """Ask; every outcome is a result."""
+        question = _question(self._name, arguments)
+        options = self._options(arguments)
         if not self._prompter.can_prompt():
-            return _result({"selected": None, "reason": NO_TERMINAL_REASON})
+            return json_result({"selected": None, "reason": NO_TERMINAL_REASON})
         try:
             index = await self._prompter.ask_select(question, options)
         except PromptDeclined as err:
-            return _result({"selected": None, "reason": f"the operator did not choose: {err}"})
+            return json_result({"selected": None, "reason": f"the operator did not choose: {err}"})
         if not 0 <= index < len(options):
-            return _result({"selected": None, "reason": "no option was chosen"})
-        return _result({"selected": options[index]})
+            return json_result({"selected": None, "reason": "no option was chosen"})
+        return json_result({"selected": options[index]})
 
 
 class AskHumanInput(_AskHuman):
@@ -224,25 +194,32 @@ class AskHumanInput(_AskHuman):
         "required": ["question"],
     }
 
-    async def execute(self, arguments: str | bytes | None) -> ToolResult:
-        """Ask; every outcome is a result."""
-        data = _decode(self._name, arguments)
-        if isinstance(data, ToolResult):
-            return data
-        question = _question(self._name, data)
-        if isinstance(question, ToolResult):
-            return question
-        raw_default = data.get("default", "")
+    @override
+    def check(self, arguments: ToolArguments) -> None:
+        """A question, and a string default when one is given."""
+        _question(self._name, arguments)
+        self._default(arguments)
+
+    def _default(self, arguments: ToolArguments) -> str:
+        raw_default = arguments.values.get("default")
+        if raw_default is None:
+            raw_default = ""
         if not isinstance(raw_default, str):
-            return ToolResult(text=f"invalid {self._name} input: default must be a string", is_error=True)
-        default = sanitize_for_terminal(raw_default, _QUESTION_MAX_RUNES)
+            raise ArgumentsError(f"invalid {self._name} input: default must be a string")
+        return sanitize_for_terminal(raw_default, _QUESTION_MAX_RUNES)
+
+    @override
+    async def answer(self, arguments: ToolArguments, context: CallContext) -> ToolResult:
+        """Ask; every outcome is a result."""
+        question = _question(self._name, arguments)
+        default = self._default(arguments)
         if not self._prompter.can_prompt():
-            return _result({"value": None, "reason": NO_TERMINAL_REASON})
+            return json_result({"value": None, "reason": NO_TERMINAL_REASON})
         try:
             value = await self._prompter.ask_input(question, default)
         except PromptDeclined as err:
-            return _result({"value": None, "reason": f"the operator did not answer: {err}"})
-        return _result({"value": value})
+            return json_result({"value": None, "reason": f"the operator did not answer: {err}"})
+        return json_result({"value": value})
 
 
 def ask_human_tools(prompter: Prompter) -> list[AskHumanConfirm | AskHumanSelect | AskHumanInput]:

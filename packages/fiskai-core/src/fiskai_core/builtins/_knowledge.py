@@ -1,22 +1,24 @@
 """`knowledge_search`: a context pack from the operator's knowledge index, as a tool.
 
 Each call returns a token-budgeted pack (`max_injected_tokens`) with its receipt summary and trust
-notice. Within one run the tool remembers what it delivered and later searches skip those citations,
-so a model that searches again gets new evidence rather than the same excerpts; a resumed run seeds
-that memory from its journal (`delivered=`) and the runner journals `delivered_citations`.
+notice. Within one run later searches skip the citations already delivered, so a model that searches
+again gets new evidence rather than the same excerpts: the run keeps that list (from its journal on a
+resume) and hands it to each call.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
-from typing import cast
 
 import anyio.to_thread
 from pydantic import JsonValue
+from typing_extensions import override
 
+from fiskai_core.errors import ArgumentsError
 from fiskai_core.knowledge import KnowledgePack, KnowledgeSearcher
-from fiskai_core.tools import ToolResult
+from fiskai_core.tools import TAG_IDEMPOTENT, CallContext, ToolArguments, ToolResult
+
+from ._base import BuiltinTool, quoted_trace
 
 __all__ = ["KNOWLEDGE_SEARCH", "KNOWLEDGE_SYSTEM_NOTE", "KnowledgeSearchTool"]
 
@@ -31,6 +33,7 @@ KNOWLEDGE_SYSTEM_NOTE = (
 )
 
 _NOT_BUILT = "the knowledge index has not been built yet; run: fiskai knowledge index"
+_NOT_BUILT_JSON = json.dumps({"status": "index_not_built", "note": _NOT_BUILT})
 
 _SCHEMA: dict[str, JsonValue] = {
     "type": "object",
@@ -45,65 +48,52 @@ _SCHEMA: dict[str, JsonValue] = {
 }
 
 
-class KnowledgeSearchTool:
-    """The `knowledge_search` built-in over an injected searcher (or `None` when no index exists)."""
+class KnowledgeSearchTool(BuiltinTool):
+    """The `knowledge_search` built-in over an injected searcher (or `None` when no index exists).
 
-    def __init__(
-        self,
-        searcher: KnowledgeSearcher | None,
-        *,
-        max_injected_tokens: int,
-        delivered: Iterable[str] = (),
-    ) -> None:
+    Stateless: what a conversation already received arrives with each call (`CallContext.delivered`), and
+    what a call delivers leaves with its result (`ToolResult.citations`), so one tool serves a run, a
+    resumed run and any number of MCP clients alike.
+    """
+
+    _name = KNOWLEDGE_SEARCH
+    _description = (
+        "Search the operator's local knowledge base (project documentation, runbooks, notes). Returns the most "
+        "relevant excerpts that fit a token budget, each with a citation (path#section) to cite, plus a receipt. "
+        "Later searches in the same run skip excerpts already returned."
+    )
+    _schema = _SCHEMA
+    _tags = (TAG_IDEMPOTENT,)
+
+    def __init__(self, searcher: KnowledgeSearcher | None, *, max_injected_tokens: int) -> None:
         """Bind the tool to a searcher.
 
         Args:
             searcher: The read-only index; `None` answers every call with `index_not_built`.
             max_injected_tokens: The token budget of each pack.
-            delivered: Citations an earlier part of this run already delivered (from the journal).
         """
         self._searcher = searcher
         self._budget = max_injected_tokens
-        self._delivered: dict[str, None] = dict.fromkeys(delivered)
 
-    @property
-    def name(self) -> str:
-        """Always `knowledge_search`."""
-        return KNOWLEDGE_SEARCH
+    @override
+    def check(self, arguments: ToolArguments) -> None:
+        """A non-empty `query` string."""
+        _query(arguments)
 
-    @property
-    def tags(self) -> Sequence[str]:
-        """Built-ins carry no tags."""
-        return ()
+    @override
+    def display(self, arguments: ToolArguments) -> str:
+        """`knowledge_search("<query>")`."""
+        query = arguments.values.get("query")
+        return quoted_trace(self._name, query if isinstance(query, str) else "")
 
-    @property
-    def description(self) -> str:
-        """What the model reads about the tool."""
-        return (
-            "Search the operator's local knowledge base (project documentation, runbooks, notes). Returns the most "
-            "relevant excerpts that fit a token budget, each with a citation (path#section) to cite, plus a receipt. "
-            "Later searches in the same run skip excerpts already returned."
-        )
-
-    @property
-    def input_schema(self) -> Mapping[str, JsonValue]:
-        """`{"query": string}`."""
-        return _SCHEMA
-
-    @property
-    def delivered_citations(self) -> tuple[str, ...]:
-        """Every citation delivered so far in this run, in delivery order."""
-        return tuple(self._delivered)
-
-    async def execute(self, arguments: str | bytes | None) -> ToolResult:
+    @override
+    async def answer(self, arguments: ToolArguments, context: CallContext) -> ToolResult:
         """Build a pack for the model's query; every outcome is a result."""
         query = _query(arguments)
-        if isinstance(query, ToolResult):
-            return query
         searcher = self._searcher
         if searcher is None:
-            return ToolResult(text=json.dumps({"status": "index_not_built", "note": _NOT_BUILT}))
-        exclude = frozenset(self._delivered)
+            return ToolResult(output=_NOT_BUILT_JSON)
+        exclude = context.delivered
         try:
             pack: KnowledgePack = await anyio.to_thread.run_sync(
                 lambda: searcher.context(query, budget=self._budget, fmt="text", exclude=exclude)
@@ -111,22 +101,16 @@ class KnowledgeSearchTool:
         # The searcher is an injected seam whose failures (a damaged index, a dead embeddings server) must
         # reach the model as a result, not end the run.
         except Exception as err:  # noqa: BLE001
-            return ToolResult(text=f"knowledge_search: {err}", is_error=True)
-        self._delivered.update(dict.fromkeys(pack.citations))
+            return ToolResult(output=f"knowledge_search: {err}", is_error=True)
         if pack.status == "index_not_built":
-            return ToolResult(text=json.dumps({"status": "index_not_built", "note": _NOT_BUILT}))
-        return ToolResult(text=pack.text)
+            return ToolResult(output=_NOT_BUILT_JSON)
+        return ToolResult(output=pack.text, citations=tuple(pack.citations))
 
 
-def _query(arguments: str | bytes | None) -> str | ToolResult:
-    try:
-        decoded: object = json.loads(arguments or "{}")
-    except (ValueError, UnicodeDecodeError) as err:
-        return ToolResult(text=f"invalid knowledge_search input: {err}", is_error=True)
-    query = cast("dict[str, object]", decoded).get("query") if isinstance(decoded, dict) else None
+def _query(arguments: ToolArguments) -> str:
+    query = arguments.values.get("query")
     if not isinstance(query, str) or not query.strip():
-        return ToolResult(
-            text='invalid knowledge_search input: give {"query": "<what to look for>"} with a non-empty string',
-            is_error=True,
+        raise ArgumentsError(
+            'invalid knowledge_search input: give {"query": "<what to look for>"} with a non-empty string'
         )
     return query

@@ -2,23 +2,22 @@
 
 The tool-source seam: a source (`fiskai_core.fisk`; Python CLIs are next) provides a `ToolSource`
 (its binary and selected commands) whose commands are `SourceCommand`s (described for a model, and
-`build_argv` from a `ToolArguments`). `parse_arguments` is the trust-boundary entry: the model's JSON
-decoded once (`JsonNumber` keeps a number's literal text, `DecodedValue` is any decoded value).
+`build_argv` from a decoded `fiskai_core.tools.ToolArguments`).
 
 This module is light (loading agent.yaml imports it): the credential-stripping environment `tool_env`
-and its lists, and the output cap. `fiskai_core.exec.blocking` is `run_blocking`, the start-up runner
-used for discovery (`--fisk-introspect`), so describing tools (`fiskai info`) never imports anyio.
+and its lists, the output cap, and how a command call is shown (`trace_line`).
+`fiskai_core.exec.blocking` is `run_blocking`, the start-up runner used for discovery
+(`--fisk-introspect`), so describing tools (`fiskai info`) never imports anyio.
 
-`fiskai_core.exec.running` is the async half the drivers import: `command_tools(source)` binds a tool
-source's commands (`fiskai_core.exec.ToolSource`; for fisk, an `Application`) to its binary as
-`CommandTool`s, and `run_argv` runs an argv: no shell, stdin from `/dev/null`, stdout and stderr on one
-pipe, its own process group (SIGKILLed on timeout, on cancellation, and when the command exits, so
-nothing it started lingers), output capped at `MAX_TOOL_OUTPUT_BYTES` (head and tail kept).
+`fiskai_core.exec.running` is the async half: `command_tools(source)` binds a tool source's commands
+to its binary as `CommandTool`s, and `run_argv` runs an argv: no shell, stdin from `/dev/null`, stdout
+and stderr on one pipe, its own process group (SIGKILLed on timeout, on cancellation, and when the
+command exits, so nothing it started lingers), output capped at `MAX_TOOL_OUTPUT_BYTES` (head and tail
+kept). Drivers never import it: the harness binds the tools, and drivers reach them through
+`fiskai_core.calls`.
 """
 
-from fiskai_core._gojson import DecodedValue, JsonNumber
-
-from ._arguments import ToolArguments, parse_arguments
+from ._display import TRACE_LINE_MAX_RUNES, command_line, trace_line, trace_line_short
 from ._env import (
     DEFAULT_STRIPPED_ENV,
     DEFAULT_STRIPPED_PREFIXES,
@@ -37,13 +36,13 @@ __all__ = [
     "ENV_NAME_PATTERN",
     "HARNESS_CREDENTIAL_PREFIXES",
     "MAX_TOOL_OUTPUT_BYTES",
-    "DecodedValue",
-    "JsonNumber",
+    "TRACE_LINE_MAX_RUNES",
     "SourceCommand",
-    "ToolArguments",
     "ToolSource",
+    "command_line",
     "format_seconds",
     "is_harness_credential",
-    "parse_arguments",
     "tool_env",
+    "trace_line",
+    "trace_line_short",
 ]

@@ -18,7 +18,7 @@ from typing import Protocol
 
 from pydantic import JsonValue
 
-from ._arguments import ToolArguments
+from fiskai_core.tools._arguments import ToolArguments
 
 __all__ = ["SourceCommand", "ToolSource"]
 

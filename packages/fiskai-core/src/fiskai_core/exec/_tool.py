@@ -1,17 +1,15 @@
-"""A source's command bound to its binary as a `Tool`: decode, check, render, run, result.
+"""A source's command bound to its binary as a `Tool`: plan (check, render) and invoke (run).
 
-The one path from a model's JSON arguments to a running process, whatever the tool source. In order:
-the arguments are decoded once (`parse_arguments`, the trust-boundary entry); values that violate the
-advertised schema come back as an error result naming every problem (for a schema that is not strict,
-only keys the model was not shown); the source renders the argv (its trust boundary: no value can
-become an option); an argv holding a NUL byte is refused (no process can receive it); then the binary
-runs from that argv with no shell, no stdin and the scrubbed environment. Every outcome is a
-`ToolResult`; only cancellation propagates.
+A plan is made once per call, from arguments decoded once (`fiskai_core.calls`): required parameters
+first, then values against the advertised schema (for a schema that is not strict, only keys the model
+was not shown), then the source renders the argv (its trust boundary: no value can become an option),
+and an argv holding a NUL byte is refused (no process can receive it). What is approved is that argv,
+and invoking the plan runs exactly it, with no shell, no stdin and the scrubbed environment. Every
+outcome is a `ToolResult`; only cancellation propagates.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -19,28 +17,26 @@ from pydantic import JsonValue
 
 from fiskai_core._gojson import go_quote
 from fiskai_core.errors import ArgumentsError, CommandError
-from fiskai_core.tools import ToolResult
-from fiskai_core.tools._validate import keys_only_schema, missing_required, validate_arguments
+from fiskai_core.tools import CallContext, CallPlan, ToolArguments, ToolResult, check_arguments
 
-from ._arguments import ToolArguments, parse_arguments
+from ._display import trace_line, trace_line_short
 from ._env import tool_env
 from ._run import run_argv
 from ._source import SourceCommand, ToolSource
 
-__all__ = ["MAX_COMMAND_CHARS", "CommandTool", "capped_command_line", "command_tools"]
+__all__ = ["EFFECT_ID_ENV", "MAX_COMMAND_CHARS", "CommandTool", "capped_command_line", "command_tools"]
 
 MAX_COMMAND_CHARS = 4096
 """Cap of a result's `command` field, so five 120 KB values cannot make a 600 KB result."""
+EFFECT_ID_ENV = "FISKAI_EFFECT_ID"
+"""The variable a command finds its call's stable effect id in (an idempotency key)."""
 _KEPT_VALUE_HEAD = 96
 _KEPT_VALUE_TAIL = 32
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CommandTool:
-    """One command of a tool source bound to the binary that runs it.
-
-    Satisfies `Tool`, `Confirmable` and `ArgumentValidator`.
-    """
+    """One command of a tool source bound to the binary that runs it. Satisfies `Tool`."""
 
     spec: SourceCommand
     """The command as its source describes it (for fisk, a `fiskai_core.fisk.CommandSpec`)."""
@@ -68,76 +64,53 @@ class CommandTool:
         return self.spec.model_description
 
     @property
+    def summary(self) -> str:
+        """The short description for people (`info`, `tools list`)."""
+        return self.spec.description
+
+    @property
     def input_schema(self) -> Mapping[str, JsonValue]:
         """The advertised schema; shared, never mutate it."""
         return self.spec.input_schema
 
-    def missing_required(self, arguments: str | bytes | None) -> list[str]:
-        """The required parameters a call leaves out, in schema order (the agent runner's pre-check)."""
-        return missing_required(self.spec.input_schema, arguments)
-
-    def command_argv(self, arguments: str | bytes | None) -> list[str]:
-        """The exact argv `execute` would run, binary first (what a confirmation prompt shows).
+    def plan(self, arguments: ToolArguments) -> CallPlan:
+        """Check the call and render its exact argv (binary first).
 
         Raises:
-            ArgumentsError: The arguments do not decode, do not fit the schema, cannot become an argv,
-                or hold a NUL byte; `execute` returns the same text as an error result.
+            MissingArgumentsError: required parameters are absent.
+            ArgumentsError: the values do not fit the schema, cannot become an argv, or hold a NUL byte.
         """
-        return [self.app_path, *self._argv(arguments)]
-
-    def schema_problems(self, arguments: str | bytes | None) -> list[str]:
-        """What in `arguments` violates the advertised schema (empty when it fits or does not decode).
-
-        A strict schema (fisk's own) is enforced whole. One that is not (derived from a fisk v0.8 model,
-        which knows no value kinds: rejecting `3` for a flag it can only call a string would mislead the
-        model) has only its keys enforced: what the model was shown wins, so a hidden flag the schema
-        leaves out is refused although fisk's ArgsFromJSON would accept it.
-        """
-        try:
-            decoded = parse_arguments(arguments)
-        except ArgumentsError:
-            return []
-        return self._problems(decoded)
-
-    async def execute(self, arguments: str | bytes | None) -> ToolResult:
-        """Check, render and run one call; every outcome is a result."""
-        try:
-            argv = self._argv(arguments)
-        except ArgumentsError as err:
-            return ToolResult(text=str(err), is_error=True)
-        try:
-            outcome = await run_argv([self.app_path, *argv], env=self.env, cwd=self.work_dir, timeout=self.timeout)
-        except CommandError as err:
-            return ToolResult(text=str(err), is_error=True)
-        body: dict[str, object] = {
-            "command": capped_command_line(argv),
-            "exit_code": outcome.exit_code,
-            "output": outcome.output,
-        }
-        if outcome.truncated:
-            body["truncated"] = True
-        return ToolResult(text=json.dumps(body, ensure_ascii=False, separators=(",", ":")), exit_code=outcome.exit_code)
-
-    def _problems(self, decoded: ToolArguments) -> list[str]:
-        schema = self.spec.input_schema if self.spec.strict_schema else keys_only_schema(self.spec.input_schema)
-        return validate_arguments(schema, decoded)
-
-    def _argv(self, arguments: str | bytes | None) -> list[str]:
-        decoded = parse_arguments(arguments, command=self.spec.command)
-        problems = self._problems(decoded)
-        if problems:
-            raise ArgumentsError(
-                f"arguments for tool {go_quote(self.name)} do not match its schema: {'; '.join(problems)}. "
-                "Nothing was run; correct the arguments and call again."
-            )
-        argv = self.spec.build_argv(decoded)
-        if any("\x00" in token for token in argv):
+        check_arguments(self.name, self.spec.input_schema, arguments, strict=self.spec.strict_schema)
+        tail = self.spec.build_argv(arguments)
+        if any("\x00" in token for token in tail):
             # fisk's ArgsFromJSON copies a NUL through, but no process can receive one in its argv.
             raise ArgumentsError(
                 f"building command line for {go_quote(self.spec.command)}: a value contains a NUL byte "
                 "(\\u0000), which no command line can carry; remove it and call again"
             )
-        return argv
+        return CallPlan(
+            arguments=arguments,
+            argv=(self.app_path, *tail),
+            display=trace_line(self.spec.path, tail),
+            display_short=trace_line_short(self.spec.path, tail),
+        )
+
+    async def invoke(self, plan: CallPlan, context: CallContext) -> ToolResult:
+        """Run the planned argv; every outcome is a result."""
+        argv = plan.argv
+        if argv is None:  # a plan this tool did not make
+            return ToolResult(output=f"tool {go_quote(self.name)} was handed a call it did not plan", is_error=True)
+        env = {**self.env, EFFECT_ID_ENV: context.effect_id} if context.effect_id else self.env
+        try:
+            outcome = await run_argv(list(argv), env=env, cwd=self.work_dir, timeout=self.timeout)
+        except CommandError as err:
+            return ToolResult(output=str(err), is_error=True)
+        return ToolResult(
+            output=outcome.output,
+            command=capped_command_line(argv[1:]),
+            exit_code=outcome.exit_code,
+            truncated=outcome.truncated,
+        )
 
 
 def command_tools(

@@ -26,7 +26,7 @@ from collections.abc import Mapping, Sequence
 
 from fiskai_core._gojson import DecodedValue, JsonNumber, go_quote
 from fiskai_core.errors import ArgumentsError
-from fiskai_core.exec import ToolArguments, parse_arguments
+from fiskai_core.tools._arguments import ToolArguments, parse_arguments
 
 from ._model import ArgModel, CmdModel, FlagModel
 

@@ -21,7 +21,7 @@ from pydantic import JsonValue
 
 from fiskai_core._gojson import go_quote
 from fiskai_core.errors import ArgumentsError, IntrospectionError
-from fiskai_core.exec import ToolArguments, parse_arguments
+from fiskai_core.tools._arguments import ToolArguments, parse_arguments
 
 from ._args import build_argv
 from ._describe import human_description, model_description, trace_line, trace_line_short

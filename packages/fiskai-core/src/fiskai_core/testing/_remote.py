@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from pydantic import JsonValue
-
 from fiskai_core.remote import RemoteCallError, RemoteReply
+from fiskai_core.tools import ToolArguments
 
 __all__ = ["FakeRemoteInvoker"]
 
@@ -22,13 +20,12 @@ class FakeRemoteInvoker:
     replies: dict[tuple[str, str], RemoteReply | RemoteCallError] = field(
         default_factory=dict[tuple[str, str], RemoteReply | RemoteCallError]
     )
-    calls: list[tuple[str, str, Mapping[str, JsonValue] | None]] = field(
-        default_factory=list[tuple[str, str, Mapping[str, JsonValue] | None]]
-    )
+    calls: list[tuple[str, str, str]] = field(default_factory=list[tuple[str, str, str]])
+    """`(agent, tool, arguments as compact JSON)` for every call."""
 
-    async def invoke_tool(self, agent: str, tool_name: str, arguments: Mapping[str, JsonValue] | None) -> RemoteReply:
+    async def invoke_tool(self, agent: str, tool_name: str, arguments: ToolArguments) -> RemoteReply:
         """Record the call and return (or raise) what was scripted for it."""
-        self.calls.append((agent, tool_name, arguments))
+        self.calls.append((agent, tool_name, arguments.json()))
         scripted = self.replies.get((agent, tool_name))
         if scripted is None:
             raise RemoteCallError(f'remote agent unavailable: no agent "{agent}" is serving')

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from pydantic import JsonValue
 
-from fiskai_core.tools import ToolResult
+from fiskai_core.tools import CallContext, CallPlan, ToolArguments, ToolResult
 
 __all__ = ["FakeTool", "Rule"]
 
@@ -22,12 +22,19 @@ class FakeTool:
     tags: Sequence[str] = ()
     description: str = ""
     input_schema: Mapping[str, JsonValue] = field(default_factory=lambda: {"type": "object", "properties": {}})
-    result: ToolResult = field(default_factory=lambda: ToolResult(text="ok"))
-    calls: list[str | bytes | None] = field(default_factory=list[str | bytes | None])
+    result: ToolResult = field(default_factory=lambda: ToolResult(output="ok"))
+    calls: list[str] = field(default_factory=list[str])
+    """Each call's arguments as compact JSON, numbers as the caller wrote them."""
+    contexts: list[CallContext] = field(default_factory=list[CallContext])
 
-    async def execute(self, arguments: str | bytes | None) -> ToolResult:
-        """Record `arguments` and return the configured result."""
-        self.calls.append(arguments)
+    def plan(self, arguments: ToolArguments) -> CallPlan:
+        """Accept any object; the display line is the name."""
+        return CallPlan(arguments=arguments, display=self.name)
+
+    async def invoke(self, plan: CallPlan, context: CallContext) -> ToolResult:
+        """Record the arguments and context and return the configured result."""
+        self.calls.append(plan.arguments.json())
+        self.contexts.append(context)
         return self.result
 
 

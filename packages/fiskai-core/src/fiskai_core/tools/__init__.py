@@ -1,46 +1,59 @@
 """Tools as drivers see them.
 
-The `Tool` shape every tool kind satisfies and the `ToolResult` every call produces; the capability Protocols a runner checks with `isinstance` (`Confirmable` for the
-confirmation gate, `ArgumentValidator` for the required-parameter pre-check) and the message for the
-latter; reserved tags; the selection pipeline, deferral planning and the `find_tools` finder.
+The `Tool` shape every tool kind satisfies (`plan` a call, then `invoke` the plan), the `ToolResult`
+every call produces, the decoded `ToolArguments` (`parse_arguments`: the model's JSON read once, numbers
+as written), the argument checks, reserved tags and the gating rule, the selection pipeline, deferral
+planning and the `find_tools` search index.
 
-What a tool source (fisk, a future Python-CLI source) provides, and how its commands run, is
-`fiskai_core.exec`.
+How a call goes through prepare, the gate and run is `fiskai_core.calls`; what a tool source provides,
+and how its commands run, is `fiskai_core.exec`.
 """
 
+from fiskai_core._exact_json import dumps_exact, loads_exact, plain_json
+from fiskai_core._gojson import DecodedValue, JsonNumber
+
+from ._arguments import ToolArguments, arguments_from_value, parse_arguments
 from ._deferral import TOOL_SEARCH_THRESHOLD, DeferralPlan, plan_deferral
 from ._finder import ToolFinder, ToolMatch
-from ._finder_deferred import DeferredTools
-from ._finder_tool import FIND_TOOLS, FindToolsAnswer, FindToolsTool, found_tool_names, not_loaded_result
-from ._protocols import ArgumentValidator, Confirmable, FilterRule, Selectable, Tool
+from ._protocols import CallContext, CallPlan, FilterRule, Selectable, Tool
 from ._result import ToolResult
 from ._select import matches_rule, select_tools
-from ._tags import TAG_CONFIRM, TAG_DENY, TAG_NO_DEFER, requires_confirmation
-from ._validate import missing_required_message
+from ._set import ToolEntry, ToolKind, ToolSet
+from ._tags import TAG_CONFIRM, TAG_DENY, TAG_IDEMPOTENT, TAG_NO_DEFER, requires_confirmation, trigger_tag
+from ._validate import check_arguments, missing_required, missing_required_message
 
 __all__ = [
-    "FIND_TOOLS",
     "TAG_CONFIRM",
     "TAG_DENY",
+    "TAG_IDEMPOTENT",
     "TAG_NO_DEFER",
     "TOOL_SEARCH_THRESHOLD",
-    "ArgumentValidator",
-    "Confirmable",
+    "CallContext",
+    "DecodedValue",
+    "JsonNumber",
+    "CallPlan",
     "DeferralPlan",
-    "DeferredTools",
     "FilterRule",
-    "FindToolsAnswer",
-    "FindToolsTool",
     "Selectable",
     "Tool",
+    "ToolArguments",
+    "ToolEntry",
     "ToolFinder",
     "ToolMatch",
+    "ToolKind",
     "ToolResult",
-    "found_tool_names",
+    "ToolSet",
+    "arguments_from_value",
+    "check_arguments",
+    "dumps_exact",
+    "loads_exact",
     "matches_rule",
+    "missing_required",
     "missing_required_message",
-    "not_loaded_result",
+    "parse_arguments",
+    "plain_json",
     "plan_deferral",
     "requires_confirmation",
     "select_tools",
+    "trigger_tag",
 ]

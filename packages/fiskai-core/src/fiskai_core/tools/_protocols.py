@@ -1,20 +1,24 @@
 """What a driver needs of a tool, and of a selection rule.
 
-Structural: a tool kind satisfies `Tool` without importing it. The agent loop, the MCP server and the
-A2A server all consume tools through this shape, so a fisk command, a built-in and a remote tool look
-the same to them.
+Structural: a tool kind satisfies `Tool` without importing it. Every driver (the agent loop, the MCP
+server, the A2A server, `fiskai tools call`) consumes tools through this shape and the one call path
+(`fiskai_core.calls`), so a fisk command, a built-in and a remote tool look the same to them: the path
+decodes the arguments once, asks the tool to `plan` the call (check it and say exactly what it will do),
+puts the plan to the gate, and `invoke`s it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Protocol, runtime_checkable
+from dataclasses import dataclass
+from typing import Protocol
 
 from pydantic import JsonValue
 
+from ._arguments import ToolArguments
 from ._result import ToolResult
 
-__all__ = ["ArgumentValidator", "Confirmable", "FilterRule", "Selectable", "Tool"]
+__all__ = ["CallContext", "CallPlan", "FilterRule", "Selectable", "Tool"]
 
 
 class Selectable(Protocol):
@@ -31,6 +35,30 @@ class Selectable(Protocol):
         ...
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CallPlan:
+    """What one call will do, worked out before anyone is asked to approve it. Pure data."""
+
+    arguments: ToolArguments
+    """The decoded arguments (numbers as written)."""
+    argv: tuple[str, ...] | None = None
+    """The exact command line it runs, binary first; None for a tool that runs no command."""
+    display: str
+    """The call as one line, safe for a terminal (the full command line, or `name("query")`)."""
+    display_short: str = ""
+    """The same line with long values elided; empty means `display`."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CallContext:
+    """What the caller knows about one call beyond its arguments."""
+
+    effect_id: str = ""
+    """A stable id for the call's effect (an idempotency key), exported to commands as `FISKAI_EFFECT_ID`."""
+    delivered: frozenset[str] = frozenset()
+    """Knowledge citations this conversation already received (a search skips them)."""
+
+
 class Tool(Selectable, Protocol):
     """A named, described, schema-bound action a model may call."""
 
@@ -44,11 +72,20 @@ class Tool(Selectable, Protocol):
         """The JSON Schema of the tool's arguments (an object schema). Never mutate it."""
         ...
 
-    async def execute(self, arguments: str | bytes | None) -> ToolResult:
-        """Run the tool with the model's raw JSON arguments.
+    def plan(self, arguments: ToolArguments) -> CallPlan:
+        """Check a call and say exactly what it will do; runs nothing.
 
-        Never raises for anything a model could cause: bad arguments, a non-zero exit or a failure to
-        start become a `ToolResult`; only cancellation propagates.
+        Raises:
+            MissingArgumentsError: required parameters are absent (checked first).
+            ArgumentsError: the arguments do not fit the tool; the message is for the model.
+        """
+        ...
+
+    async def invoke(self, plan: CallPlan, context: CallContext) -> ToolResult:
+        """Carry out a plan this tool made.
+
+        Never raises for anything a model could cause: a non-zero exit or a failure to start is a
+        `ToolResult`; only cancellation propagates.
         """
         ...
 
@@ -61,34 +98,3 @@ class FilterRule(Protocol):
 
     @property
     def tags(self) -> Sequence[str]: ...
-
-
-@runtime_checkable
-class Confirmable(Protocol):
-    """A tool that can say, before running, exactly what it would run (for a confirmation prompt).
-
-    Called by a confirmation gate before `execute`, from the same task, with the same raw arguments.
-    """
-
-    def command_argv(self, arguments: str | bytes | None) -> Sequence[str]:
-        """The exact argv `execute` would run for `arguments`, binary first.
-
-        Raises:
-            ArgumentsError: The arguments cannot become an argv (`execute` would return this as an
-                error result and run nothing).
-        """
-        ...
-
-
-@runtime_checkable
-class ArgumentValidator(Protocol):
-    """A tool that can name the required parameters a call leaves out (the agent runner's pre-check)."""
-
-    def missing_required(self, arguments: str | bytes | None) -> Sequence[str]:
-        """The required parameters `arguments` does not supply, in schema order.
-
-        Presence counts, not value (`null`, `""`, `false`, `0`, `[]` all supply one). Empty or `null`
-        input supplies nothing; input that is not exactly one JSON object reports nothing (execution
-        then rejects it in the tool's own words).
-        """
-        ...

@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable, Sequence
 
-__all__ = ["TAG_CONFIRM", "TAG_DENY", "TAG_NO_DEFER", "requires_confirmation"]
+__all__ = [
+    "TAG_CONFIRM",
+    "TAG_DENY",
+    "TAG_IDEMPOTENT",
+    "TAG_NO_DEFER",
+    "requires_confirmation",
+    "trigger_tag",
+]
 
 TAG_DENY = "ai:deny"
 """Never offered to a model, on any face; nothing can add it back."""
@@ -12,12 +19,20 @@ TAG_CONFIRM = "ai:confirm"
 """An operator approves each call before it runs."""
 TAG_NO_DEFER = "ai:no_defer"
 """Always sent to the model directly, even when the tool set is deferred behind tool search."""
+TAG_IDEMPOTENT = "ai:idempotent"
+"""Safe to run twice: after a crash, a call interrupted mid-run is run again without asking."""
 
 
-def requires_confirmation(tags: Iterable[str], confirm_tags: Iterable[str] = ()) -> bool:
-    """Whether a tool with `tags` must be approved before it runs.
+def trigger_tag(tags: Sequence[str], confirm_tags: Collection[str] = ()) -> str | None:
+    """The tag that puts a tool behind the confirm gate: `ai:confirm` first, else its first `confirm_tags` tag.
 
-    `ai:confirm` always gates; `confirm_tags` (harness.confirm_tags) add exact-match tags that gate the same way.
+    `confirm_tags` are `harness.confirm_tags`: exact-match tags that gate like `ai:confirm`.
     """
-    gating = {TAG_CONFIRM, *confirm_tags}
-    return any(tag in gating for tag in tags)
+    if TAG_CONFIRM in tags:
+        return TAG_CONFIRM
+    return next((tag for tag in tags if tag in confirm_tags), None)
+
+
+def requires_confirmation(tags: Iterable[str], confirm_tags: Collection[str] = ()) -> bool:
+    """Whether a tool with `tags` must be approved before it runs."""
+    return trigger_tag(tuple(tags), confirm_tags) is not None

@@ -33,10 +33,12 @@ from urllib.parse import urlsplit
 from pydantic import JsonValue
 
 from fiskai_core._gojson import DecodedValue, JsonNumber, go_quote
-from fiskai_core.errors import ArgumentsError
-from fiskai_core.exec import ToolArguments, parse_arguments
+from fiskai_core.errors import ArgumentsError, MissingArgumentsError
+
+from ._arguments import ToolArguments, parse_arguments
 
 __all__ = [
+    "check_arguments",
     "keys_only_schema",
     "missing_required",
     "missing_required_message",
@@ -117,6 +119,32 @@ def missing_required_message(tool_name: str, schema: Mapping[str, JsonValue], mi
         f"required: {', '.join(required)}"
     )
     return f"{message}; optional: {', '.join(optional)}" if optional else message
+
+
+def check_arguments(
+    tool_name: str, schema: Mapping[str, JsonValue], arguments: ToolArguments, *, strict: bool = True
+) -> None:
+    """The checks every call gets before it is planned: required parameters first, then the schema.
+
+    Args:
+        tool_name: The tool, named in the messages.
+        schema: Its input schema.
+        arguments: The decoded call.
+        strict: Check values against the schema; otherwise only its keys (see `keys_only_schema`).
+
+    Raises:
+        MissingArgumentsError: required parameters are absent (fisk-ai's pre-check message).
+        ArgumentsError: a value or key does not fit the schema; every problem is named.
+    """
+    missing = missing_required(schema, arguments)
+    if missing:
+        raise MissingArgumentsError(missing_required_message(tool_name, schema, missing), missing=tuple(missing))
+    problems = validate_arguments(schema if strict else keys_only_schema(schema), arguments)
+    if problems:
+        raise ArgumentsError(
+            f"arguments for tool {go_quote(tool_name)} do not match its schema: {'; '.join(problems)}. "
+            "Nothing was run; correct the arguments and call again."
+        )
 
 
 def validate_arguments(schema: Mapping[str, JsonValue], arguments: ToolArguments) -> list[str]:

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ._finder_tool import found_tool_names, not_loaded_result
-from ._result import ToolResult
+from fiskai_core.tools import ToolResult
+
+from ._find_tools import found_tool_names, not_loaded_result
 
 __all__ = ["DeferredTools"]
 

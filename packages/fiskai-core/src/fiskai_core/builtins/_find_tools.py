@@ -10,14 +10,17 @@ resumed run rebuilds the same loaded set without a record of its own.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import cast
 
 from pydantic import JsonValue
+from typing_extensions import override
 
-from ._finder import ToolFinder
-from ._result import ToolResult
+from fiskai_core._gojson import DecodedValue, JsonNumber
+from fiskai_core.errors import ArgumentsError
+from fiskai_core.tools import TAG_IDEMPOTENT, CallContext, ToolArguments, ToolFinder, ToolResult
+
+from ._base import BuiltinTool, json_result, quoted_trace
 
 __all__ = ["FIND_TOOLS", "FindToolsAnswer", "FindToolsTool", "found_tool_names", "not_loaded_result"]
 
@@ -26,8 +29,6 @@ FIND_TOOLS = "find_tools"
 DEFAULT_LIMIT = 5
 MAX_LIMIT = 20
 _MAX_QUERY_CHARS = 500
-_MAX_ARGUMENT_BYTES = 16 * 1024
-"""A query is a few words; anything this large is not one, and is refused before it is parsed."""
 
 _DESCRIPTION = (
     "Search the application's tools that are not loaded yet. Only some tools are in your tool list; many "
@@ -65,34 +66,17 @@ class FindToolsAnswer:
     """Names returned, best first; empty for an error or no match."""
 
 
-class FindToolsTool:
+class FindToolsTool(BuiltinTool):
     """The `find_tools` harness tool over a `ToolFinder` of the deferred tools."""
 
-    __slots__ = ("_finder",)
+    _name = FIND_TOOLS
+    _description = _DESCRIPTION
+    _schema = _SCHEMA
+    _tags = (TAG_IDEMPOTENT,)
 
     def __init__(self, finder: ToolFinder) -> None:
         """Answer searches from `finder`."""
         self._finder = finder
-
-    @property
-    def name(self) -> str:
-        """Always `find_tools`."""
-        return FIND_TOOLS
-
-    @property
-    def tags(self) -> Sequence[str]:
-        """Harness tools carry no tags."""
-        return ()
-
-    @property
-    def description(self) -> str:
-        """Tells the model to search before calling a tool it has not been given."""
-        return _DESCRIPTION
-
-    @property
-    def input_schema(self) -> Mapping[str, JsonValue]:
-        """`{"query": string, "limit"?: integer 1-20}`; shared, never mutate it."""
-        return _SCHEMA
 
     @property
     def system_note(self) -> str:
@@ -107,55 +91,76 @@ class FindToolsTool:
             "by find_tools."
         )
 
-    def answer(self, arguments: str | bytes | None) -> FindToolsAnswer:
-        """Answer one call; malformed arguments give an error result, never an exception."""
-        parsed = _parse(arguments)
-        if isinstance(parsed, str):
-            return FindToolsAnswer(ToolResult(text=parsed, is_error=True), ())
-        query, limit = parsed
+    @override
+    def check(self, arguments: ToolArguments) -> None:
+        """A query of at most 500 characters and an optional limit of 1 to 20."""
+        _parse(arguments)
+
+    @override
+    def display(self, arguments: ToolArguments) -> str:
+        """`find_tools("<query>")`."""
+        query = arguments.values.get("query")
+        return quoted_trace(self._name, query if isinstance(query, str) else "")
+
+    def find(self, arguments: ToolArguments) -> FindToolsAnswer:
+        """Answer one call: what the model reads, and the tools to load from the next request on."""
+        try:
+            query, limit = _parse(arguments)
+        except ArgumentsError as err:
+            return FindToolsAnswer(ToolResult(output=str(err), is_error=True), ())
         matches = self._finder.find(query, limit=limit)
         body: dict[str, object] = {"tools": [{"name": m.name, "description": m.summary} for m in matches]}
         if not matches:
             body["hint"] = "no tool matched; search again with other words for the action and the thing it acts on"
-        text = json.dumps(body, ensure_ascii=False, separators=(",", ":"))
-        return FindToolsAnswer(ToolResult(text=text), tuple(m.name for m in matches))
+        return FindToolsAnswer(json_result(body), tuple(m.name for m in matches))
 
-    async def execute(self, arguments: str | bytes | None) -> ToolResult:
-        """The model-facing result of `answer` (a driver that loads found tools calls `answer` itself)."""
-        return self.answer(arguments).result
+    @override
+    async def answer(self, arguments: ToolArguments, context: CallContext) -> ToolResult:
+        """The model-facing result of `find` (the loop, which loads what was found, calls `find` itself)."""
+        return self.find(arguments).result
 
 
-def _parse(arguments: str | bytes | None) -> tuple[str, int] | str:
-    """The query and limit, or the error text a model can act on."""
-    usage = 'call find_tools with {"query": "<what you want to do>"} and optionally "limit" (1-20)'
-    if arguments is None or not arguments.strip():
-        return f"find_tools needs a query; {usage}"
-    if len(arguments) > _MAX_ARGUMENT_BYTES:
-        return f"find_tools arguments are too large ({len(arguments)} bytes); {usage}"
-    try:
-        value: object = json.loads(arguments)
-    except (ValueError, RecursionError):  # RecursionError: deeply nested input
-        return f"find_tools arguments are not valid JSON; {usage}"
-    if not isinstance(value, dict):
-        return f"find_tools arguments must be a JSON object; {usage}"
-    fields = cast("dict[str, object]", value)
+_USAGE = 'call find_tools with {"query": "<what you want to do>"} and optionally "limit" (1-20)'
+
+
+def _parse(arguments: ToolArguments) -> tuple[str, int]:
+    """The query and limit.
+
+    Raises:
+        ArgumentsError: the text a model can act on.
+    """
+    fields = arguments.values
+    if not fields:
+        raise ArgumentsError(f"find_tools needs a query; {_USAGE}")
     unknown = sorted(set(fields) - {"query", "limit"})
     if unknown:
-        return f"find_tools got unknown argument(s) {', '.join(map(repr, unknown))}; {usage}"
+        raise ArgumentsError(f"find_tools got unknown argument(s) {', '.join(map(repr, unknown))}; {_USAGE}")
     query = fields.get("query")
     if not isinstance(query, str) or not query.strip():
-        return f'find_tools "query" must be a non-empty string; {usage}'
+        raise ArgumentsError(f'find_tools "query" must be a non-empty string; {_USAGE}')
     if len(query) > _MAX_QUERY_CHARS:
-        return f'find_tools "query" is too long ({len(query)} characters, at most {_MAX_QUERY_CHARS}); {usage}'
-    limit = fields.get("limit", DEFAULT_LIMIT)
-    if limit is None:
-        limit = DEFAULT_LIMIT
-    # bool is an int in Python and JSON true is not a count; 5.0 is a whole number a model may send.
-    if isinstance(limit, float) and limit.is_integer():
-        limit = int(limit)
-    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
-        return f'find_tools "limit" must be an integer from 1 to {MAX_LIMIT}; {usage}'
-    return query, limit
+        raise ArgumentsError(
+            f'find_tools "query" is too long ({len(query)} characters, at most {_MAX_QUERY_CHARS}); {_USAGE}'
+        )
+    return query, _limit(fields.get("limit"))
+
+
+def _limit(raw: DecodedValue) -> int:
+    if raw is None:
+        return DEFAULT_LIMIT
+    # JSON true is not a count; 5.0 is a whole number a model may send.
+    number = _whole(raw.text) if isinstance(raw, JsonNumber) else None
+    if number is None or not 1 <= number <= MAX_LIMIT:
+        raise ArgumentsError(f'find_tools "limit" must be an integer from 1 to {MAX_LIMIT}; {_USAGE}')
+    return number
+
+
+def _whole(text: str) -> int | None:
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return int(value) if value.is_integer() else None
 
 
 def found_tool_names(text: str) -> tuple[str, ...]:
@@ -182,7 +187,7 @@ def not_loaded_result(name: str) -> ToolResult:
     """The in-band refusal of a call to a deferred tool the model never found: nothing runs."""
     return ToolResult(
         # The name is the model's own words: quoted as JSON and capped, so it cannot reshape the message.
-        text=f"tool {json.dumps(name[:100])} is not loaded, so nothing was run; call find_tools with what you want "
+        output=f"tool {json.dumps(name[:100])} is not loaded, so nothing was run; call find_tools with what you want "
         "to do, then call one of the tools it returns",
         is_error=True,
     )

@@ -16,10 +16,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from fiskai_core._exact_json import dumps_exact
 from fiskai_core._gojson import DecodedValue, GoJSONError, JsonNumber, decode_prefix, go_quote, is_only_space
 from fiskai_core.errors import ArgumentsError
 
-__all__ = ["ToolArguments", "parse_arguments"]
+__all__ = ["ToolArguments", "arguments_from_value", "parse_arguments"]
 
 _GO_KIND = {str: "string", JsonNumber: "number", bool: "bool", list: "array", dict: "object"}
 """Kind names in Go's `cannot unmarshal <kind>` message (note `bool`, where fisk itself says `boolean`)."""
@@ -34,6 +35,32 @@ class ToolArguments:
     single: bool = True
     """False when more than whitespace followed the object. fisk's decoder ignores the rest; Go's
     `json.Unmarshal` (fisk-ai's global-flag split and required check) refuses such input."""
+    null: bool = False
+    """The input was JSON `null`: fisk reads it as `{}`, but a model that sends it did not send an object."""
+
+    def json(self, *, sort_keys: bool = False) -> str:
+        """The object as compact JSON, every number as written (sorted keys give a canonical form)."""
+        return dumps_exact(dict(self.values), sort_keys=sort_keys)
+
+
+def arguments_from_value(value: DecodedValue) -> ToolArguments:
+    """Arguments a transport already decoded (numbers kept as `JsonNumber`): `None` is `null`.
+
+    Raises:
+        ArgumentsError: The value is not an object (nor null), in fisk's words.
+    """
+    if value is None:
+        return ToolArguments(values={}, null=True)
+    if not isinstance(value, dict):
+        raise ArgumentsError(_not_object(value))
+    return ToolArguments(values=value)
+
+
+def _not_object(value: str | JsonNumber | bool | list[DecodedValue]) -> str:
+    return (
+        "invalid JSON arguments: json: cannot unmarshal "
+        f"{_GO_KIND[type(value)]} into Go value of type map[string]interface {{}}"
+    )
 
 
 def parse_arguments(raw: str | bytes | None, *, command: str | None = None) -> ToolArguments:
@@ -70,10 +97,7 @@ def _parse(raw: str | bytes | None) -> ToolArguments:
         raise ArgumentsError(f"invalid JSON arguments: {err}") from err
     single = is_only_space(data[end:])
     if value is None:
-        return ToolArguments(values={}, single=single)
+        return ToolArguments(values={}, single=single, null=True)
     if not isinstance(value, dict):
-        raise ArgumentsError(
-            "invalid JSON arguments: json: cannot unmarshal "
-            f"{_GO_KIND[type(value)]} into Go value of type map[string]interface {{}}"
-        )
+        raise ArgumentsError(_not_object(value))
     return ToolArguments(values=value, single=single)

@@ -1,0 +1,71 @@
+"""The tool set of an agent run: the application's commands, the enabled built-ins, peers' tools.
+
+In the reference order (6.1): application tools, then the built-ins (ask_human, memory, knowledge),
+then remote tools, then an embedder's custom tools by name; each built-in group brings the
+system-prompt note that tells the model how to use it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from fiskai_core.knowledge import KnowledgeSearcher
+from fiskai_core.prompter import Prompter
+from fiskai_core.tools import Tool, ToolEntry, ToolSet
+
+from ._ask_human import HITL_SYSTEM_NOTE, ask_human_tools
+from ._knowledge import KNOWLEDGE_SYSTEM_NOTE, KnowledgeSearchTool
+from ._memory import MEMORY_SYSTEM_NOTE, MemoryAccess, memory_tools
+
+__all__ = ["KnowledgeAccess", "agent_tool_set"]
+
+
+class KnowledgeAccess:
+    """`harness.knowledge` for a run: the searcher (None: no index yet) and each pack's token budget."""
+
+    __slots__ = ("max_injected_tokens", "searcher")
+
+    def __init__(self, searcher: KnowledgeSearcher | None, *, max_injected_tokens: int = 6000) -> None:
+        self.searcher = searcher
+        self.max_injected_tokens = max_injected_tokens
+
+
+def agent_tool_set(
+    *,
+    application: Sequence[Tool] = (),
+    remote: Sequence[tuple[Tool, str]] = (),
+    custom: Sequence[Tool] = (),
+    ask_human: Prompter | None = None,
+    memory: MemoryAccess | None = None,
+    knowledge: KnowledgeAccess | None = None,
+    has_application: bool = True,
+) -> ToolSet:
+    """Assemble a run's tools.
+
+    Args:
+        application: The application's selected commands.
+        remote: Peers' tools, each with the agent that serves it.
+        custom: An embedder's in-process tools.
+        ask_human: Enables the ask_human tools (`human_in_the_loop`), asking through this prompter.
+        memory: Enables the memory tools over this store.
+        knowledge: Enables knowledge_search.
+        has_application: Whether the configuration names an application (shapes the no-tools error).
+
+    Raises:
+        ToolSelectionError: two tools have one name (the message says which parts brought them).
+    """
+    entries = [ToolEntry(tool=tool, kind="application") for tool in application]
+    notes: list[str] = []
+    if ask_human is not None:
+        entries.extend(ToolEntry(tool=tool, kind="builtin") for tool in ask_human_tools(ask_human))
+        notes.append(HITL_SYSTEM_NOTE)
+    if memory is not None:
+        entries.extend(ToolEntry(tool=tool, kind="builtin") for tool in memory_tools(memory))
+        notes.append(MEMORY_SYSTEM_NOTE)
+    if knowledge is not None:
+        tool = KnowledgeSearchTool(knowledge.searcher, max_injected_tokens=knowledge.max_injected_tokens)
+        entries.append(ToolEntry(tool=tool, kind="builtin"))
+        notes.append(KNOWLEDGE_SYSTEM_NOTE)
+    entries.extend(ToolEntry(tool=tool, kind="remote", origin=agent) for tool, agent in remote)
+    entries.extend(ToolEntry(tool=tool, kind="custom") for tool in sorted(custom, key=lambda t: t.name))
+    return ToolSet(tuple(entries), tuple(notes), has_application)
