@@ -25,12 +25,14 @@ import re
 import time
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final, cast
+from typing import Final, cast
 
 import anyio
 from pydantic import JsonValue, ValidationError
 
-from fiskai_core.tools import Tool, ToolResult, requires_confirmation
+from fiskai_core.calls import CallSlots, Refusal, SlotsBusyError, prepare_call, run_call
+from fiskai_core.errors import ArgumentsError
+from fiskai_core.tools import DecodedValue, Tool, arguments_from_value, requires_confirmation
 
 from .errors import A2AError, MessageError, MessageTooLargeError
 from .protocol import (
@@ -53,6 +55,7 @@ from .protocol import (
     ToolReply,
     ToolRequest,
     decode,
+    decode_exact,
     encode,
     new_id,
     reply_header,
@@ -92,6 +95,8 @@ class _Call:
     scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
     stopped: str = ""
     """Why the call was stopped before it finished (the in-band error text)."""
+    arguments: DecodedValue = None
+    """The request's `input` as the peer wrote it (numbers keep their text)."""
     phase: str = "queued"
     sequence: int = 0
 
@@ -152,11 +157,13 @@ class Server:
         """This instance: the identity plus a random instance id."""
         self.max_concurrent = max(1, max_concurrent)
         self.tool_timeout = tool_timeout
-        self._queue_timeout = min(tool_timeout, DEFAULT_QUEUE_TIMEOUT) if queue_timeout is None else queue_timeout
-        self._max_waiting = 16 * self.max_concurrent if max_waiting is None else max_waiting
         self._heartbeat = heartbeat
-        self._slots = anyio.Semaphore(self.max_concurrent)
-        self._waiting = 0
+        self._slots = CallSlots(
+            self.max_concurrent,
+            waiting=max_waiting,
+            queue_timeout=min(tool_timeout, DEFAULT_QUEUE_TIMEOUT) if queue_timeout is None else queue_timeout,
+            owner=f"agent {_quote(identity)}",
+        )
         self._calls: dict[str, _Call] = {}
         self._closing = False
         self._idle = anyio.Event()
@@ -209,9 +216,10 @@ class Server:
 
     async def _tool(self, payload: bytes, events: EventSink) -> Reply:
         try:
-            request = cast("ToolRequest", decode(payload, expect={TOOL_REQUEST}))
+            message, exact = decode_exact(payload, expect={TOOL_REQUEST})
         except MessageError as err:
             return self._refuse(err, payload)
+        request = cast("ToolRequest", message)
         tool = self.tools.get(request.name)
         if tool is None:
             return self._reply(request, is_error=True, output=f"tool {_quote(request.name)} is not available")
@@ -220,9 +228,9 @@ class Server:
             return self._reply(request, is_error=True, output=f"a call with request id {_quote(key)} is in flight")
         if self._closing:
             return self._reply(request, is_error=True, output=f"agent {_quote(self.identity)} is shutting down")
-        if self._slots.value == 0 and self._waiting >= self._max_waiting:
+        if self._slots.full and self._slots.waiting >= self._slots.waiting_limit:
             return self._busy(request)
-        call = _Call(request=request)
+        call = _Call(request=request, arguments=exact.get("input") or {})
         if not self._calls:
             self._idle = anyio.Event()
         self._calls[key] = call
@@ -245,59 +253,45 @@ class Server:
         return reply
 
     async def _acquire_and_run(self, call: _Call, tool: Tool, events: EventSink) -> Reply:
-        if self._slots.value == 0:
-            acquired = False
-            self._waiting += 1
-            try:
-                with anyio.move_on_after(self._queue_timeout):
-                    await self._slots.acquire()
-                    acquired = True
-            finally:
-                self._waiting -= 1
-            if not acquired:
-                return self._busy(call.request)
-        else:
-            await self._slots.acquire()
         try:
-            call.phase = "executing-tool"
-            return await self._run(call, tool)
-        finally:
-            self._slots.release()
+            async with self._slots.place():
+                call.phase = "executing-tool"
+                return await self._run(call, tool)
+        except SlotsBusyError:
+            return self._busy(call.request)
 
     async def _run(self, call: _Call, tool: Tool) -> Reply:
         request = call.request
-        arguments = json.dumps(request.input or {}, ensure_ascii=False)
         started = time.monotonic()
         _log.info("Running tool call tool=%s sender=%s", request.name, request.header.sender.name)
-        result: ToolResult | None = None
-        with anyio.move_on_after(self.tool_timeout):
-            try:
-                result = await tool.execute(arguments)
-            # The a2a boundary: whatever a tool raises becomes an in-band error, never a dead server.
-            except Exception as err:  # noqa: BLE001
-                _log.warning("Tool call failed tool=%s error=%r", request.name, err)
-                return self._reply(request, is_error=True, output=f"tool {_quote(request.name)} failed: {err}")
-        if result is None:
-            _log.warning("Tool call failed tool=%s error=timeout", request.name)
-            return self._reply(
-                request,
-                is_error=True,
-                output=f"tool {_quote(request.name)} timed out after {self.tool_timeout:g}s; the command was stopped",
-            )
-        output, exec_result = _result_parts(result)
+        try:
+            prepared = prepare_call(tool, arguments_from_value(call.arguments))
+        except ArgumentsError as err:
+            return self._reply(request, is_error=True, output=str(err))
+        if isinstance(prepared, Refusal):
+            return self._reply(request, is_error=True, output=prepared.result.output)
+        result = await run_call(prepared, time_limit=self.tool_timeout)
         _log.info(
-            "Tool call completed tool=%s duration=%.3fs exit_code=%s truncated=%s",
+            "Tool call completed tool=%s duration=%.3fs exit_code=%s truncated=%s is_error=%s",
             request.name,
             time.monotonic() - started,
             result.exit_code,
-            bool(exec_result and exec_result.truncated),
+            result.truncated,
+            result.is_error,
         )
         if result.is_error:
-            return self._reply(request, is_error=True, output=output)
-        return self._reply(request, output=output, exec_result=exec_result)
+            return self._reply(request, is_error=True, output=result.output)
+        executed = None
+        if result.command is not None:
+            executed = ExecResult(
+                command=result.command, exit_code=result.exit_code or None, truncated=True if result.truncated else None
+            )
+        elif result.exit_code:
+            executed = ExecResult(exit_code=result.exit_code)
+        return self._reply(request, output=result.output, exec_result=executed)
 
     async def _beat(self, call: _Call, events: EventSink) -> None:
-        if call.phase == "queued" and self._slots.value == 0:
+        if call.phase == "queued" and self._slots.full:
             await self._event(call, events)
         await anyio.sleep(min(FIRST_BEAT, self._heartbeat))
         while True:
@@ -326,11 +320,12 @@ class Server:
         return self._encoded(ack, payload)
 
     def _busy(self, request: ToolRequest) -> Reply:
+        slots = self._slots
         return self._reply(
             request,
             is_error=True,
-            output=f"agent {_quote(self.identity)} is busy: {self.max_concurrent} calls running and no slot "
-            f"freed within {self._queue_timeout:g}s; retry later",
+            output=f"agent {_quote(self.identity)} is busy: {slots.running} calls running and no slot freed within "
+            f"{slots.queue_timeout:g}s; retry later",
         )
 
     def _reply(
@@ -377,33 +372,6 @@ def _skip_reason(tool: Tool, confirm_tags: Collection[str]) -> str:
     if not tool.description.strip():
         return "it has no description"
     return ""
-
-
-def _result_parts(result: ToolResult) -> tuple[str, ExecResult | None]:
-    """Split a tool's result into the reply's `output` and `exec` (Go omits a zero exit and a false flag)."""
-    body = _command_body(result.text)
-    if body is None:
-        code = result.exit_code
-        return result.text, ExecResult(exit_code=code) if code else None
-    command, exit_code, output, truncated = body
-    return output, ExecResult(command=command, exit_code=exit_code or None, truncated=True if truncated else None)
-
-
-def _command_body(text: str) -> tuple[str, int, str, bool] | None:
-    """The `{"command", "exit_code", "output"[, "truncated"]}` a command tool returns, if `text` is one."""
-    if not text.startswith("{"):
-        return None
-    try:
-        document: object = json.loads(text)
-    except ValueError:
-        return None
-    if not isinstance(document, dict):
-        return None
-    fields = cast("dict[str, Any]", document)
-    command, exit_code, output = fields.get("command"), fields.get("exit_code"), fields.get("output")
-    if not isinstance(command, str) or not isinstance(exit_code, int) or not isinstance(output, str):
-        return None
-    return command, exit_code, output, fields.get("truncated") is True
 
 
 def _salvage_header(payload: bytes) -> Header | None:

@@ -13,7 +13,8 @@ from collections.abc import Callable, Mapping
 from typing import Final, cast
 
 import anyio
-from pydantic import JsonValue
+
+from fiskai_core.tools import DecodedValue
 
 from .errors import A2AError, AgentUnavailableError, MessageError, RemoteAgentError
 from .protocol import (
@@ -88,7 +89,7 @@ class A2AClient:
         self,
         agent: str,
         tool_name: str,
-        arguments: Mapping[str, JsonValue] | None = None,
+        arguments: Mapping[str, DecodedValue] | None = None,
         *,
         on_progress: Callable[[Event], None] | None = None,
     ) -> ToolReply:
@@ -99,7 +100,8 @@ class A2AClient:
             RemoteAgentError: the agent refused the request or sent an invalid reply.
         """
         header = request_header(ToolRequest.PROTOCOL, sender=self.me, recipient=agent)
-        payload = encode(ToolRequest(header=header, name=tool_name, input=dict(arguments) if arguments else None))
+        # The arguments go out as the model wrote them (numbers keep their text).
+        payload = encode(ToolRequest(header=header, name=tool_name), exact_input=dict(arguments) if arguments else None)
         heard = anyio.Event()
 
         def on_event(data: bytes) -> None:

@@ -9,12 +9,11 @@ failure or residual name collision raises. Best-effort for `info`: failures beco
 from __future__ import annotations
 
 import time
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import anyio
-from pydantic import JsonValue
 
 from fiskai_core.errors import ToolSelectionError
 from fiskai_core.remote import (
@@ -27,6 +26,7 @@ from fiskai_core.remote import (
     filter_descriptors,
     name_remote_tools,
 )
+from fiskai_core.tools import ToolArguments
 
 from .client import A2AClient
 from .errors import A2AError
@@ -44,14 +44,14 @@ class A2ARemoteInvoker:
     def __init__(self, client: A2AClient) -> None:
         self.client = client
 
-    async def invoke_tool(self, agent: str, tool_name: str, arguments: Mapping[str, JsonValue] | None) -> RemoteReply:
+    async def invoke_tool(self, agent: str, tool_name: str, arguments: ToolArguments) -> RemoteReply:
         """Call `tool_name` on `agent`; a non-zero exit or a serving-side failure is a reply.
 
         Raises:
             RemoteCallError: the agent is unreachable, went silent, or refused the request.
         """
         try:
-            reply = await self.client.call_tool(agent, tool_name, arguments or None)
+            reply = await self.client.call_tool(agent, tool_name, arguments.values or None)
         except A2AError as err:
             raise RemoteCallError(str(err)) from err
         executed = reply.exec

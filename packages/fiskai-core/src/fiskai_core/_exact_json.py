@@ -19,7 +19,7 @@ from typing import cast
 
 from fiskai_core._gojson import DecodedValue, JsonNumber
 
-__all__ = ["dumps_exact", "loads_exact", "plain_json"]
+__all__ = ["dumps_exact", "exact_of", "loads_exact", "plain_json"]
 
 
 def _no_constant(name: str) -> object:
@@ -84,3 +84,16 @@ def plain_json(value: DecodedValue) -> object:
     if isinstance(value, list):
         return [plain_json(item) for item in value]
     return value
+
+
+def exact_of(value: object) -> DecodedValue:
+    """Plain JSON as decoded values, each number as the text Python writes for it (when no exact text exists)."""
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return value
+    if isinstance(value, int | float):
+        return JsonNumber(json.dumps(value))
+    if isinstance(value, dict):
+        return {str(k): exact_of(v) for k, v in cast("dict[object, object]", value).items()}
+    if isinstance(value, list):
+        return [exact_of(v) for v in cast("list[object]", value)]
+    return str(value)

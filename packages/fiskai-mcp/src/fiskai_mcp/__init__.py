@@ -1,7 +1,8 @@
 """Serve fiskai tools over the Model Context Protocol.
 
-`build_server(tools, options)` makes an MCP server over any `fiskai_core.tools.Tool` sequence; `serve`
-runs it over streamable HTTP or stdio. Confirm-gated tools are approved by the client's user through
+`build_server(tools, options)` makes an MCP server over a tool set (any `fiskai_core.tools.Tool`s); `serve`
+runs it over streamable HTTP or stdio. Every call goes through `fiskai_core.calls`, with its arguments
+exactly as the client wrote them (`1.50` stays `1.50`). Confirm-gated tools are approved by the client's user through
 elicitation (both protocol eras) or by the server operator, and fail closed.
 """
 

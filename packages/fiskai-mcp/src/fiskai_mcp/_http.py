@@ -16,7 +16,7 @@ import signal
 import socket
 import threading
 from collections.abc import Callable, Generator, Sequence
-from typing import Any
+from typing import Any, cast
 
 import anyio
 import uvicorn
@@ -27,6 +27,8 @@ from starlette.datastructures import Headers
 from starlette.responses import PlainTextResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 from typing_extensions import override
+
+from ._exact import EXACT_STDIN, ExactArguments, ExactStdin
 
 __all__ = [
     "DEFAULT_ADDRESS",
@@ -143,18 +145,27 @@ async def serve_async(
 ) -> None:
     """Serve until stdin closes (stdio) or SIGINT/SIGTERM (HTTP); see `serve`."""
     if stdio:
-        async with stdio_server() as (read_stream, write_stream):
-            if on_ready is not None:
-                on_ready("stdio")
-            await server.run(read_stream, write_stream, server.create_initialization_options())
+        stdin = ExactStdin()
+        token_var = EXACT_STDIN.set(stdin)
+        try:
+            async with stdio_server(stdin=cast("Any", stdin)) as (read_stream, write_stream):
+                if on_ready is not None:
+                    on_ready("stdio")
+                await server.run(read_stream, write_stream, server.create_initialization_options())
+        finally:
+            EXACT_STDIN.reset(token_var)
+            await stdin.aclose()
+            stdin.restore()
         return
     if token is None and not is_loopback(address):
         raise ValueError(
             f"refusing to serve on non-loopback address {address!r} without a bearer token: "
             "anyone who can reach it could run the served commands"
         )
-    app: ASGIApp = server.streamable_http_app(
-        streamable_http_path=path, transport_security=transport_security(address, allow_hosts)
+    app: ASGIApp = ExactArguments(
+        server.streamable_http_app(
+            streamable_http_path=path, transport_security=transport_security(address, allow_hosts)
+        )
     )
     if token is not None:
         app = _BearerToken(app, token)

@@ -9,32 +9,31 @@ so a user thinking about an approval neither blocks other calls nor eats the com
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import anyio
 import mcp_types as types
 from mcp.server import Server
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.shared.exceptions import MCPError
 
-from fiskai_core.builtins import KNOWLEDGE_SEARCH, KnowledgeSearchTool
-from fiskai_core.knowledge import KnowledgeSearcher
+from fiskai_core.calls import CallSlots, Refusal, prepare_call, run_call
+from fiskai_core.confirm import render_command_line
+from fiskai_core.errors import ArgumentsError
 from fiskai_core.prompter import Prompter
 from fiskai_core.sanitize import sanitize_for_display
-from fiskai_core.tools import TAG_CONFIRM, Tool, ToolResult
+from fiskai_core.tools import Tool, ToolResult, ToolSet, trigger_tag
 
-from ._display import prepare_call
 from ._elicit import ELICIT_TIMEOUT, Confirmation
+from ._exact import EXACT_STDIN, exact_arguments
 from ._names import describe_tool, servable_tools
 from ._operator import OperatorApproval
 from ._state import ApprovalStates
 from ._verdict import ConfirmMode, Verdict
 
-__all__ = ["DEFAULT_MAX_CONCURRENT", "DEFAULT_TOOL_TIMEOUT", "ServerOptions", "build_server"]
+__all__ = ["DEFAULT_MAX_CONCURRENT", "DEFAULT_TOOL_TIMEOUT", "ServerOptions", "build_server", "trigger_tag"]
 
 DEFAULT_MAX_CONCURRENT = 2
 DEFAULT_TOOL_TIMEOUT = 30.0
@@ -84,7 +83,7 @@ class _Handlers:
             tools=[describe_tool(tool, confirm_tags=options.confirm_tags) for tool in tools]
         )
         self.schemas: dict[str, Mapping[str, Any]] = {entry.name: entry.input_schema for entry in self.listing.tools}
-        self.slots = anyio.Semaphore(options.max_concurrent or DEFAULT_MAX_CONCURRENT)
+        self.slots = CallSlots(options.max_concurrent or DEFAULT_MAX_CONCURRENT, owner=f'server "{options.name}"')
         self.timeout = options.tool_timeout or DEFAULT_TOOL_TIMEOUT
 
     async def list_tools(
@@ -101,52 +100,30 @@ class _Handlers:
         tool = self.tools.get(params.name)
         if tool is None:
             raise MCPError(types.INVALID_PARAMS, f"Unknown tool: {params.name}")
-        raw = json.dumps(params.arguments or {}, ensure_ascii=False)
-        prepared = prepare_call(tool, raw)
-        if isinstance(prepared, ToolResult):
-            return _result(prepared)
-        display = prepared.display
-        tag = trigger_tag(tool.tags, self.options.confirm_tags)
-        if tag is not None:
+        try:
+            arguments = exact_arguments(ctx.request, ctx.request_id, params.arguments, EXACT_STDIN.get())
+        except ArgumentsError as err:
+            return _error(str(err))
+        call = prepare_call(tool, arguments, confirm_tags=self.options.confirm_tags)
+        if isinstance(call, Refusal):
+            return _result(call.result)
+        if call.gate_tag is not None:
+            display = render_command_line(call.gate_argv)
             verdict = await self.confirmation.check(
-                ctx, params, tags=tool.tags, argv=prepared.argv, display=display, tag=tag
+                ctx, params, tags=tool.tags, argv=call.gate_argv, display=display, tag=call.gate_tag
             )
             if isinstance(verdict, types.InputRequiredResult):
-                self.log(f'Approval requested for "{display}" (gated by {tag}) via input_required')
+                self.log(f'Approval requested for "{display}" (gated by {call.gate_tag}) via input_required')
                 return verdict
-            self._log_decision(verdict, display, tag)
+            self._log_decision(verdict, display, call.gate_tag)
             if not verdict.allowed:
                 return _error(verdict.reason)
-        async with self.slots:
-            self.log(f"Running {display}")
-            result: ToolResult | None = None
-            with anyio.move_on_after(self.timeout):
-                try:
-                    result = await tool.execute(raw)
-                # The call boundary: a tool must not raise, but one that does (a bug, a broken seam) still owes
-                # the client an in-band error result, and the server keeps serving everyone else.
-                except Exception as err:  # noqa: BLE001
-                    self.log(f"error: tool {tool.name} raised {type(err).__name__}: {err}")
-                    return _error(
-                        f'tool "{tool.name}" failed: {type(err).__name__}: {err}. The command may not have run.'
-                    )
-            if result is None:
-                return _error(
-                    f'tool "{tool.name}" did not finish within {self.timeout:g}s and was stopped; '
-                    "its output is lost. Narrow the request or ask the operator to raise tool_timeout."
-                )
-        return _result(result)
+        self.log(f"Running {call.display}")
+        return _result(await run_call(call, time_limit=self.timeout, slots=self.slots))
 
     def _log_decision(self, verdict: Verdict, display: str, tag: str) -> None:
         outcome = "approved" if verdict.allowed else "denied"
         self.log(f'Approval {outcome} for "{display}" (gated by {tag}) via {verdict.channel}: {verdict.reason}')
-
-
-def trigger_tag(tags: Sequence[str], confirm_tags: Collection[str]) -> str | None:
-    """The tag that gates a tool: `ai:confirm` first, else its first tag listed in `confirm_tags`."""
-    if TAG_CONFIRM in tags:
-        return TAG_CONFIRM
-    return next((tag for tag in tags if tag in confirm_tags), None)
 
 
 def _result(result: ToolResult) -> types.CallToolResult:
@@ -158,41 +135,26 @@ def _error(text: str) -> types.CallToolResult:
 
 
 def build_server(
-    tools: Sequence[Tool],
+    tools: ToolSet | Sequence[Tool],
     options: ServerOptions | None = None,
     *,
-    knowledge: KnowledgeSearcher | None = None,
-    knowledge_tokens: int = 6000,
-    serve_knowledge: bool = False,
     approver: Prompter | None = None,
     log: Callable[[str], None] = _stderr,
 ) -> Server[Any]:
-    """An MCP server offering `tools` (and, when asked, `knowledge_search`).
+    """An MCP server offering `tools`.
 
     Args:
-        tools: The served set, already narrowed by `expose.agent.tools`. Names the protocol rejects are
-            skipped with a warning through `log`.
+        tools: The served set, already narrowed by `expose.agent.tools` (with `knowledge_search` when
+            `expose.agent.mcp.builtins` lists it). Names the protocol rejects are skipped with a warning.
         options: Name, instructions, confirmation mode and limits.
-        knowledge: The read-only index `knowledge_search` searches (`None`: it answers `index_not_built`).
-        knowledge_tokens: The token budget of each knowledge pack (`max_injected_tokens`).
-        serve_knowledge: Offer `knowledge_search` (`expose.agent.mcp.builtins` lists it).
         approver: Ask the server operator through this prompter to approve every gated call, instead of the
             client (`--approve-on-tty`); a prompter that cannot prompt denies them all.
         log: Where diagnostics and approval decisions go (stderr by default).
-
-    Raises:
-        ValueError: a served tool is already named `knowledge_search`.
     """
     options = options or ServerOptions()
     log = _sanitized(log)
-    served = servable_tools(tools, warn=lambda text: log(f"warning: {text}"))
-    if serve_knowledge:
-        if any(tool.name == KNOWLEDGE_SEARCH for tool in served):
-            raise ValueError(
-                f'cannot expose built-in "{KNOWLEDGE_SEARCH}" over MCP: a wrapped command already exposes a tool '
-                "with that name; exclude or rename it"
-            )
-        served.append(_KnowledgeForEachCall(knowledge, max_injected_tokens=knowledge_tokens))
+    listed = tools.tools() if isinstance(tools, ToolSet) else list(tools)
+    served = servable_tools(listed, warn=lambda text: log(f"warning: {text}"))
     confirmation = Confirmation(
         mode=options.confirm_mode,
         server_name=options.name,
@@ -258,35 +220,3 @@ def _sanitized(log: Callable[[str], None]) -> Callable[[str], None]:
         log(clean)
 
     return write
-
-
-class _KnowledgeForEachCall:
-    """`knowledge_search` with no memory across calls.
-
-    In a run the built-in skips excerpts it already delivered; a server has many unrelated clients, so
-    each call gets a fresh tool and one client's searches never hide results from another.
-    """
-
-    def __init__(self, searcher: KnowledgeSearcher | None, *, max_injected_tokens: int) -> None:
-        self._searcher = searcher
-        self._tokens = max_injected_tokens
-        self._template = KnowledgeSearchTool(searcher, max_injected_tokens=max_injected_tokens)
-
-    @property
-    def name(self) -> str:
-        return self._template.name
-
-    @property
-    def tags(self) -> Sequence[str]:
-        return self._template.tags
-
-    @property
-    def description(self) -> str:
-        return self._template.description
-
-    @property
-    def input_schema(self) -> Mapping[str, Any]:
-        return self._template.input_schema
-
-    async def execute(self, arguments: str | bytes | None) -> ToolResult:
-        return await KnowledgeSearchTool(self._searcher, max_injected_tokens=self._tokens).execute(arguments)

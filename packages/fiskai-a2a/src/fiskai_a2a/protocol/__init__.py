@@ -5,7 +5,7 @@ validated against the original's v1 JSON Schemas, shipped in `schemas/v1/`, befo
 is on the header's protocol id, never on the transport's subject. Imports no transport.
 """
 
-from ._codec import MAX_MESSAGE_BYTES, MESSAGE_TYPES, SCHEMA_BASE, decode, encode, schema_for, validate
+from ._codec import MAX_MESSAGE_BYTES, MESSAGE_TYPES, SCHEMA_BASE, decode, decode_exact, encode, schema_for, validate
 from ._ids import (
     ACK,
     CANCEL,
@@ -95,6 +95,7 @@ __all__ = [
     "ToolResultBlock",
     "Usage",
     "decode",
+    "decode_exact",
     "encode",
     "new_id",
     "now_rfc3339",

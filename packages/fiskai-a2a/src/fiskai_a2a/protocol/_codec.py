@@ -22,6 +22,7 @@ from fiskai_a2a.errors import (
     ProtocolVersionError,
     UnknownProtocolError,
 )
+from fiskai_core.tools import DecodedValue, dumps_exact, loads_exact, plain_json
 
 from ._ids import (
     ACK,
@@ -53,7 +54,16 @@ from ._messages import (
 )
 from ._schemas import SCHEMA_BASE, checker_for, shipped_schema
 
-__all__ = ["MAX_MESSAGE_BYTES", "MESSAGE_TYPES", "SCHEMA_BASE", "decode", "encode", "schema_for", "validate"]
+__all__ = [
+    "MAX_MESSAGE_BYTES",
+    "MESSAGE_TYPES",
+    "SCHEMA_BASE",
+    "decode",
+    "decode_exact",
+    "encode",
+    "schema_for",
+    "validate",
+]
 
 MAX_MESSAGE_BYTES: Final = 768 * 1024
 """The cap on any message, inbound (checked before decoding) or outbound (786432 bytes, as the original)."""
@@ -138,7 +148,15 @@ def validate(document: Mapping[str, Any]) -> str:
 
 
 def decode(data: bytes, *, expect: Collection[str] | None = None) -> Message:
-    """Turn received bytes into a typed message.
+    """Turn received bytes into a typed message (see `decode_exact`)."""
+    return decode_exact(data, expect=expect)[0]
+
+
+def decode_exact(data: bytes, *, expect: Collection[str] | None = None) -> tuple[Message, dict[str, DecodedValue]]:
+    """Turn received bytes into a typed message, and the same document with every number's text kept.
+
+    The bytes are decoded once; a tool request's `input` is then taken from the exact document, so a
+    peer's `1.50` reaches the command as `1.50` (the typed message's copy holds floats).
 
     Args:
         data: The raw body.
@@ -153,12 +171,14 @@ def decode(data: bytes, *, expect: Collection[str] | None = None) -> Message:
     if len(data) > MAX_MESSAGE_BYTES:
         raise MessageTooLargeError(len(data), MAX_MESSAGE_BYTES)
     try:
-        document: object = json.loads(data)
+        exact = loads_exact(data)
     except (ValueError, UnicodeDecodeError) as err:
         raise MessageValidationError(f"invalid message: not JSON: {err}") from None
-    if not isinstance(document, dict):
-        raise MessageValidationError(f"invalid message: a message is a JSON object, not {type(document).__name__}")
-    fields = cast("dict[str, Any]", document)
+    if not isinstance(exact, dict):
+        raise MessageValidationError(
+            f"invalid message: a message is a JSON object, not {type(plain_json(exact)).__name__}"
+        )
+    fields = cast("dict[str, Any]", plain_json(exact))
     protocol = validate(fields)
     if expect is not None and protocol not in expect:
         wanted = ", ".join(sorted(expect))
@@ -166,15 +186,18 @@ def decode(data: bytes, *, expect: Collection[str] | None = None) -> Message:
     header = {key: value for key, value in fields.items() if key in HEADER_FIELDS}
     body = {key: value for key, value in fields.items() if key not in HEADER_FIELDS}
     try:
-        return MESSAGE_TYPES[protocol].model_validate({"header": header, **body})
+        return MESSAGE_TYPES[protocol].model_validate({"header": header, **body}), exact
     except ValidationError as err:
         # The models mirror the schema; should they ever disagree, the message is still refused cleanly.
         short = protocol.removeprefix(NAMESPACE + ".")
         raise MessageValidationError(f"invalid {short} message: {err.errors()[0]['msg']}") from None
 
 
-def encode(message: Message) -> bytes:
+def encode(message: Message, *, exact_input: dict[str, DecodedValue] | None = None) -> bytes:
     """The wire bytes of `message`, within the size cap.
+
+    `exact_input` is a tool request's `input` as a model wrote it (numbers keep their text); it is written
+    verbatim in place of the typed message's own.
 
     The typed models enforce what the schema would (identity names, non-negative sequences, object
     inputs), so the schema check is spent on the way in, where nothing is trusted; the tests check every
@@ -183,7 +206,12 @@ def encode(message: Message) -> bytes:
     Raises:
         MessageTooLargeError: the encoded message is over `MAX_MESSAGE_BYTES`.
     """
-    data = json.dumps(message.to_wire(), ensure_ascii=False, separators=(",", ":")).encode()
+    wire = message.to_wire()
+    if exact_input is not None:
+        wire["input"] = exact_input
+        data = dumps_exact(wire).encode()
+    else:
+        data = json.dumps(wire, ensure_ascii=False, separators=(",", ":")).encode()
     if len(data) > MAX_MESSAGE_BYTES:
         raise MessageTooLargeError(len(data), MAX_MESSAGE_BYTES)
     return data

@@ -16,12 +16,11 @@ an object with exactly one key, as in fisk-ai's journal v3:
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias, cast
 
-from fiskai_core.tools import DecodedValue, JsonNumber, dumps_exact, loads_exact
+from fiskai_core.tools import DecodedValue, JsonNumber, dumps_exact, exact_of, loads_exact
 
 from ._capabilities import Capabilities
 
@@ -52,19 +51,6 @@ Role = Literal["user", "assistant"]
 CacheTTL = Literal["5m", "1h"]
 _DERIVED: Any = JsonNumber("")
 """`ToolUseBlock.exact` left unset (a sentinel no decoder produces)."""
-
-
-def exact_of(value: object) -> DecodedValue:
-    """Plain JSON as decoded values: each number as the text Python writes for it."""
-    if isinstance(value, bool) or value is None or isinstance(value, str):
-        return value
-    if isinstance(value, int | float):
-        return JsonNumber(json.dumps(value))
-    if isinstance(value, dict):
-        return {str(k): exact_of(v) for k, v in cast("dict[object, object]", value).items()}
-    if isinstance(value, list):
-        return [exact_of(v) for v in cast("list[object]", value)]
-    return str(value)
 
 
 @dataclass(frozen=True, slots=True)

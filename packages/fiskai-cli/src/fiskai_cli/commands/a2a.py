@@ -1,7 +1,8 @@
 """`fiskai a2a`: serve the configured application's tools to other agents over NATS.
 
-Also holds what `discover` shares with it: choosing the NATS connection from `--server`, `--context`
-or the configuration's `nats_context`.
+An adapter over the harness: the harness builds the a2a face's tool set and the one NATS connection
+(from `--server`, `--context` or `nats_context`); this module serves the set on it. Also holds the
+`--context`/`--server` options that `discover` shares.
 """
 
 from __future__ import annotations
@@ -16,16 +17,14 @@ from typing import TextIO
 import anyio
 import click
 
-from fiskai_a2a import DEFAULT_MAX_CONCURRENT, DEFAULT_TOOL_TIMEOUT, A2AError, NatsContext, Server, load_context
-from fiskai_a2a.nats_transport import connect, subject_for
+from fiskai_a2a import DEFAULT_MAX_CONCURRENT, DEFAULT_TOOL_TIMEOUT, A2AError, Server
+from fiskai_a2a.nats_transport import NatsTransport, subject_for
 from fiskai_a2a.transport import Route
+from fiskai_cli import _wiring as wiring
 from fiskai_cli._version import VERSION
-from fiskai_cli._wiring import Settings, command_tools, load_application, load_settings, reported
 from fiskai_cli.ui.text import items
-from fiskai_core.config import Config, Mode
-from fiskai_core.tools import select_tools
 
-__all__ = ["a2a", "connection_options", "nats_target"]
+__all__ = ["a2a", "connection_options"]
 
 _DRAIN_SECONDS = 10.0
 """How long a stopping server waits for its stopped calls to be answered."""
@@ -48,25 +47,6 @@ def connection_options(command: Callable[..., None]) -> Callable[..., None]:
     )(command)
 
 
-def nats_target(*, server_url: str | None, context_name: str | None, config: Config | None) -> NatsContext:
-    """The connection to use: `--server`, else `--context`, else the configuration's `nats_context`.
-
-    Raises:
-        click.ClickException: nothing names a connection, or the context cannot be read.
-    """
-    if server_url and context_name:
-        raise click.ClickException("pass --server or --context, not both")
-    if server_url:
-        return NatsContext.from_url(server_url)
-    name = context_name or (config.nats_context if config is not None else "")
-    if not name:
-        raise click.ClickException(
-            "no NATS connection named: set nats_context in agent.yaml, or pass --context NAME or --server URL"
-        )
-    with reported():
-        return load_context(name)
-
-
 @click.command("a2a")
 @connection_options
 @click.pass_context
@@ -86,8 +66,8 @@ def a2a(ctx: click.Context, server_url: str | None, context_name: str | None) ->
       fiskai discover fixturectl --server nats://127.0.0.1:4222    (from another shell)
     """
     # A named connection relaxes the server mode's own nats_context requirement.
-    mode = Mode.MCP if (server_url or context_name) else Mode.SERVER
-    settings = load_settings(ctx, mode, required=True)
+    target = wiring.NatsTarget(server_url=server_url, context_name=context_name)
+    settings = wiring.load_settings(ctx, "mcp" if target.given else "server", required=True)
     assert settings is not None, "required=True raises instead of returning None"
     config = settings.config
     if not config.expose.agent.agent_to_agent:
@@ -100,39 +80,36 @@ def a2a(ctx: click.Context, server_url: str | None, context_name: str | None) ->
             f'application_path is required for the a2a server in "{settings.path}": a2a serves the wrapped '
             "application's tools"
         )
-    target = nats_target(server_url=server_url, context_name=context_name, config=config)
-    server = _build_server(settings)
-    for skipped in server.skipped:
-        click.echo(f"warning: skipping tool {skipped.name}: {skipped.reason}", err=True)
     _log_to_stderr()
     try:
-        anyio.run(_serve, server, target)
+        anyio.run(_serve, settings, target)
     except KeyboardInterrupt:
         pass
     click.echo("a2a server stopped", err=True)
 
 
-def _build_server(settings: Settings) -> Server:
-    config = settings.config
-    application = load_application(settings)
-    assert application is not None, "application_path was checked"
+def _server(harness: wiring.Harness) -> Server:
+    config = harness.config
     limits = config.expose.agent.a2a
-    exposed = config.expose.agent.tools
-    with reported():
-        tools = select_tools(command_tools(settings, application), include=exposed.include, exclude=exposed.exclude)
-        return Server(
+    with wiring.reported():
+        server = Server(
             identity=config.identity,
             version=VERSION,
-            tools=tools,
+            tools=harness.tools.tools(),
             confirm_tags=config.harness.confirm_tags,
             max_concurrent=limits.max_concurrent_tools or DEFAULT_MAX_CONCURRENT,
             tool_timeout=limits.tool_timeout.total_seconds() if limits.tool_timeout else DEFAULT_TOOL_TIMEOUT,
         )
+    for skipped in server.skipped:
+        click.echo(f"warning: skipping tool {skipped.name}: {skipped.reason}", err=True)
+    return server
 
 
-async def _serve(server: Server, target: NatsContext) -> None:
+async def _serve(settings: wiring.Settings, target: wiring.NatsTarget) -> None:
     try:
-        await _serve_connected(server, target)
+        async with wiring.open_harness(settings, "a2a", nats=target) as harness:
+            assert harness.nats is not None, "the a2a face always connects"
+            await _serve_on(_server(harness), harness.nats)
     except* A2AError as group:
         # A failure inside the serving task groups arrives grouped (nested); it is still one line for the operator.
         first: BaseException = group
@@ -141,27 +118,26 @@ async def _serve(server: Server, target: NatsContext) -> None:
         raise click.ClickException(str(first)) from None
 
 
-async def _serve_connected(server: Server, target: NatsContext) -> None:
-    with reported():
-        async with connect(target, name=f"fiskai a2a {server.identity}") as transport:
-            identity = server.identity
-            async with anyio.create_task_group() as tasks:
-                await tasks.start(_stop_on_signal, tasks.cancel_scope, server)
-                await tasks.start(partial(transport.serve, identity=identity, version=server.version, handler=server))
-                click.echo(
-                    f"Serving {len(server.tools)} tools over a2a as {identity}/{server.version} on {target.describe()}",
-                    err=True,
-                )
-                click.echo(
-                    items(
-                        [
-                            ("Discovery", subject_for(Route(agent=identity, kind="discovery"))),
-                            ("Tools", subject_for(Route(agent=identity, kind="tool"))),
-                            ("Exposed", ", ".join(server.tools)),
-                        ]
-                    ),
-                    err=True,
-                )
+async def _serve_on(server: Server, transport: NatsTransport) -> None:
+    identity = server.identity
+    async with anyio.create_task_group() as tasks:
+        await tasks.start(_stop_on_signal, tasks.cancel_scope, server)
+        await tasks.start(partial(transport.serve, identity=identity, version=server.version, handler=server))
+        click.echo(
+            f"Serving {len(server.tools)} tools over a2a as {identity}/{server.version} on "
+            f"{transport.context.describe()}",
+            err=True,
+        )
+        click.echo(
+            items(
+                [
+                    ("Discovery", subject_for(Route(agent=identity, kind="discovery"))),
+                    ("Tools", subject_for(Route(agent=identity, kind="tool"))),
+                    ("Exposed", ", ".join(server.tools)),
+                ]
+            ),
+            err=True,
+        )
 
 
 async def _stop_on_signal(scope: anyio.CancelScope, server: Server, *, task_status: anyio.abc.TaskStatus[None]) -> None:

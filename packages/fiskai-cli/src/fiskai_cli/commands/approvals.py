@@ -19,7 +19,6 @@ from fiskai_cli import _wiring as wiring
 from fiskai_cli.ui.text import table
 from fiskai_core.approvals import ApprovalRule, load_rules, parse_rule, save_rules
 from fiskai_core.config import Mode
-from fiskai_core.errors import ArgumentsError
 from fiskai_core.tools import TAG_CONFIRM, TAG_DENY
 
 __all__ = ["approvals"]
@@ -227,13 +226,14 @@ def check(ctx: click.Context, tool: str, arguments: str, identity: str | None, o
     tags = _tool_tags(settings, tool)
     application = wiring.load_application(settings)
     assert application is not None
-    bound = {t.name: t for t in wiring.command_tools(settings, application)}
+    bound = {t.name: t for t in wiring.application_tools(settings, application)}
+    from fiskai_core.calls import Refusal, prepare_call
     from fiskai_core.confirm import render_command_line
 
-    try:
-        argv = bound[tool].command_argv(arguments)
-    except ArgumentsError as err:
-        raise click.ClickException(f"{tool}: {err}") from err
+    prepared = prepare_call(bound[tool], arguments)
+    if isinstance(prepared, Refusal):
+        raise click.ClickException(f"{tool}: {prepared.result.output}")
+    argv = prepared.gate_argv
     path = wiring.approvals_file(name)
     rules = _load(path)
     rule = next((r for r in rules if r.matches(name=tool, tags=tags, argv=argv)), None)

@@ -11,8 +11,9 @@ import click
 from fiskai_a2a import DEFAULT_TIMEOUT, A2AClient, NatsContext
 from fiskai_a2a.nats_transport import connect
 from fiskai_a2a.protocol import DiscoveryReply
+from fiskai_cli import _wiring as wiring
 from fiskai_cli._wiring import load_settings, reported
-from fiskai_cli.commands.a2a import connection_options, nats_target
+from fiskai_cli.commands.a2a import connection_options
 from fiskai_cli.ui.text import clip, items, table
 from fiskai_core.config import DEFAULT_IDENTITY, Mode
 
@@ -61,7 +62,9 @@ def discover(
     if not (server_url or context_name):
         settings = load_settings(ctx, Mode.MCP, required=False)
         config = settings.config if settings is not None else None
-    target = nats_target(server_url=server_url, context_name=context_name, config=config)
+    target = wiring.nats_target(
+        wiring.NatsTarget(server_url=server_url, context_name=context_name), config, needed_for="fiskai discover"
+    )
     sender = config.identity if config is not None else DEFAULT_IDENTITY
     card, seconds = anyio.run(_discover, target, sender, agent, timeout)
     if output_format == "json":

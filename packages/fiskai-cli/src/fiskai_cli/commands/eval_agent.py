@@ -127,7 +127,7 @@ def _setup(settings: wiring.Settings, application: Any) -> Any:
 
     config = settings.config
     return CaseSetup(
-        tools=wiring.command_tools(settings, application),
+        tools=wiring.application_tools(settings, application),
         llm=config.llm,
         system_prompt=config.system_prompt,
         confirm_tags=tuple(config.harness.confirm_tags),

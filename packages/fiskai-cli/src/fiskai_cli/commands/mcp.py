@@ -9,17 +9,16 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Callable, Generator, Sequence
+from dataclasses import dataclass
 from datetime import timedelta
+from typing import Any
 
+import anyio
 import click
 
 from fiskai_cli import _wiring as wiring
 from fiskai_cli._version import VERSION
 from fiskai_cli.ui.prompter import LinePrompter
-from fiskai_core.config import Config, MCPSettings, Mode
-from fiskai_core.knowledge import KnowledgeSearcher
-from fiskai_core.prompter import Prompter
-from fiskai_core.tools import Tool, select_tools
 from fiskai_mcp import (
     DEFAULT_ADDRESS,
     DEFAULT_PORT,
@@ -28,7 +27,7 @@ from fiskai_mcp import (
     build_server,
     is_loopback,
     servable_tools,
-    serve,
+    serve_async,
     trigger_tag,
 )
 
@@ -107,19 +106,50 @@ def mcp(
       claude mcp add --transport http fixturectl http://localhost:8080
     """
     loaded = _load_settings(ctx)
-    config, settings, config_path = loaded.config, _mcp_block(loaded), loaded.path
+    config, settings = loaded.config, _mcp_block(loaded)
     bind = address or settings.address or DEFAULT_ADDRESS
     token = _token(token_env, bind, stdio)
-    listen_port = port if port is not None else (settings.port or DEFAULT_PORT)
+    listen = _Listen(
+        stdio=stdio,
+        address=bind,
+        port=port if port is not None else (settings.port or DEFAULT_PORT),
+        token=token,
+        token_env=token_env if token else None,
+        allow_hosts=allow_hosts,
+    )
     _notes(config)
-    with _approver(approve_on_tty) as approver, _knowledge(loaded, settings) as knowledge:
-        tools = _tools(loaded)
-        served = servable_tools(tools, warn=lambda text: _say(f"warning: {text}"))
-        serve_knowledge = knowledge is not None
-        if not served and not serve_knowledge:
+    with _approver(approve_on_tty) as approver:
+        anyio.run(_serve, loaded, listen, approver)
+    _say("MCP server stopped")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Listen:
+    """Where and how the server listens."""
+
+    stdio: bool
+    address: str
+    port: int
+    token: str | None
+    token_env: str | None
+    allow_hosts: tuple[str, ...]
+
+
+async def _serve(loaded: wiring.Settings, listen: _Listen, approver: LinePrompter | None) -> None:
+    config, settings = loaded.config, _mcp_block(loaded)
+    async with wiring.open_harness(loaded, "mcp") as harness:
+        if harness.knowledge is not None:
+            _knowledge_notes(harness)
+        elif config.harness.knowledge.enabled:
+            _say(
+                "note: knowledge is enabled but not exposed over MCP; add knowledge_search to "
+                "expose.agent.mcp.builtins to let MCP clients search your knowledge base"
+            )
+        served = servable_tools(harness.tools.tools(), warn=lambda text: _say(f"warning: {text}"))
+        if not served:
             raise click.ClickException(
-                f'no tools available after filtering; check include/exclude in "{config_path}"'
-                if tools or config.application_path
+                f'no tools available after filtering; check include/exclude in "{loaded.path}"'
+                if config.application_path
                 else "no tools available to expose over MCP"
             )
         options = ServerOptions(
@@ -131,51 +161,34 @@ def mcp(
             max_concurrent=settings.max_concurrent_tools,
             tool_timeout=(settings.tool_timeout or timedelta(0)).total_seconds(),
         )
-        try:
-            server = build_server(
-                served,
-                options,
-                knowledge=knowledge,
-                knowledge_tokens=config.harness.knowledge.max_injected_tokens,
-                serve_knowledge=serve_knowledge,
-                approver=approver,
-                log=_say,
-            )
-        except ValueError as err:
-            raise click.ClickException(str(err)) from err
-        names = [tool.name for tool in served] + (["knowledge_search"] if serve_knowledge else [])
+        server = build_server(served, options, approver=approver, log=_say)
         ready = _banner(
-            options,
-            names,
-            served,
-            stdio=stdio,
-            approve_on_tty=approver is not None,
-            token_env=token_env if token else None,
+            options, served, stdio=listen.stdio, approve_on_tty=approver is not None, token_env=listen.token_env
         )
         try:
-            serve(
+            await serve_async(
                 server,
-                stdio=stdio,
-                address=bind,
-                port=listen_port,
-                token=token,
-                allow_hosts=allow_hosts,
+                stdio=listen.stdio,
+                address=listen.address,
+                port=listen.port,
+                token=listen.token,
+                allow_hosts=listen.allow_hosts,
                 on_ready=ready,
             )
         except OSError as err:
             raise click.ClickException(
-                f"cannot serve on {bind}:{listen_port}: {err.strerror or err}; pick another --port or --address"
+                f"cannot serve on {listen.address}:{listen.port}: {err.strerror or err}; pick another --port or "
+                "--address"
             ) from err
-    _say("MCP server stopped")
 
 
 def _load_settings(ctx: click.Context) -> wiring.Settings:
-    loaded = wiring.load_settings(ctx, Mode.MCP, required=True)
+    loaded = wiring.load_settings(ctx, "mcp", required=True)
     assert loaded is not None, "required=True either loads or raises"
     return loaded
 
 
-def _mcp_block(loaded: wiring.Settings) -> MCPSettings:
+def _mcp_block(loaded: wiring.Settings) -> Any:
     settings = loaded.config.expose.agent.mcp
     if settings is None:
         raise click.ClickException(
@@ -208,7 +221,7 @@ def _token(token_env: str | None, bind: str, stdio: bool) -> str | None:
 
 
 @contextlib.contextmanager
-def _approver(approve_on_tty: bool) -> Generator[Prompter | None]:
+def _approver(approve_on_tty: bool) -> Generator[LinePrompter | None]:
     """The line prompter on this process's controlling terminal, when `--approve-on-tty` asks for it.
 
     The terminal is opened by name, not through stdin and stderr: under `--stdio` those carry the protocol
@@ -228,7 +241,7 @@ def _approver(approve_on_tty: bool) -> Generator[Prompter | None]:
         yield LinePrompter(stdin=terminal_in, stderr=terminal_out, interactive=True)
 
 
-def _notes(config: Config) -> None:
+def _notes(config: Any) -> None:
     harness = config.harness
     if not config.application_path:
         _say("note: no wrapped application configured (application_path unset); serving built-in tools only")
@@ -241,62 +254,32 @@ def _notes(config: Config) -> None:
         _say("warning: memory has no effect over MCP; the built-in memory tools are only available in an agent run")
 
 
-def _tools(loaded: wiring.Settings) -> list[Tool]:
-    application = wiring.load_application(loaded)
-    if application is None:
-        return []
-    exposed = loaded.config.expose.agent.tools
-    with wiring.reported():
-        return list(
-            select_tools(wiring.command_tools(loaded, application), include=exposed.include, exclude=exposed.exclude)
-        )
-
-
-@contextlib.contextmanager
-def _knowledge(loaded: wiring.Settings, settings: MCPSettings) -> Generator[KnowledgeSearcher | None]:
-    config = loaded.config
-    knowledge = config.harness.knowledge
-    if "knowledge_search" not in settings.builtins:
-        if knowledge.enabled:
-            _say(
-                "note: knowledge is enabled but not exposed over MCP; add knowledge_search to "
-                "expose.agent.mcp.builtins to let MCP clients search your knowledge base"
-            )
-        yield None
-        return
-    directory = wiring.knowledge_directory(knowledge, identity=config.identity, folder=loaded.folder)
-    try:
-        store = wiring.open_knowledge_store(directory, read_only=True)
-    except click.ClickException as err:
-        raise click.ClickException(f"cannot expose knowledge_search over MCP: {err.message}") from err
+def _knowledge_notes(harness: wiring.Harness) -> None:
+    store = harness.knowledge
+    assert store is not None
     try:
         with wiring.reported():
             tier = store.tier()
     except click.ClickException as err:
-        store.close()
         raise click.ClickException(f"cannot expose knowledge_search over MCP: {err.message}") from err
-    built = store.db_path.exists()
     _say(f"knowledge {tier}")
-    if not built:
+    if not store.db_path.exists():
         _say(
             "note: the knowledge index is not built yet; knowledge_search will return index_not_built until you "
             "run: fiskai knowledge index"
         )
-    try:
-        yield store
-    finally:
-        store.close()
 
 
 def _banner(
     options: ServerOptions,
-    names: Sequence[str],
-    served: Sequence[Tool],
+    served: Sequence[Any],
     *,
     stdio: bool,
     approve_on_tty: bool,
     token_env: str | None,
 ) -> Callable[[str], None]:
+    names = [tool.name for tool in served]
+
     def ready(where: str) -> None:
         _say(f"Serving {len(names)} tools over MCP on {where} as {options.name}/{options.version}")
         for name in names:

@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 import anyio
 import click
 
-from fiskai_cli._wiring import invocation, load_settings, open_memory_store, reported
+from fiskai_cli._wiring import NatsTarget, invocation, load_settings, memory_store, reported
 from fiskai_cli.ui.text import clip, items, table
 from fiskai_core.config import Mode
 from fiskai_memory import Entry, FileMemoryStore, Item, MemoryNotFoundError, Store
@@ -188,12 +188,8 @@ def _run(ctx: click.Context, target: _Target, action: Callable[[Store], Awaitabl
                 f"no --identity given and no configuration at {invocation(ctx).config_path} to take it from; pass "
                 "--identity (the agent's identity, by default its application binary's name) or --directory"
             )
-        async with open_memory_store(
-            settings.config.harness.memory if settings is not None else None,
-            identity=identity,
-            folder=settings.folder if settings is not None else None,
-            nats_url=target.nats_url,
-        ) as (store, location):
+        nats = NatsTarget(server_url=target.nats_url)
+        async with memory_store(settings, identity=identity, nats=nats) as (store, location):
             return location, await _act(action, store, location)
 
     with reported():

@@ -11,49 +11,32 @@ second aborts; either way the journal gets its terminal record and the stats lin
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 import signal
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import anyio
 import click
 
-from fiskai_agent import (
-    KnowledgeOptions,
-    MemoryOptions,
-    NextPrompt,
-    RunControl,
-    RunOptions,
-    RunResult,
-    SessionOptions,
-    run as run_agent,
-)
-from fiskai_agent.llm import preload_provider, provider_spec, validate_base_url
+from fiskai_agent import NextPrompt, RunControl, RunOptions, RunResult, SessionOptions, run as run_agent
+from fiskai_agent.events import Advisory
+from fiskai_agent.llm import ProviderSettings, preload_provider
 from fiskai_cli import _wiring as wiring
 from fiskai_cli._version import VERSION
 from fiskai_cli.commands.run_trace import HttpDebugDump, Observers, TraceFile, open_exclusive
 from fiskai_cli.ui.chat import LineChat
 from fiskai_cli.ui.line_events import LineEvents
 from fiskai_cli.ui.line_stats import result_json, stats_line
-from fiskai_cli.ui.prompter import LinePrompter
-from fiskai_core.approvals import Approvals
-from fiskai_core.config import Config, Mode
-from fiskai_core.errors import FiskaiError
-from fiskai_core.prompter import DenyPrompter, Prompter
-from fiskai_core.tools import Tool
 
 if TYPE_CHECKING:
     from fiskai_cli.ui.tui import FullScreen
 
 __all__ = ["run"]
 
-_DEFAULT_PROMPT = "assist the user"
 _SUSPEND_NOTICE = "\nsuspend requested; finishing current step, press ^C again to abort"
 
 
@@ -132,24 +115,16 @@ def run(
     _check_flags(prompt, checkpoint=checkpoint, name=name, resume_id=resume_id, force=force, chat=chat)
     settings = _load(ctx, model)
     config = settings.config
-    api_key, resolved_url = _credentials(config, base_url)
-    # The SDK import (seconds) overlaps the introspection below, which waits on a subprocess.
+    connection = wiring.model_connection(settings, base_url)
+    # The SDK import (seconds) overlaps the introspection in the harness, which waits on a subprocess.
     preload_provider(config.llm.provider)
-    application = wiring.load_application(settings)
-    tools = wiring.command_tools(settings, application) if application is not None else []
-
     checkpointing = checkpoint or resume_id is not None
-    session = None
-    if checkpointing:
-        store = wiring.open_journal_store(config.harness.sessions, folder=settings.folder, state_dir=state_dir)
-        session = SessionOptions(store=store, checkpoint=checkpoint, name=name, resume_id=resume_id, force=force)
     events = LineEvents(verbose=verbose, answer_to_stdout=output_format == "text", trace_file=str(trace_path or ""))
     warn = _warner()
-    trace = _open_trace(trace_path, config, settings.path, warn)
+    trace = _open_trace(trace_path, config.llm.model, settings.path, warn)
     dump = _open_http_debug(http_debug_path, warn)
     writers = [w for w in (trace, dump) if w is not None]
     control = RunControl()
-    request = " ".join(prompt).strip() or _DEFAULT_PROMPT
     screen = None
     tui_off = no_tui or config.harness.no_tui
     if not tui_off and output_format == "text" and sys.stdin.isatty() and sys.stdout.isatty():
@@ -157,46 +132,56 @@ def run(
             control=control,
             checkpointing=checkpointing,
             line=events,
-            prompt=request,
+            prompt=" ".join(prompt).strip(),
             verbose=verbose,
             chat=chat,
             bell=not config.harness.no_bell,
         )
-    options = RunOptions(
-        prompt=request,
-        llm=config.llm,
-        system_prompt=config.system_prompt,
-        app_tools=tools,
-        has_application=bool(config.application_path),
-        config_file=str(settings.path),
-        confirm_tags=tuple(config.harness.confirm_tags),
-        human_in_the_loop=config.harness.human_in_the_loop.enabled,
-        prompter=screen.prompter if screen is not None else _prompter(),
-        approvals=_approvals(config),
-        events=screen.events if screen is not None else events,
-        session=session,
+    request = _Request(
+        prompt=" ".join(prompt).strip(),
+        session=(checkpoint, name, resume_id, force),
+        state_dir=state_dir,
+        provider=ProviderSettings(
+            model=config.llm.model,
+            api_key=connection.api_key,
+            base_url=connection.base_url,
+            call_timeout=config.llm.budget.call_timeout.total_seconds(),
+            observer=Observers(*writers) if writers else None,
+        ),
+        screen=screen,
+        events=events,
         control=control,
-        api_key=api_key,
-        base_url=resolved_url,
-        http_observer=Observers(*writers) if writers else None,
+        chat=chat,
         verbose=verbose,
-        interactive=chat,
-        next_prompt=_next_prompt(chat, screen, request),
     )
     try:
-        with wiring.reported():
-            if screen is not None:
-                result = anyio.run(screen.run, lambda: _drive(options, settings, checkpointing))
-            else:
-                result = anyio.run(_drive, options, settings, checkpointing)
+        if screen is not None:
+            result = anyio.run(screen.run, lambda: _drive(settings, request))
+        else:
+            result = anyio.run(_drive, settings, request)
         if trace is not None:
             trace.summary(result.stats)
     finally:
         # Closed even when setup failed, so what was written reaches the disk.
         for writer in writers:
             writer.close()
-    aborted = options.control is not None and options.control.aborted
-    _finish(result, output_format=output_format, verbose=verbose, config_path=settings.path, aborted=aborted)
+    _finish(result, output_format=output_format, verbose=verbose, config_path=settings.path, aborted=control.aborted)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Request:
+    """What the command line asked of this run, beside the configuration."""
+
+    prompt: str
+    session: tuple[bool, str | None, str | None, bool]
+    """`--checkpoint`, `--name`, `--resume`, `--force`."""
+    state_dir: Path | None
+    provider: ProviderSettings
+    screen: FullScreen | None
+    events: LineEvents
+    control: RunControl
+    chat: bool
+    verbose: bool
 
 
 def _check_flags(
@@ -216,50 +201,12 @@ def _check_flags(
 
 
 def _load(ctx: click.Context, model: str | None) -> wiring.Settings:
-    settings = wiring.load_settings(ctx, Mode.AGENT, required=True)
+    settings = wiring.load_settings(ctx, "agent", required=True)
     assert settings is not None  # required=True raises instead
     if not model:
         return settings
     llm = settings.config.llm.model_copy(update={"model": model})
     return replace(settings, config=settings.config.model_copy(update={"llm": llm}))
-
-
-def _credentials(config: Config, flag_url: str | None) -> tuple[str | None, str | None]:
-    """The API key and the validated base URL; without either, say exactly what to set."""
-    try:
-        spec = provider_spec(config.llm.provider)
-    except FiskaiError as err:
-        raise click.ClickException(str(err)) from err
-    key_env = spec.key_env or "ANTHROPIC_API_KEY"
-    url_env = spec.base_url_env or "ANTHROPIC_BASE_URL"
-    configured = config.llm.base_url
-    if flag_url:
-        url, label = flag_url, "--base-url"
-    elif configured:
-        url, label = configured, "llm.base_url"
-    else:
-        url, label = os.environ.get(url_env, ""), url_env
-    api_key = os.environ.get(key_env) or None
-    if not url and api_key is None:
-        raise click.ClickException(
-            f"no model to talk to: set {key_env} to use Anthropic's API, or point fiskai at an "
-            f"Anthropic-compatible server with llm.base_url in agent.yaml, {url_env} or --base-url "
-            f"(a local one such as Ollama: {url_env}=http://localhost:11434 and llm.model set to a model it "
-            "serves). 'fiskai info' and 'fiskai tools call' work without either"
-        )
-    if not url:
-        return api_key, None
-    try:
-        validate_base_url(url, label=label)
-    except FiskaiError as err:
-        raise click.ClickException(str(err)) from err
-    return api_key, url
-
-
-def _approvals(config: Config) -> Approvals:
-    """The agent's persisted approval rules (a malformed file stops the run, naming it)."""
-    with wiring.reported():
-        return Approvals.from_file(wiring.approvals_file(config.identity), identity=config.identity)
 
 
 def _full_screen(
@@ -287,13 +234,6 @@ def _next_prompt(chat: bool, screen: FullScreen | None, prompt: str) -> NextProm
     return LineChat(prompt)
 
 
-def _prompter() -> Prompter:
-    # Deny by default: only an operator at a terminal can approve a gated command.
-    if sys.stdin.isatty():
-        return LinePrompter()
-    return DenyPrompter()
-
-
 def _warner() -> Callable[[str], None]:
     def warn(message: str) -> None:
         click.echo(f"warning: {message}", err=True)
@@ -301,7 +241,7 @@ def _warner() -> Callable[[str], None]:
     return warn
 
 
-def _open_trace(path: Path | None, config: Config, config_path: Path, warn: Callable[[str], None]) -> TraceFile | None:
+def _open_trace(path: Path | None, model: str, config_path: Path, warn: Callable[[str], None]) -> TraceFile | None:
     if path is None:
         return None
     try:
@@ -313,7 +253,7 @@ def _open_trace(path: Path | None, config: Config, config_path: Path, warn: Call
     except OSError as err:
         raise click.ClickException(f'--trace "{path}": {err.strerror or err}') from err
     trace = TraceFile(path, fd, warn)
-    trace.session(model=config.llm.model, config=str(config_path), version=VERSION)
+    trace.session(model=model, config=str(config_path), version=VERSION)
     return trace
 
 
@@ -332,10 +272,12 @@ def _open_http_debug(path: Path | None, warn: Callable[[str], None]) -> HttpDebu
     return HttpDebugDump(path, fd, warn)
 
 
-async def _drive(options: RunOptions, settings: wiring.Settings, checkpointing: bool) -> RunResult:
-    """Open the run's stores, then run the agent while SIGINT/SIGTERM suspend (journaled runs) or abort it."""
-    control = options.control
-    assert control is not None
+async def _drive(settings: wiring.Settings, request: _Request) -> RunResult:
+    """Build the harness, then run the agent while SIGINT/SIGTERM suspend (journaled runs) or abort it."""
+    control = request.control
+    checkpoint, name, resume_id, force = request.session
+    checkpointing = checkpoint or resume_id is not None
+    screen = request.screen
     outcome: list[RunResult | Exception] = []
 
     async def watch_signals() -> None:
@@ -347,13 +289,38 @@ async def _drive(options: RunOptions, settings: wiring.Settings, checkpointing: 
                 else:
                     control.abort()
 
-    async with contextlib.AsyncExitStack() as stack:
-        options = replace(options, memory=await _memory(settings, stack), knowledge=_knowledge(settings, stack))
-        options = replace(options, remote_tools=await _remote_tools(settings, options, stack))
+    prompter = screen.prompter if screen is not None else wiring.operator_prompter()
+    async with wiring.open_harness(
+        settings, "run", prompter=prompter, checkpointing=checkpointing, state_dir=request.state_dir
+    ) as harness:
+        config = settings.config
+        session = None
+        if harness.journal is not None:
+            session = SessionOptions(
+                store=harness.journal, checkpoint=checkpoint, name=name, resume_id=resume_id, force=force
+            )
+        options = RunOptions(
+            prompt=request.prompt,
+            llm=config.llm,
+            tools=harness.tools,
+            gate=harness.gate,
+            provider=request.provider,
+            system_prompt=config.system_prompt,
+            start_context=harness.start_context,
+            config_file=str(settings.path),
+            notices=[Advisory(kind=kind, message=message) for kind, message in harness.notices],  # pyright: ignore[reportArgumentType]
+            events=screen.events if screen is not None else request.events,
+            session=session,
+            control=control,
+            interactive=request.chat,
+            next_prompt=_next_prompt(request.chat, screen, request.prompt),
+            verbose=request.verbose,
+        )
         async with anyio.create_task_group() as tg:
             tg.start_soon(watch_signals)
             try:
-                outcome.append(await run_agent(options))
+                with wiring.reported():
+                    outcome.append(await run_agent(options))
             except Exception as err:  # noqa: BLE001 - re-raised below, outside the task group
                 # Raised outside the group, so the caller sees the error itself, not an exception group.
                 outcome.append(err)
@@ -362,62 +329,6 @@ async def _drive(options: RunOptions, settings: wiring.Settings, checkpointing: 
     if isinstance(outcome[0], Exception):
         raise outcome[0]
     return outcome[0]
-
-
-async def _memory(settings: wiring.Settings, stack: contextlib.AsyncExitStack) -> MemoryOptions | None:
-    memory = settings.config.harness.memory
-    if not memory.enabled:
-        return None
-    store, _where = await stack.enter_async_context(
-        wiring.open_memory_store(memory, identity=settings.config.identity, folder=settings.folder)
-    )
-    return MemoryOptions(store=store, no_index=memory.no_index)
-
-
-async def _remote_tools(
-    settings: wiring.Settings, options: RunOptions, stack: contextlib.AsyncExitStack
-) -> Sequence[Tool]:
-    """Import the `remote_tools` hosts' tools (strict: the prompt may depend on them) for the whole run.
-
-    The NATS connection stays open on `stack` for the tools' calls. Needs the `a2a` extra.
-    """
-    config = settings.config
-    if not config.remote_tools:
-        return ()
-    try:
-        from fiskai_a2a import load_context
-        from fiskai_a2a.nats_transport import open_remote_tools
-    except ImportError as err:
-        raise click.ClickException(
-            f"remote_tools needs the `a2a` extra: pip install 'fiskai-cli[a2a]' ({err})"
-        ) from err
-    imported = await stack.enter_async_context(
-        open_remote_tools(
-            config.remote_tools,
-            context=load_context(config.nats_context),
-            identity=config.identity,
-            call_timeout=config.llm.budget.call_timeout.total_seconds(),
-            taken=[tool.name for tool in options.app_tools],
-            strict=True,
-        )
-    )
-    for warning in imported.warnings:
-        click.echo(f"warning: {warning}", err=True)
-    return imported.tools
-
-
-def _knowledge(settings: wiring.Settings, stack: contextlib.AsyncExitStack) -> KnowledgeOptions | None:
-    knowledge = settings.config.harness.knowledge
-    if not knowledge.enabled:
-        return None
-    directory = wiring.knowledge_directory(knowledge, identity=settings.config.identity, folder=settings.folder)
-    limit = knowledge.max_injected_tokens
-    if not (directory / "knowledge.db").exists():
-        # knowledge_search then answers index_not_built and the run warns where it looked.
-        return KnowledgeOptions(searcher=None, max_injected_tokens=limit, index_path=str(directory))
-    # Lexical search: the embeddings client for the vector tier is not wired into run yet.
-    store = stack.enter_context(wiring.open_knowledge_store(directory, read_only=True))
-    return KnowledgeOptions(searcher=store, max_injected_tokens=limit, index_path=str(directory))
 
 
 def _finish(result: RunResult, *, output_format: str, verbose: bool, config_path: Path, aborted: bool) -> None:

@@ -20,7 +20,8 @@ import anyio
 import click
 from typing_extensions import override
 
-from fiskai_cli._wiring import load_settings, open_journal_store
+from fiskai_cli._stores import journal_backend
+from fiskai_cli._wiring import Settings, journal_store, load_settings
 from fiskai_cli.commands.session_approvals import (
     APPROVALS_FLAG,
     approval_rows,
@@ -93,20 +94,21 @@ def session(ctx: click.Context, state_dir: Path | None) -> None:
       fiskai session rm orders-report
     """
     settings = load_settings(ctx, Mode.MCP, required=False)
-    if settings is None:
-        store = open_journal_store(None, state_dir=state_dir)
-    else:
-        store = open_journal_store(settings.config.harness.sessions, folder=settings.folder, state_dir=state_dir)
-    ctx.obj = _Sessions(store=store, configured=settings is not None)
+    journal_backend(settings.config.harness.sessions if settings is not None else None)  # a typo fails now
+    ctx.obj = _Sessions(settings=settings, state_dir=state_dir)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class _Sessions:
-    """The `session` group's context object: the store every subcommand reads."""
+    """The `session` group's context object: where every subcommand's store comes from."""
 
-    store: Store
-    configured: bool
-    """True when a configuration chose the store (an empty list then needs no hint about one)."""
+    settings: Settings | None
+    state_dir: Path | None
+
+    @property
+    def configured(self) -> bool:
+        """True when a configuration chose the store (an empty list then needs no hint about one)."""
+        return self.settings is not None
 
 
 def _sessions(ctx: click.Context) -> _Sessions:
@@ -117,11 +119,22 @@ def _sessions(ctx: click.Context) -> _Sessions:
 
 
 def _run(ctx: click.Context, action: Callable[[Store], Awaitable[_T]]) -> _T:
-    store = _sessions(ctx).store
+    sessions = _sessions(ctx)
+
+    async def go() -> _T:
+        async with journal_store(sessions.settings, state_dir=sessions.state_dir) as store:
+            return await action(store)
+
     try:
-        return anyio.run(action, store)
+        return anyio.run(go)
     except JournalError as err:
         raise click.ClickException(str(err)) from err
+
+
+async def _listing(store: Store) -> tuple[list[RunSummary], Path | None]:
+    """The sessions, and the file backend's directory (for the hint when there are none)."""
+    directory = store.directory if isinstance(store, FileJournalStore) else None
+    return list(await store.list()), directory
 
 
 _FORMAT = click.option(
@@ -148,16 +161,15 @@ def list_sessions(ctx: click.Context, output_format: str) -> None:
       fiskai -c agent.yaml session list --format json | jq -r '.[].id'
       fiskai session --state-dir ./runs ls
     """
-    summaries = _run(ctx, lambda store: store.list())
+    summaries, directory = _run(ctx, _listing)
     if output_format == "json":
         click.echo(json.dumps([_summary_json(s) for s in summaries], indent=2, ensure_ascii=False))
         return
     if not summaries:
-        sessions = _sessions(ctx)
-        if sessions.configured or not isinstance(sessions.store, FileJournalStore):
+        if _sessions(ctx).configured or directory is None:
             click.echo("No checkpointed sessions")
         else:
-            click.echo(_EMPTY_FILE_HINT.format(directory=sessions.store.directory))
+            click.echo(_EMPTY_FILE_HINT.format(directory=directory))
         return
     rows = [(s.run_id, s.model or "-", s.status, _local_time(s.updated), clip(s.prompt, 53) or "-") for s in summaries]
     click.echo(table(("id", "model", "status", "updated", "prompt"), rows, indent=0))

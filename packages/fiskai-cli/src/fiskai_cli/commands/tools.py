@@ -14,21 +14,29 @@ import difflib
 import json
 import sys
 from collections.abc import Sequence
-from typing import Any, cast
+from dataclasses import dataclass
+from typing import Any, Protocol, TypeVar, cast
 
 import anyio
 import click
 
-from fiskai_cli._wiring import Settings, command_tools, confirm_gate, load_application, load_settings, operator_prompter
+from fiskai_cli import _wiring as wiring
+from fiskai_cli._wiring import Settings, application_tools, load_settings
 from fiskai_cli.ui.text import clip, table
-from fiskai_core.config import Mode
+from fiskai_core.calls import Refusal, ToolCall, prepare_call, run_call
 from fiskai_core.confirm import render_command_line
-from fiskai_core.errors import ArgumentsError
-from fiskai_core.fisk import missing_required_message
-from fiskai_core.fisk.execution import CommandTool
-from fiskai_core.tools import ToolResult
+from fiskai_core.exec.running import CommandTool
+from fiskai_core.tools import ToolResult, trigger_tag
 
 __all__ = ["tools"]
+
+
+class _Named(Protocol):
+    @property
+    def name(self) -> str: ...
+
+
+_T = TypeVar("_T", bound=_Named)
 
 _DESCRIPTION_CLIP = 60
 
@@ -68,15 +76,15 @@ def list_command(ctx: click.Context, output_format: str) -> None:
       fiskai -c agent.yaml tools list --format json | jq -r '.tools[] | select(.confirm) | .name'
     """
     settings, available = _tools(ctx)
-    gate = confirm_gate(settings)
+    confirm_tags = settings.config.harness.confirm_tags
     if output_format == "json":
         rows = [
             {
                 "name": tool.name,
-                "confirm": gate.trigger_tag(tool.tags) is not None,
-                "trigger_tag": gate.trigger_tag(tool.tags),
+                "confirm": trigger_tag(tool.tags, confirm_tags) is not None,
+                "trigger_tag": trigger_tag(tool.tags, confirm_tags),
                 "tags": list(tool.tags),
-                "description": tool.spec.description,
+                "description": tool.summary,
             }
             for tool in available
         ]
@@ -87,8 +95,8 @@ def list_command(ctx: click.Context, output_format: str) -> None:
     cells = [
         [
             tool.name,
-            gate.trigger_tag(tool.tags) or "no",
-            clip(tool.spec.description, _DESCRIPTION_CLIP),
+            trigger_tag(tool.tags, confirm_tags) or "no",
+            clip(tool.summary, _DESCRIPTION_CLIP),
             ", ".join(tool.tags),
         ]
         for tool in available
@@ -135,38 +143,13 @@ def call_command(ctx: click.Context, name: str, arguments: str, dry_run: bool, o
     if arguments == "-":
         # stdin then holds the arguments, not an operator: a gated tool is denied, as with any pipe.
         arguments = sys.stdin.read()
-    settings, available = _tools(ctx)
-    tool = _find(available, name)
-    refusal = _refusal(tool, arguments)
-    argv: list[str] = []
-    if refusal is None:
-        try:
-            argv = list(tool.command_argv(arguments))
-        except ArgumentsError as err:
-            refusal = str(err)
-    if refusal is not None:
-        _emit(ToolResult(text=refusal, is_error=True), None, output_format, ran=False)
-        sys.exit(1)
-    gate = confirm_gate(settings, operator_prompter(), approvals=True)
-    tag = gate.trigger_tag(tool.tags)
-    if dry_run:
-        rule = gate.approvals.match(name=tool.name, tags=tool.tags, argv=argv) if gate.approvals else None
-        _dry_run(tool.name, argv, tag, rule.text if rule else None, gate.prompter.can_prompt(), output_format)
+    settings = _settings(ctx)
+    outcome = anyio.run(_call, settings, name, arguments, dry_run)
+    if isinstance(outcome, _DryRun):
+        _dry_run(outcome, output_format)
         return
-
-    async def go() -> tuple[ToolResult, dict[str, Any]]:
-        decision = await gate.check(name=tool.name, tags=tool.tags, argv=argv)
-        verdict: dict[str, Any] = {"allowed": decision.allowed, "channel": decision.channel, "tag": decision.tag}
-        if decision.reason:
-            verdict["reason"] = decision.reason
-        if decision.rule:
-            verdict["rule"] = decision.rule
-        if not decision.allowed:
-            return decision.denial_result(), verdict
-        return await tool.execute(arguments), verdict
-
-    result, verdict = anyio.run(go)
-    ran = bool(verdict["allowed"])
+    result, verdict = outcome
+    ran = verdict is not None and bool(verdict["allowed"])
     _emit(result, verdict, output_format, ran=ran)
     if not ran or result.is_error:
         sys.exit(1)
@@ -174,18 +157,53 @@ def call_command(ctx: click.Context, name: str, arguments: str, dry_run: bool, o
         sys.exit(result.exit_code if 0 < result.exit_code < 256 else 1)
 
 
-def _tools(ctx: click.Context) -> tuple[Settings, list[CommandTool]]:
-    settings = load_settings(ctx, Mode.MCP, required=True)
+@dataclass(frozen=True, slots=True)
+class _DryRun:
+    call: ToolCall
+    rule: str | None
+    can_prompt: bool
+
+
+async def _call(
+    settings: Settings, name: str, arguments: str, dry_run: bool
+) -> tuple[ToolResult, dict[str, Any] | None] | _DryRun:
+    """Prepare, decide and run, as a model's call would: the gate (the terminal, the saved rules), then the command."""
+    async with wiring.open_harness(settings, "tools", prompter=wiring.operator_prompter()) as harness:
+        tool = _find(harness.tools.tools(), name)
+        call = prepare_call(tool, arguments, confirm_tags=harness.gate.confirm_tags)
+        if isinstance(call, Refusal):
+            return call.result, None
+        gate = harness.gate
+        if dry_run:
+            rule = gate.approvals.match(name=tool.name, tags=tool.tags, argv=call.gate_argv) if gate.approvals else None
+            return _DryRun(call, rule.text if rule else None, gate.prompter.can_prompt())
+        decision = await gate.decide(call)
+    verdict: dict[str, Any] = {"allowed": decision.allowed, "channel": decision.channel, "tag": decision.tag}
+    if decision.reason:
+        verdict["reason"] = decision.reason
+    if decision.rule:
+        verdict["rule"] = decision.rule
+    if not decision.allowed:
+        return decision.denial_result(), verdict
+    return await run_call(call), verdict
+
+
+def _settings(ctx: click.Context) -> Settings:
+    settings = load_settings(ctx, "mcp", required=True)
     assert settings is not None  # required=True: a missing file is an error above
-    application = load_application(settings)
-    if application is None:
+    if not settings.config.application_path:
         raise click.ClickException(
             f"{settings.path} names no application_path; `fiskai tools` lists and calls an application's commands"
         )
-    return settings, command_tools(settings, application)
+    return settings
 
 
-def _find(available: Sequence[CommandTool], name: str) -> CommandTool:
+def _tools(ctx: click.Context) -> tuple[Settings, list[CommandTool]]:
+    settings = _settings(ctx)
+    return settings, application_tools(settings)
+
+
+def _find(available: Sequence[_T], name: str) -> _T:
     for tool in available:
         if tool.name == name:
             return tool
@@ -195,23 +213,9 @@ def _find(available: Sequence[CommandTool], name: str) -> CommandTool:
     raise click.ClickException(f'unknown tool "{name}"{hint}')
 
 
-def _refusal(tool: CommandTool, arguments: str) -> str | None:
-    """Why the call is refused before the gate (a model gets the same text), or None when it may proceed."""
-    problems = tool.schema_problems(arguments)
-    if problems:
-        return (
-            f"arguments for tool {tool.name!r} do not match its schema: {'; '.join(problems)}. "
-            "Nothing was run; correct the arguments and call again."
-        )
-    missing = tool.missing_required(arguments)
-    if missing:
-        return missing_required_message(tool.name, tool.input_schema, missing)
-    return None
-
-
-def _dry_run(
-    name: str, argv: list[str], tag: str | None, rule: str | None, can_prompt: bool, output_format: str
-) -> None:
+def _dry_run(dry: _DryRun, output_format: str) -> None:
+    call, rule, can_prompt = dry.call, dry.rule, dry.can_prompt
+    name, argv, tag = call.name, list(call.gate_argv), call.gate_tag
     if tag is None:
         gate, would = "ungated", "run without asking"
     elif rule is not None:

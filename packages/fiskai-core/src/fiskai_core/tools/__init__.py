@@ -9,7 +9,7 @@ How a call goes through prepare, the gate and run is `fiskai_core.calls`; what a
 and how its commands run, is `fiskai_core.exec`.
 """
 
-from fiskai_core._exact_json import dumps_exact, loads_exact, plain_json
+from fiskai_core._exact_json import dumps_exact, exact_of, loads_exact, plain_json
 from fiskai_core._gojson import DecodedValue, JsonNumber
 
 from ._arguments import ToolArguments, arguments_from_value, parse_arguments
@@ -46,6 +46,7 @@ __all__ = [
     "arguments_from_value",
     "check_arguments",
     "dumps_exact",
+    "exact_of",
     "loads_exact",
     "matches_rule",
     "missing_required",
