@@ -1,4 +1,3 @@
-import json
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -27,9 +26,10 @@ from fiskai_a2a.protocol import (
 )
 from fiskai_a2a.testing import FakeTransport
 from fiskai_a2a.transport import EventSink, Handler, Reply, Route, Transport
+from fiskai_core.calls import ToolCall, prepare_call, run_call
 from fiskai_core.remote import RemoteCallError, RemoteDescriptor, RemoteInvoker, RemoteTool
 from fiskai_core.testing import FakeTool
-from fiskai_core.tools import ToolResult
+from fiskai_core.tools import CallContext, CallPlan, ToolArguments, ToolResult, loads_exact, parse_arguments
 
 pytestmark = pytest.mark.anyio
 
@@ -49,7 +49,10 @@ class GateTool:
     cancelled: int = 0
     entered: anyio.Event = field(default_factory=anyio.Event)
 
-    async def execute(self, arguments: str | bytes | None) -> ToolResult:
+    def plan(self, arguments: ToolArguments) -> CallPlan:
+        return CallPlan(arguments=arguments, display=self.name)
+
+    async def invoke(self, plan: CallPlan, context: CallContext) -> ToolResult:
         self.started += 1
         self.running += 1
         self.peak = max(self.peak, self.running)
@@ -61,14 +64,11 @@ class GateTool:
             raise
         finally:
             self.running -= 1
-        return ToolResult(text=json.dumps({"command": "slow", "exit_code": 0, "output": "done"}), exit_code=0)
+        return ToolResult(output="done", command="slow", exit_code=0)
 
 
 def _command(output: str, exit_code: int, truncated: bool = False) -> ToolResult:
-    body: dict[str, object] = {"command": "cluster node list", "exit_code": exit_code, "output": output}
-    if truncated:
-        body["truncated"] = True
-    return ToolResult(text=json.dumps(body), exit_code=exit_code)
+    return ToolResult(output=output, command="cluster node list", exit_code=exit_code, truncated=truncated)
 
 
 class serving:
@@ -128,7 +128,7 @@ async def test_non_zero_exit_is_a_successful_reply_with_its_exit_code() -> None:
     assert reply.output == "boom\n"
     assert reply.exec is not None and reply.exec.exit_code == 3 and reply.exec.truncated is True
     assert reply.exec.command == "cluster node list"
-    assert tool.calls == ['{"code": 3}']
+    assert tool.calls == ['{"code":3}']
 
 
 async def test_zero_exit_is_omitted_as_go_does() -> None:
@@ -142,11 +142,11 @@ async def test_zero_exit_is_omitted_as_go_does() -> None:
 async def test_failures_are_in_band_errors() -> None:
     class Exploding(FakeTool):
         @override
-        async def execute(self, arguments: str | bytes | None) -> ToolResult:
+        async def invoke(self, plan: CallPlan, context: CallContext) -> ToolResult:
             raise RuntimeError("tool bug")
 
     tools = [
-        FakeTool(name="harness", description="H.", result=ToolResult(text="cannot start", is_error=True)),
+        FakeTool(name="harness", description="H.", result=ToolResult(output="cannot start", is_error=True)),
         Exploding(name="explode", description="E."),
     ]
     async with serving(Server(identity="app", version="1", tools=tools)) as client:
@@ -154,7 +154,8 @@ async def test_failures_are_in_band_errors() -> None:
         explode = await client.call_tool("app", "explode")
         missing = await client.call_tool("app", "nope")
     assert harness.is_error and harness.output == "cannot start"
-    assert explode.is_error and explode.output == 'tool "explode" failed: tool bug'
+    assert explode.is_error
+    assert explode.output == 'tool "explode" failed: RuntimeError: tool bug. The command may not have run.'
     assert missing.is_error and missing.output == 'tool "nope" is not available'
 
 
@@ -163,7 +164,7 @@ async def test_a_call_past_its_timeout_is_stopped_and_answered() -> None:
     async with serving(Server(identity="app", version="1", tools=[tool], tool_timeout=0.2)) as client:
         with anyio.fail_after(5):
             reply = await client.call_tool("app", "slow")
-    assert reply.is_error and "timed out after 0.2s" in (reply.output or "")
+    assert reply.is_error and "did not finish within 0.2s and was stopped" in (reply.output or "")
     assert tool.cancelled == 1
 
 
@@ -354,11 +355,13 @@ async def test_no_server_is_agent_unavailable_and_an_error_result_for_a_remote_t
     with pytest.raises(AgentUnavailableError):
         await client.call_tool("nobody", "x")
     with pytest.raises(RemoteCallError):
-        await A2ARemoteInvoker(client).invoke_tool("nobody", "x", None)
+        await A2ARemoteInvoker(client).invoke_tool("nobody", "x", parse_arguments(None))
     tool = RemoteTool.from_descriptor(
         RemoteDescriptor(name="x", description="X."), name="x", agent="nobody", invoker=A2ARemoteInvoker(client)
     )
-    result = await tool.execute("{}")
+    call = prepare_call(tool, "{}")
+    assert isinstance(call, ToolCall)
+    result = await run_call(call)
     assert result.is_error
     assert result.text == 'calling tool "x" on agent "nobody": remote agent unavailable: no agent "nobody" is serving'
 
@@ -409,3 +412,28 @@ async def test_a_reply_for_another_request_is_refused() -> None:
             message = str(err)
         tasks.cancel_scope.cancel()
     assert 'sent a reply for request "' in message
+
+
+async def test_a_peer_s_numbers_reach_the_tool_as_written() -> None:
+    """A2A used to re-serialise the input: `1.50` arrived as `1.5` and `1e2` as `100.0`."""
+    tool = FakeTool(name="ok", description="Works.", result=_command("fine", 0))
+    header = request_header(TOOL_REQUEST, sender=Identity(name="caller", instance="i1"), recipient="app")
+    exact = loads_exact('{"ratio":1.50,"count":1e2,"n":[-0.0]}')
+    assert isinstance(exact, dict)
+    payload = encode(ToolRequest(header=header, name="ok"), exact_input=exact)
+    assert b'"ratio":1.50' in payload
+    server = Server(identity="app", version="1", tools=[tool])
+    reply = await server(Route(agent="app", kind="tool"), payload, _no_events)
+    assert reply is not None and b'"is_error"' not in reply.payload, reply
+    assert tool.calls == ['{"ratio":1.50,"count":1e2,"n":[-0.0]}']
+
+
+async def test_a_remote_call_sends_the_model_s_numbers_as_written() -> None:
+    tool = FakeTool(name="ok", description="Works.", result=_command("fine", 0))
+    async with serving(Server(identity="app", version="1", tools=[tool])) as client:
+        await A2ARemoteInvoker(client).invoke_tool("app", "ok", parse_arguments('{"ratio": 1.50, "count": 1e2}'))
+    assert tool.calls == ['{"ratio":1.50,"count":1e2}']
+
+
+async def _no_events(_payload: bytes) -> None:
+    return None

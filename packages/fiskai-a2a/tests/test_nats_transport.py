@@ -24,7 +24,7 @@ from fiskai_a2a.nats_transport import EVENTS_HEADER, connect, subject_for
 from fiskai_a2a.protocol import TOOL_REQUEST, Event, Identity, Message, ToolRequest, decode, encode, request_header
 from fiskai_a2a.transport import Route, Transport
 from fiskai_core.testing import FakeTool
-from fiskai_core.tools import ToolResult
+from fiskai_core.tools import CallContext, CallPlan, ToolArguments, ToolResult
 
 pytestmark = [pytest.mark.nats, pytest.mark.anyio]
 
@@ -66,9 +66,7 @@ def authenticated_server() -> Generator[str]:
 
 
 def _server() -> Server:
-    tool = FakeTool(
-        name="echo", description="Echo.", result=ToolResult(text='{"command":"echo","exit_code":0,"output":"hi"}')
-    )
+    tool = FakeTool(name="echo", description="Echo.", result=ToolResult(output="hi", command="echo", exit_code=0))
     return Server(identity="peer", version="9.9.9", tools=[tool])
 
 
@@ -150,9 +148,12 @@ class _GatedTool:
     input_schema: dict[str, JsonValue] = field(default_factory=lambda: {"type": "object"})
     release: anyio.Event = field(default_factory=anyio.Event)
 
-    async def execute(self, arguments: str | bytes | None) -> ToolResult:
+    def plan(self, arguments: ToolArguments) -> CallPlan:
+        return CallPlan(arguments=arguments, display=self.name)
+
+    async def invoke(self, plan: CallPlan, context: CallContext) -> ToolResult:
         await self.release.wait()
-        return ToolResult(text='{"command":"gated","exit_code":0,"output":"done"}', exit_code=0)
+        return ToolResult(output="done", command="gated", exit_code=0)
 
 
 async def test_events_go_only_to_the_caller_s_inbox_family(nats_server: str) -> None:

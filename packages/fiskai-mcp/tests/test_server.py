@@ -26,11 +26,13 @@ from mcp.shared.exceptions import MCPError
 from pydantic import JsonValue
 from typing_extensions import override
 
+from fiskai_core.builtins import KnowledgeSearchTool
+from fiskai_core.errors import ToolSelectionError
 from fiskai_core.fisk import load_application
 from fiskai_core.fisk.execution import CommandTool, command_tools
 from fiskai_core.prompter import ConfirmChoice, GateRequest
 from fiskai_core.testing import FakeSearcher, FakeTool, ScriptedPrompter, write_fake_app
-from fiskai_core.tools import ToolResult
+from fiskai_core.tools import CallContext, CallPlan, ToolArguments, ToolEntry, ToolResult, ToolSet
 from fiskai_mcp import ConfirmMode, ServerOptions, build_server, serve_async
 
 pytestmark = pytest.mark.anyio
@@ -147,7 +149,10 @@ class _Parked:
         self.peak = 0
         self.started = 0
 
-    async def execute(self, arguments: str | bytes | None) -> ToolResult:
+    def plan(self, arguments: ToolArguments) -> CallPlan:
+        return CallPlan(arguments=arguments, display=self.name)
+
+    async def invoke(self, plan: CallPlan, context: CallContext) -> ToolResult:
         self.started += 1
         self.running += 1
         self.peak = max(self.peak, self.running)
@@ -156,7 +161,7 @@ class _Parked:
             await self.release.wait()
         finally:
             self.running -= 1
-        return ToolResult(text=f"done {arguments!s}")
+        return ToolResult(output=f"done {plan.arguments.json()}")
 
 
 class _Arrivals:
@@ -196,7 +201,7 @@ async def test_twenty_parallel_calls_never_run_more_than_the_cap(mode: Literal["
 
     assert tool.peak == expected
     assert tool.started == 20
-    assert sorted(_text(result) for result in results) == sorted(f'done {{"i": {i}}}' for i in range(20))
+    assert sorted(_text(result) for result in results) == sorted(f'done {{"i":{i}}}' for i in range(20))
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -410,8 +415,8 @@ async def test_an_elicitation_that_fails_is_a_denial(tmp_path: Path) -> None:
 @pytest.mark.parametrize("mode", MODES)
 async def test_knowledge_search_is_served_only_when_asked(mode: Literal["auto", "legacy"]) -> None:
     searcher = FakeSearcher(excerpts={"docs/ops.md#1": "drain a node before upgrades"})
-    plain = build_server([FakeTool(name="other")], knowledge=searcher)
-    served = build_server([FakeTool(name="other")], knowledge=searcher, serve_knowledge=True, knowledge_tokens=100)
+    plain = build_server([FakeTool(name="other")])
+    served = build_server([FakeTool(name="other"), KnowledgeSearchTool(searcher, max_injected_tokens=100)])
 
     async with Client(plain, mode=mode) as client:
         assert [entry.name for entry in (await client.list_tools()).tools] == ["other"]
@@ -427,8 +432,14 @@ async def test_knowledge_search_is_served_only_when_asked(mode: Literal["auto", 
 
 
 def test_a_wrapped_command_named_knowledge_search_cannot_be_shadowed() -> None:
-    with pytest.raises(ValueError, match="already exposes a tool with that name"):
-        build_server([FakeTool(name="knowledge_search")], serve_knowledge=True)
+    searcher = FakeSearcher(excerpts={})
+    with pytest.raises(ToolSelectionError, match="already has that name"):
+        ToolSet(
+            (
+                ToolEntry(tool=FakeTool(name="knowledge_search"), kind="application"),
+                ToolEntry(tool=KnowledgeSearchTool(searcher, max_injected_tokens=100), kind="builtin"),
+            )
+        )
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -547,7 +558,7 @@ async def test_the_approval_shows_the_exact_argv_quoted(tmp_path: Path) -> None:
 
 class _Broken(FakeTool):
     @override
-    async def execute(self, arguments: str | bytes | None) -> ToolResult:
+    async def invoke(self, plan: CallPlan, context: CallContext) -> ToolResult:
         raise RuntimeError("the seam broke")
 
 

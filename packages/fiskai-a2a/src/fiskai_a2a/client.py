@@ -14,8 +14,6 @@ from typing import Final, cast
 
 import anyio
 
-from fiskai_core.tools import DecodedValue
-
 from .errors import A2AError, AgentUnavailableError, MessageError, RemoteAgentError
 from .protocol import (
     ACK,
@@ -89,7 +87,7 @@ class A2AClient:
         self,
         agent: str,
         tool_name: str,
-        arguments: Mapping[str, DecodedValue] | None = None,
+        arguments: Mapping[str, object] | None = None,
         *,
         on_progress: Callable[[Event], None] | None = None,
     ) -> ToolReply:

@@ -193,11 +193,11 @@ def decode_exact(data: bytes, *, expect: Collection[str] | None = None) -> tuple
         raise MessageValidationError(f"invalid {short} message: {err.errors()[0]['msg']}") from None
 
 
-def encode(message: Message, *, exact_input: dict[str, DecodedValue] | None = None) -> bytes:
+def encode(message: Message, *, exact_input: Mapping[str, object] | None = None) -> bytes:
     """The wire bytes of `message`, within the size cap.
 
-    `exact_input` is a tool request's `input` as a model wrote it (numbers keep their text); it is written
-    verbatim in place of the typed message's own.
+    `exact_input` is a tool request's `input` as a model wrote it (`JsonNumber`s keep their text; plain
+    values are written as JSON); it takes the place of the typed message's own.
 
     The typed models enforce what the schema would (identity names, non-negative sequences, object
     inputs), so the schema check is spent on the way in, where nothing is trusted; the tests check every
@@ -208,8 +208,8 @@ def encode(message: Message, *, exact_input: dict[str, DecodedValue] | None = No
     """
     wire = message.to_wire()
     if exact_input is not None:
-        wire["input"] = exact_input
-        data = dumps_exact(wire).encode()
+        wire["input"] = dict(exact_input)
+        data = dumps_exact(cast("DecodedValue", wire)).encode()
     else:
         data = json.dumps(wire, ensure_ascii=False, separators=(",", ":")).encode()
     if len(data) > MAX_MESSAGE_BYTES:
