@@ -117,7 +117,8 @@ def test_arguments_the_model_could_get_wrong_are_refused_before_the_gate(tmp_pat
     config, calls = _fake(tmp_path)
     code, _, err = _invoke("-c", str(config), "tools", "call", "cluster_node_drain", '{"node": "n1"}')
     assert code == 1
-    assert 'property "reason": required but missing' in err
+    # Required parameters first (the reference order), in fisk-ai's words.
+    assert 'tool "cluster_node_drain" was called without required parameter(s): reason.' in err
     code, _, err = _invoke("-c", str(config), "tools", "call", "cluster_node_list", '{"state": ')
     assert code == 1
     assert "Traceback" not in err

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import anyio
 import click
 import pytest
 from click.testing import CliRunner
@@ -95,10 +96,10 @@ def test_a_relative_sessions_directory_is_under_the_config_folder_wherever_the_c
 ) -> None:
     config = parse_config("harness: {sessions: {options: {directory: runs}}}\n", Mode.MCP)
     monkeypatch.chdir(tmp_path)  # not the config folder: the directory must not follow the working one
-    store = open_journal_store(config.harness.sessions, folder=tmp_path / "conf")
+    store = anyio.run(lambda: open_journal_store(config.harness.sessions, folder=tmp_path / "conf"))
     assert isinstance(store, FileJournalStore)
     assert store.directory == tmp_path / "conf" / "runs"
-    default = open_journal_store(parse_config("", Mode.MCP).harness.sessions, folder=tmp_path)
+    default = anyio.run(lambda: open_journal_store(parse_config("", Mode.MCP).harness.sessions, folder=tmp_path))
     assert isinstance(default, FileJournalStore)
     assert default.directory == state_home() / "runs"
 
@@ -106,7 +107,7 @@ def test_a_relative_sessions_directory_is_under_the_config_folder_wherever_the_c
 def test_a_misspelled_sessions_option_is_one_line_naming_the_known_ones() -> None:
     config = parse_config("harness: {sessions: {options: {directroy: runs}}}\n", Mode.MCP)
     with pytest.raises(click.ClickException) as caught:
-        open_journal_store(config.harness.sessions)
+        anyio.run(lambda: open_journal_store(config.harness.sessions))
     assert caught.value.message == 'invalid file session options: unknown option "directroy" (known: directory)'
 
 

@@ -127,15 +127,34 @@ class Harness:
     knowledge: KnowledgeStore | None = None
     knowledge_directory: str = ""
     nats: NatsTransport | None = None
+    """The command's NATS connection, once opened (`connected`)."""
     start_context: list[str] = field(default_factory=list[str])
     """System blocks describing the world as a run starts (the memory index)."""
     notices: list[tuple[str, str]] = field(default_factory=list[tuple[str, str]])
     """`(kind, message)` the operator should see as the run starts."""
 
+    _stack: AsyncExitStack | None = None
+    _target: NatsTarget | None = None
+
     @property
     def config(self) -> Any:
         """The typed agent.yaml (`fiskai_core.config.Config`)."""
         return self.settings.config
+
+    async def connected(self, needed_for: str = "") -> NatsTransport:
+        """The NATS connection, opened on first use and closed with the harness.
+
+        Raises:
+            click.ClickException: nothing names a connection, or the server cannot be reached.
+        """
+        if self.nats is None:
+            assert self._stack is not None, "a harness from open_harness"
+            what = needed_for or f"fiskai {self.face}"
+            context = nats_target(self._target or NatsTarget(), self.settings.config, needed_for=what)
+            self.nats = await self._stack.enter_async_context(
+                open_nats(context, name=f"fiskai {self.settings.config.identity}")
+            )
+        return self.nats
 
 
 def operator_prompter() -> Prompter:
@@ -291,19 +310,20 @@ async def open_harness(
 
     config = settings.config
     async with AsyncExitStack() as stack:
-        transport: NatsTransport | None = None
-        needs = _needs_nats(settings, face, checkpointing=checkpointing)
-        if needs:
-            context = nats_target(nats or NatsTarget(), config, needed_for=needs)
-            transport = await stack.enter_async_context(open_nats(context, name=f"fiskai {config.identity}"))
         application = application_tools(settings)
         harness = Harness(
             settings=settings,
             face=face,
             tools=ToolSet.of(application, has_application=bool(config.application_path)),
             gate=_gate(settings, prompter, approvals=face in ("run", "tools")),
-            nats=transport,
+            _stack=stack,
+            _target=nats,
         )
+        needs = _needs_nats(settings, face, checkpointing=checkpointing)
+        if needs and face == "run":
+            # A run's parts (journal, memory, remote tools) need the connection before it starts; a server
+            # connects when it is ready to serve (`connected`), after its tools are known to be servable.
+            await harness.connected(needs)
         if face in ("mcp", "a2a"):
             harness.tools = ToolSet.of(_exposed(settings, application), has_application=bool(config.application_path))
             if face == "mcp":

@@ -108,8 +108,8 @@ def _server(harness: wiring.Harness) -> Server:
 async def _serve(settings: wiring.Settings, target: wiring.NatsTarget) -> None:
     try:
         async with wiring.open_harness(settings, "a2a", nats=target) as harness:
-            assert harness.nats is not None, "the a2a face always connects"
-            await _serve_on(_server(harness), harness.nats)
+            server = _server(harness)
+            await _serve_on(server, await harness.connected())
     except* A2AError as group:
         # A failure inside the serving task groups arrives grouped (nested); it is still one line for the operator.
         first: BaseException = group
