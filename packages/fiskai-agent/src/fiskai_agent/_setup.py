@@ -20,7 +20,7 @@ from typing import cast
 import anyio
 
 from fiskai_agent._budget import Budget
-from fiskai_agent._journal import RunJournal, delivered_citations, new_run_id
+from fiskai_agent._journal import RunJournal, delivered_citations, new_run_id, open_for_resume
 from fiskai_agent._memory_tools import memory_tools
 from fiskai_agent._options import RunOptions, RunStats
 from fiskai_agent._tool_finder import FinderMode, finder_mode, found_answers
@@ -505,7 +505,7 @@ async def _resume(setup: Setup, fingerprint: Fingerprint, run_id: str) -> Resume
         changes = check_resume(state.fingerprint, fingerprint, run_id=run_id, force=session.force)
     except ResumeError as err:
         raise ResumeRefusedError(str(err)) from None
-    journal = await session.store.open(run_id)
+    journal = await open_for_resume(session.store, run_id, force=session.force, events=options.events)
     try:
         messages = [message_from_json(m) for m in state.messages]
     except ValueError as err:
