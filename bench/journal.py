@@ -4,7 +4,9 @@ Run: uv run python bench/journal.py [--rounds 7] [--appends 400]
 
 Targets (issue 3, "Speed"): appends per second with fsync >= 0.8x a bare write+fsync loop on the same
 filesystem; load and fold of a 10,000-record journal <= 100 ms. Medians over interleaved rounds, so the
-journal and its floor see the same disk and the same neighbours.
+journal and its floor see the same disk and the same neighbours. Each append also rewrites the run's
+high-water mark (issue 36): the journal without it runs as a fourth writer, and the mark update is timed
+alone, as done (a pwrite) and as it would cost fsynced.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import anyio
 import anyio.to_thread
 
 from fiskai_runstate import FileJournalStore, Record, encode_record, fold
-from fiskai_runstate.file import _load_path  # the load itself, without an event loop around it
+from fiskai_runstate.file import _load_path, _write_mark  # timed alone, without an event loop around them
 from fiskai_runstate.testing import sample_meta, sample_turn
 
 
@@ -36,11 +38,12 @@ def _records(run_id: str, count: int) -> list[Record]:
 
 
 _BLOCK = 20
-"""Appends per block; the three writers alternate block by block so disk noise hits them alike."""
+"""Appends per block; the writers alternate block by block so disk noise hits them alike."""
 
 
 async def _append_round(base: Path, round_no: int, records: list[Record]) -> tuple[list[float], ...]:
-    """Seconds of every append for the bare floor, the journal, and the floor with a worker-thread hop.
+    """Seconds of every append: the bare floor, the journal, the floor with a worker-thread hop, and the
+    journal without its high-water mark (what the mark costs an append).
 
     Each append is timed on its own so the medians are medians of appends: a single fsync stalled behind
     another process's disk flush then moves a median by one sample instead of skewing a total.
@@ -48,19 +51,24 @@ async def _append_round(base: Path, round_no: int, records: list[Record]) -> tup
     lines = [encode_record(r) + b"\n" for r in records]
     bare_fd = os.open(base / f"bare-{round_no}.jsonl", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     thread_fd = os.open(base / f"thread-{round_no}.jsonl", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-    journal = await FileJournalStore(base / "runs").create(sample_meta(f"append-{round_no}"))
+    store = FileJournalStore(base / "runs")
+    journal = await store.create(sample_meta(f"append-{round_no}"))
+    unmarked = await store.create(sample_meta(f"unmarked-{round_no}"))
+    mark_fd, unmarked._mark_fd = unmarked._mark_fd, None  # the same journal with its mark switched off
+    if mark_fd is not None:
+        os.close(mark_fd)
 
     def write_fsync(fd: int, line: bytes) -> None:
         os.write(fd, line)
         os.fsync(fd)
 
-    spent: tuple[list[float], ...] = ([], [], [])
+    spent: tuple[list[float], ...] = ([], [], [], [])
     clock = time.perf_counter
     try:
         for block, first in enumerate(range(0, len(records), _BLOCK)):
             chunk = range(first, min(first + _BLOCK, len(records)))
             # Rotate who goes first: whoever follows another writer's fsyncs may wait on a shared commit.
-            for writer in ((0, 1, 2), (1, 2, 0), (2, 0, 1))[block % 3]:
+            for writer in (*range(block % 4, 4), *range(block % 4)):
                 times = spent[writer]
                 for i in chunk:
                     start = clock()
@@ -68,13 +76,32 @@ async def _append_round(base: Path, round_no: int, records: list[Record]) -> tup
                         write_fsync(bare_fd, lines[i])
                     elif writer == 1:
                         await journal.append(records[i])
-                    else:
+                    elif writer == 2:
                         await anyio.to_thread.run_sync(write_fsync, thread_fd, lines[i])
+                    else:
+                        await unmarked.append(records[i])
                     times.append(clock() - start)
     finally:
         await journal.aclose()
+        await unmarked.aclose()
         os.close(bare_fd)
         os.close(thread_fd)
+    return spent
+
+
+def _mark_costs(base: Path, count: int) -> tuple[list[float], list[float]]:
+    """Seconds of each high-water mark update as an append does it (pwrite), and as it would cost fsynced."""
+    fd = os.open(base / "mark.hwm", os.O_RDWR | os.O_CREAT, 0o600)
+    spent: tuple[list[float], list[float]] = ([], [])
+    clock = time.perf_counter
+    try:
+        for n in range(count):
+            for sync, times in ((False, spent[0]), (True, spent[1])):
+                start = clock()
+                _write_mark(fd, n, sync=sync)
+                times.append(clock() - start)
+    finally:
+        os.close(fd)
     return spent
 
 
@@ -103,14 +130,18 @@ def main() -> None:
         bare: list[float] = []
         journal: list[float] = []
         threaded: list[float] = []
+        no_mark: list[float] = []
         for round_no in range(args.rounds):
-            floor, ours, hop = anyio.run(_append_round, base, round_no, appended)
+            floor, ours, hop, unmarked = anyio.run(_append_round, base, round_no, appended)
             bare += floor
             journal += ours
             threaded += hop
+            no_mark += unmarked
+        mark, mark_synced = _mark_costs(base, args.appends)
         bare = [1 / t for t in bare]
         journal = [1 / t for t in journal]
         threaded = [1 / t for t in threaded]
+        no_mark = [1 / t for t in no_mark]
 
         big = _records("big", 10_000)
         runs = base / "runs"
@@ -151,6 +182,18 @@ def main() -> None:
     print(
         f"{'  floor with a worker-thread hop per append':<46}{'':>13}{med(threaded):>11,.0f}/s"
         f"{med(threaded) / med(bare):>7.2f}x  (why appends run inline)"
+    )
+    print(
+        f"{'  the journal without its high-water mark':<46}{med(no_mark):>11,.0f}/s{'':>13}"
+        f"{med(journal) / med(no_mark):>7.2f}x  (with / without: what the mark costs)"
+    )
+    print(
+        f"{'  high-water mark per append (pwrite)':<46}{med(mark) * 1e6:>10.1f} us{1e6 / med(journal):>10.1f} us"
+        f"{med(mark) * med(journal):>7.3f}x  (floor: one whole append)"
+    )
+    print(
+        f"{'  the same mark fsynced (not done)':<46}{med(mark_synced) * 1e6:>10.1f} us{1e6 / med(journal):>10.1f} us"
+        f"{med(mark_synced) * med(journal):>7.2f}x  (why the mark is not fsynced per append)"
     )
     print(
         f"{f'load 10,000 records ({journal_mib:.1f} MiB)':<46}{med(load_wall):>10.1f} ms{med(floor_wall):>10.1f} ms"

@@ -339,3 +339,38 @@ def test_resume_after_a_configuration_change_needs_force_and_says_what_changed(a
     assert "warning: resuming despite a configuration change (--force): " in forced_err
     assert f'resuming session "{_RUN_ID}"' in forced_err
     assert len(server.requests) == 2
+
+
+def test_a_journal_cut_back_after_a_kill_is_refused_until_forced(app: App, env: dict[str, str]) -> None:
+    """Steps:
+    1. A checkpointed run calls cluster_config_get (not idempotent); its result is journaled; SIGKILL.
+    2. The journal is cut back to before the call's intent, as a partial copy or an older restore leaves it.
+    3. Resume refuses with one line naming the run, 4 records expected and 2 found, and --force; the tool
+       does not run again and the journal is untouched.
+    4. Resume --force goes ahead (the operator's call), warning that the journal was cut short.
+    """
+    script = [Turn([tool_use("cluster_config_get", {"key": "region"}, id="toolu_get")]), Hang()]
+    with MessagesServer(script, responder=_answer_when_results_arrive("region")) as server:
+        proc = checkpointed(app, env, server, "what is the region?")
+        server.wait_for_requests(2, timeout=30)
+        wait_until(lambda: "tool_result" in kinds(env), "the tool result record")
+        kill(proc)
+        path = _journal(env)
+        cut = b"".join(path.read_bytes().splitlines(keepends=True)[:2])
+        path.write_bytes(cut)
+        refused, _, refused_err = resume(app, env, server)
+        assert path.read_bytes() == cut
+        assert len(app.call_log()) == 1
+        forced, out, forced_err = finish(
+            start(["-c", str(app.config), "run", "--resume", _RUN_ID, "--force"], env, server)
+        )
+
+    assert refused == 1
+    assert "Traceback" not in refused_err
+    assert f"journal for run '{_RUN_ID}' is truncated" in refused_err
+    assert "counts 4 records but the journal holds 2" in refused_err
+    assert "--force" in refused_err
+    assert forced == 0, forced_err
+    assert f'warning: resuming session "{_RUN_ID}" although its journal is truncated' in forced_err
+    assert len(app.call_log()) == 2
+    assert out.startswith("region: ")

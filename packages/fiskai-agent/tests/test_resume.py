@@ -306,3 +306,48 @@ async def test_knowledge_citations_delivered_before_a_resume_are_not_delivered_a
         )
     )
     assert [excluded for _, _, excluded in searcher.calls] == [frozenset(), frozenset({"ops.md#1", "ops.md#2"})]
+
+
+async def test_a_journal_cut_short_is_refused_and_force_resumes_with_a_warning(store: FileJournalStore) -> None:
+    """Steps:
+    1. A checkpointed run calls a non-idempotent tool (intent and result journaled), then the model fails.
+    2. The journal is cut back to before the intent, as a partial copy or an older restore leaves it.
+    3. Resume refuses, naming the records the mark counts and the fix; the tool does not run again.
+    4. With force the resume goes ahead (the operator's call) and a warning says the journal was cut short.
+    """
+    tool = FakeTool(name="restart_service", description="Restart the service.")
+
+    def options(
+        provider: ScriptedProvider, session: SessionOptions, events: RecordingEvents | None = None
+    ) -> RunOptions:
+        return RunOptions(
+            prompt="restart it",
+            llm=LLM,
+            custom_tools=[tool],
+            provider=provider,
+            session=session,
+            events=events or RecordingEvents(),
+        )
+
+    failing = ScriptedProvider.of(calls(("restart_service", {})), ProviderError("HTTP 529 from the model API"))
+    first = await run(options(failing, SessionOptions(store=store, checkpoint=True, name="cut")))
+    assert first.reason == "error" and len(tool.calls) == 1
+    path = store.journal_path("cut")
+    lines = path.read_bytes().splitlines(keepends=True)
+    assert len(lines) == 5
+    path.write_bytes(b"".join(lines[:2]))
+
+    with pytest.raises(ResumeRefusedError) as caught:
+        await run(options(ScriptedProvider.of(answer("done")), SessionOptions(store=store, resume_id="cut")))
+    assert "journal for run 'cut' is truncated" in str(caught.value)
+    assert "counts 5 records but the journal holds 2" in str(caught.value)
+    assert "--force" in str(caught.value)
+    assert len(tool.calls) == 1
+
+    events = RecordingEvents()
+    forced = SessionOptions(store=store, resume_id="cut", force=True)
+    assert (await run(options(ScriptedProvider.of(answer("done")), forced, events))).answer == "done"
+    (warning,) = [a for a in events.advisories if a.kind == "resume_forced"]
+    assert warning.message.startswith('resuming session "cut" although its journal is truncated: ')
+    assert warning.message.endswith("(--force)")
+    assert len(tool.calls) == 2

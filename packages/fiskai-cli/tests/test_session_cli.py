@@ -209,6 +209,34 @@ def test_export_of_a_journal_with_a_torn_tail_leaves_the_tail_out(tmp_path: Path
     assert out.encode() == complete
 
 
+def test_a_truncated_journal_is_listed_and_shown_as_truncated(tmp_path: Path) -> None:
+    """Steps:
+    1. A completed run's journal is cut back to its first 4 of 8 records (its mark still counts 8).
+    2. list shows status `truncated` and the reason on stderr; the JSON carries it.
+    3. show still shows what the journal holds, says it is truncated, and names the fix.
+    """
+    _journal(tmp_path, "cut", turns=2)
+    path = tmp_path / "cut.json"
+    path.write_bytes(b"".join(path.read_bytes().splitlines(keepends=True)[:4]))
+    code, out, err = _invoke("session", "--state-dir", str(tmp_path), "list")
+    assert code == 0
+    assert out.splitlines()[1].split()[:3] == ["cut", "claude-test", "truncated"]
+    assert "warning: journal for run 'cut' is truncated: its high-water mark cut.hwm counts 8 records" in err
+    code, out, _ = _invoke("session", "--state-dir", str(tmp_path), "list", "--format", "json")
+    (listed,) = json.loads(out)
+    assert (listed["status"], listed["records"]) == ("truncated", 4)
+    assert "holds 4" in listed["truncated"]
+    code, out, err = _invoke("session", "--state-dir", str(tmp_path), "show", "cut", "--no-tui")
+    assert code == 0
+    assert "Status      open, journal truncated (resume needs --force)" in out
+    assert "LLM calls   1" in out
+    assert "counts 8 records but the journal holds 4" in err
+    assert "--force" in err
+    code, out, _ = _invoke("session", "--state-dir", str(tmp_path), "show", "cut", "--format", "json")
+    assert code == 0
+    assert "holds 4" in json.loads(out)["truncated"]
+
+
 def test_explicit_config_picks_the_file_directory_and_refuses_other_backends(tmp_path: Path) -> None:
     _journal(tmp_path / "runs", "configured", turns=0)
     config = tmp_path / "agent.yaml"

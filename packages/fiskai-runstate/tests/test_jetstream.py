@@ -10,7 +10,7 @@ from nats.aio.client import Client as NatsClient
 from nats.js.api import DiscardPolicy, StreamConfig
 from nats.js.client import JetStreamContext
 
-from fiskai_runstate import JournalCorruptError, Record, Store, encode_record, fold
+from fiskai_runstate import JournalCorruptError, JournalTruncatedError, Record, Store, encode_record, fold
 from fiskai_runstate.jetstream import JetStreamJournalStore, StreamConfigError
 from fiskai_runstate.testing import CONTRACT, CONTRACT_IDS, ContractCheck, sample_meta, sample_turn
 
@@ -119,3 +119,30 @@ async def test_a_meta_record_of_another_run_is_refused(nc: NatsClient) -> None:
     assert "its meta record belongs to run 'original'" in str(caught.value)
     [listed] = await store.list()
     assert (listed.run_id, listed.status) == ("impostor", "damaged")
+
+
+async def test_a_run_cut_back_under_an_open_writer_is_refused_at_its_next_append(nc: NatsClient) -> None:
+    """The expected-last-sequence fence sees a removed tail: the writer is told, and nothing is appended."""
+    js = await _add_stream(nc, _JOURNAL_STREAM)
+    store = await JetStreamJournalStore.bind(nc, "RUNS")
+    journal = await store.create(sample_meta("cut"))
+    turn = sample_turn("cut", seq=2, iteration=0)
+    for record in turn:
+        await journal.append(record)
+    await js.purge_stream("RUNS", subject="fiskai.runs.cut.4")
+    with pytest.raises(JournalTruncatedError) as caught:
+        await journal.append(sample_turn("cut", seq=5, iteration=1)[0])
+    assert (caught.value.expected, caught.value.found) == (4, 3)
+    assert "was cut back on stream 'RUNS' while open: it ends at record 3" in str(caught.value)
+    assert [r.seq for r in await store.load("cut")] == [1, 2, 3]
+
+
+async def test_a_record_removed_from_the_middle_of_a_run_is_refused_by_load(nc: NatsClient) -> None:
+    js = await _add_stream(nc, _JOURNAL_STREAM)
+    store = await JetStreamJournalStore.bind(nc, "RUNS")
+    async with await store.create(sample_meta("holed")) as journal:
+        for record in sample_turn("holed", seq=2, iteration=0):
+            await journal.append(record)
+    await js.purge_stream("RUNS", subject="fiskai.runs.holed.3")
+    with pytest.raises(JournalCorruptError, match="record seq 3 is missing"):
+        await store.load("holed")

@@ -11,14 +11,18 @@ import secrets
 import time
 from collections.abc import Iterable, Sequence
 
+from fiskai_agent.errors import ResumeRefusedError
+from fiskai_agent.events import Advisory, Events
 from fiskai_agent.llm import Message, Response, ToolResultBlock, ToolUseBlock, message_to_json, tool_result_to_json
 from fiskai_core.confirm import GateDecision
 from fiskai_core.tools import ToolResult
 from fiskai_runstate import (
     AssistantRecord,
     Journal,
+    JournalTruncatedError,
     JsonObject,
     Record,
+    Store,
     TerminalReason,
     TerminalRecord,
     ToolIntentRecord,
@@ -27,7 +31,7 @@ from fiskai_runstate import (
     args_digest,
 )
 
-__all__ = ["CITATIONS_KEY", "RunJournal", "delivered_citations", "gate_json", "new_run_id"]
+__all__ = ["CITATIONS_KEY", "RunJournal", "delivered_citations", "gate_json", "new_run_id", "open_for_resume"]
 
 CITATIONS_KEY = "citations"
 """Key of the knowledge citations a journaled knowledge_search result delivered."""
@@ -55,6 +59,32 @@ def gate_json(decision: GateDecision) -> JsonObject:
     if decision.rule is not None:
         out["rule"] = decision.rule
     return out
+
+
+async def open_for_resume(store: Store, run_id: str, *, force: bool, events: Events) -> Journal:
+    """Open a run to resume it; a journal cut short is refused, or with `force` opened after a warning.
+
+    A journal holding fewer records than its high-water mark counts would repeat the lost steps' side
+    effects; the refusal names the records expected and found, and the fix.
+
+    Raises:
+        ResumeRefusedError: The journal is cut short and `force` is not set.
+    """
+    # Only a forced resume pays for the extra read: without force, `open` itself refuses.
+    cut = await store.truncation(run_id) if force else None
+    try:
+        journal = await store.open(run_id, force=force)
+    except JournalTruncatedError as err:
+        raise ResumeRefusedError(str(err)) from None
+    if cut is not None:
+        events.warn(
+            Advisory(
+                kind="resume_forced",
+                name=run_id,
+                message=f'resuming session "{run_id}" although its journal {cut.reason} (--force)',
+            )
+        )
+    return journal
 
 
 class RunJournal:

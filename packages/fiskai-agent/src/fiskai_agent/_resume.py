@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, cast
 
-from fiskai_agent._journal import RunJournal, delivered_citations, new_run_id
+from fiskai_agent._journal import RunJournal, delivered_citations, new_run_id, open_for_resume
 from fiskai_agent.errors import ResumeRefusedError
 from fiskai_agent.events import ResumeInfo
 from fiskai_agent.llm import Message, TextBlock, message_from_json
@@ -82,7 +82,7 @@ async def _resume(setup: Setup, fingerprint: Fingerprint, run_id: str) -> Resume
         changes = check_resume(state.fingerprint, fingerprint, run_id=run_id, force=session.force)
     except ResumeError as err:
         raise ResumeRefusedError(str(err)) from None
-    journal = await session.store.open(run_id)
+    journal = await open_for_resume(session.store, run_id, force=session.force, events=options.events)
     try:
         messages = [message_from_json(m) for m in state.messages]
     except ValueError as err:

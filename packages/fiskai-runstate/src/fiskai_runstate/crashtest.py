@@ -5,7 +5,9 @@ journal holds, the way the agent loop does (fold, finish the pending batch, cont
 iteration), and prints each sequence number once its append has returned, which is the moment the
 journal promises durability. The parent (`kill_cycles`) reads a random number of those reports, kills
 the child with SIGKILL, and checks that every reported record is on disk, the journal is a prefix of the
-script, and fold succeeds; then it starts the next child, which must continue the run.
+script, fold succeeds, and the high-water mark counts every reported record but none the journal lacks (a
+mark ahead of the journal would refuse the resume); then it starts the next child, which must continue the
+run without `force`.
 
 Used by the test suite (20 kills) and `bench/journal_soak.py` (200 kills). POSIX only.
 """
@@ -22,6 +24,7 @@ from pathlib import Path
 import anyio
 
 from .file import FileJournalStore
+from .high_water import read_mark
 from .records import Record, TerminalRecord
 from .state import fold
 from .testing import sample_meta, sample_turn
@@ -107,6 +110,11 @@ def _check(directory: Path, run_id: str, script: list[Record], reported: set[int
         report.problems.append(f"after kill {report.kills}: the journal diverges from the script")
     if records:
         fold(records)
+    mark = read_mark(FileJournalStore(directory).mark_path(run_id))
+    if not isinstance(mark, int) or not max(reported, default=0) <= mark <= len(records):
+        report.problems.append(
+            f"after kill {report.kills}: high-water mark {mark!r} outside [{max(reported, default=0)}, {len(records)}]"
+        )
     report.records = len(records)
 
 

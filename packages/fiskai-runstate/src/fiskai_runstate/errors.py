@@ -12,6 +12,7 @@ This is a leaf library, so the tree has its own base rather than fiskai_core's.
     +-- JournalLockedError       another writer holds the run (names its process when known)
     +-- JournalCorruptError      a record that cannot be trusted (names the line or record)
     |   +-- JournalVersionError  written by a newer schema version than this reader knows
+    +-- JournalTruncatedError    fewer records than the run's high-water mark counts; `force` overrides
     +-- SequenceGapError         an append that skips a sequence number
     +-- RecordTooLargeError      an encoded record over MAX_RECORD_BYTES
     +-- ResumeError              the run cannot be resumed with the current configuration
@@ -32,6 +33,7 @@ __all__ = [
     "JournalExistsError",
     "JournalLockedError",
     "JournalNotFoundError",
+    "JournalTruncatedError",
     "JournalVersionError",
     "ProviderChangedError",
     "RecordTooLargeError",
@@ -112,6 +114,23 @@ class JournalVersionError(JournalCorruptError):
         )
         self.found = found
         self.supported = supported
+
+
+class JournalTruncatedError(JournalError):
+    """The journal may have lost records off its end (a partial copy, a restore); `force` overrides this.
+
+    Resuming such a run would repeat the steps the lost records announced, side effects included. The
+    records the journal still holds are sound: `load` returns them, only opening for a resume refuses.
+    """
+
+    def __init__(self, run_id: str, reason: str, *, expected: int | None, found: int, fix: str) -> None:
+        super().__init__(f"journal for run {run_id!r} {reason}; {fix}")
+        self.run_id = run_id
+        self.reason = reason
+        self.expected = expected
+        """Records the high-water mark counts; None when the mark is missing or unreadable."""
+        self.found = found
+        """Complete records the journal holds."""
 
 
 class SequenceGapError(JournalError):

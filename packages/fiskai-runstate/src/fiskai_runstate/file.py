@@ -1,14 +1,17 @@
 """The file backend: one JSON-lines journal per run under a private state directory.
 
-Layout: `<dir>/<run_id>.json` (the journal, mode 0600) and `<dir>/<run_id>.lock` (an advisory `flock`
-held while a writer has the run open, holding that writer's pid), in a directory created 0700. The
-default directory is `$XDG_STATE_HOME/fiskai/runs`, else `~/.local/state/fiskai/runs`.
+Layout: `<dir>/<run_id>.json` (the journal, mode 0600), `<dir>/<run_id>.hwm` (its high-water mark, see
+`fiskai_runstate.high_water`) and `<dir>/<run_id>.lock` (an advisory `flock` held while a writer has the run
+open, holding that writer's pid), in a directory created 0700. The default directory is
+`$XDG_STATE_HOME/fiskai/runs`, else `~/.local/state/fiskai/runs`.
 
 Durability: each append is one `write` of the whole line plus `fsync`; the first append of a new journal
 also fsyncs the directory so the file's name survives a power loss. A record counts only once its line
 ends in a newline, so a crash mid-write leaves at most one unterminated tail, which readers ignore and
 the next writer truncates before appending (the original left it in place, which corrupted the journal
 on the following append). Anything else unreadable is an error naming the line, and nothing is repaired.
+After each durable append the record count is written over the mark; `open` refuses a journal holding fewer
+records than its mark (`JournalTruncatedError`) unless forced.
 
 Reading (`load`, `list`) never locks, so an operator can inspect a live run. Journals and lock files are
 opened with `O_NOFOLLOW`: a symlinked journal is refused rather than followed somewhere unexpected.
@@ -16,6 +19,7 @@ opened with `O_NOFOLLOW`: a symlinked journal is refused rather than followed so
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import fcntl
 import gc
@@ -35,8 +39,10 @@ from .errors import (
     JournalExistsError,
     JournalLockedError,
     JournalNotFoundError,
+    JournalTruncatedError,
     RecordTooLargeError,
 )
+from .high_water import MARK_SUFFIX, encode_mark, mark_problem, read_mark
 from .records import MAX_RECORD_BYTES, MetaRecord, Record
 from .state import fold
 from .store import RunSummary, check_append, check_meta_run_id, damaged_summary, validate_run_id
@@ -66,6 +72,10 @@ class FileJournalStore:
         """The journal file of a run (validates the id)."""
         return self.directory / f"{validate_run_id(run_id)}{_SUFFIX}"
 
+    def mark_path(self, run_id: str) -> Path:
+        """The high-water mark file of a run (validates the id)."""
+        return self.directory / f"{validate_run_id(run_id)}{MARK_SUFFIX}"
+
     async def create(self, meta: MetaRecord) -> FileJournal:
         run_id = validate_run_id(meta.run_id)
         self._ensure_directory()
@@ -77,11 +87,23 @@ class FileJournalStore:
                 )
             except FileExistsError:
                 raise JournalExistsError(run_id) from None
+            try:
+                mark_fd = _fresh_mark(self.mark_path(run_id))
+            except BaseException:
+                os.close(fd)
+                raise
         except BaseException:
             os.close(lock_fd)
             raise
         journal = FileJournal(
-            run_id=run_id, fd=fd, lock_fd=lock_fd, directory=self.directory, last_seq=0, truncate_to=None, fresh=True
+            run_id=run_id,
+            fd=fd,
+            lock_fd=lock_fd,
+            mark_fd=mark_fd,
+            directory=self.directory,
+            last_seq=0,
+            truncate_to=None,
+            fresh=True,
         )
         try:
             await journal.append(Record(seq=1, payload=meta))
@@ -90,30 +112,42 @@ class FileJournalStore:
             raise
         return journal
 
-    async def open(self, run_id: str) -> FileJournal:
+    async def open(self, run_id: str, *, force: bool = False) -> FileJournal:
         validate_run_id(run_id)
         if not self.directory.is_dir():
             raise JournalNotFoundError(run_id)
         self._ensure_directory()
         lock_fd = _acquire_lock(self.directory / f"{run_id}{_LOCK_SUFFIX}", run_id)
+        fds = [lock_fd]
         try:
             fd = _open_journal(self.journal_path(run_id), run_id, os.O_RDWR | os.O_APPEND)
-            try:
-                records, complete_end, torn = _read_fd(fd, run_id)
-            except BaseException:
-                os.close(fd)
-                raise
+            fds.append(fd)
+            records, complete_end, torn = _read_fd(fd, run_id)
+            if not records:
+                raise JournalCorruptError(run_id, "the journal has no complete record")
+            # Read under the lock: only a writer holding it moves the mark.
+            mark_path = self.mark_path(run_id)
+            stored = read_mark(mark_path)
+            problem = mark_problem(run_id, records, stored, name=mark_path.name)
+            if problem is not None and not force:
+                raise problem
+            mark_fd = _open_mark(mark_path, 0)
+            fds.append(mark_fd)
+            if stored != len(records):
+                # Catch the mark up (a kill between append and mark), start one (a Go journal), or, forced,
+                # accept the journal as it is; durable now so the next open agrees.
+                _write_mark(mark_fd, len(records), sync=True)
+                if stored is None:
+                    _fsync_directory(self.directory)
         except BaseException:
-            os.close(lock_fd)
+            for opened in reversed(fds):
+                os.close(opened)
             raise
-        if not records:
-            os.close(fd)
-            os.close(lock_fd)
-            raise JournalCorruptError(run_id, "the journal has no complete record")
         return FileJournal(
             run_id=run_id,
             fd=fd,
             lock_fd=lock_fd,
+            mark_fd=mark_fd,
             directory=self.directory,
             last_seq=records[-1].seq,
             truncate_to=complete_end if torn else None,
@@ -127,6 +161,20 @@ class FileJournalStore:
     async def list(self) -> list[RunSummary]:
         return await anyio.to_thread.run_sync(self._list_sync)
 
+    async def truncation(self, run_id: str) -> JournalTruncatedError | None:
+        return await anyio.to_thread.run_sync(self._truncation_sync, run_id)
+
+    def _truncation_sync(self, run_id: str) -> JournalTruncatedError | None:
+        _, problem = self._load_checked(run_id)
+        return problem
+
+    def _load_checked(self, run_id: str) -> tuple[list[Record], JournalTruncatedError | None]:
+        mark_path = self.mark_path(run_id)
+        # The mark first: it never leads the journal, so a run being appended to is never seen as cut short.
+        mark = read_mark(mark_path)
+        records = _load_path(self.journal_path(run_id), run_id)
+        return records, mark_problem(run_id, records, mark, name=mark_path.name)
+
     async def delete(self, run_id: str) -> None:
         path = self.journal_path(run_id)
         if not self.directory.is_dir():
@@ -135,7 +183,7 @@ class FileJournalStore:
         # Deleting a run a live writer holds would lose what it appends next, so refuse like a second writer.
         lock_fd = _acquire_lock(lock_path, run_id)
         try:
-            for victim in (path, lock_path):
+            for victim in (path, self.mark_path(run_id), lock_path):
                 try:
                     victim.unlink()
                 except FileNotFoundError:
@@ -161,7 +209,7 @@ class FileJournalStore:
                 continue  # removed since the directory was read
             try:
                 validate_run_id(run_id)
-                records = _load_path(path, run_id)
+                records, problem = self._load_checked(run_id)
                 state = fold(records)
             except (JournalError, OSError) as err:
                 # Listed, not hidden: an operator must see that a run exists and cannot be read.
@@ -172,11 +220,12 @@ class FileJournalStore:
                 RunSummary(
                     run_id=run_id,
                     model=state.fingerprint.model,
-                    status=state.status,
+                    status=state.status if problem is None else "truncated",
                     updated=datetime.fromtimestamp(mtime, tz=UTC),
                     prompt=state.prompt,
                     created=state.created,
                     records=len(records),
+                    truncated=str(problem) if problem is not None else "",
                 )
             )
         summaries.sort(key=lambda s: (s.updated, s.run_id), reverse=True)
@@ -192,6 +241,7 @@ class FileJournal:
         run_id: str,
         fd: int,
         lock_fd: int,
+        mark_fd: int,
         directory: Path,
         last_seq: int,
         truncate_to: int | None,
@@ -200,6 +250,7 @@ class FileJournal:
         self._run_id = run_id
         self._fd: int | None = fd
         self._lock_fd: int | None = lock_fd
+        self._mark_fd: int | None = mark_fd
         self._directory = directory
         self._last_seq = last_seq
         self._truncate_to = truncate_to
@@ -240,6 +291,11 @@ class FileJournal:
             if self._sync_directory:
                 _fsync_directory(self._directory)
                 self._sync_directory = False
+            if self._mark_fd is not None:
+                # After the record is durable, so the mark never counts a record the journal lacks. Not
+                # fsynced per append (it would double an append's cost): a kill keeps it in the page
+                # cache, and a power loss can only leave it behind the journal, which is never refused.
+                _write_mark(self._mark_fd, record.seq, sync=False)
         except OSError as err:
             # A partial line may be on disk, and after a failed fsync the page cache cannot be trusted, so
             # this handle takes no more records; reopening truncates the partial line as a torn tail.
@@ -250,6 +306,13 @@ class FileJournal:
     async def aclose(self) -> None:
         fd, self._fd = self._fd, None
         lock_fd, self._lock_fd = self._lock_fd, None
+        mark_fd, self._mark_fd = self._mark_fd, None
+        if mark_fd is not None:
+            # One fsync per run makes a finished run's mark durable; a failure leaves it behind the
+            # journal, which is safe, so it does not fail the close.
+            with contextlib.suppress(OSError):
+                os.fsync(mark_fd)
+            os.close(mark_fd)
         if fd is not None:
             os.close(fd)
         if lock_fd is not None:
@@ -269,6 +332,37 @@ def _write_all(fd: int, data: bytes) -> None:
     while view:
         written = os.write(fd, view)
         view = view[written:]
+
+
+def _open_mark(path: Path, flags: int) -> int:
+    try:
+        return os.open(path, os.O_RDWR | os.O_CREAT | flags | _OPEN_FLAGS, 0o600)
+    except OSError as err:
+        reason = "is a symlink" if err.errno == errno.ELOOP else f"cannot be opened: {err.strerror or err}"
+        raise JournalError(f"high-water mark {path} {reason}; remove it and resume with --force") from None
+
+
+def _fresh_mark(path: Path) -> int:
+    """The mark of a run being created; the first append's directory fsync makes its name durable."""
+    fd = _open_mark(path, 0)
+    try:
+        if os.fstat(fd).st_size:
+            # Left by a removed run: emptied, durably, before the new meta record exists, so it can never
+            # count against the new run.
+            os.ftruncate(fd, 0)
+            os.fsync(fd)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _write_mark(fd: int, count: int, *, sync: bool) -> None:
+    data = encode_mark(count)
+    os.pwrite(fd, data, 0)
+    if sync:
+        os.ftruncate(fd, len(data))  # drops whatever longer, unreadable content a forced open replaced
+        os.fsync(fd)
 
 
 def _fsync_directory(directory: Path) -> None:

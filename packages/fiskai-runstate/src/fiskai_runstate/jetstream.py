@@ -12,6 +12,13 @@ refused by the server, and is told the run is held by another writer. There is n
 run twice succeeds; the loser finds out at its first append, before anything of the winner's is touched.
 A lost acknowledgement is resolved through the message id (`Nats-Msg-Id: <nonce>-<seq>`): the record that
 is already there is adopted if it is ours. This is the only module that imports nats.
+
+No high-water mark is kept (`truncation` is always None, `force` changes nothing): every way to cut a run's
+tail on the server (`nats stream rmm`, a per-subject purge, restoring an older snapshot) would remove a mark
+kept in the same stream as well, and one kept elsewhere is infrastructure the operator would have to create.
+A record missing from the middle is refused by `load`; a writer whose run is cut back while it is open is
+refused at its next append by the expected-last-sequence fence (`JournalTruncatedError`). A run cut back
+while no writer has it open resumes from what is left.
 """
 
 from __future__ import annotations
@@ -39,6 +46,7 @@ from .errors import (
     JournalExistsError,
     JournalLockedError,
     JournalNotFoundError,
+    JournalTruncatedError,
     RecordTooLargeError,
 )
 from .records import MAX_RECORD_BYTES, MetaRecord, Record
@@ -138,13 +146,12 @@ class JetStreamJournalStore:
         await journal.append(Record(seq=1, payload=meta))
         return journal
 
-    async def open(self, run_id: str) -> JetStreamJournal:
+    async def open(self, run_id: str, *, force: bool = False) -> JetStreamJournal:
         validate_run_id(run_id)
         last = await _guard(run_id, "opening", self._last(self._wildcard(run_id)))
         if last is None or last.subject is None or last.seq is None:
             raise JournalNotFoundError(run_id)
-        token = last.subject.rsplit(".", 1)[-1]
-        last_seq = 1 if token == _META else int(token) if token.isdigit() else 0
+        last_seq = _record_seq(last.subject)
         if last_seq < 1:
             raise JournalCorruptError(run_id, "is not a record subject", where=f"subject {last.subject!r}")
         return JetStreamJournal(self, run_id, last_seq=last_seq, tail=last.seq)
@@ -164,6 +171,12 @@ class JetStreamJournalStore:
                 raise JournalCorruptError(run_id, f"record seq {expected} is missing", where=f"run {run_id!r}")
         check_meta_run_id(records, run_id, where=f"record {self.subject(run_id, 1)!r}")
         return records
+
+    async def truncation(self, run_id: str) -> JournalTruncatedError | None:
+        validate_run_id(run_id)
+        if await _guard(run_id, "checking", self._last(self.subject(run_id, 1))) is None:
+            raise JournalNotFoundError(run_id)
+        return None
 
     async def _messages(self, run_id: str) -> list[tuple[str, bytes]]:
         info = await self._js.stream_info(self.stream, subjects_filter=self._wildcard(run_id))
@@ -286,6 +299,21 @@ class JetStreamJournal:
             return
         if seq == 1:
             raise JournalExistsError(self._run_id)
+        wildcard = store._wildcard(self._run_id)  # pyright: ignore[reportPrivateUsage]
+        latest = await _guard(self._run_id, "checking", store._last(wildcard))  # pyright: ignore[reportPrivateUsage]
+        if latest is None or latest.seq is None or latest.seq < self._tail:
+            # The run's newest message is older than the last one this writer stored: its tail was removed
+            # (`nats stream rmm`, a subject purge), not advanced by a rival.
+            found = _record_seq(latest.subject) if latest is not None and latest.subject else 0
+            raise JournalTruncatedError(
+                self._run_id,
+                f"was cut back on stream {store.stream!r} while open: it ends at record {found}, this writer had "
+                f"stored up to record {self._last_seq}, so record {seq} was not appended",
+                expected=self._last_seq,
+                found=found,
+                fix=f"restore the removed records before resuming it (`nats stream subjects {store.stream} "
+                f"'{wildcard}'` shows what is left): a resume would repeat the lost steps",
+            )
         raise JournalLockedError(
             self._run_id,
             detail=(
@@ -312,6 +340,12 @@ async def _guard(run_id: str, action: str, pending: Awaitable[_T]) -> _T:
         return await pending
     except (nats.errors.Error, TimeoutError) as err:
         raise JournalError(f"jetstream session: {action} run {run_id!r}: {err}") from err
+
+
+def _record_seq(subject: str) -> int:
+    """The record number a run subject holds (`._meta` is 1); 0 for a subject that is not a record's."""
+    token = subject.rsplit(".", 1)[-1]
+    return 1 if token == _META else int(token) if token.isdigit() else 0
 
 
 def _msg_id(message: RawStreamMsg | None) -> str | None:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Final, Protocol
 
-from .errors import InvalidRunIdError, JournalCorruptError, SequenceGapError
+from .errors import InvalidRunIdError, JournalCorruptError, JournalTruncatedError, SequenceGapError
 from .records import MetaRecord, Record
 
 __all__ = ["MAX_RUN_ID_BYTES", "Journal", "RunSummary", "Store", "check_append", "validate_run_id"]
@@ -71,7 +71,7 @@ class RunSummary:
     run_id: str
     model: str
     status: str
-    """The terminal reason, or `open`."""
+    """The terminal reason, or `open`; `truncated` when the journal holds fewer records than its mark."""
     updated: datetime
     """When the run was last written (timezone-aware)."""
     prompt: str
@@ -80,6 +80,8 @@ class RunSummary:
     """How many records the journal holds."""
     damaged: str = ""
     """Why the journal cannot be read (status `damaged`); empty for a readable one."""
+    truncated: str = ""
+    """Why the journal may be cut short (status `truncated`: a resume needs `force`); empty when it is not."""
 
 
 def damaged_summary(run_id: str, reason: str, updated: datetime) -> RunSummary:
@@ -153,19 +155,29 @@ class Store(Protocol):
     """Where runs live. `load`, `list` and `delete` take no lock, so an operator can inspect a live run.
 
     Errors: `InvalidRunIdError` for a bad id, `JournalNotFoundError`, `JournalExistsError`,
-    `JournalLockedError`, `JournalCorruptError` (with `JournalVersionError`), all `JournalError`s.
+    `JournalLockedError`, `JournalCorruptError` (with `JournalVersionError`), `JournalTruncatedError`, all
+    `JournalError`s.
     """
 
     async def create(self, meta: MetaRecord) -> Journal:
         """Create a run and write its meta record as seq 1; the returned journal holds the run."""
         ...
 
-    async def open(self, run_id: str) -> Journal:
-        """Open an existing run for appending after its last durable record."""
+    async def open(self, run_id: str, *, force: bool = False) -> Journal:
+        """Open an existing run for appending after its last durable record.
+
+        A backend that keeps a high-water mark raises `JournalTruncatedError` when the journal holds fewer
+        records than the mark counts (or a fiskai journal lost its mark): appending after the cut would
+        repeat the lost steps. `force` opens it anyway and makes what it holds the new mark.
+        """
         ...
 
     async def load(self, run_id: str) -> list[Record]:
-        """Every durable record of a run, in sequence order."""
+        """Every durable record of a run, in sequence order (a truncated journal loads what it holds)."""
+        ...
+
+    async def truncation(self, run_id: str) -> JournalTruncatedError | None:
+        """The error `open` would raise for a journal cut short, or None (always None without a mark)."""
         ...
 
     async def list(self) -> list[RunSummary]:

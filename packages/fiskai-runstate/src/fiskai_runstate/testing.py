@@ -25,10 +25,12 @@ from .errors import (
     JournalExistsError,
     JournalLockedError,
     JournalNotFoundError,
+    JournalTruncatedError,
     RecordTooLargeError,
     SequenceGapError,
 )
 from .fingerprint import Fingerprint
+from .high_water import truncated
 from .records import (
     MAX_RECORD_BYTES,
     AssistantRecord,
@@ -69,7 +71,8 @@ class InMemoryJournalStore:
     """A `Store` in a dict, holding encoded lines so it round-trips through the real codec.
 
     One writer per run per store instance: a second `open` of a run that is open raises
-    `JournalLockedError` naming this process, as the file backend does.
+    `JournalLockedError` naming this process, as the file backend does. It keeps a high-water mark per run
+    like the file backend, so a test that cuts `raw_lines` back sees `open` refuse the run.
     """
 
     __test__ = False
@@ -78,6 +81,7 @@ class InMemoryJournalStore:
         self._runs: dict[str, list[bytes]] = {}
         self._updated: dict[str, datetime] = {}
         self._open: set[str] = set()
+        self._marks: dict[str, int] = {}
 
     async def create(self, meta: MetaRecord) -> InMemoryJournal:
         run_id = validate_run_id(meta.run_id)
@@ -89,12 +93,27 @@ class InMemoryJournalStore:
         await journal.append(Record(seq=1, payload=meta))
         return journal
 
-    async def open(self, run_id: str) -> InMemoryJournal:
+    async def open(self, run_id: str, *, force: bool = False) -> InMemoryJournal:
         validate_run_id(run_id)
         if run_id not in self._runs:
             raise JournalNotFoundError(run_id)
+        problem = self._truncation(run_id)
+        if problem is not None and not force:
+            raise problem
         self._claim(run_id)
-        return InMemoryJournal(self, run_id, last_seq=len(self._runs[run_id]))
+        count = len(self._runs[run_id])
+        self._marks[run_id] = count
+        return InMemoryJournal(self, run_id, last_seq=count)
+
+    async def truncation(self, run_id: str) -> JournalTruncatedError | None:
+        validate_run_id(run_id)
+        if run_id not in self._runs:
+            raise JournalNotFoundError(run_id)
+        return self._truncation(run_id)
+
+    def _truncation(self, run_id: str) -> JournalTruncatedError | None:
+        found = len(self._runs[run_id])
+        return truncated(run_id, expected=self._marks.get(run_id, 0), found=found, mark="(in memory)")
 
     async def load(self, run_id: str) -> list[Record]:
         validate_run_id(run_id)
@@ -114,15 +133,17 @@ class InMemoryJournalStore:
             except JournalError as err:
                 out.append(damaged_summary(run_id, str(err), self._updated[run_id]))
                 continue
+            problem = self._truncation(run_id)
             out.append(
                 RunSummary(
                     run_id=run_id,
                     model=state.fingerprint.model,
-                    status=state.status,
+                    status=state.status if problem is None else "truncated",
                     updated=self._updated[run_id],
                     prompt=state.prompt,
                     created=state.created,
                     records=len(records),
+                    truncated=str(problem) if problem is not None else "",
                 )
             )
         out.sort(key=lambda s: (s.updated, s.run_id), reverse=True)
@@ -134,6 +155,7 @@ class InMemoryJournalStore:
             raise JournalLockedError(run_id, pid=os.getpid())
         self._runs.pop(run_id, None)
         self._updated.pop(run_id, None)
+        self._marks.pop(run_id, None)
 
     def raw_lines(self, run_id: str) -> list[bytes]:
         """The stored lines of a run, for tests that inspect or damage them."""
@@ -145,7 +167,9 @@ class InMemoryJournalStore:
         self._open.add(run_id)
 
     def _write(self, run_id: str, line: bytes) -> None:
-        self._runs[run_id].append(line)
+        lines = self._runs[run_id]
+        lines.append(line)
+        self._marks[run_id] = len(lines)
         self._updated[run_id] = datetime.now(UTC)
 
     def _release(self, run_id: str) -> None:
@@ -423,6 +447,20 @@ async def _list_and_delete(factory: StoreFactory) -> None:
     await _write_run(store, "done-run", turns=0)
 
 
+async def _intact_is_not_truncated(factory: StoreFactory) -> None:
+    store = await factory()
+    written = await _write_run(store, "intact", turns=1, terminal=False)
+    _expect(await store.truncation("intact") is None, "an intact run is reported as truncated")
+    async with await store.open("intact", force=True) as journal:
+        _expect(journal.last_seq == len(written), f"a forced open has last_seq {journal.last_seq}, want {len(written)}")
+    _expect(await store.load("intact") == written, "a forced open of an intact run changed its records")
+    async with await store.open("intact") as journal:
+        await journal.append(Record(seq=len(written) + 1, payload=TerminalRecord(reason="suspended")))
+    listed = {s.run_id: s for s in await store.list()}["intact"]
+    _expect((listed.status, listed.truncated) == ("suspended", ""), f"an intact run is listed as {listed.status}")
+    await _expect_raises(JournalNotFoundError, lambda: store.truncation("nobody"), "truncation of a missing run")
+
+
 async def _oversize(factory: StoreFactory) -> None:
     store = await factory()
     journal = await store.create(sample_meta("oversize"))
@@ -446,6 +484,7 @@ CONTRACT: Final[tuple[ContractCheck, ...]] = (
     ContractCheck("a second writer cannot interleave", _second_writer),
     ContractCheck("load and list take no lock", _load_is_lock_free),
     ContractCheck("list reports status and delete removes", _list_and_delete),
+    ContractCheck("an intact run is not truncated, and force opens it unchanged", _intact_is_not_truncated),
     ContractCheck("oversize records are refused", _oversize),
 )
 """The backend-agnostic contract, in the order a failure is easiest to read."""

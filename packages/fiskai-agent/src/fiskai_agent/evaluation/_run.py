@@ -43,6 +43,7 @@ from fiskai_runstate import (
     FileJournalStore,
     Journal,
     JournalError,
+    JournalTruncatedError,
     MetaRecord,
     Record,
     Store,
@@ -203,11 +204,14 @@ class _KillingStore:
     async def create(self, meta: MetaRecord) -> Journal:
         return _KillingJournal(await self._inner.create(meta), self._hit, self._on_hit)
 
-    async def open(self, run_id: str) -> Journal:
-        return _KillingJournal(await self._inner.open(run_id), self._hit, self._on_hit)
+    async def open(self, run_id: str, *, force: bool = False) -> Journal:
+        return _KillingJournal(await self._inner.open(run_id, force=force), self._hit, self._on_hit)
 
     async def load(self, run_id: str) -> list[Record]:
         return await self._inner.load(run_id)
+
+    async def truncation(self, run_id: str) -> JournalTruncatedError | None:
+        return await self._inner.truncation(run_id)
 
     async def list(self):
         return await self._inner.list()

@@ -153,7 +153,8 @@ _FORMAT = click.option(
 def list_sessions(ctx: click.Context, output_format: str) -> None:
     """List checkpointed runs, most recently updated first (alias: ls).
 
-    A journal that cannot be read is listed with status `damaged` and the reason on stderr.
+    A journal that cannot be read is listed with status `damaged`, one that holds fewer records than its
+    high-water mark with status `truncated` (a resume needs --force); the reason goes to stderr.
 
     \b
     Examples:
@@ -180,6 +181,8 @@ def list_sessions(ctx: click.Context, output_format: str) -> None:
                 f"`fiskai session rm {summary.run_id}` removes it",
                 err=True,
             )
+        elif summary.truncated:
+            click.echo(f"warning: {summary.truncated}", err=True)
 
 
 def _summary_json(summary: RunSummary) -> dict[str, Any]:
@@ -192,6 +195,7 @@ def _summary_json(summary: RunSummary) -> dict[str, Any]:
         "records": summary.records,
         "prompt": summary.prompt,
         "damaged": summary.damaged or None,
+        "truncated": summary.truncated or None,
     }
 
 
@@ -229,6 +233,9 @@ def show(ctx: click.Context, run_id: str, transcript: bool, no_tui: bool, output
         state = fold(records)
     except JournalError as err:
         raise click.ClickException(str(err)) from err
+    cut = _run(ctx, lambda store: store.truncation(run_id))
+    if cut is not None:
+        click.echo(f"warning: {cut}", err=True)
     if ctx.meta.get(APPROVALS_FLAG):
         _show_approvals(records, output_format)
         return
@@ -236,11 +243,12 @@ def show(ctx: click.Context, run_id: str, transcript: bool, no_tui: bool, output
         return
     if output_format == "json":
         document = _state_json(state)
+        document["truncated"] = str(cut) if cut is not None else None
         if transcript:
             document["records"] = [json.loads(encode_record(r)) for r in records]
         click.echo(json.dumps(document, indent=2, ensure_ascii=False))
         return
-    click.echo(_render_state(state))
+    click.echo(_render_state(state, truncated=cut is not None))
     if transcript:
         click.echo("\n--- transcript ---\n")
         click.echo("\n".join(_render_record(r) for r in records))
@@ -311,10 +319,10 @@ def _state_json(state: RunState) -> dict[str, Any]:
     }
 
 
-def _render_state(state: RunState) -> str:
+def _render_state(state: RunState, *, truncated: bool) -> str:
     c = state.counters
     pairs = [
-        ("Status", state.status),
+        ("Status", f"{state.status}, journal truncated (resume needs --force)" if truncated else state.status),
         ("Model", state.fingerprint.model or "-"),
         ("Next iter", str(state.next_iteration)),
         ("LLM calls", str(c.llm_calls)),
