@@ -197,8 +197,11 @@ def load_settings(ctx: click.Context, mode: Mode, *, required: bool) -> Settings
         )
     from fiskai_core.config import load_config
 
+    from ._secrets import hide_configured_secrets
+
     with reported():
         config = load_config(path, mode)
+    hide_configured_secrets(config.credential_env_names())
     return Settings(config=config, path=path, folder=path.resolve().parent)
 
 
