@@ -4,7 +4,7 @@ Three moments, each before any child can start:
 
 - When a subcommand is about to load (`_lazy`; `--version` and `--help` never get there): the names every
   configuration strips (`fiskai_core.credentials`: `ANTHROPIC_*`, `CLAUDE_CODE_*` and the default list).
-  Only when one is set: the check costs microseconds, the work (ctypes included) about 3 ms.
+  Only when one is set: the check costs microseconds, the work (ctypes included) about 3.5 ms.
 - Once a configuration is loaded (`_wiring.load_settings`): its `harness.environment.strip` names and the
   embeddings `api_key_env`.
 - When `fiskai mcp --token-env NAME` takes the bearer token (`take_secret`).
