@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import http.client
 import os
 import shutil
 import socket
@@ -10,10 +11,13 @@ import sysconfig
 import threading
 import time
 from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import metadata
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
+from typing_extensions import override
 
 _ROOT = Path(__file__).resolve().parent
 
@@ -112,3 +116,79 @@ def nats_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             if drain is not None:
                 drain.join(timeout=5)
             proc.stderr.close()
+
+
+class RecordingProxy:
+    """A plain-HTTP forward proxy on a loopback port: records every request line it is sent.
+
+    With `upstream` set it relays each request there (whatever host the request names, so a test can reach
+    a name that does not resolve only through the proxy); without it, it answers 502. CONNECT is recorded
+    and refused.
+    """
+
+    def __init__(self) -> None:
+        self.requests: list[str] = []
+        self.upstream: tuple[str, int] | None = None
+        proxy = self
+
+        class Handler(BaseHTTPRequestHandler):
+            @override
+            def log_message(self, format: str, *args: object) -> None:
+                pass
+
+            def _relay(self) -> None:
+                proxy.requests.append(self.requestline)
+                body = self.rfile.read(int(self.headers.get("content-length") or 0))
+                if proxy.upstream is None or self.command == "CONNECT":
+                    self.send_error(502, "recording proxy: no upstream")
+                    return
+                target = urlsplit(self.path)
+                headers = {k: v for k, v in self.headers.items() if not k.lower().startswith("proxy-")}
+                upstream = http.client.HTTPConnection(*proxy.upstream, timeout=30)
+                try:
+                    upstream.request(
+                        self.command, target.path + (f"?{target.query}" if target.query else ""), body, headers
+                    )
+                    answer = upstream.getresponse()
+                    payload = answer.read()
+                finally:
+                    upstream.close()
+                self.send_response(answer.status)
+                for key, value in answer.getheaders():
+                    if key.lower() not in ("transfer-encoding", "connection", "content-length"):
+                        self.send_header(key, value)
+                self.send_header("Content-Length", str(len(payload)))
+                self.send_header("Connection", "close")
+                self.end_headers()
+                self.wfile.write(payload)
+
+            do_GET = do_POST = do_CONNECT = _relay
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._server.server_address[1]}"
+
+    def __enter__(self) -> RecordingProxy:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(timeout=5)
+
+
+@pytest.fixture
+def recording_proxy(monkeypatch: pytest.MonkeyPatch) -> Iterator[RecordingProxy]:
+    """A `RecordingProxy` named by every proxy variable (both cases), with NO_PROXY unset."""
+    with RecordingProxy() as proxy:
+        for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"):
+            monkeypatch.setenv(name, proxy.url)
+            monkeypatch.setenv(name.lower(), proxy.url)
+        monkeypatch.delenv("NO_PROXY", raising=False)
+        monkeypatch.delenv("no_proxy", raising=False)
+        yield proxy

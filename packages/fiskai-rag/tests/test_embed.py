@@ -148,3 +148,35 @@ def test_a_hung_server_times_out_with_a_clear_error() -> None:
 
     assert done.is_set()
     assert "timed out" in str(caught.value)
+
+
+# Issue 36.5: httpx honours HTTP(S)_PROXY and ALL_PROXY for every host NO_PROXY does not name, loopback too, so
+# a local embeddings server's traffic, bearer token and all, crossed the proxy. `recording_proxy`: root conftest.
+@pytest.mark.parametrize(("listen", "host"), [("127.0.0.1", "127.0.0.1"), ("127.0.0.1", "localhost"), ("::1", "[::1]")])
+def test_a_loopback_embeddings_server_is_reached_directly_whatever_the_proxy_variables_say(
+    recording_proxy: Any, listen: str, host: str
+) -> None:
+    with EmbeddingsServer(use_static_model=False, dimension=4, host=listen) as server:
+        port = server.base_url.rsplit(":", 1)[1]
+        client = OpenAICompatibleEmbedder(base_url=f"http://{host}:{port}", model=server.model)
+        try:
+            vectors = client.embed(["x"])
+        finally:
+            client.close()
+
+    assert server.requests == 1 and len(vectors[0]) == 4
+    assert recording_proxy.requests == []
+
+
+def test_a_remote_embeddings_server_still_goes_through_the_proxy(recording_proxy: Any) -> None:
+    with EmbeddingsServer(use_static_model=False, dimension=4) as server:
+        recording_proxy.upstream = ("127.0.0.1", int(server.base_url.rsplit(":", 1)[1].removesuffix("/v1")))
+        # `.invalid` never resolves (RFC 2606): the proxy is the only way there.
+        client = OpenAICompatibleEmbedder(base_url="http://embeddings.invalid/v1", model=server.model)
+        try:
+            vectors = client.embed(["x"])
+        finally:
+            client.close()
+
+    assert len(vectors[0]) == 4
+    assert recording_proxy.requests == ["POST http://embeddings.invalid/v1/embeddings HTTP/1.1"]

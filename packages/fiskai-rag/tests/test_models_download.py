@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import urllib.request
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -56,6 +58,19 @@ def test_a_model_downloads_once_with_progress_and_loads(built: Path, spec: Model
     assert model_of_identity(embedder.model) == "tiny-test"
     assert model_of_identity("model2vec:tiny-test@ffffffffffff") is None  # another revision: not this model
     assert embedder.embed(["word3 word10"])[0] == pytest.approx([3.0, 1.5, 1.0, 0.5])  # ([3,3,1,0] + [3,0,1,1]) / 2
+
+
+def test_a_loopback_mirror_is_reached_directly_whatever_the_proxy_variables_say(
+    built: Path, spec: ModelSpec, recording_proxy: Any
+) -> None:
+    """Issue 36.5: urllib honours HTTP(S)_PROXY for a loopback mirror unless NO_PROXY names it."""
+    urllib.request.install_opener(None)  # `urlopen` keeps the proxies it read first: let it read this test's
+    with ModelServer(built) as server:
+        fetch_model(spec, base_url=server.base_url)
+
+        assert len(server.requests) == 3
+    assert installed(spec)
+    assert recording_proxy.requests == []
 
 
 def test_an_interrupted_download_resumes_where_it_stopped(built: Path, spec: ModelSpec) -> None:

@@ -64,6 +64,11 @@ class LazyGroup(click.Group):
 
 def _load(cmd_name: str, entry: LazyCommand) -> click.Command:
     module_name, _, attribute = entry.import_path.partition(":")
+    # A command is about to run (`--version` and `--help` never get here): before it can start any child, no
+    # child may read the harness's secrets from /proc. Here rather than at start-up: ctypes costs a few ms.
+    from ._secrets import hide_default_secrets
+
+    hide_default_secrets()
     try:
         module = importlib.import_module(module_name)
     except ImportError as err:

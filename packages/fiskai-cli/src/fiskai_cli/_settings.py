@@ -161,8 +161,11 @@ def load_settings(
         )
     from fiskai_core.config import Mode, load_config
 
+    from ._secrets import hide_configured_secrets
+
     with reported():
         config = load_config(path, Mode(mode))
+    hide_configured_secrets(config.credential_env_names())
     return Settings(config=config, path=path, folder=path.resolve().parent)
 
 

@@ -16,6 +16,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Protocol, cast, runtime_checkable
 from urllib.parse import urlsplit
 
+from ._loopback import loopback_authority
 from .errors import EmbedderError, ModelError, Remedy
 
 if TYPE_CHECKING:
@@ -128,7 +129,10 @@ class OpenAICompatibleEmbedder:
         key = os.environ.get(api_key_env, "") if api_key_env else ""
         if key:
             headers["Authorization"] = f"Bearer {key}"
-        self._client = httpx.Client(timeout=seconds, headers=headers, transport=transport)
+        # A loopback server is reached directly, whatever the proxy variables say (see `_loopback`).
+        authority = loopback_authority(self.base_url)
+        mounts = {f"all://{authority}": None} if authority is not None and transport is None else None
+        self._client = httpx.Client(timeout=seconds, headers=headers, transport=transport, mounts=mounts)
 
     @property
     def model(self) -> str:

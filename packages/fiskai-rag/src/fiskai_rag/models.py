@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO, cast
 
+from ._loopback import loopback_authority
 from .errors import ModelError, Remedy
 
 __all__ = [
@@ -363,7 +364,11 @@ def _download(url: str, target: Path, file: ModelFile, spec: ModelSpec, progress
         request.add_header("Range", f"bytes={have}-")
     digest = hashlib.sha256()
     try:
-        with urllib.request.urlopen(request, timeout=_TIMEOUT_SECONDS) as response:
+        # Never `urlopen`: its opener keeps the proxies it read first. A loopback mirror is reached directly
+        # (see `_loopback`); any other URL through the proxies the environment names now.
+        proxies: dict[str, str] | None = {} if loopback_authority(url) is not None else None
+        opener = urllib.request.build_opener(urllib.request.ProxyHandler(proxies))
+        with opener.open(request, timeout=_TIMEOUT_SECONDS) as response:
             status = int(response.status)
             if have and status == 206:
                 with open(part, "rb") as earlier:

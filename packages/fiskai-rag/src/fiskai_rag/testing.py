@@ -133,6 +133,10 @@ def _static_backend() -> Callable[[list[str]], list[list[float]]]:
     return embed
 
 
+class _IPv6Server(ThreadingHTTPServer):
+    address_family = socket.AF_INET6
+
+
 class EmbeddingsServer:
     """A local OpenAI-compatible embeddings server on `127.0.0.1:<free port>`.
 
@@ -143,13 +147,15 @@ class EmbeddingsServer:
 
     __test__ = False
 
-    def __init__(self, *, use_static_model: bool | None = None, dimension: int = 32) -> None:
+    def __init__(self, *, use_static_model: bool | None = None, dimension: int = 32, host: str = "127.0.0.1") -> None:
         """Create (not start) the server.
 
         Args:
             use_static_model: Serve the tokenlearn static model; default: when it is installed.
             dimension: The hashed vectors' length when the static model is not used.
+            host: The loopback address to listen on: `127.0.0.1`, or `::1` for IPv6.
         """
+        self._host = host
         if use_static_model is None:
             use_static_model = static_model_available()
         self.model = "static" if use_static_model else f"hash-{dimension}"
@@ -167,9 +173,10 @@ class EmbeddingsServer:
 
     @property
     def base_url(self) -> str:
-        """`http://127.0.0.1:<port>/v1`."""
+        """`http://127.0.0.1:<port>/v1` (`http://[::1]:<port>/v1` on IPv6)."""
         assert self._httpd is not None, "the server is not running"
-        return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
+        host = f"[{self._host}]" if ":" in self._host else self._host
+        return f"http://{host}:{self._httpd.server_address[1]}/v1"
 
     def warm_up(self) -> None:
         """Load the model now (the static model takes about a second on first use)."""
@@ -187,7 +194,7 @@ class EmbeddingsServer:
             def log_message(self, format: str, *args: object) -> None:  # noqa: A002
                 return
 
-        httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        httpd = (_IPv6Server if ":" in self._host else ThreadingHTTPServer)((self._host, 0), Handler)
         httpd.daemon_threads = True
         self._httpd = httpd
         self._thread = threading.Thread(target=httpd.serve_forever, name="embeddings-server", daemon=True)

@@ -3,6 +3,7 @@
 A base URL receives the whole conversation and the API key, so plain http is allowed only where it
 cannot leave the machine. Names are not resolved: `localhost` is loopback, a name that merely looks
 local is not. Credentials embedded in the URL are refused (they would end up in logs and traces).
+`loopback_authority` tells the adapter when to bypass proxies (a loopback URL never goes through one).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from urllib.parse import urlsplit
 
 from fiskai_agent.errors import SetupError
 
-__all__ = ["validate_base_url"]
+__all__ = ["loopback_authority", "validate_base_url"]
 
 
 def validate_base_url(raw: str, *, label: str = "--base-url / ANTHROPIC_BASE_URL") -> str:
@@ -46,6 +47,20 @@ def validate_base_url(raw: str, *, label: str = "--base-url / ANTHROPIC_BASE_URL
             "(127.0.0.1, ::1, localhost) for a local server"
         )
     return raw
+
+
+def loopback_authority(url: str) -> str | None:
+    """The loopback host of `url`, written as an httpx mount pattern names it; None for any other host.
+
+    `127.0.0.1`, `localhost` or `[::1]` (brackets for IPv6); None too for an unparsable URL.
+    """
+    try:
+        host = urlsplit(url).hostname or ""
+    except ValueError:
+        return None
+    if not _is_loopback(host):
+        return None
+    return f"[{host}]" if ":" in host else host
 
 
 def _is_loopback(host: str) -> bool:

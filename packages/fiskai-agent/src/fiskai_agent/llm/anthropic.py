@@ -29,11 +29,12 @@ from typing import Any, cast
 
 import anthropic
 import anyio
-from anthropic import AsyncAnthropic
+from anthropic import AsyncAnthropic, DefaultAsyncHttpxClient
 
 from fiskai_agent.errors import ProviderError, SetupError
 from fiskai_core.tools import DecodedValue, loads_exact, plain_json
 
+from ._base_url import loopback_authority
 from ._blocks import neutral_block
 from ._capabilities import Capabilities, anthropic_capabilities
 from ._provider import HttpExchange, HttpObserver, ProviderSettings
@@ -243,6 +244,20 @@ class _Observe:
         return response
 
 
+def _direct_to_loopback(base_url: str | None) -> DefaultAsyncHttpxClient | None:
+    """The SDK's default HTTP client, told to reach a loopback `base_url` directly; None for any other URL.
+
+    httpx honours HTTP_PROXY, HTTPS_PROXY and ALL_PROXY for every host NO_PROXY does not name, loopback
+    included, so a local model's plain-http traffic, API key and all, would cross the proxy. Go's net/http
+    never proxies loopback; neither does this. A mount without a transport is a direct connection; every
+    other host (a redirect) keeps the environment's proxies.
+    """
+    authority = loopback_authority(base_url) if base_url else None
+    if authority is None:
+        return None
+    return DefaultAsyncHttpxClient(mounts={f"all://{authority}": None})
+
+
 class AnthropicProvider:
     """The Messages API over the anthropic SDK (JSON, or SSE streaming for large output caps)."""
 
@@ -275,6 +290,7 @@ class AnthropicProvider:
             max_retries=settings.max_retries,
             timeout=settings.call_timeout,
             middleware=middleware,
+            http_client=_direct_to_loopback(settings.base_url),
         )
 
     @property

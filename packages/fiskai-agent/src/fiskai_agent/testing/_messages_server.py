@@ -228,6 +228,10 @@ _ERROR_TYPES = {
 }
 
 
+class _IPv6Server(ThreadingHTTPServer):
+    address_family = socket.AF_INET6
+
+
 class MessagesServer:
     """A loopback HTTP server answering `POST /v1/messages` from a script.
 
@@ -239,6 +243,7 @@ class MessagesServer:
             there is no script). Without one, a request past the end of the script gets a 500 with
             `x-should-retry: false` that says the script ran out.
         local: Behave like a local Anthropic-compatible server (see the module docstring).
+        host: The loopback address to listen on: `127.0.0.1`, or `::1` for IPv6.
     """
 
     def __init__(
@@ -247,7 +252,9 @@ class MessagesServer:
         *,
         responder: Callable[[RecordedRequest], Turn | Failure | Hang | Drop] | None = None,
         local: bool = False,
+        host: str = "127.0.0.1",
     ) -> None:
+        self._host = host
         self._script: list[Step] = list(script)
         self._responder = responder
         self.local = local
@@ -264,7 +271,7 @@ class MessagesServer:
     def start(self) -> Self:
         """Bind a free loopback port and serve in a daemon thread."""
         handler = _handler_for(self)
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._httpd = (_IPv6Server if ":" in self._host else ThreadingHTTPServer)((self._host, 0), handler)
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(target=self._httpd.serve_forever, name="messages-server", daemon=True)
         self._thread.start()
@@ -289,11 +296,11 @@ class MessagesServer:
 
     @property
     def base_url(self) -> str:
-        """`http://127.0.0.1:<port>`."""
+        """`http://127.0.0.1:<port>` (`http://[::1]:<port>` on IPv6)."""
         if self._httpd is None:
             raise RuntimeError("MessagesServer is not started; use it as a context manager")
-        host, port = self._httpd.server_address[:2]
-        return f"http://{host!s}:{port}"
+        port = self._httpd.server_address[1]
+        return f"http://[{self._host}]:{port}" if ":" in self._host else f"http://{self._host}:{port}"
 
     # -- script and records ------------------------------------------------------------------------
 

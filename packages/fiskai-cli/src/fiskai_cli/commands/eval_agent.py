@@ -18,6 +18,7 @@ import anyio
 import click
 
 from fiskai_cli import _wiring as wiring
+from fiskai_cli._secrets import hide_configured_secrets
 from fiskai_cli.ui.text import clip, table
 
 __all__ = ["eval_group"]
@@ -119,6 +120,7 @@ def _settings(config: Path) -> wiring.Settings:
 
     with wiring.reported():
         loaded = load_config(config, Mode.AGENT)
+    hide_configured_secrets(loaded.credential_env_names())
     return wiring.Settings(config=loaded, path=config, folder=config.resolve().parent)
 
 

@@ -7,7 +7,6 @@ imports the agent or the provider SDK, so an MCP-only install (`fiskai-cli[mcp]`
 from __future__ import annotations
 
 import contextlib
-import os
 from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
@@ -17,6 +16,7 @@ import anyio
 import click
 
 from fiskai_cli import _wiring as wiring
+from fiskai_cli._secrets import take_secret
 from fiskai_cli._version import VERSION
 from fiskai_cli.ui.prompter import LinePrompter
 from fiskai_mcp import (
@@ -211,7 +211,7 @@ def _token(token_env: str | None, bind: str, stdio: bool) -> str | None:
         return None
     # Taken out of the environment once read: every command's environment is built from this process's,
     # so no served command (and nothing it starts) can see the token.
-    token = os.environ.pop(token_env, "").strip()
+    token = take_secret(token_env).strip()
     if not token:
         raise click.ClickException(
             f"--token-env {token_env}: the environment variable {token_env} is unset or empty; export the "
