@@ -33,6 +33,7 @@ from mcp.client.streamable_http import streamable_http_client
 from fiskai_a2a import A2AClient, A2ARemoteInvoker, NatsContext
 from fiskai_a2a.nats_transport import connect
 from fiskai_agent.testing import MessagesServer, Turn, text, tool_use
+from fiskai_core.tools import parse_arguments
 
 pytestmark = pytest.mark.anyio
 
@@ -202,7 +203,7 @@ async def test_a2a_hides_the_secrets_of_the_serving_process(
         with anyio.fail_after(30):
             async with connect(NatsContext.from_url(nats_server)) as transport:
                 invoker = A2ARemoteInvoker(A2AClient(transport, identity="caller"))
-                reply = await invoker.invoke_tool("peek", _TOOL, _ARGUMENTS)
+                reply = await invoker.invoke_tool("peek", _TOOL, parse_arguments(json.dumps(_ARGUMENTS)))
 
     assert not reply.is_error, reply.output
     _assert_hidden(reply.output, secret_env, proc.pid)
