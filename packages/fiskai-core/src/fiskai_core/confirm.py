@@ -34,6 +34,7 @@ import anyio
 
 from fiskai_core.approvals import ApprovalRule, Approvals, RuleError, parse_rule, suggest_rule
 from fiskai_core.prompter import ConfirmChoice, GateRequest, PromptDeclined, Prompter
+from fiskai_core.sanitize import INVISIBLE
 from fiskai_core.tools import TAG_CONFIRM, ToolResult
 
 __all__ = ["ConfirmGate", "GateChannel", "GateDecision", "argv_digest", "render_command_line"]
@@ -53,7 +54,9 @@ _VALUE_KEEP_TAIL = 24
 _VALUE_MAX = _VALUE_KEEP_HEAD + _VALUE_KEEP_TAIL + 16
 # Unquoted only when every character is one a shell would also read literally; anything else is quoted.
 _SAFE_TOKEN = re.compile(r"[A-Za-z0-9_@%+=:,./-]+")
-_NEEDS_ANSI_C = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\ufeff]")
+# Controls, and every character the free-text sanitizer shows as `<U+XXXX>` (bidi controls such as U+202E
+# would otherwise reorder the line), plus the zero-width joiners: an approved argv must read exactly.
+_NEEDS_ANSI_C = re.compile(rf"[\x00-\x1f\x7f-\x9f\u200c\u200d]|{INVISIBLE.pattern}")
 
 _RULE_ATTEMPTS = 3
 NO_TERMINAL_REASON = "no interactive terminal is attached, so no operator could be asked"
@@ -78,7 +81,7 @@ def _quote_plain(text: str) -> str:
         elif ch == "\t":
             out.append("\\t")
         elif _NEEDS_ANSI_C.match(ch):
-            out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
+            out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}")
         else:
             out.append(ch)
     return "$'" + "".join(out) + "'"
@@ -96,9 +99,10 @@ def _quote_token(token: str) -> str:
 def render_command_line(argv: Sequence[str]) -> str:
     """The command line an operator approves: every argv token, quoted so it reads unambiguously.
 
-    Tokens of plain characters stand as they are; others are single-quoted, and any holding a control
-    character use `$'...'` escapes, so nothing in a value can move the cursor, end the line or pose as
-    another argument. A value over 100 characters keeps its first 60 and last 24 with a
+    Tokens of plain characters stand as they are; others are single-quoted, and any holding a control,
+    bidi or invisible format character (U+202E, U+200B, U+FEFF, ...) use `$'...'` escapes (`$'\\u202e'`),
+    so nothing in a value can move the cursor, end the line, reorder what is shown or pose as another
+    argument. A value over 100 characters keeps its first 60 and last 24 with a
     `<…N more characters…>` marker between, so a long value never pushes a later argument out of view.
 
     Args:

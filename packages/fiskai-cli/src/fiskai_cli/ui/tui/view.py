@@ -37,6 +37,7 @@ from typing_extensions import override
 from fiskai_cli.ui.chat import CHAT_HELP
 from fiskai_cli.ui.tui.transcript import Entry, Row, Transcript
 from fiskai_core.prompter import PromptDeclined
+from fiskai_core.sanitize import sanitize_for_terminal
 
 __all__ = ["LiveView", "Question", "Status"]
 
@@ -52,6 +53,7 @@ _STYLE = Style.from_dict(
         "call": "#5fafaf",
         "result": "#5f87d7",
         "error": "#d75f5f",
+        "denied": "bold #d75f5f",
         "fold": "#8a8a8a",
         "meta": "#8a8a8a",
         "warning": "#d7af00",
@@ -296,9 +298,11 @@ class LiveView:
             tokens += f" cached={s.cache_read}"
         if s.cache_write:
             tokens += f" cache_write={s.cache_write}"
-        session = [f"session={s.session}"] if s.session else []
+        # The model, session id and state come from a configuration or a journal: sanitized like any entry.
+        session = [f"session={sanitize_for_terminal(s.session)}"] if s.session else []
         clock = f"{elapsed // 60}:{elapsed % 60:02d}"
-        parts = [f" {self.title}", f"[{s.state}]", f"model={s.model}", *session, f"iter={s.iteration}", tokens, clock]
+        model, state = sanitize_for_terminal(s.model), sanitize_for_terminal(s.state)
+        parts = [f" {self.title}", f"[{state}]", f"model={model}", *session, f"iter={s.iteration}", tokens, clock]
         left = "  ".join(parts)
         keys = "enter send  alt-enter newline  ^D end  ^C abort " if self._waiting else "? help  q quit "
         notice = self._notice if time.monotonic() < self._notice_until else ""
