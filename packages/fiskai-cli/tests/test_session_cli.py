@@ -1,6 +1,7 @@
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -318,9 +319,8 @@ def test_list_and_show_neutralize_escapes_and_bidi_from_a_stored_prompt(tmp_path
         code, out, _ = _invoke("session", "--state-dir", str(tmp_path), *args, color=True)
         assert code == 0
         assert not [raw for raw in _RAW if raw in out], args
-        document = json.loads(out)
-        prompt = document[0]["prompt"] if isinstance(document, list) else document["prompt"]
-        assert prompt == _HOSTILE
+        document: Any = json.loads(out)
+        assert (document[0] if isinstance(document, list) else document)["prompt"] == _HOSTILE
 
 
 def test_show_transcript_names_a_denied_call_with_its_channel_and_reason(tmp_path: Path) -> None:
