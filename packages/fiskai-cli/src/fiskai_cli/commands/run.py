@@ -186,7 +186,7 @@ def run(
     try:
         with wiring.reported():
             if screen is not None:
-                result = anyio.run(screen.run, lambda: _drive(options, settings, checkpointing))
+                result = anyio.run(screen.run, lambda: _drive(options, settings, checkpointing, screen.signalled))
             else:
                 result = anyio.run(_drive, options, settings, checkpointing)
         if trace is not None:
@@ -332,20 +332,30 @@ def _open_http_debug(path: Path | None, warn: Callable[[str], None]) -> HttpDebu
     return HttpDebugDump(path, fd, warn)
 
 
-async def _drive(options: RunOptions, settings: wiring.Settings, checkpointing: bool) -> RunResult:
-    """Open the run's stores, then run the agent while SIGINT/SIGTERM suspend (journaled runs) or abort it."""
+async def _drive(
+    options: RunOptions,
+    settings: wiring.Settings,
+    checkpointing: bool,
+    on_signal: Callable[[int], None] | None = None,
+) -> RunResult:
+    """Open the run's stores, then run the agent while SIGINT/SIGTERM suspend (journaled runs) or abort it.
+
+    `on_signal` (the full screen's) is told of each signal after the run was steered, to show it.
+    """
     control = options.control
     assert control is not None
     outcome: list[RunResult | Exception] = []
 
     async def watch_signals() -> None:
         with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-            async for _ in signals:
+            async for signum in signals:
                 if checkpointing and not control.suspend_requested:
                     click.echo(_SUSPEND_NOTICE, err=True)
                     control.request_suspend()
                 else:
                     control.abort()
+                if on_signal is not None:
+                    on_signal(signum)
 
     async with contextlib.AsyncExitStack() as stack:
         options = replace(options, memory=await _memory(settings, stack), knowledge=_knowledge(settings, stack))

@@ -74,7 +74,7 @@ HELP = """fiskai run: keys
   PgUp PgDn  scroll a page (the view follows the run again at the bottom)
   Up Down    scroll a line
   Home End   top, bottom (End follows the run)
-  ?          this help (any key closes it)
+  ?          this help (any key closes it; in the chat row that key is typed too)
   q Ctrl-C   leave: suspend a checkpointed run (again: abort); abort otherwise; quit once ended
 
 At a question: Up/Down and Enter, or the number; Escape or Ctrl-C declines."""
@@ -408,8 +408,12 @@ class LiveView:
         idle = ~Condition(lambda: self._question is not None) & ~helping & has_focus(self._window)
 
         @kb.add("<any>", filter=helping)
-        def _close_help(_: KeyPressEvent) -> None:
+        def _close_help(event: KeyPressEvent) -> None:
             self._show_help = False
+            if self._waiting is not None and self.app.layout.has_focus(self._chat):
+                # Over the chat row the key that closes the help is also the operator's next input: feed
+                # it again, now that no help is shown, so it is typed instead of lost.
+                event.app.key_processor.feed(event.key_sequence[0], first=True)
 
         @kb.add("?", filter=idle)
         def _help(_: KeyPressEvent) -> None:
