@@ -347,6 +347,18 @@ def test_overloaded_answers_are_retried_and_each_attempt_is_traced(
     assert "llm_calls=1 " in done.stderr
 
 
+def test_a_model_server_error_is_printed_without_its_escape_sequences(
+    env: dict[str, str], server: MessagesServer
+) -> None:
+    """The one-line error quotes the server's message; an OSC 52, BEL or U+202E in it never reaches the terminal."""
+    server.add(Failure(400, "bad \x1b]52;c;aGk=\x07 request\u202e here"))
+    done = fiskai(["-c", str(_FIXTURECTL / "agent.yaml"), "run", "hi"], env, server)
+
+    assert done.returncode == 1
+    assert done.stderr.endswith("Error: llm call: HTTP 400 from the model API: bad  request<U+202E> here\n")
+    assert not [raw for raw in ("\x1b", "\x07", "\u202e") if raw in done.stderr]
+
+
 def test_a_hung_model_call_ends_at_the_call_timeout_with_one_line(
     tmp_path: Path, env: dict[str, str], server: MessagesServer
 ) -> None:

@@ -158,3 +158,43 @@ def test_operator_declining_at_the_terminal_runs_nothing(env: dict[str, str], te
     (refused,) = [record.payload for record in records if isinstance(record.payload, ToolResultRecord)]
     assert refused.gate is not None
     assert refused.gate.get("channel") == "prompt"
+
+
+def test_model_text_tool_output_and_the_approval_prompt_reach_the_terminal_neutralized(
+    env: dict[str, str], terminals: list[Terminal]
+) -> None:
+    """Steps:
+    1. The model narrates with a right-to-left override, an OSC 52 clipboard write and BEL, and reads a
+       config key holding a CSI and U+202E: the narration, the `->` line and the tool's output (`-v`)
+       show neither the sequence nor the raw override.
+    2. It calls a tool that does not exist, named with U+202E: the warning names it visibly.
+    3. It drains a node whose name holds U+202E: the approval prompt shows the argv with `$'\\u202e'`.
+    """
+    hostile = "n1\u202e --force"
+    script = [
+        Turn(
+            [
+                text("Reading \x1b]52;c;cm0gLXJmIH4=\x07the key\x07 now\u202eevil"),
+                tool_use("cluster_config_get", {"key": "re\x1b[2Jgion\u202e"}, id="g1"),
+            ]
+        ),
+        Turn([tool_use("evil\u202etool", {}, id="u1")]),
+        Turn([tool_use("cluster_node_drain", {"node": hostile, "reason": "patch"}, id="d1")]),
+        Turn([text("Done \u202eright.")]),
+    ]
+    with MessagesServer(script) as server:
+        env["ANTHROPIC_BASE_URL"] = server.base_url
+        terminal = Terminal(["-c", str(_CONFIG), "run", "-v", "read and drain"], env)
+        terminals.append(terminal)
+        terminal.answer(1, "1")
+        code, out = terminal.finish()
+
+    assert code == 0, terminal.stderr
+    shown = terminal.stderr
+    assert not [raw for raw in ("\x1b", "\x07", "\x9b", "\u202e") if raw in shown + out]
+    assert "Reading the key  now<U+202E>evil" in shown, shown  # BEL becomes a space, OSC 52 goes
+    assert "-> cluster config get -- region<U+202E>" in shown  # an ungated call's trace line
+    assert "     [region<U+202E>]" in shown  # the tool's own output: CSI removed, the override shown
+    assert "evil<U+202E>tool" in shown
+    assert "-> " in shown and "cluster node drain --reason=patch -- $'n1\\u202e --force'" in shown
+    assert out == "Done <U+202E>right.\n"

@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from fiskai_agent.testing import MessagesServer, RecordedRequest, Turn, text, tool_use
+from fiskai_core.approvals import load_rules
 from fiskai_runstate import FileJournalStore, TerminalRecord, ToolIntentRecord, decode_record
 
 
@@ -307,9 +308,7 @@ def test_chat_turns_and_slash_commands_then_ctrl_d_restores_the_terminal(
         pane.wait_text("unknown command: /bogus")
         pane.keys("C-u", "/help", "Enter")
         pane.wait_text("/restart")
-        pane.keys("x")  # any key closes the help
-        pane.wait_for(lambda s: "/restart" not in s, "the help to close")
-        pane.keys("/clear again", "Enter")
+        pane.keys("/clear again", "Enter")  # the first key closes the help and is typed too
         pane.wait_text("fresh answer")
         assert "--- context cleared ---" in pane.screen()
         assert _texts(server.requests[2]) == ["again"]
@@ -352,40 +351,100 @@ def _child_pid(pane: TmuxPane) -> int:
     return int(children[0])
 
 
-def test_stderr_written_during_the_screen_is_flushed_after_it_and_a_checkpointed_run_suspends(
+def _held_config(tmp_path: Path) -> tuple[Path, Path]:
+    """fixturectl's agent.yaml over a copy whose `cluster node list` waits until a release file exists.
+
+    The run's step then lasts until the test says so, so what the screen shows after a signal can be
+    read before the run suspends and the screen closes. Returns the configuration and the release file.
+    """
+    release = tmp_path / "release"
+    app = tmp_path / "heldctl"
+    original = (_CONFIG.parent / "fixturectl").read_text(encoding="utf-8")
+    introspect = shlex.quote(str(_CONFIG.parent / "fixturectl.introspect.json"))
+    wait = (
+        'if [ "$1 $2 $3" = "cluster node list" ]; then\n'
+        f"    n=0; while [ ! -e {shlex.quote(str(release))} ] && [ $n -lt 1200 ]; do sleep 0.05; n=$((n+1)); done\n"
+        "fi\n"
+    )
+    app.write_text(
+        original.replace('"$(dirname "$0")/fixturectl.introspect.json"', introspect).replace(
+            "printf 'fixturectl", wait + "printf 'fixturectl", 1
+        ),
+        encoding="utf-8",
+    )
+    app.chmod(0o755)
+    config = tmp_path / "agent.yaml"
+    config.write_text(
+        _CONFIG.read_text(encoding="utf-8").replace("application_path: ./fixturectl", f"application_path: {app}"),
+        encoding="utf-8",
+    )
+    return config, release
+
+
+def test_sigterm_at_a_question_says_suspending_declines_it_and_the_screen_closes_by_itself(
     env: dict[str, str], panes: list[TmuxPane], tmp_path: Path
 ) -> None:
     """Steps:
-    1. A checkpointed run waits on an approval; SIGTERM asks it to suspend: the notice fiskai writes to
-       stderr does not reach the full screen.
-    2. The operator refuses; the run suspends at the boundary; the screen says so; q quits.
-    3. On the restored terminal: the checkpoint line, the held stderr notice and the resume hint.
+    1. A checkpointed run asks to drain n1; a node list in the same step waits for the test's release.
+    2. SIGTERM: the screen says the run is suspending, the open question is declined; the notice fiskai
+       writes to stderr does not reach the full screen.
+    3. Released, the run suspends at the end of the step and the process exits by itself (no q): exit 0,
+       the terminal restored with the checkpoint line, the held stderr notice and the resume hint.
     4. `--resume` on the full screen shows the restored conversation, then continues to the answer.
     """
-    script = [Turn([tool_use("cluster_node_drain", {"node": "n1", "reason": "patch"}, id="d1")])]
+    config, release = _held_config(tmp_path)
+    script = [
+        Turn(
+            [
+                tool_use("cluster_node_drain", {"node": "n1", "reason": "patch"}, id="d1"),
+                tool_use("cluster_node_list", {}, id="l1"),
+            ]
+        )
+    ]
     with MessagesServer(script) as server:
         env["ANTHROPIC_BASE_URL"] = server.base_url
-        pane = _start(panes, _fiskai("--checkpoint", "--name", "held", "drain n1"), env, tmp_path)
+        argv = [
+            sys.executable,
+            "-m",
+            "fiskai_cli",
+            "-c",
+            str(config),
+            "run",
+            "--checkpoint",
+            "--name",
+            "held",
+            "drain n1",
+        ]
+        pane = _start(panes, argv, env, tmp_path, width=120)
         pane.wait_text("Run this command?")
         os.kill(_child_pid(pane), signal.SIGTERM)
-        pane.keys("1")
-        shown = pane.wait_text("--- run suspended, press q to quit ---")
-        assert "suspend requested" not in shown
-        assert "resume with: fiskai run --resume held" in shown
-        pane.keys("q")
+        shown = pane.wait_for(
+            lambda s: "SIGTERM: suspending at the end of this step" in s and "declined:" in s, "the suspend notice"
+        )
+        assert "Run this command?" not in shown and "[suspending]" in shown
+        assert "suspend requested" not in shown  # fiskai's stderr is held while the screen is up
+        release.touch()
         assert pane.exit_code() == 0
         restored = pane.restored("suspend requested; finishing current step", "run --resume held", "Run suspended")
         assert 'checkpointing session "held"' in restored
+        assert len(server.requests) == 1
 
         # 4. Resumed on the full screen: the restored conversation, then the run goes on.
         server.add(Turn([text("Resumed; n1 stays in service.")]))
-        resumed = _start(panes, _fiskai("--resume", "held"), env, tmp_path)
+        argv = [sys.executable, "-m", "fiskai_cli", "-c", str(config), "run", "--resume", "held"]
+        resumed = _start(panes, argv, env, tmp_path)
         shown = resumed.wait_text("--- run complete, press q to quit ---")
         for line in ('--- resuming "held"', "> drain n1", 'cluster_node_drain {"node": "n1"', "--- continuing ---"):
             assert line in shown
         assert shown.index("--- continuing ---") < shown.index("Resumed; n1 stays in service.")
+        results = _texts_of_results(server.requests[1])
+        assert "the run is suspending" in results["d1"] and "fixturectl was called" in results["l1"]
         resumed.keys("q")
         assert resumed.exit_code() == 0
+
+
+def _texts_of_results(request: RecordedRequest) -> dict[str, str]:
+    return {str(block["tool_use_id"]): str(block["content"]) for block in request.tool_results()}
 
 
 def test_scrolling_back_freezes_the_tail_and_reaching_the_bottom_follows_again(
@@ -551,3 +610,105 @@ def test_a_run_that_cannot_start_restores_the_terminal_before_the_error(
         assert pane.exit_code() == 1
         shown = pane.restored("nope")
         assert "Error:" in shown and "Traceback" not in shown and _STATUS not in shown
+
+
+def _rules_file(env: dict[str, str]) -> Path:
+    return Path(env["XDG_STATE_HOME"]) / "fiskai" / "approvals" / "fixturectl.yaml"
+
+
+def test_save_a_rule_says_approved_only_once_saved_and_escape_at_the_rule_asks_again(
+    env: dict[str, str], panes: list[TmuxPane], tmp_path: Path
+) -> None:
+    """Steps:
+    1. The model drains n1: `5` (save a rule) opens the rule question, pre-filled; nothing says approved.
+    2. Escape at the rule question saves nothing, says so, and puts the approval question again.
+    3. `5` and Enter save the rule: only then the transcript says approved, naming the saved rule, and
+       the drain runs.
+    """
+    script = [
+        Turn([tool_use("cluster_node_drain", {"node": "n1", "reason": "patch"}, id="d1")]),
+        Turn([text("Drained n1.")]),
+    ]
+    with MessagesServer(script) as server:
+        env["ANTHROPIC_BASE_URL"] = server.base_url
+        pane = _start(panes, _fiskai("drain n1"), env, tmp_path, width=140)
+        pane.wait_text("Run this command?")
+        pane.keys("5")
+        shown = pane.wait_text("cluster_node_drain --reason=patch @1=n1")
+        assert "Rule to save" in shown and "approved" not in shown
+        pane.keys("Escape")
+        asked_again = "no rule saved (dismissed at the prompt); asking again"
+        shown = pane.wait_for(lambda s: asked_again in s and "Run this command?" in s, "the approval asked again")
+        assert "approved" not in shown
+        assert not _rules_file(env).exists()
+        pane.keys("5")
+        pane.wait_text("Rule to save")
+        pane.keys("Enter")
+        shown = pane.wait_text("--- run complete, press q to quit ---")
+        assert "approved, rule saved for agent 'fixturectl': cluster_node_drain --reason=patch @1=n1" in shown
+        assert [rule.text for rule in load_rules(_rules_file(env))] == ["cluster_node_drain --reason=patch @1=n1"]
+        assert '"allowed":false' not in str(server.requests[1].tool_results()[0]["content"])
+        pane.keys("q")
+        assert pane.exit_code() == 0
+
+
+def test_in_chat_the_key_that_closes_the_help_is_the_first_of_the_next_message(
+    env: dict[str, str], panes: list[TmuxPane], tmp_path: Path
+) -> None:
+    """`/help` over the chat row, then the operator types their next message: the help closes on its
+    first key and the model gets the whole message (the `a` of `and now?` is not eaten)."""
+    with MessagesServer([Turn([text("first answer")]), Turn([text("second answer")])]) as server:
+        env["ANTHROPIC_BASE_URL"] = server.base_url
+        pane = _start(panes, _fiskai("--chat", "hello"), env, tmp_path)
+        pane.wait_text("ready for input")
+        pane.keys("/help", "Enter")
+        pane.wait_text("/restart")
+        pane.keys("and now?")
+        shown = pane.wait_for(lambda s: "/restart" not in s and "> and now?" in s, "the help closed, the text typed")
+        assert "ready for input" in shown
+        pane.keys("Enter")
+        pane.wait_text("second answer")
+        assert _texts(server.requests[1])[-1] == "and now?"
+        pane.keys("C-d")
+        assert pane.exit_code() == 0
+
+
+def test_sigterm_after_the_run_ended_closes_the_screen_and_restores_the_terminal(
+    env: dict[str, str], panes: list[TmuxPane], tmp_path: Path
+) -> None:
+    """The run is over and the screen waits for q; SIGTERM closes it: exit 0, the answer on the restored terminal."""
+    with MessagesServer([Turn([text("all done")])]) as server:
+        env["ANTHROPIC_BASE_URL"] = server.base_url
+        pane = _start(panes, _fiskai("hi"), env, tmp_path)
+        pane.wait_text("--- run complete, press q to quit ---")
+        os.kill(_child_pid(pane), signal.SIGTERM)
+        assert pane.exit_code() == 0
+        restored = pane.restored("all done", "Run summary")
+        assert _STATUS not in restored
+
+
+def test_session_viewer_shows_a_denied_call_with_its_tool_arguments_channel_and_reason(
+    env: dict[str, str], panes: list[TmuxPane], tmp_path: Path
+) -> None:
+    """A checkpointed run with no terminal: the drain is denied. `session show` on the terminal names the
+    call (tool and arguments, not run) and the denial: channel, tag, argv digest and the model's reason."""
+    script = [
+        Turn([tool_use("cluster_node_drain", {"node": "n1", "reason": "patch"}, id="d1")]),
+        Turn([text("Could not drain n1.")]),
+    ]
+    with MessagesServer(script) as server:
+        env["ANTHROPIC_BASE_URL"] = server.base_url
+        done = subprocess.run(
+            _fiskai("--checkpoint", "--name", "refused", "drain n1"),
+            env=env, cwd=tmp_path, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60, check=False,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+    show = [sys.executable, "-m", "fiskai_cli", "-c", str(_CONFIG), "session", "show", "refused"]
+    pane = _start(panes, show, env, tmp_path, width=220)
+    shown = pane.wait_text("read-only")
+    assert '-> cluster_node_drain {"node": "n1", "reason": "patch"} (not run)' in shown
+    denial = [line.strip() for line in shown.splitlines() if "<- denied" in line]
+    assert len(denial) == 1 and denial[0].startswith("<- denied cluster_node_drain (no terminal, tag ai:confirm, argv ")
+    assert denial[0].endswith("): no interactive terminal is attached, so no operator could be asked")
+    pane.keys("q")
+    assert pane.exit_code() == 0

@@ -81,6 +81,12 @@ async def test_questions_are_sanitized_before_they_reach_the_terminal() -> None:
     assert "\x1b" not in err.getvalue()
 
 
+async def test_a_report_is_one_sanitized_confirmation_line() -> None:
+    prompter, err = make("")
+    prompter.report(REQUEST, "approved, rule saved for agent 'a': stream_rm @1=\u202eORDERS\x1b[2J")
+    assert err.getvalue() == "confirmation: approved, rule saved for agent 'a': stream_rm @1=<U+202E>ORDERS\n"
+
+
 async def test_select_with_no_choice_is_minus_one() -> None:
     prompter, _ = make("\n")
     assert await prompter.ask_select("pick", ["a", "b"]) == -1

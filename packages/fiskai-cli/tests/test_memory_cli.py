@@ -90,6 +90,23 @@ def test_show_escapes_terminal_control_sequences_in_text_but_not_in_json(tmp_pat
     assert json.loads(out)["content"] == "red \x1b[31malert\x1b[0m\rover\tok"
 
 
+def test_list_and_show_neutralize_c1_bell_osc_and_bidi_a_model_stored(tmp_path: Path) -> None:
+    # What a model could store: an 8-bit CSI, a clipboard write (OSC 52) ended by BEL, a right-to-left override.
+    content = "pay \x9b2J\x1b]52;c;aGk=\x07to acct\u202e1234"
+    anyio.run(lambda: FileMemoryStore(tmp_path).write("k", "desc \x9b2J\u202eevil", content))
+    raw = ("\x1b", "\x07", "\x9b", "\u202e")
+    for args in (("list",), ("show", "k"), ("show", "k", "--format", "json")):
+        result = CliRunner().invoke(cli, ["memory", *args, "--directory", str(tmp_path)], color=True)
+        assert result.exit_code == 0, result.output
+        assert not [c for c in raw if c in result.stdout], args
+        if args[-1] == "json":
+            assert json.loads(result.stdout)["content"] == content
+        elif args == ("list",):
+            assert "<U+202E>evil" in result.stdout
+        else:
+            assert result.stdout.endswith("pay \\x9b2J\\x1b]52;c;aGk=\\x07to acct<U+202E>1234\n")
+
+
 def test_rm_removes_the_entry_and_a_second_rm_fails_clearly() -> None:
     seed(open_file_store("cowsay"))
     code, out, _ = invoke("memory", "rm", "endpoint", "--identity", "cowsay")

@@ -1,6 +1,7 @@
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -9,6 +10,7 @@ from click.testing import CliRunner
 from fiskai_cli._root import cli
 from fiskai_runstate import (
     FileJournalStore,
+    JsonObject,
     Record,
     TerminalRecord,
     ToolResultRecord,
@@ -18,8 +20,9 @@ from fiskai_runstate import (
 from fiskai_runstate.testing import sample_meta, sample_turn
 
 
-def _invoke(*args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(cli, list(args))
+def _invoke(*args: str, color: bool = False) -> tuple[int, str, str]:
+    # color=True prints as to a terminal: click then strips no escape sequence itself.
+    result = CliRunner().invoke(cli, list(args), color=color)
     # A failure must be a clean ClickException exit, never an escaped traceback.
     assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
     return result.exit_code, result.stdout, result.stderr
@@ -307,6 +310,77 @@ def test_hostile_journals_are_one_line_errors_and_stay_untouched(
     assert [(s["id"], s["status"]) for s in json.loads(out)] == [("hostile", "damaged")]
     assert reason in json.loads(out)[0]["damaged"]
     assert path.read_bytes() == damaged
+
+
+# A stored prompt that would write the clipboard (OSC 52), ring the bell, clear the screen with an 8-bit CSI
+# and reverse the rest of the line (U+202E), and a tool output with a 7-bit CSI.
+_HOSTILE = "copy \x1b]52;c;cm0gLXJmIH4=\x07me\x07 \x9b2J now\u202eevil"
+_RAW = ("\x1b", "\x07", "\x9b", "\u202e")
+
+
+def _hostile_journal(directory: Path, run_id: str) -> None:
+    async def write() -> None:
+        journal = await FileJournalStore(directory).create(sample_meta(run_id, prompt=_HOSTILE, model="m\u202e1"))
+        try:
+            for record in sample_turn(run_id, seq=journal.last_seq + 1, iteration=0, output="\x1b[31mred\x1b[0m"):
+                await journal.append(record)
+        finally:
+            await journal.aclose()
+
+    anyio.run(write)
+
+
+def test_list_and_show_neutralize_escapes_and_bidi_from_a_stored_prompt(tmp_path: Path) -> None:
+    _hostile_journal(tmp_path, "evil")
+    shown: dict[str, str] = {}
+    for args in (("list",), ("show", "evil", "--no-tui", "--transcript"), ("show", "evil", "--approvals")):
+        code, out, err = _invoke("session", "--state-dir", str(tmp_path), *args, color=True)
+        assert code == 0, err
+        assert not [raw for raw in _RAW if raw in out + err], args
+        shown[" ".join(args[:1] + args[2:])] = out
+    assert "copy me now<U+202E>evil" in shown["list"] and "m<U+202E>1" in shown["list"]
+    transcript = shown["show --no-tui --transcript"]
+    assert "Prompt\n  copy me now<U+202E>evil" in transcript
+    assert "[1] prompt: copy me   now<U+202E>evil" in transcript  # the transcript keeps the spacing
+    assert '"output":"red"' in transcript
+    # JSON for scripts: the same strings, escaped so a terminal shows them and a parser reads them back.
+    for args in (("list", "--format", "json"), ("show", "evil", "--format", "json", "--transcript")):
+        code, out, _ = _invoke("session", "--state-dir", str(tmp_path), *args, color=True)
+        assert code == 0
+        assert not [raw for raw in _RAW if raw in out], args
+        document: Any = json.loads(out)
+        assert (document[0] if isinstance(document, list) else document)["prompt"] == _HOSTILE
+
+
+def test_show_transcript_names_a_denied_call_with_its_channel_and_reason(tmp_path: Path) -> None:
+    async def write() -> None:
+        journal = await FileJournalStore(tmp_path).create(sample_meta("denied"))
+        try:
+            [assistant, _, _] = sample_turn("denied", seq=journal.last_seq + 1, iteration=0)
+            await journal.append(assistant)
+            gate: JsonObject = {
+                "allowed": False,
+                "channel": "no_terminal",
+                "tag": "ai:confirm",
+                "digest": "7eda908c242a" * 5,
+            }
+            body = '{"allowed":false,"reason":"no interactive terminal is attached, so no operator could be asked"}'
+            result: JsonObject = {"tool_use_id": "toolu_0", "content": body}
+            await journal.append(
+                Record(
+                    seq=journal.last_seq + 1, payload=ToolResultRecord(tool_use_id="toolu_0", result=result, gate=gate)
+                )
+            )
+        finally:
+            await journal.aclose()
+
+    anyio.run(write)
+    code, out, _ = _invoke("session", "--state-dir", str(tmp_path), "show", "denied", "--no-tui", "--transcript")
+    assert code == 0
+    assert out.splitlines()[-1] == (
+        "[3] denied stream_info (no terminal, tag ai:confirm, argv 7eda908c242a): "
+        "no interactive terminal is attached, so no operator could be asked"
+    )
 
 
 def test_help_keeps_the_examples_unwrapped_and_lists_the_subcommands() -> None:

@@ -11,7 +11,7 @@ from hypothesis import given, settings, strategies as st
 
 from fiskai_core.approvals import ApprovalRule, Approvals, RuleError, load_rules, parse_rule, save_rules, suggest_rule
 from fiskai_core.confirm import ConfirmGate, GateDecision
-from fiskai_core.prompter import ConfirmChoice
+from fiskai_core.prompter import ConfirmChoice, PromptDeclined
 from fiskai_core.testing import ScriptedPrompter
 
 _TAGS = ("ai:confirm", "impact:rw")
@@ -180,3 +180,35 @@ def test_gate_saves_the_rule_the_operator_enters(tmp_path: Path) -> None:
     assert [r.text for r in load_rules(path)] == ["cluster_node_drain '@1=n*'"]
     later = _check(gate, drain(node="n9"))
     assert (later.allowed, later.channel) == (True, "rule")
+
+
+def test_a_saved_rule_is_reported_only_once_saved(tmp_path: Path) -> None:
+    path = tmp_path / "agent.yaml"
+    prompter = ScriptedPrompter.of(ConfirmChoice.RULE, "cluster_node_drain @1=n*")
+    gate = ConfirmGate(prompter, approvals=Approvals.from_file(path, identity="agent"))
+    decision = _check(gate, drain())
+    assert decision.allowed and decision.rule == "cluster_node_drain '@1=n*'"
+    assert prompter.reports == ["approved, rule saved for agent 'agent': cluster_node_drain '@1=n*'"]
+    assert [r.text for r in load_rules(path)] == ["cluster_node_drain '@1=n*'"]
+
+
+def test_dismissing_the_rule_question_asks_the_approval_again(tmp_path: Path) -> None:
+    """Escape at the rule question is not a "no" to the command: the operator chooses again."""
+    path = tmp_path / "agent.yaml"
+    prompter = ScriptedPrompter.of(ConfirmChoice.RULE, PromptDeclined("dismissed at the prompt"), ConfirmChoice.ONCE)
+    gate = ConfirmGate(prompter, approvals=Approvals.from_file(path, identity="agent"))
+    decision = _check(gate, drain())
+    assert (decision.allowed, decision.channel, decision.rule) == (True, "prompt", None)
+    assert prompter.reports == ["no rule saved (dismissed at the prompt); asking again"]
+    assert [isinstance(asked, str) for asked in prompter.asked] == [False, True, False]
+    assert not path.exists()
+
+
+def test_a_rule_never_saved_denies_after_three_rounds(tmp_path: Path) -> None:
+    declined = PromptDeclined("dismissed at the prompt")
+    prompter = ScriptedPrompter.of(*[ConfirmChoice.RULE, declined] * 3, ConfirmChoice.ONCE)
+    gate = ConfirmGate(prompter, approvals=Approvals.from_file(tmp_path / "agent.yaml", identity="agent"))
+    decision = _check(gate, drain())
+    assert (decision.allowed, decision.channel) == (False, "prompt")
+    assert "no rule was saved" in decision.reason
+    assert len(prompter.reports) == 3 and prompter.answers == [ConfirmChoice.ONCE]

@@ -108,6 +108,15 @@ def test_quotes_and_control_characters_cannot_hide_or_fake_arguments() -> None:
     assert line.endswith("-- PRODUCTION")
 
 
+def test_bidi_and_invisible_characters_are_escaped_so_the_line_reads_in_its_real_order() -> None:
+    # U+202E would show "n3 --force" as "ecrof-- 3n"; U+200B would hide inside a value; a tag character
+    # (U+E0041) is invisible text; each must stand as an escape the operator can read and a shell can run.
+    argv = ["app", "--node=n3\u202e --force", "--ns=pro\u200bd", "--note=\U000e0041", "--", "\u2066x\u2069"]
+    line = render_command_line(argv)
+    assert not any(ch in line for ch in "\u202e\u200b\u2066\u2069\U000e0041")
+    assert line == ("app $'--node=n3\\u202e --force' $'--ns=pro\\u200bd' $'--note=\\U000e0041' -- $'\\u2066x\\u2069'")
+
+
 def test_a_long_value_is_elided_in_the_middle_so_the_target_stays_in_view() -> None:
     argv = ["app", "stream", "rm", "--reason=" + "x" * 2000 + "END", "--", "PRODUCTION"]
     line = render_command_line(argv)

@@ -54,6 +54,23 @@ class LazyGroup(click.Group):
         return _load(cmd_name, entry)
 
     @override
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except click.ClickException as err:
+            # The one-line error often quotes a journal, a configuration, a peer or a model server: it is
+            # sanitized like any other text for the terminal (imported only when there is an error).
+            from fiskai_core.sanitize import sanitize_for_display
+
+            message = err.format_message()
+            clean = sanitize_for_display(message)
+            if clean == message:
+                raise
+            if isinstance(err, click.UsageError):
+                raise click.UsageError(sanitize_for_display(err.message), err.ctx) from err
+            raise click.ClickException(clean) from err
+
+    @override
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         # Listing uses the static summaries, so `fiskai --help` imports no subcommand module.
         rows = [(name, self._lazy[name].summary) for name in sorted(self._lazy)]

@@ -15,6 +15,11 @@ Checks, in a fixed order (reference 7.1, extended); the first that decides wins:
    the call being approved). Any of these allows; no, or no answer at all (`PromptDeclined`), denies.
    Channel `prompt`; the rule that was added, if any, rides on the decision.
 
+   Saving a rule allows only once the rule is saved (or held for the run when the file cannot be
+   written), and the prompter is told which (`Prompter.report`), so no screen says "approved" early.
+   Dismissing the rule question (Escape, end of input) or three unusable rules save nothing and put the
+   approval question again; a prompter that cannot ask any more then declines it, which denies.
+
 Callers check required parameters before the gate, so a broken call is never put to an operator, and
 hand the gate the exact argv the tool would run (`Confirmable.command_argv`), so what the operator
 approves, and what a rule is matched on, is what runs. A denial goes back to the model as a non-error
@@ -34,6 +39,7 @@ import anyio
 from fiskai_core.approvals import ApprovalRule, Approvals, RuleError, parse_rule, suggest_rule
 from fiskai_core.calls._prepare import argv_digest
 from fiskai_core.prompter import ConfirmChoice, GateRequest, PromptDeclined, Prompter
+from fiskai_core.sanitize import INVISIBLE
 from fiskai_core.tools import ToolResult, trigger_tag
 
 if TYPE_CHECKING:
@@ -56,9 +62,13 @@ _VALUE_KEEP_TAIL = 24
 _VALUE_MAX = _VALUE_KEEP_HEAD + _VALUE_KEEP_TAIL + 16
 # Unquoted only when every character is one a shell would also read literally; anything else is quoted.
 _SAFE_TOKEN = re.compile(r"[A-Za-z0-9_@%+=:,./-]+")
-_NEEDS_ANSI_C = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\ufeff]")
+# Controls, and every character the free-text sanitizer shows as `<U+XXXX>` (bidi controls such as U+202E
+# would otherwise reorder the line), plus the zero-width joiners: an approved argv must read exactly.
+_NEEDS_ANSI_C = re.compile(rf"[\x00-\x1f\x7f-\x9f\u200c\u200d]|{INVISIBLE.pattern}")
 
 _RULE_ATTEMPTS = 3
+_RULE_ROUNDS = 3
+"""How many times a dismissed rule question puts the approval question again before the call is denied."""
 NO_TERMINAL_REASON = "no interactive terminal is attached, so no operator could be asked"
 DECLINED_REASON = "the operator declined to permit this command; this decision is final, do not retry"
 
@@ -81,7 +91,7 @@ def _quote_plain(text: str) -> str:
         elif ch == "\t":
             out.append("\\t")
         elif _NEEDS_ANSI_C.match(ch):
-            out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
+            out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}")
         else:
             out.append(ch)
     return "$'" + "".join(out) + "'"
@@ -99,9 +109,10 @@ def _quote_token(token: str) -> str:
 def render_command_line(argv: Sequence[str]) -> str:
     """The command line an operator approves: every argv token, quoted so it reads unambiguously.
 
-    Tokens of plain characters stand as they are; others are single-quoted, and any holding a control
-    character use `$'...'` escapes, so nothing in a value can move the cursor, end the line or pose as
-    another argument. A value over 100 characters keeps its first 60 and last 24 with a
+    Tokens of plain characters stand as they are; others are single-quoted, and any holding a control,
+    bidi or invisible format character (U+202E, U+200B, U+FEFF, ...) use `$'...'` escapes (`$'\\u202e'`),
+    so nothing in a value can move the cursor, end the line, reorder what is shown or pose as another
+    argument. A value over 100 characters keeps its first 60 and last 24 with a
     `<…N more characters…>` marker between, so a long value never pushes a later argument out of view.
 
     Args:
@@ -242,9 +253,9 @@ class ConfirmGate:
                 suggested_rule=suggest_rule(name, argv) if can_persist else "",
             )
             try:
-                choice = await self._prompter.approve_command(request)
-                if choice is ConfirmChoice.RULE and approvals is not None and can_persist:
-                    return await self._save_rule(approvals, name, tags, argv, decide)
+                choice = await self._ask(request, approvals, name, tags, argv, decide)
+                if isinstance(choice, GateDecision):
+                    return choice
             except PromptDeclined as err:
                 reason = f"the operator did not permit this command: {err}; this decision is final, do not retry"
                 return decide(False, "prompt", reason)
@@ -258,6 +269,30 @@ class ConfirmGate:
             return decide(True, "prompt")
         return decide(False, "prompt", DECLINED_REASON)
 
+    async def _ask(
+        self,
+        request: GateRequest,
+        approvals: Approvals | None,
+        name: str,
+        tags: Sequence[str],
+        argv: Sequence[str],
+        decide: Callable[..., GateDecision],
+    ) -> ConfirmChoice | GateDecision:
+        """The operator's choice, or the decision a saved rule made; a rule not saved asks the choice again."""
+        prompter = self._prompter
+        for _ in range(_RULE_ROUNDS):
+            choice = await prompter.approve_command(request)
+            if choice is not ConfirmChoice.RULE or approvals is None or not request.can_persist:
+                return choice
+            try:
+                decision, outcome = await self._save_rule(approvals, name, tags, argv, decide)
+            except PromptDeclined as err:
+                prompter.report(request, f"no rule saved ({err}); asking again")
+                continue
+            prompter.report(request, outcome)
+            return decision
+        raise PromptDeclined("no rule was saved")
+
     async def _save_rule(
         self,
         approvals: Approvals,
@@ -265,8 +300,12 @@ class ConfirmGate:
         tags: Sequence[str],
         argv: Sequence[str],
         decide: Callable[..., GateDecision],
-    ) -> GateDecision:
-        """Ask for the rule to save (it must parse and match this call), save it, and allow the call."""
+    ) -> tuple[GateDecision, str]:
+        """Ask for the rule to save (it must parse and match this call), save it, and allow the call.
+
+        Returns:
+            The decision, and what became of the rule in an operator's words.
+        """
         question = (
             f"Rule to save for agent {approvals.identity!r} (edit the values to widen it; * matches any text, "
             f"... allows unmentioned arguments):"
@@ -290,6 +329,9 @@ class ConfirmGate:
             try:
                 approvals.add(rule)
             except RuleError as err:
-                return decide(True, "prompt", rule=f"{rule.text} (in force for this run only: {err})")
-            return decide(True, "prompt", rule=rule.text)
+                held = f"{rule.text} (in force for this run only: {err})"
+                return decide(True, "prompt", rule=held), f"approved, rule held for this run only: {held}"
+            return decide(
+                True, "prompt", rule=rule.text
+            ), f"approved, rule saved for agent {approvals.identity!r}: {rule.text}"
         raise PromptDeclined("no usable rule was entered")

@@ -82,6 +82,14 @@ class Prompter(Protocol):
         """A free-text value, `default` offered pre-filled."""
         ...
 
+    def report(self, request: GateRequest, outcome: str) -> None:
+        """Show the operator what became of an approval after its last question, in a few words.
+
+        The gate calls it when the outcome was not known at `approve_command`'s answer: a rule saved (or
+        held for the run only), or no rule saved and the approval asked again. Never asks anything.
+        """
+        ...
+
 
 _NO_OPERATOR = "no operator is available to answer on this path"
 
@@ -103,3 +111,6 @@ class DenyPrompter:
 
     async def ask_input(self, question: str, default: str) -> str:
         raise PromptDeclined(_NO_OPERATOR)
+
+    def report(self, request: GateRequest, outcome: str) -> None:
+        pass

@@ -144,6 +144,9 @@ class _Operator:
     async def ask_input(self, question: str, default: str) -> str:
         return self._next() or default
 
+    def report(self, request: GateRequest, outcome: str) -> None:
+        pass
+
 
 class _KillingJournal:
     def __init__(self, inner: Journal, hit: Callable[[Record], bool], on_hit: Callable[[], None] | None) -> None:

@@ -20,17 +20,18 @@ import anyio
 import click
 
 from fiskai_cli._wiring import NatsTarget, invocation, load_settings, memory_store, reported
-from fiskai_cli.ui.text import clip, items, table
+from fiskai_cli.ui.text import clip, items, json_text, table
 from fiskai_core.config import Mode
+from fiskai_core.sanitize import visible_format_controls
 from fiskai_memory import Entry, FileMemoryStore, Item, MemoryNotFoundError, Store
 
 __all__ = ["memory"]
 
 _T = TypeVar("_T")
 _DESCRIPTION_CLIP = 80
-# Model-written content goes to an operator's terminal: show control characters (ESC, CR, ...) as escapes
-# instead of letting them move the cursor or rewrite what is on screen. Newlines and tabs stay.
-_VISIBLE = {code: f"\\x{code:02x}" for code in (*range(0x00, 0x20), 0x7F) if code not in (0x09, 0x0A)}
+# A memory is shown exactly, for audit: every control but tab and newline as `\xNN` (C1 included), and the
+# bidi and invisible format characters as `<U+XXXX>`, so nothing a model stored can act on the terminal.
+_VISIBLE = {code: f"\\x{code:02x}" for code in (*range(0x00, 0x20), *range(0x7F, 0xA0)) if code not in (0x09, 0x0A)}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -135,7 +136,7 @@ def show_command(
     target = _Target(identity=identity, directory=directory, nats_url=nats_url)
     location, entry = _run(ctx, target, lambda store: store.read(key))
     if output_format == "json":
-        click.echo(json.dumps({**_item_json(entry), "content": entry.content}, indent=2, ensure_ascii=False))
+        click.echo(json_text({**_item_json(entry), "content": entry.content}))
         return
     header = [
         ("key", entry.key),
@@ -146,7 +147,7 @@ def show_command(
     ]
     click.echo(items(header, indent=0))
     click.echo("")
-    click.echo(entry.content.translate(_VISIBLE), nl=not entry.content.endswith("\n"))
+    click.echo(visible_format_controls(entry.content.translate(_VISIBLE)), nl=not entry.content.endswith("\n"))
 
 
 @memory.command("rm")

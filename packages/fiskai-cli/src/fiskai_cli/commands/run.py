@@ -156,7 +156,7 @@ def run(
     )
     try:
         if screen is not None:
-            result = anyio.run(screen.run, lambda: _drive(settings, request))
+            result = anyio.run(screen.run, lambda: _drive(settings, request, screen.signalled))
         else:
             result = anyio.run(_drive, settings, request)
         if trace is not None:
@@ -272,8 +272,13 @@ def _open_http_debug(path: Path | None, warn: Callable[[str], None]) -> HttpDebu
     return HttpDebugDump(path, fd, warn)
 
 
-async def _drive(settings: wiring.Settings, request: _Request) -> RunResult:
-    """Build the harness, then run the agent while SIGINT/SIGTERM suspend (journaled runs) or abort it."""
+async def _drive(
+    settings: wiring.Settings, request: _Request, on_signal: Callable[[int], None] | None = None
+) -> RunResult:
+    """Build the harness, then run the agent while SIGINT/SIGTERM suspend (journaled runs) or abort it.
+
+    `on_signal` (the full screen's) is told of each signal after the run was steered, to show it.
+    """
     control = request.control
     checkpoint, name, resume_id, force = request.session
     checkpointing = checkpoint or resume_id is not None
@@ -282,12 +287,14 @@ async def _drive(settings: wiring.Settings, request: _Request) -> RunResult:
 
     async def watch_signals() -> None:
         with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-            async for _ in signals:
+            async for signum in signals:
                 if checkpointing and not control.suspend_requested:
                     click.echo(_SUSPEND_NOTICE, err=True)
                     control.request_suspend()
                 else:
                     control.abort()
+                if on_signal is not None:
+                    on_signal(signum)
 
     prompter = screen.prompter if screen is not None else wiring.operator_prompter()
     async with wiring.open_harness(

@@ -4,6 +4,10 @@ The configuration (the root `-c/--config`, or `./agent.yaml` when it exists) pic
 `harness.sessions` block (a relative `options.directory` is under the configuration's folder); without one
 the file backend in the state home is used (`$XDG_STATE_HOME/fiskai/runs`). `--state-dir` overrides the
 file backend's directory. Reading never takes a run's lock, so a live run can be inspected.
+
+A journal holds what a model, its tools and the operator wrote; everything printed from one goes
+through `fiskai_core.sanitize` (text) or `json_text` (JSON), so a stored escape sequence or bidi
+control is shown, never obeyed. `export` alone writes the journal's bytes exactly, for files and pipes.
 """
 
 from __future__ import annotations
@@ -28,8 +32,11 @@ from fiskai_cli.commands.session_approvals import (
     remember_approvals_flag,
     render_approvals,
 )
-from fiskai_cli.ui.text import clip, items, table
+from fiskai_cli.ui.gate_text import denial_line, is_denial
+from fiskai_cli.ui.text import clip, items, json_text, table
 from fiskai_core.config import Mode
+from fiskai_core.confirm import render_command_line
+from fiskai_core.sanitize import sanitize_for_display, sanitize_for_terminal
 from fiskai_runstate import (
     AssistantRecord,
     FileJournalStore,
@@ -164,7 +171,7 @@ def list_sessions(ctx: click.Context, output_format: str) -> None:
     """
     summaries, directory = _run(ctx, _listing)
     if output_format == "json":
-        click.echo(json.dumps([_summary_json(s) for s in summaries], indent=2, ensure_ascii=False))
+        click.echo(json_text([_summary_json(s) for s in summaries]))
         return
     if not summaries:
         if _sessions(ctx).configured or directory is None:
@@ -176,9 +183,10 @@ def list_sessions(ctx: click.Context, output_format: str) -> None:
     click.echo(table(("id", "model", "status", "updated", "prompt"), rows, indent=0))
     for summary in summaries:
         if summary.damaged:
+            run_id = sanitize_for_terminal(summary.run_id)
             click.echo(
-                f"warning: session {summary.run_id} is damaged: {summary.damaged}; "
-                f"`fiskai session rm {summary.run_id}` removes it",
+                f"warning: session {run_id} is damaged: {sanitize_for_terminal(summary.damaged)}; "
+                f"`fiskai session rm {run_id}` removes it",
                 err=True,
             )
         elif summary.truncated:
@@ -246,12 +254,13 @@ def show(ctx: click.Context, run_id: str, transcript: bool, no_tui: bool, output
         document["truncated"] = str(cut) if cut is not None else None
         if transcript:
             document["records"] = [json.loads(encode_record(r)) for r in records]
-        click.echo(json.dumps(document, indent=2, ensure_ascii=False))
+        click.echo(json_text(document))
         return
     click.echo(_render_state(state, truncated=cut is not None))
     if transcript:
         click.echo("\n--- transcript ---\n")
-        click.echo("\n".join(_render_record(r) for r in records))
+        names = _tool_names(records)
+        click.echo(sanitize_for_display("\n".join(_render_record(r, names) for r in records)))
 
 
 def _open_viewer(records: list[Record], state: RunState) -> bool:
@@ -268,7 +277,7 @@ def _open_viewer(records: list[Record], state: RunState) -> bool:
 
 def _show_approvals(records: list[Record], output_format: str) -> None:
     rows = approval_rows(records)
-    click.echo(json.dumps(rows, indent=2, ensure_ascii=False) if output_format == "json" else render_approvals(rows))
+    click.echo(json_text(rows) if output_format == "json" else render_approvals(rows))
 
 
 def _state_json(state: RunState) -> dict[str, Any]:
@@ -336,10 +345,29 @@ def _render_state(state: RunState, *, truncated: bool) -> str:
         pairs.append(("Unresolved", f"started but unanswered, may have run: {names}"))
     if state.terminal is not None and state.terminal.message:
         pairs.append(("Reason", clip(state.terminal.message, 200)))
-    return f"Session {state.run_id}\n{items(pairs)}\n\nPrompt\n  {clip(state.prompt, 200)}"
+    return f"Session {sanitize_for_terminal(state.run_id)}\n{items(pairs)}\n\nPrompt\n  {clip(state.prompt, 200)}"
 
 
-def _render_record(record: Record) -> str:
+def _tool_names(records: list[Record]) -> dict[str, str]:
+    """tool_use id -> tool name, from the assistant turns (a denied call has no intent to name it)."""
+    names: dict[str, str] = {}
+    for record in records:
+        if isinstance(record.payload, AssistantRecord):
+            for kind, body in _blocks(record.payload.message.get("content")):
+                if kind == "tool_use" and isinstance(body.get("id"), str):
+                    names[str(body["id"])] = str(body.get("name", ""))
+    return names
+
+
+def _blocks(content: JsonValue) -> list[tuple[str, dict[str, JsonValue]]]:
+    blocks: list[tuple[str, dict[str, JsonValue]]] = []
+    for block in content if isinstance(content, list) else []:
+        if isinstance(block, dict):
+            blocks += [(kind, body if isinstance(body, dict) else {}) for kind, body in block.items()]
+    return blocks
+
+
+def _render_record(record: Record, names: dict[str, str]) -> str:
     head = f"[{record.seq}]"
     payload = record.payload
     match payload:
@@ -354,8 +382,10 @@ def _render_record(record: Record) -> str:
         case UserRecord():
             return "\n".join([f"{head} user", *_render_blocks(payload.message.get("content"))])
         case ToolIntentRecord():
-            target = " ".join(payload.argv) if payload.argv is not None else payload.remote_target or "-"
+            target = render_command_line(payload.argv) if payload.argv is not None else payload.remote_target or "-"
             return f"{head} about to run {payload.tool_name} ({payload.tool_use_id}): {target}"
+        case ToolResultRecord() if is_denial(payload):
+            return f"{head} {denial_line(names.get(payload.tool_use_id, ''), payload)}"
         case ToolResultRecord():
             remote = " (remote)" if payload.remote else ""
             error = " error" if payload.result.get("is_error") is True else ""

@@ -8,6 +8,7 @@ from typing import Any
 
 import click
 
+from fiskai_cli.ui.gate_text import CHANNELS
 from fiskai_cli.ui.text import table
 from fiskai_runstate import Record
 from fiskai_runstate.gate_log import gate_entries
@@ -16,19 +17,6 @@ __all__ = ["APPROVALS_FLAG", "CHANNELS", "approval_rows", "remember_approvals_fl
 
 APPROVALS_FLAG = "fiskai.session.approvals"
 """`ctx.meta` key of `session show --approvals`."""
-
-CHANNELS = {
-    "ungated": "not gated",
-    "session": "session allow",
-    "rule": "persisted rule",
-    "prompt": "terminal prompt",
-    "no_terminal": "no terminal",
-    "policy": "policy",
-    "elicitation": "MCP elicitation",
-    "input_required": "MCP input required",
-    "operator": "host-side approver",
-}
-"""Journal channel to the words an operator reads."""
 
 
 def remember_approvals_flag(ctx: click.Context, _param: click.Parameter, value: bool) -> None:

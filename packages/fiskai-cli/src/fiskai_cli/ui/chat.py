@@ -13,6 +13,7 @@ from typing import TextIO
 import anyio.to_thread
 
 from fiskai_agent import FollowUp
+from fiskai_core.sanitize import sanitize_for_terminal
 
 __all__ = ["CHAT_HELP", "Action", "End", "Help", "LineChat", "Send", "Unknown", "resolve"]
 
@@ -109,7 +110,7 @@ class LineChat:
 
     async def __call__(self, error: str) -> FollowUp | None:
         if error:
-            self._say(f"warning: the turn ended: {error}\n")
+            self._say(f"warning: the turn ended: {sanitize_for_terminal(error)}\n")
         while True:
             text = await self._read()
             if text is None:

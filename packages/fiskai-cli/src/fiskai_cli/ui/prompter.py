@@ -134,6 +134,9 @@ class LinePrompter:
             self._say(f"please answer a number from 1 to {last}\n")
         raise PromptDeclined("no valid answer")
 
+    def report(self, request: GateRequest, outcome: str) -> None:
+        self._say(f"confirmation: {sanitize_for_terminal(outcome)}\n")
+
     async def ask_confirm(self, question: str) -> bool:
         self._say(f"\n{sanitize_for_terminal(question, _QUESTION_MAX_RUNES)}\n")
         for _ in range(_ATTEMPTS):

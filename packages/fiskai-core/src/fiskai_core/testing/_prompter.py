@@ -25,6 +25,8 @@ class ScriptedPrompter:
     answers: list[Answer] = field(default_factory=list[Answer])
     interactive: bool = True
     asked: list[GateRequest | str] = field(default_factory=list[GateRequest | str])
+    reports: list[str] = field(default_factory=list[str])
+    """What the gate reported after an approval (`Prompter.report`), in order."""
 
     @classmethod
     def of(cls, *answers: Answer, interactive: bool = True) -> ScriptedPrompter:
@@ -67,6 +69,9 @@ class ScriptedPrompter:
         answer = self._next(str)
         assert isinstance(answer, str)
         return answer
+
+    def report(self, request: GateRequest, outcome: str) -> None:
+        self.reports.append(outcome)
 
     def extend(self, answers: Iterable[Answer]) -> None:
         """Queue more answers."""

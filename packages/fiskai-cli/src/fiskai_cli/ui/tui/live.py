@@ -4,6 +4,12 @@ Both run on one asyncio loop. The agent's task reports through `TuiEvents` and a
 `TuiPrompter`, which only post to the view; the view's loop is the one writer of the screen. On the
 way out the terminal is restored first, then the captured stderr is flushed, then what the line UI
 would have printed (warnings, the checkpoint line, the final answer) is replayed through it.
+
+A SIGTERM or SIGINT from outside (Ctrl-C on the screen is a key) is steered by the command (suspend a
+checkpointed run, else abort; again: abort), then shown here (`signalled`): the transcript says so,
+the open question and any later one are declined so the run can reach its next step, and the screen
+closes by itself when the run ends, since nobody may be there to press q. One that arrives after the
+run ended closes the screen too.
 """
 
 from __future__ import annotations
@@ -98,7 +104,12 @@ class FullScreen:
             self.view.post(lambda: self._ended(result))
             if self._left or screen.done():
                 self.view.post(self._quit)
-            await asyncio.gather(screen, return_exceptions=True)
+            # The run's signal handling has ended: a SIGTERM now closes the screen (the terminal restored).
+            loop.add_signal_handler(signal.SIGTERM, self._quit)
+            try:
+                await asyncio.gather(screen, return_exceptions=True)
+            finally:
+                loop.remove_signal_handler(signal.SIGTERM)
         self.events.replay(self._line)
         return result
 
@@ -108,6 +119,25 @@ class FullScreen:
         self.view.decline_pending("the terminal is gone")
         if self._running:
             self._control.abort()
+
+    def signalled(self, signum: int) -> None:
+        """A signal the command already acted on: say what it does, stop asking, close when the run ends."""
+        name = signal.Signals(signum).name
+        self._left = True
+        if self._control.aborted:
+            self.prompter.closed = True
+            self.view.post(lambda: self.view.add([entry("meta", f"{name}: aborting")]))
+            return
+        why = "the run is suspending"
+        self.prompter.decline_all(why)
+
+        def show() -> None:
+            note = f"{name}: suspending at the end of this step (again: abort); open questions are declined"
+            self.view.add([entry("warning", note)])
+            self.view.end("suspending")
+            self.view.status.ended = None
+
+        self.view.post(show)
 
     def _hangup(self) -> None:
         self._left = True

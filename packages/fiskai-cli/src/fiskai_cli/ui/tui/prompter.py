@@ -2,7 +2,10 @@
 
 Same choices as the line prompter (`fiskai_cli.ui.prompter`). The question is posted to the view's
 loop; the run waits on the answer. Escape, Ctrl-C and a screen that goes away (the terminal lost,
-the operator quit) raise `PromptDeclined`; the callers turn that into "no".
+the operator quit) raise `PromptDeclined`; the callers turn that into "no". Each answer is recorded in
+the transcript (`approved (once): ...`, `refused: ...`); "save a rule" is recorded only when the gate
+reports the rule saved, since the operator may still dismiss the rule question (which asks again).
+After `decline_all` (the run is suspending on a signal) every question is declined without asking.
 """
 
 from __future__ import annotations
@@ -28,6 +31,12 @@ class TuiPrompter:
         self._view = view
         self.closed = False
         """Set when the screen is gone: every question is then declined without asking."""
+        self._declining = ""
+
+    def decline_all(self, why: str) -> None:
+        """Decline the open question and every later one with `why` (the screen stays up)."""
+        self._declining = why
+        self._view.post(lambda: self._view.decline_pending(why))
 
     def can_prompt(self) -> bool:
         return not self.closed
@@ -35,6 +44,8 @@ class TuiPrompter:
     async def _ask(self, lines: Sequence[str], choices: Sequence[str] = (), default: str | None = None) -> int | str:
         if self.closed:
             raise PromptDeclined("the terminal is gone")
+        if self._declining:
+            raise PromptDeclined(self._declining)
         future: asyncio.Future[int | str] = asyncio.get_running_loop().create_future()
         question = Question(lines=lines, choices=choices, default=default, future=future)
         self._view.post(lambda: self._view.ask(question))
@@ -65,9 +76,13 @@ class TuiPrompter:
             self._view.post(lambda: self._view.add([entry("meta", f"declined: {display}")]))
             raise
         choice = choices[int(answer)][1]
-        word = {ConfirmChoice.NO: "refused"}.get(choice, f"approved ({choice.value})")
-        self._view.post(lambda: self._view.add([entry("meta", f"{word}: {display}")]))
+        if choice is not ConfirmChoice.RULE:
+            word = {ConfirmChoice.NO: "refused"}.get(choice, f"approved ({choice.value})")
+            self._view.post(lambda: self._view.add([entry("meta", f"{word}: {display}")]))
         return choice
+
+    def report(self, request: GateRequest, outcome: str) -> None:
+        self._view.post(lambda: self._view.add([entry("meta", outcome)]))
 
     async def ask_confirm(self, question: str) -> bool:
         answer = await self._ask([sanitize_for_terminal(question, _QUESTION_MAX_RUNES)], ["No", "Yes"])

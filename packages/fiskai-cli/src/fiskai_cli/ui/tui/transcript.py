@@ -16,7 +16,7 @@ from fiskai_core.sanitize import sanitize_for_display, sanitize_for_terminal
 
 __all__ = ["Entry", "Kind", "Row", "Transcript", "entry"]
 
-Kind = Literal["narration", "prompt", "thinking", "call", "result", "error", "meta", "warning", "answer"]
+Kind = Literal["narration", "prompt", "thinking", "call", "result", "error", "meta", "warning", "answer", "denied"]
 
 _FOLDABLE: dict[Kind, str] = {"thinking": "thinking", "result": "output", "error": "error output"}
 _KEY: dict[Kind, str] = {"thinking": "z", "result": "Z", "error": "Z"}
@@ -73,7 +73,9 @@ def _layout(item: Entry, *, folded: bool) -> Sequence[Row]:
     style = f"class:{item.kind}"
     if item.kind in ("narration", "answer"):
         return _markdown(item.head, answer=item.kind == "answer")
-    prefix = {"prompt": "> ", "call": "-> ", "warning": "warning: ", "thinking": "~ "}.get(item.kind, "")
+    prefix = {"prompt": "> ", "call": "-> ", "warning": "warning: ", "thinking": "~ ", "denied": "<- "}.get(
+        item.kind, ""
+    )
     rows = [Row(style, prefix + item.head)]
     if not item.body:
         return rows

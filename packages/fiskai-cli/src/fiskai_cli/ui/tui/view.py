@@ -37,6 +37,7 @@ from typing_extensions import override
 from fiskai_cli.ui.chat import CHAT_HELP
 from fiskai_cli.ui.tui.transcript import Entry, Row, Transcript
 from fiskai_core.prompter import PromptDeclined
+from fiskai_core.sanitize import sanitize_for_terminal
 
 __all__ = ["LiveView", "Question", "Status"]
 
@@ -52,6 +53,7 @@ _STYLE = Style.from_dict(
         "call": "#5fafaf",
         "result": "#5f87d7",
         "error": "#d75f5f",
+        "denied": "bold #d75f5f",
         "fold": "#8a8a8a",
         "meta": "#8a8a8a",
         "warning": "#d7af00",
@@ -72,7 +74,7 @@ HELP = """fiskai run: keys
   PgUp PgDn  scroll a page (the view follows the run again at the bottom)
   Up Down    scroll a line
   Home End   top, bottom (End follows the run)
-  ?          this help (any key closes it)
+  ?          this help (any key closes it; in the chat row that key is typed too)
   q Ctrl-C   leave: suspend a checkpointed run (again: abort); abort otherwise; quit once ended
 
 At a question: Up/Down and Enter, or the number; Escape or Ctrl-C declines."""
@@ -296,9 +298,11 @@ class LiveView:
             tokens += f" cached={s.cache_read}"
         if s.cache_write:
             tokens += f" cache_write={s.cache_write}"
-        session = [f"session={s.session}"] if s.session else []
+        # The model, session id and state come from a configuration or a journal: sanitized like any entry.
+        session = [f"session={sanitize_for_terminal(s.session)}"] if s.session else []
         clock = f"{elapsed // 60}:{elapsed % 60:02d}"
-        parts = [f" {self.title}", f"[{s.state}]", f"model={s.model}", *session, f"iter={s.iteration}", tokens, clock]
+        model, state = sanitize_for_terminal(s.model), sanitize_for_terminal(s.state)
+        parts = [f" {self.title}", f"[{state}]", f"model={model}", *session, f"iter={s.iteration}", tokens, clock]
         left = "  ".join(parts)
         keys = "enter send  alt-enter newline  ^D end  ^C abort " if self._waiting else "? help  q quit "
         notice = self._notice if time.monotonic() < self._notice_until else ""
@@ -404,8 +408,12 @@ class LiveView:
         idle = ~Condition(lambda: self._question is not None) & ~helping & has_focus(self._window)
 
         @kb.add("<any>", filter=helping)
-        def _close_help(_: KeyPressEvent) -> None:
+        def _close_help(event: KeyPressEvent) -> None:
             self._show_help = False
+            if self._waiting is not None and self.app.layout.has_focus(self._chat):
+                # Over the chat row the key that closes the help is also the operator's next input: feed
+                # it again, now that no help is shown, so it is typed instead of lost.
+                event.app.key_processor.feed(event.key_sequence[0], first=True)
 
         @kb.add("?", filter=idle)
         def _help(_: KeyPressEvent) -> None:

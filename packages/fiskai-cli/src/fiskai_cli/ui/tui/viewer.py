@@ -2,7 +2,9 @@
 
 The records are the journal's (reference 13.5): the prompt, each assistant turn (thinking folded,
 narration, the final answer), each tool call as the argv it ran (or name and arguments when none was
-recorded), each result folded, follow-ups and the terminal record. Nothing runs; `q` leaves.
+recorded), each result folded, follow-ups and the terminal record. A call the gate refused has no
+intent record: it is shown by name and arguments with a `denied` line naming the channel, tag, argv
+digest and the reason the model got. Nothing runs; `q` leaves.
 """
 
 from __future__ import annotations
@@ -10,7 +12,9 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
+from fiskai_cli.ui.gate_text import denial_line, is_denial
 from fiskai_cli.ui.line_events import command_output
+from fiskai_cli.ui.text import clip
 from fiskai_cli.ui.tui.capture import StderrCapture
 from fiskai_cli.ui.tui.transcript import Entry, entry
 from fiskai_cli.ui.tui.view import LiveView
@@ -52,6 +56,7 @@ def transcript_entries(records: Sequence[Record]) -> list[Entry]:
     """The journal as transcript entries."""
     entries: list[Entry] = []
     intents: dict[str, ToolIntentRecord] = {}
+    uses: dict[str, dict[str, JsonValue]] = {}
     for record in records:
         payload = record.payload
         match payload:
@@ -59,7 +64,9 @@ def transcript_entries(records: Sequence[Record]) -> list[Entry]:
                 entries.append(entry("prompt", payload.prompt))
             case AssistantRecord():
                 final = payload.stop_reason == "end_turn"
-                entries += _assistant(payload.message.get("content"), final=final)
+                content = payload.message.get("content")
+                uses |= {str(body.get("id")): body for kind, body in _blocks(content) if kind == "tool_use"}
+                entries += _assistant(content, final=final)
             case UserRecord():
                 entries += [entry("prompt", text) for kind, body in _blocks(payload.message.get("content"))
                             if kind == "text" and (text := str(body.get("text", "")))]  # fmt: skip
@@ -69,6 +76,13 @@ def transcript_entries(records: Sequence[Record]) -> list[Entry]:
                     entries.append(entry("call", render_command_line(payload.argv)))
                 else:
                     entries.append(entry("call", f"{payload.tool_name} ({payload.remote_target or 'built-in'})"))
+            case ToolResultRecord() if is_denial(payload):
+                use = uses.get(payload.tool_use_id, {})
+                name = str(use.get("name", ""))
+                if payload.tool_use_id not in intents:
+                    arguments = json.dumps(use.get("input", {}), ensure_ascii=False)
+                    entries.append(entry("call", f"{name} {clip(arguments, _ARGS_RUNES)} (not run)"))
+                entries.append(entry("denied", denial_line(name, payload)))
             case ToolResultRecord():
                 entries.append(_result(payload))
             case TerminalRecord():
