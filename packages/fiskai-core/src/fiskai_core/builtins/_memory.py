@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Literal, Protocol
 
 from pydantic import JsonValue
@@ -49,13 +48,19 @@ WriteOutcome = Literal["written", "exists", "stale"]
 """`exists`: a create found the key taken; `stale`: an overwrite of a memory not read (or changed) since."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class MemoryNote:
-    """One memory as the tools show it."""
+class MemoryNote(Protocol):
+    """One memory as the tools show it (structural: a store's own note type satisfies it)."""
 
-    key: str
-    description: str
-    content: str = ""
+    @property
+    def key(self) -> str: ...
+
+    @property
+    def description(self) -> str: ...
+
+    @property
+    def content(self) -> str:
+        """The memory itself; may be empty in a listing."""
+        ...
 
 
 class MemoryAccess(Protocol):
