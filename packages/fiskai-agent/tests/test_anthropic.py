@@ -43,7 +43,7 @@ from fiskai_core.config import BudgetSettings, LLMSettings
 from fiskai_core.fisk import load_application
 from fiskai_core.fisk.execution import command_tools
 from fiskai_core.testing import write_fake_app
-from fiskai_core.tools import Tool
+from fiskai_core.tools import Tool, ToolSet
 
 pytestmark = pytest.mark.anyio
 
@@ -154,8 +154,9 @@ async def test_a_request_carries_caching_deferral_search_and_thinking(server: Me
     assert response.message.content == (
         ThinkingBlock(text="Look at streams.", signature="c2lnbmF0dXJl"),
         TextBlock(text="Here:"),
-        ToolUseBlock(id="toolu_1", name="stream_ls", input={"stream": "ORDERS"}),
+        ToolUseBlock(id="toolu_1", name="stream_ls", input={"stream": "ORDERS"}, exact={"stream": "ORDERS"}),
     )
+    assert response.message.tool_uses[0].arguments == {"stream": "ORDERS"}
     usage = response.usage
     assert (usage.input_tokens, usage.output_tokens, usage.cache_read_tokens, usage.cache_create_tokens) == (
         100,
@@ -256,9 +257,8 @@ async def test_a_run_drives_real_commands_through_the_sdk(server: MessagesServer
         RunOptions(
             prompt="region?",
             llm=LLMSettings(model=MODEL, budget=BudgetSettings()),
-            app_tools=app.tools,
-            api_key="test",
-            base_url=server.base_url,
+            tools=ToolSet.of(app.tools),
+            provider=ProviderSettings(model=MODEL, api_key="test", base_url=server.base_url),
             events=events,
         )
     )
@@ -278,8 +278,8 @@ async def test_a_local_model_runs_without_tool_search_caching_or_thinking(app: A
             RunOptions(
                 prompt="hi",
                 llm=LLMSettings(model="qwen3:8b"),
-                app_tools=app.tools,
-                base_url=local.base_url,
+                tools=ToolSet.of(app.tools),
+                provider=ProviderSettings(model="qwen3:8b", base_url=local.base_url),
                 events=events,
             )
         )
@@ -320,9 +320,8 @@ async def test_the_nats_cli_runs_end_to_end_with_its_tools_deferred(
         RunOptions(
             prompt="what streams exist?",
             llm=LLMSettings(model=MODEL),
-            app_tools=tools,
-            api_key="t",
-            base_url=server.base_url,
+            tools=ToolSet.of(tools),
+            provider=ProviderSettings(model=MODEL, api_key="t", base_url=server.base_url),
         )
     )
     assert result.answer == "No streams yet."
