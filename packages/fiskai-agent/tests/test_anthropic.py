@@ -372,3 +372,39 @@ async def test_redacted_thinking_goes_back_unchanged(server: MessagesServer) -> 
     finally:
         await provider.aclose()
     assert server.requests[1].messages[1]["content"][0] == {"type": "redacted_thinking", "data": "b3BhcXVl"}
+
+
+@pytest.mark.parametrize(
+    ("template", "fragment"),
+    [
+        ("http://user:pw@{host}", "must not embed userinfo credentials"),
+        ("ftp://{host}", "scheme must be http or https"),
+    ],
+)
+async def test_an_environment_base_url_is_validated_like_a_flag(
+    server: MessagesServer, app: App, monkeypatch: pytest.MonkeyPatch, template: str, fragment: str
+) -> None:
+    # The SDK reads ANTHROPIC_BASE_URL itself when no base URL is passed; the provider must read and check
+    # it first, or a run would send the key and the conversation wherever the environment says, unchecked.
+    server.add(Turn([text("should never be asked")]))
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", template.format(host=server.base_url.removeprefix("http://")))
+    with pytest.raises(SetupError) as caught:
+        await run(
+            RunOptions(
+                prompt="x",
+                llm=LLMSettings(model=MODEL),
+                tools=ToolSet.of(app.tools),
+                provider=ProviderSettings(model=MODEL, api_key="k", max_retries=0),
+            )
+        )
+    assert fragment in str(caught.value) and "ANTHROPIC_BASE_URL" in str(caught.value)
+    assert server.requests == []
+
+
+async def test_an_environment_base_url_decides_the_capabilities(app: App, monkeypatch: pytest.MonkeyPatch) -> None:
+    with MessagesServer(local=True) as local:
+        local.add(Turn([text("hello from a local model")]))
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", local.base_url)
+        result = await run(RunOptions(prompt="hi", llm=LLMSettings(model="qwen3:8b"), tools=ToolSet.of(app.tools)))
+        assert result.answer == "hello from a local model"
+        assert "cache_control" not in local.requests[0].body
