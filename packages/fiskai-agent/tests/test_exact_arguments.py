@@ -11,7 +11,7 @@ import json
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -30,6 +30,7 @@ from fiskai_runstate import (
     AssistantRecord,
     FileJournalStore,
     Fingerprint,
+    JsonValue,
     MetaRecord,
     Record,
     ToolIntentRecord,
@@ -84,6 +85,12 @@ class Scalectl:
         return [[line[1:-1] for line in call.splitlines()] for call in text_.split("--\n")[:-1]]
 
 
+def _tool_use(turn: AssistantRecord) -> dict[str, Any]:
+    """The first content block of a journaled model turn, a tool_use."""
+    content = cast("list[dict[str, Any]]", turn.message["content"])
+    return cast("dict[str, Any]", content[0]["tool_use"])
+
+
 @pytest.fixture
 def scalectl(tmp_path: Path) -> Scalectl:
     directory = tmp_path / "scalectl"
@@ -94,23 +101,24 @@ def scalectl(tmp_path: Path) -> Scalectl:
 
 
 # Each way a run reaches the server: the JSON body, SSE because the settings ask, SSE for a large output cap.
-TRANSPORTS = {
-    "json": ({}, False),
-    "sse-settings": ({"stream": True}, False),
-    "sse-output-cap": ({}, True),
+TRANSPORTS: dict[str, tuple[bool, bool]] = {
+    "json": (False, False),
+    "sse-settings": (True, False),
+    "sse-output-cap": (False, True),
 }
+"""(ProviderSettings.stream, an output cap too large for a non-streaming call) per transport."""
 
 
 def _options(
     server: MessagesServer, tools: list[CommandTool], transport: str, session: SessionOptions | None = None
 ) -> RunOptions:
-    settings, large_cap = TRANSPORTS[transport]
+    stream, large_cap = TRANSPORTS[transport]
     budget = BudgetSettings(max_output_tokens=32000) if large_cap else BudgetSettings()
     return RunOptions(
         prompt="scale it",
         llm=LLMSettings(model=MODEL, budget=budget),
         tools=ToolSet.of(tools),
-        provider=ProviderSettings(model=MODEL, api_key="test", base_url=server.base_url, **settings),
+        provider=ProviderSettings(model=MODEL, api_key="test", base_url=server.base_url, stream=stream),
         session=session,
     )
 
@@ -143,9 +151,9 @@ async def test_a_resumed_call_keeps_the_numbers_the_model_wrote(
     records = await store.load("s")
     turn = records[1].payload
     assert isinstance(turn, AssistantRecord)
-    (block,) = turn.message["content"]
-    assert block["tool_use"]["input"] == {"ratio": 1.5, "count": 100.0}
-    assert block["tool_use"]["exact"] == '{"ratio":1.50,"count":1e2}'
+    block = _tool_use(turn)
+    assert block["input"] == {"ratio": 1.5, "count": 100.0}
+    assert block["exact"] == '{"ratio":1.50,"count":1e2}'
 
     crashed = FileJournalStore(store.directory / "crashed")
     meta = records[0].payload
@@ -267,7 +275,7 @@ async def test_input_that_is_no_object_is_refused_and_nothing_runs(
     assert journaled.result["content"] == message
     turn = records[1]
     assert isinstance(turn, AssistantRecord)
-    assert turn.message["content"][0]["tool_use"]["exact"] == json.dumps(json.loads(raw), separators=(",", ":"))
+    assert _tool_use(turn)["exact"] == json.dumps(json.loads(raw), separators=(",", ":"))
 
 
 async def test_a_resumed_null_call_is_refused_too(scalectl: Scalectl, store: FileJournalStore) -> None:
@@ -278,7 +286,7 @@ async def test_a_resumed_null_call_is_refused_too(scalectl: Scalectl, store: Fil
         prompt="x",
     )
     journal = await store.create(meta)
-    use = {"tool_use": {"id": "toolu_n", "name": "scale", "input": {}, "exact": "null"}}
+    use: JsonValue = {"tool_use": {"id": "toolu_n", "name": "scale", "input": {}, "exact": "null"}}
     turn = AssistantRecord(iteration=0, message={"role": "assistant", "content": [use]}, stop_reason="tool_use")
     await journal.append(Record(seq=2, payload=turn))
     await journal.aclose()
