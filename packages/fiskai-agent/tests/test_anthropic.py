@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -25,6 +25,7 @@ from fiskai_agent.llm import (
     ToolUseBlock,
     create_provider,
 )
+from fiskai_agent.llm._stream import collect_stream
 from fiskai_agent.testing import (
     Drop,
     Failure,
@@ -43,7 +44,7 @@ from fiskai_core.config import BudgetSettings, LLMSettings
 from fiskai_core.fisk import load_application
 from fiskai_core.fisk.execution import command_tools
 from fiskai_core.testing import write_fake_app
-from fiskai_core.tools import Tool, ToolSet
+from fiskai_core.tools import JsonNumber, Tool, ToolSet
 
 pytestmark = pytest.mark.anyio
 
@@ -408,3 +409,36 @@ async def test_an_environment_base_url_decides_the_capabilities(app: App, monkey
         result = await run(RunOptions(prompt="hi", llm=LLMSettings(model="qwen3:8b"), tools=ToolSet.of(app.tools)))
         assert result.answer == "hello from a local model"
         assert "cache_control" not in local.requests[0].body
+
+
+class _Event:
+    """One SSE event as the SDK hands it over (only `to_dict` is read)."""
+
+    def __init__(self, data: dict[str, Any]) -> None:
+        self._data = data
+
+    def to_dict(self) -> dict[str, Any]:
+        return self._data
+
+
+async def _events(*data: dict[str, Any]) -> AsyncIterator[_Event]:
+    for item in data:
+        yield _Event(item)
+
+
+async def test_a_streamed_tool_input_sent_whole_in_its_start_event_is_kept() -> None:
+    # Some Anthropic-compatible servers stream a tool call's input in content_block_start and send no
+    # input_json_delta; the SDK's own accumulator keeps it, and so must ours.
+    start = {"type": "message_start", "message": {"id": "m", "model": MODEL, "usage": {"input_tokens": 3}}}
+    block = {"type": "tool_use", "id": "toolu_1", "name": "stream_ls", "input": {"stream": "ORDERS", "n": 2}}
+    response = await collect_stream(
+        _events(
+            start,
+            {"type": "content_block_start", "index": 0, "content_block": block},
+            {"type": "content_block_stop", "index": 0},
+            {"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 4}},
+        )
+    )
+    (use,) = response.message.tool_uses
+    assert use.input == {"stream": "ORDERS", "n": 2}
+    assert use.arguments == {"stream": "ORDERS", "n": JsonNumber("2")}
