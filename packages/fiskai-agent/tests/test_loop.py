@@ -13,11 +13,12 @@ from fiskai_agent import RunControl, RunOptions, SessionOptions, run
 from fiskai_agent.errors import ProviderError
 from fiskai_agent.llm import Request, Response, ToolResultBlock, ToolUseBlock
 from fiskai_agent.testing import RecordingEvents, ScriptedProvider, answer, calls, reply
+from fiskai_core.builtins import KnowledgeAccess, agent_tool_set
 from fiskai_core.config import BudgetSettings, LLMSettings
 from fiskai_core.confirm import ConfirmGate
 from fiskai_core.prompter import ConfirmChoice
 from fiskai_core.remote import RemoteDescriptor, RemoteReply, RemoteTool
-from fiskai_core.testing import FakeRemoteInvoker, ScriptedPrompter
+from fiskai_core.testing import FakeRemoteInvoker, FakeSearcher, ScriptedPrompter
 from fiskai_core.tools import CallContext, CallPlan, Tool, ToolArguments, ToolEntry, ToolResult, ToolSet
 from fiskai_runstate import (
     AssistantRecord,
@@ -549,3 +550,31 @@ async def test_remote_tools_are_traced_counted_and_journaled_as_remote(store: Fi
     (journaled,) = [r.payload for r in records if isinstance(r.payload, ToolResultRecord)]
     assert intent.remote_target == "billing/invoice_ls" and journaled.remote
     assert intent.argv is None
+
+
+async def test_knowledge_searches_in_one_run_skip_what_the_run_already_delivered(store: FileJournalStore) -> None:
+    # knowledge_search keeps no state: the run passes what it delivered, and takes what a result delivered.
+    searcher = FakeSearcher(excerpts={"ops.md#1": "streams are replicated", "ops.md#2": "streams have limits"})
+    search = calls(("knowledge_search", {"query": "streams"}))
+    tools = agent_tool_set(knowledge=KnowledgeAccess(searcher, max_injected_tokens=8), has_application=False)
+    provider = ScriptedProvider.of(search, search, search, answer("done"))
+    await run(
+        RunOptions(
+            prompt="streams?",
+            llm=llm(),
+            tools=tools,
+            provider=provider,
+            session=SessionOptions(store=store, checkpoint=True, name="k"),
+        )
+    )
+    assert [excluded for _, _, excluded in searcher.calls] == [
+        frozenset(),
+        frozenset({"ops.md#1"}),
+        frozenset({"ops.md#1", "ops.md#2"}),
+    ]
+    assert [_results(provider, n)[0].content for n in (1, 2)] == [
+        "ops.md#1: streams are replicated",
+        "ops.md#2: streams have limits",
+    ]
+    journaled = [r.payload for r in await store.load("k") if isinstance(r.payload, ToolResultRecord)]
+    assert [r.result.get("citations") for r in journaled] == [["ops.md#1"], ["ops.md#2"], None]
