@@ -43,7 +43,7 @@ from fiskai_a2a.protocol import ErrorMessage, Event, ToolReply, decode
 from fiskai_agent.testing import MessagesServer, Turn, text, tool_use
 from fiskai_core.config import RemoteToolHost, ToolFilter
 from fiskai_core.remote import RemoteImportError
-from fiskai_core.testing import call, write_fake_app
+from fiskai_core.testing import call_tool, write_fake_app
 from fiskai_core.tools import parse_arguments
 
 pytestmark = [pytest.mark.nats, pytest.mark.anyio]
@@ -231,7 +231,7 @@ async def test_a_run_import_names_and_calls_remote_tools(nats_server: str, tmp_p
             )
             by_name = {tool.name: tool for tool in imported.tools}
             assert set(by_name) == {"ops_cluster_node_list", "cluster_config_get", "fail"}
-            result = await call(by_name["fail"], '{"code": 4}')
+            result = await call_tool(by_name["fail"], '{"code": 4}')
             assert json.loads(result.text)["exit_code"] == 4 and not result.is_error
             missing = RemoteToolHost(name="nobody")
             with pytest.raises(RemoteImportError) as caught:
@@ -413,7 +413,7 @@ async def test_open_remote_tools_is_the_one_call_run_and_info_need(nats_server: 
             hosts, context=load_context("a2a-test"), identity="runner", call_timeout=30, taken=[], strict=True
         ) as imported:
             assert [tool.name for tool in imported.tools] == ["fail"]
-            result = await call(imported.tools[0], '{"code": 2}')
+            result = await call_tool(imported.tools[0], '{"code": 2}')
             assert json.loads(result.text)["exit_code"] == 2
     dead = NatsContext(name="dead", url="nats://127.0.0.1:9")
     with pytest.raises(RemoteImportError) as caught:
@@ -533,7 +533,7 @@ async def test_a_remote_tool_whose_agent_went_away_is_an_error_result(nats_serve
         ) as imported:
             served.proc.send_signal(signal.SIGTERM)
             await anyio.to_thread.run_sync(served.proc.wait)
-            result = await call(imported.tools[0], '{"code": 1}')
+            result = await call_tool(imported.tools[0], '{"code": 1}')
             assert result.is_error
             text = result.text
     assert text.startswith(f'calling tool "fail" on agent "{_IDENTITY}": remote agent unavailable: no reply on')
@@ -629,7 +629,7 @@ async def test_fiskai_calls_an_agent_that_answers_as_the_go_original(nats_server
         assert json.loads(listed.stdout)["tools"][0]["name"] == "status"
         async with client_for(nats_server) as client:
             imported = await import_remote_tools([RemoteToolHost(name="goagent")], client=client, taken=[], strict=True)
-            result = await call(imported.tools[0], None)
+            result = await call_tool(imported.tools[0], None)
             assert json.loads(result.text) == {"command": "status", "exit_code": 0, "output": "ok\n"}
             with pytest.raises(RemoteAgentError) as caught:
                 await client.call_tool("goagent", "nope")

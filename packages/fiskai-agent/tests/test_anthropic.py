@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -25,6 +25,7 @@ from fiskai_agent.llm import (
     ToolUseBlock,
     create_provider,
 )
+from fiskai_agent.llm._stream import collect_stream
 from fiskai_agent.testing import (
     Drop,
     Failure,
@@ -43,7 +44,7 @@ from fiskai_core.config import BudgetSettings, LLMSettings
 from fiskai_core.fisk import load_application
 from fiskai_core.fisk.execution import command_tools
 from fiskai_core.testing import write_fake_app
-from fiskai_core.tools import Tool
+from fiskai_core.tools import JsonNumber, Tool, ToolSet
 
 pytestmark = pytest.mark.anyio
 
@@ -154,8 +155,9 @@ async def test_a_request_carries_caching_deferral_search_and_thinking(server: Me
     assert response.message.content == (
         ThinkingBlock(text="Look at streams.", signature="c2lnbmF0dXJl"),
         TextBlock(text="Here:"),
-        ToolUseBlock(id="toolu_1", name="stream_ls", input={"stream": "ORDERS"}),
+        ToolUseBlock(id="toolu_1", name="stream_ls", input={"stream": "ORDERS"}, exact={"stream": "ORDERS"}),
     )
+    assert response.message.tool_uses[0].arguments == {"stream": "ORDERS"}
     usage = response.usage
     assert (usage.input_tokens, usage.output_tokens, usage.cache_read_tokens, usage.cache_create_tokens) == (
         100,
@@ -256,9 +258,8 @@ async def test_a_run_drives_real_commands_through_the_sdk(server: MessagesServer
         RunOptions(
             prompt="region?",
             llm=LLMSettings(model=MODEL, budget=BudgetSettings()),
-            app_tools=app.tools,
-            api_key="test",
-            base_url=server.base_url,
+            tools=ToolSet.of(app.tools),
+            provider=ProviderSettings(model=MODEL, api_key="test", base_url=server.base_url),
             events=events,
         )
     )
@@ -278,8 +279,8 @@ async def test_a_local_model_runs_without_tool_search_caching_or_thinking(app: A
             RunOptions(
                 prompt="hi",
                 llm=LLMSettings(model="qwen3:8b"),
-                app_tools=app.tools,
-                base_url=local.base_url,
+                tools=ToolSet.of(app.tools),
+                provider=ProviderSettings(model="qwen3:8b", base_url=local.base_url),
                 events=events,
             )
         )
@@ -320,9 +321,8 @@ async def test_the_nats_cli_runs_end_to_end_with_its_tools_deferred(
         RunOptions(
             prompt="what streams exist?",
             llm=LLMSettings(model=MODEL),
-            app_tools=tools,
-            api_key="t",
-            base_url=server.base_url,
+            tools=ToolSet.of(tools),
+            provider=ProviderSettings(model=MODEL, api_key="t", base_url=server.base_url),
         )
     )
     assert result.answer == "No streams yet."
@@ -373,3 +373,72 @@ async def test_redacted_thinking_goes_back_unchanged(server: MessagesServer) -> 
     finally:
         await provider.aclose()
     assert server.requests[1].messages[1]["content"][0] == {"type": "redacted_thinking", "data": "b3BhcXVl"}
+
+
+@pytest.mark.parametrize(
+    ("template", "fragment"),
+    [
+        ("http://user:pw@{host}", "must not embed userinfo credentials"),
+        ("ftp://{host}", "scheme must be http or https"),
+    ],
+)
+async def test_an_environment_base_url_is_validated_like_a_flag(
+    server: MessagesServer, app: App, monkeypatch: pytest.MonkeyPatch, template: str, fragment: str
+) -> None:
+    # The SDK reads ANTHROPIC_BASE_URL itself when no base URL is passed; the provider must read and check
+    # it first, or a run would send the key and the conversation wherever the environment says, unchecked.
+    server.add(Turn([text("should never be asked")]))
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", template.format(host=server.base_url.removeprefix("http://")))
+    with pytest.raises(SetupError) as caught:
+        await run(
+            RunOptions(
+                prompt="x",
+                llm=LLMSettings(model=MODEL),
+                tools=ToolSet.of(app.tools),
+                provider=ProviderSettings(model=MODEL, api_key="k", max_retries=0),
+            )
+        )
+    assert fragment in str(caught.value) and "ANTHROPIC_BASE_URL" in str(caught.value)
+    assert server.requests == []
+
+
+async def test_an_environment_base_url_decides_the_capabilities(app: App, monkeypatch: pytest.MonkeyPatch) -> None:
+    with MessagesServer(local=True) as local:
+        local.add(Turn([text("hello from a local model")]))
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", local.base_url)
+        result = await run(RunOptions(prompt="hi", llm=LLMSettings(model="qwen3:8b"), tools=ToolSet.of(app.tools)))
+        assert result.answer == "hello from a local model"
+        assert "cache_control" not in local.requests[0].body
+
+
+class _Event:
+    """One SSE event as the SDK hands it over (only `to_dict` is read)."""
+
+    def __init__(self, data: dict[str, Any]) -> None:
+        self._data = data
+
+    def to_dict(self) -> dict[str, Any]:
+        return self._data
+
+
+async def _events(*data: dict[str, Any]) -> AsyncIterator[_Event]:
+    for item in data:
+        yield _Event(item)
+
+
+async def test_a_streamed_tool_input_sent_whole_in_its_start_event_is_kept() -> None:
+    # Some Anthropic-compatible servers stream a tool call's input in content_block_start and send no
+    # input_json_delta; the SDK's own accumulator keeps it, and so must ours.
+    start = {"type": "message_start", "message": {"id": "m", "model": MODEL, "usage": {"input_tokens": 3}}}
+    block = {"type": "tool_use", "id": "toolu_1", "name": "stream_ls", "input": {"stream": "ORDERS", "n": 2}}
+    response = await collect_stream(
+        _events(
+            start,
+            {"type": "content_block_start", "index": 0, "content_block": block},
+            {"type": "content_block_stop", "index": 0},
+            {"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 4}},
+        )
+    )
+    (use,) = response.message.tool_uses
+    assert use.input == {"stream": "ORDERS", "n": 2}
+    assert use.arguments == {"stream": "ORDERS", "n": JsonNumber("2")}

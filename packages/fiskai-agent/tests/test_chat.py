@@ -11,7 +11,7 @@ from fiskai_agent import FollowUp, RunOptions, SessionOptions, run
 from fiskai_agent.llm import TextBlock
 from fiskai_agent.testing import ScriptedProvider, answer, calls
 from fiskai_core.config import BudgetSettings, LLMSettings
-from fiskai_core.tools import Tool
+from fiskai_core.tools import Tool, ToolSet
 from fiskai_runstate import FileJournalStore, UserRecord
 
 pytestmark = pytest.mark.anyio
@@ -45,7 +45,7 @@ async def test_follow_ups_continue_the_conversation_and_none_ends_it(app: App) -
     provider = ScriptedProvider.of(answer("first"), calls(("cluster_node_list", {})), answer("second"))
     operator = Operator(FollowUp(text="and now?"), None)
     result = await run(
-        RunOptions(prompt="hello", llm=_llm(), app_tools=app.tools, provider=provider, next_prompt=operator)
+        RunOptions(prompt="hello", llm=_llm(), tools=ToolSet.of(app.tools), provider=provider, next_prompt=operator)
     )
     assert result.reason == "completed" and result.answer == "second"
     assert operator.ended == ["", ""]
@@ -56,7 +56,7 @@ async def test_reset_forgets_the_conversation_and_an_empty_reset_waits_for_text(
     provider = ScriptedProvider.of(answer("first"), answer("fresh"))
     operator = Operator(FollowUp(text="", reset=True), FollowUp(text="again", reset=True), None)
     result = await run(
-        RunOptions(prompt="hello", llm=_llm(), app_tools=app.tools, provider=provider, next_prompt=operator)
+        RunOptions(prompt="hello", llm=_llm(), tools=ToolSet.of(app.tools), provider=provider, next_prompt=operator)
     )
     assert result.answer == "fresh"
     assert _texts(provider, 1) == ["again"]
@@ -67,7 +67,11 @@ async def test_each_follow_up_gets_a_fresh_iteration_allowance_after_the_cap(app
     operator = Operator(FollowUp(text="go on"), None)
     result = await run(
         RunOptions(
-            prompt="hello", llm=_llm(max_iterations=1), app_tools=app.tools, provider=provider, next_prompt=operator
+            prompt="hello",
+            llm=_llm(max_iterations=1),
+            tools=ToolSet.of(app.tools),
+            provider=provider,
+            next_prompt=operator,
         )
     )
     assert operator.ended[0].startswith("max iterations (1)")
@@ -82,7 +86,7 @@ async def test_a_journaled_chat_records_each_follow_up_and_ends_suspended(app: A
         RunOptions(
             prompt="hello",
             llm=_llm(),
-            app_tools=app.tools,
+            tools=ToolSet.of(app.tools),
             provider=provider,
             next_prompt=operator,
             interactive=True,

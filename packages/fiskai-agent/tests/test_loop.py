@@ -11,12 +11,15 @@ import pytest
 
 from fiskai_agent import RunControl, RunOptions, SessionOptions, run
 from fiskai_agent.errors import ProviderError
-from fiskai_agent.llm import ToolResultBlock, ToolUseBlock
+from fiskai_agent.llm import Request, Response, ToolResultBlock, ToolUseBlock
 from fiskai_agent.testing import RecordingEvents, ScriptedProvider, answer, calls, reply
+from fiskai_core.builtins import KnowledgeAccess, agent_tool_set
 from fiskai_core.config import BudgetSettings, LLMSettings
+from fiskai_core.confirm import ConfirmGate
 from fiskai_core.prompter import ConfirmChoice
-from fiskai_core.testing import ScriptedPrompter
-from fiskai_core.tools import Tool, ToolResult
+from fiskai_core.remote import RemoteDescriptor, RemoteReply, RemoteTool
+from fiskai_core.testing import FakeRemoteInvoker, FakeSearcher, ScriptedPrompter
+from fiskai_core.tools import CallContext, CallPlan, Tool, ToolArguments, ToolEntry, ToolResult, ToolSet
 from fiskai_runstate import (
     AssistantRecord,
     FileJournalStore,
@@ -45,7 +48,10 @@ class CallbackTool:
         self.input_schema: dict[str, Any] = {"type": "object", "properties": {}}
         self._action = action
 
-    async def execute(self, arguments: str | bytes | None) -> ToolResult:
+    def plan(self, arguments: ToolArguments) -> CallPlan:
+        return CallPlan(arguments=arguments, display=self.name)
+
+    async def invoke(self, plan: CallPlan, context: CallContext) -> ToolResult:
         return await self._action()
 
 
@@ -67,7 +73,9 @@ async def test_a_multi_step_run_calls_real_commands_and_returns_the_answer(app: 
         answer("Two nodes are ready; region is unset."),
     )
     events = RecordingEvents()
-    result = await run(RunOptions(prompt="report", llm=llm(), app_tools=app.tools, provider=provider, events=events))
+    result = await run(
+        RunOptions(prompt="report", llm=llm(), tools=ToolSet.of(app.tools), provider=provider, events=events)
+    )
     assert result.reason == "completed"
     assert result.answer == "Two nodes are ready; region is unset."
     assert app.calls() == ["cluster node list --state=up", "cluster config get -- region"]
@@ -97,7 +105,7 @@ async def test_the_turn_is_journaled_before_its_tool_runs_with_intent_and_effect
         RunOptions(
             prompt="zone?",
             llm=llm(),
-            app_tools=app.tools,
+            tools=ToolSet.of(app.tools),
             provider=provider,
             session=SessionOptions(store=store, checkpoint=True, name="zone-run"),
         )
@@ -115,11 +123,12 @@ async def test_the_turn_is_journaled_before_its_tool_runs_with_intent_and_effect
     ]
     intent = records[2].payload
     assert isinstance(intent, ToolIntentRecord)
-    assert intent.effect_id == "zone-run/toolu_cluster_config_get_0"
+    # fiskai's own id: the run and the intent record's sequence number, never the model's tool_use id.
+    assert intent.effect_id == f"zone-run/{records[2].seq}" == "zone-run/3"
     assert intent.argv is not None and intent.argv[1:] == ("cluster", "config", "get", "--", "zone")
     assert intent.gate is None
     output = json.loads(_results(provider, 1)[0].content)["output"]
-    assert "FISKAI_EFFECT_ID=zone-run/toolu_cluster_config_get_0" in output
+    assert "FISKAI_EFFECT_ID=zone-run/3\n" in output
     terminal = records[-1].payload
     assert isinstance(terminal, TerminalRecord) and terminal.reason == "completed"
 
@@ -137,7 +146,7 @@ async def test_the_budget_counts_all_four_tiers_and_stops_before_the_turns_tools
         RunOptions(
             prompt="go",
             llm=llm(max_tokens=100),
-            app_tools=app.tools,
+            tools=ToolSet.of(app.tools),
             provider=ScriptedProvider.of(turn),
             events=events,
         )
@@ -153,7 +162,7 @@ async def test_a_final_answer_is_delivered_even_over_budget(app: App) -> None:
         RunOptions(
             prompt="go",
             llm=llm(max_tokens=10),
-            app_tools=app.tools,
+            tools=ToolSet.of(app.tools),
             provider=ScriptedProvider.of(answer("fine", input_tokens=500)),
         )
     )
@@ -162,7 +171,9 @@ async def test_a_final_answer_is_delivered_even_over_budget(app: App) -> None:
 
 async def test_the_iteration_cap_ends_a_run_that_never_answers(app: App) -> None:
     provider = ScriptedProvider.of(*[calls(("cluster_node_list", {})) for _ in range(3)])
-    result = await run(RunOptions(prompt="loop", llm=llm(max_iterations=2), app_tools=app.tools, provider=provider))
+    result = await run(
+        RunOptions(prompt="loop", llm=llm(max_iterations=2), tools=ToolSet.of(app.tools), provider=provider)
+    )
     assert result.reason == "max_iterations"
     assert result.error == "max iterations (2) reached without a final answer"
     assert len(provider.requests) == 2
@@ -176,7 +187,7 @@ async def test_a_max_tokens_stop_is_an_error_and_its_tool_call_never_runs(app: A
         RunOptions(
             prompt="go",
             llm=llm(),
-            app_tools=app.tools,
+            tools=ToolSet.of(app.tools),
             provider=ScriptedProvider.of(truncated),
             events=events,
         )
@@ -191,7 +202,7 @@ async def test_a_max_tokens_stop_is_an_error_and_its_tool_call_never_runs(app: A
 async def test_pause_turn_continues_with_the_paused_turn_and_runs_nothing(app: App) -> None:
     paused = reply("searching...", stop_reason="pause_turn")
     provider = ScriptedProvider.of(paused, answer("found it"))
-    result = await run(RunOptions(prompt="go", llm=llm(), app_tools=app.tools, provider=provider))
+    result = await run(RunOptions(prompt="go", llm=llm(), tools=ToolSet.of(app.tools), provider=provider))
     assert result.reason == "completed" and result.answer == "found it"
     second = provider.requests[1].messages
     assert second[-1] == paused.message
@@ -203,7 +214,7 @@ async def test_a_refusal_ends_the_run_as_an_error(app: App) -> None:
         RunOptions(
             prompt="go",
             llm=llm(),
-            app_tools=app.tools,
+            tools=ToolSet.of(app.tools),
             provider=ScriptedProvider.of(reply("no", stop_reason="refusal")),
         )
     )
@@ -215,7 +226,7 @@ async def test_a_failed_model_call_ends_the_run_as_an_error(app: App) -> None:
         RunOptions(
             prompt="go",
             llm=llm(),
-            app_tools=app.tools,
+            tools=ToolSet.of(app.tools),
             provider=ScriptedProvider.of(ProviderError("HTTP 500 from the model API: boom")),
         )
     )
@@ -230,9 +241,9 @@ async def test_missing_required_parameters_are_rejected_before_the_gate(app: App
         RunOptions(
             prompt="drain",
             llm=llm(),
-            app_tools=app.tools,
+            tools=ToolSet.of(app.tools),
             provider=provider,
-            prompter=prompter,
+            gate=ConfirmGate(prompter),
             events=events,
         )
     )
@@ -255,7 +266,7 @@ async def test_a_gated_command_is_denied_without_a_terminal_and_the_denial_is_jo
         RunOptions(
             prompt="drain",
             llm=llm(),
-            app_tools=app.tools,
+            tools=ToolSet.of(app.tools),
             provider=provider,
             events=events,
             session=SessionOptions(store=store, checkpoint=True, name="deny"),
@@ -292,9 +303,9 @@ async def test_allow_for_the_session_is_asked_once_per_tool_and_journaled_with_i
         RunOptions(
             prompt="set",
             llm=llm(),
-            app_tools=app.tools,
+            tools=ToolSet.of(app.tools),
             provider=provider,
-            prompter=prompter,
+            gate=ConfirmGate(prompter),
             session=SessionOptions(store=store, checkpoint=True, name="allow"),
         )
     )
@@ -311,10 +322,9 @@ async def test_confirm_tags_gate_like_ai_confirm_and_the_operator_can_refuse(app
         RunOptions(
             prompt="go",
             llm=llm(),
-            app_tools=app.tools,
+            tools=ToolSet.of(app.tools),
             provider=provider,
-            prompter=prompter,
-            confirm_tags=["impact:ro"],
+            gate=ConfirmGate(prompter, confirm_tags=["impact:ro"]),
         )
     )
     (request,) = prompter.asked
@@ -327,7 +337,9 @@ async def test_confirm_tags_gate_like_ai_confirm_and_the_operator_can_refuse(app
 async def test_an_unknown_tool_is_an_error_result_with_no_call_events(app: App) -> None:
     provider = ScriptedProvider.of(calls(("rm_rf", {})), answer("ok"))
     events = RecordingEvents()
-    result = await run(RunOptions(prompt="go", llm=llm(), app_tools=app.tools, provider=provider, events=events))
+    result = await run(
+        RunOptions(prompt="go", llm=llm(), tools=ToolSet.of(app.tools), provider=provider, events=events)
+    )
     (unknown,) = _results(provider, 1)
     assert unknown.is_error and unknown.content == 'unknown tool "rm_rf"'
     assert events.tool_calls == [] and result.stats.by_kind == {"unknown": 1}
@@ -342,7 +354,7 @@ async def test_suspend_stops_at_the_loop_boundary_and_resume_repeats_nothing(app
 
     async def suspend_on_call() -> ToolResult:
         control.request_suspend()
-        return ToolResult(text="noted")
+        return ToolResult(output="noted")
 
     marker = CallbackTool("note", suspend_on_call)
     first = ScriptedProvider.of(calls(("note", {})), answer("never reached"))
@@ -350,7 +362,7 @@ async def test_suspend_stops_at_the_loop_boundary_and_resume_repeats_nothing(app
         RunOptions(
             prompt="work",
             llm=llm(),
-            custom_tools=[marker],
+            tools=ToolSet.of([marker], "custom"),
             provider=first,
             control=control,
             session=SessionOptions(store=store, checkpoint=True, name="susp"),
@@ -365,7 +377,7 @@ async def test_suspend_stops_at_the_loop_boundary_and_resume_repeats_nothing(app
         RunOptions(
             prompt="",
             llm=llm(),
-            custom_tools=[CallbackTool("note", suspend_on_call)],
+            tools=ToolSet.of([CallbackTool("note", suspend_on_call)], "custom"),
             provider=second,
             session=SessionOptions(store=store, resume_id="susp"),
         )
@@ -390,7 +402,7 @@ async def test_abort_kills_the_tool_and_journals_an_error(app: App, store: FileJ
             RunOptions(
                 prompt="go",
                 llm=llm(),
-                custom_tools=[tool],
+                tools=ToolSet.of([tool], "custom"),
                 provider=ScriptedProvider.of(calls(("wait", {}))),
                 control=control,
                 session=SessionOptions(store=store, checkpoint=True, name="abort"),
@@ -408,7 +420,11 @@ async def test_a_truncated_turns_tool_call_never_runs_even_on_resume(app: App, s
     session = SessionOptions(store=store, checkpoint=True, name="cut")
     first = await run(
         RunOptions(
-            prompt="go", llm=llm(), app_tools=app.tools, provider=ScriptedProvider.of(truncated), session=session
+            prompt="go",
+            llm=llm(),
+            tools=ToolSet.of(app.tools),
+            provider=ScriptedProvider.of(truncated),
+            session=session,
         )
     )
     assert first.reason == "error"
@@ -417,7 +433,7 @@ async def test_a_truncated_turns_tool_call_never_runs_even_on_resume(app: App, s
         RunOptions(
             prompt="",
             llm=llm(),
-            app_tools=app.tools,
+            tools=ToolSet.of(app.tools),
             provider=provider,
             session=SessionOptions(store=store, resume_id="cut"),
         )
@@ -428,10 +444,38 @@ async def test_a_truncated_turns_tool_call_never_runs_even_on_resume(app: App, s
     assert result.is_error and result.content.startswith("not run: the reply that asked for this call was cut off")
 
 
-async def test_a_bug_in_a_tool_is_reported_as_an_internal_error_and_journaled(
+async def test_a_bug_in_a_tool_is_an_error_result_and_the_run_goes_on(app: App, store: FileJournalStore) -> None:
+    # The call boundary (run_call) turns whatever a tool raises into an in-band result: one broken tool
+    # must not end the run, and the model is told the command may not have run.
+    async def broken() -> ToolResult:
+        raise RuntimeError("bug")
+
+    events = RecordingEvents()
+    provider = ScriptedProvider.of(calls(("broken", {})), answer("the tool is broken"))
+    result = await run(
+        RunOptions(
+            prompt="go",
+            llm=llm(),
+            tools=ToolSet.of([CallbackTool("broken", broken)], "custom"),
+            provider=provider,
+            events=events,
+            session=SessionOptions(store=store, checkpoint=True, name="bug"),
+        )
+    )
+    assert result.reason == "completed" and not result.internal_error
+    (failed,) = _results(provider, 1)
+    assert failed.is_error
+    assert failed.content == 'tool "broken" failed: RuntimeError: bug. The command may not have run.'
+    assert "panicked" not in events.names
+    records = await store.load("bug")
+    (journaled,) = [r.payload for r in records if isinstance(r.payload, ToolResultRecord)]
+    assert journaled.result["content"] == failed.content and journaled.result["is_error"] is True
+
+
+async def test_a_bug_in_the_loop_is_reported_as_an_internal_error_and_journaled(
     app: App, store: FileJournalStore
 ) -> None:
-    async def broken() -> ToolResult:
+    def broken(request: Request) -> Response:
         raise RuntimeError("bug")
 
     events = RecordingEvents()
@@ -439,8 +483,8 @@ async def test_a_bug_in_a_tool_is_reported_as_an_internal_error_and_journaled(
         RunOptions(
             prompt="go",
             llm=llm(),
-            custom_tools=[CallbackTool("broken", broken)],
-            provider=ScriptedProvider.of(calls(("broken", {}))),
+            tools=ToolSet.of(app.tools),
+            provider=ScriptedProvider.of(broken),
             events=events,
             session=SessionOptions(store=store, checkpoint=True, name="bug"),
         )
@@ -459,7 +503,7 @@ async def test_the_start_line_facts_and_verbose_request_summaries(app: App, stor
         RunOptions(
             prompt="list the nodes please",
             llm=llm(),
-            app_tools=app.tools,
+            tools=ToolSet.of(app.tools),
             provider=provider,
             events=events,
             verbose=True,
@@ -475,37 +519,62 @@ async def test_the_start_line_facts_and_verbose_request_summaries(app: App, stor
     assert str(summaries[1]).startswith("1 tool result (msgs=3, ")
 
 
-class PeerTool:
-    """A tool served by another agent, as the remote-invoker seam presents one."""
-
-    def __init__(self) -> None:
-        self.name = "billing_invoice_ls"
-        self.remote_name = "invoice_ls"
-        self.agent = "billing"
-        self.tags: tuple[str, ...] = ("ai:confirm",)
-        self.description = "List invoices (remote)."
-        self.input_schema: dict[str, Any] = {"type": "object", "properties": {}}
-
-    async def execute(self, arguments: str | bytes | None) -> ToolResult:
-        return ToolResult(text='{"invoices":[]}')
-
-
 async def test_remote_tools_are_traced_counted_and_journaled_as_remote(store: FileJournalStore) -> None:
+    invoker = FakeRemoteInvoker(replies={("billing", "invoice_ls"): RemoteReply(output='{"invoices":[]}')})
+    peer = RemoteTool.from_descriptor(
+        RemoteDescriptor(name="invoice_ls", description="List invoices (remote)."),
+        name="billing_invoice_ls",
+        agent="billing",
+        invoker=invoker,
+    )
     events = RecordingEvents()
     result = await run(
         RunOptions(
             prompt="invoices?",
             llm=llm(),
-            remote_tools=[PeerTool()],
-            provider=ScriptedProvider.of(calls(("billing_invoice_ls", {})), answer("none")),
+            tools=ToolSet((ToolEntry(tool=peer, kind="remote", origin="billing"),)),
+            # A peer's tools carry no tags (the serving side never serves gated tools): no confirm tag matches.
+            gate=ConfirmGate(ScriptedPrompter.of(), confirm_tags=["impact:ro"]),
+            provider=ScriptedProvider.of(calls(("billing_invoice_ls", {"year": 2024.0})), answer("none")),
             events=events,
             session=SessionOptions(store=store, checkpoint=True, name="remote"),
         )
     )
     (trace,) = events.tool_calls
     assert (trace.presentation, trace.kind, trace.agent) == ("remote", "remote", "billing")
-    assert result.stats.remote_tool_calls == 1 and events.info.confirm_tools == 0, "remote tools are never gated"
+    assert result.stats.remote_tool_calls == 1 and events.info.confirm_tools == 0, "remote tools are not gated"
+    assert result.stats.by_kind == {"remote": 1}
+    assert invoker.calls == [("billing", "invoice_ls", '{"year":2024.0}')]
     records = await store.load("remote")
     (intent,) = [r.payload for r in records if isinstance(r.payload, ToolIntentRecord)]
     (journaled,) = [r.payload for r in records if isinstance(r.payload, ToolResultRecord)]
     assert intent.remote_target == "billing/invoice_ls" and journaled.remote
+    assert intent.argv is None
+
+
+async def test_knowledge_searches_in_one_run_skip_what_the_run_already_delivered(store: FileJournalStore) -> None:
+    # knowledge_search keeps no state: the run passes what it delivered, and takes what a result delivered.
+    searcher = FakeSearcher(excerpts={"ops.md#1": "streams are replicated", "ops.md#2": "streams have limits"})
+    search = calls(("knowledge_search", {"query": "streams"}))
+    tools = agent_tool_set(knowledge=KnowledgeAccess(searcher, max_injected_tokens=8), has_application=False)
+    provider = ScriptedProvider.of(search, search, search, answer("done"))
+    await run(
+        RunOptions(
+            prompt="streams?",
+            llm=llm(),
+            tools=tools,
+            provider=provider,
+            session=SessionOptions(store=store, checkpoint=True, name="k"),
+        )
+    )
+    assert [excluded for _, _, excluded in searcher.calls] == [
+        frozenset(),
+        frozenset({"ops.md#1"}),
+        frozenset({"ops.md#1", "ops.md#2"}),
+    ]
+    assert [_results(provider, n)[0].content for n in (1, 2)] == [
+        "ops.md#1: streams are replicated",
+        "ops.md#2: streams have limits",
+    ]
+    journaled = [r.payload for r in await store.load("k") if isinstance(r.payload, ToolResultRecord)]
+    assert [r.result.get("citations") for r in journaled] == [["ops.md#1"], ["ops.md#2"], None]

@@ -9,13 +9,16 @@ from typing import Any, Protocol
 
 import pytest
 
-from fiskai_agent import KnowledgeOptions, MemoryOptions, ResumeRefusedError, RunOptions, SessionOptions, run
+from fiskai_agent import ResumeRefusedError, RunOptions, SessionOptions, run
 from fiskai_agent.errors import ProviderError
 from fiskai_agent.llm import ToolResultBlock
 from fiskai_agent.testing import RecordingEvents, ScriptedProvider, answer, calls
+from fiskai_core.builtins import KnowledgeAccess, agent_tool_set
 from fiskai_core.config import LLMSettings
+from fiskai_core.confirm import ConfirmGate
 from fiskai_core.testing import FakeSearcher, FakeTool, ScriptedPrompter
-from fiskai_core.tools import Tool
+from fiskai_core.tools import Tool, ToolSet
+from fiskai_memory import ToolAccess
 from fiskai_memory.testing import InMemoryMemoryStore
 from fiskai_runstate import (
     AssistantRecord,
@@ -64,11 +67,11 @@ async def _crashed(store: FileJournalStore, run_id: str, uses: list[JsonValue], 
     await journal.aclose()
 
 
-def _intent(seq: int, use_id: str, name: str, arguments: dict[str, Any]) -> Record:
+def _intent(seq: int, use_id: str, name: str, arguments: dict[str, Any], *, run_id: str = "r") -> Record:
     return Record(
         seq=seq,
         payload=ToolIntentRecord(
-            tool_use_id=use_id, tool_name=name, args_digest=args_digest(arguments), effect_id=f"r/{use_id}"
+            tool_use_id=use_id, tool_name=name, args_digest=args_digest(arguments), effect_id=f"{run_id}/{seq}"
         ),
     )
 
@@ -107,7 +110,7 @@ async def test_resume_reuses_journaled_results_and_runs_only_unanswered_calls(
         RunOptions(
             prompt="",
             llm=LLM,
-            app_tools=app.tools,
+            tools=ToolSet.of(app.tools),
             provider=provider,
             session=SessionOptions(store=store, resume_id="crash1", force=True),
         )
@@ -137,7 +140,7 @@ async def test_an_interrupted_call_is_not_rerun_without_an_operator(app: App, st
         RunOptions(
             prompt="",
             llm=LLM,
-            app_tools=app.tools,
+            tools=ToolSet.of(app.tools),
             provider=provider,
             events=events,
             session=SessionOptions(store=store, resume_id="crash2", force=True),
@@ -158,16 +161,17 @@ async def test_an_interrupted_call_reruns_when_the_operator_approves(app: App, s
         store,
         "crash3",
         [_use("t1", "cluster_config_get", arguments)],
-        [_intent(3, "t1", "cluster_config_get", arguments)],
+        [_intent(3, "t1", "cluster_config_get", arguments, run_id="crash3")],
     )
     prompter = ScriptedPrompter.of(True)
+    provider = ScriptedProvider.of(answer("ok"))
     await run(
         RunOptions(
             prompt="",
             llm=LLM,
-            app_tools=app.tools,
-            provider=ScriptedProvider.of(answer("ok")),
-            prompter=prompter,
+            tools=ToolSet.of(app.tools),
+            provider=provider,
+            gate=ConfirmGate(prompter),
             session=SessionOptions(store=store, resume_id="crash3", force=True),
         )
     )
@@ -178,6 +182,8 @@ async def test_an_interrupted_call_reruns_when_the_operator_approves(app: App, s
     records = await store.load("crash3")
     intents = [r for r in records if isinstance(r.payload, ToolIntentRecord)]
     assert len(intents) == 1, "a re-run keeps the original intent and effect id"
+    (rerun,) = _sent(provider)
+    assert "FISKAI_EFFECT_ID=crash3/3\n" in json.loads(rerun.content)["output"]
     assert _result_gate(records) == (True, "prompt")
 
 
@@ -190,9 +196,9 @@ async def test_an_idempotent_interrupted_call_reruns_without_asking(store: FileJ
         RunOptions(
             prompt="",
             llm=LLM,
-            custom_tools=[tool],
+            tools=ToolSet.of([tool], "custom"),
             provider=ScriptedProvider.of(answer("ok")),
-            prompter=prompter,
+            gate=ConfirmGate(prompter),
             events=events,
             session=SessionOptions(store=store, resume_id="crash4", force=True),
         )
@@ -209,7 +215,7 @@ async def test_a_completed_session_cannot_be_resumed(store: FileJournalStore) ->
             RunOptions(
                 prompt="",
                 llm=LLM,
-                custom_tools=[FakeTool(name="x", description="x")],
+                tools=ToolSet.of([FakeTool(name="x", description="x")], "custom"),
                 provider=ScriptedProvider.of(),
                 session=SessionOptions(store=store, resume_id="done1"),
             )
@@ -222,7 +228,7 @@ async def test_configuration_drift_refuses_a_resume_unless_forced(store: FileJou
     options = RunOptions(
         prompt="",
         llm=LLM,
-        custom_tools=[FakeTool(name="x", description="x")],
+        tools=ToolSet.of([FakeTool(name="x", description="x")], "custom"),
         provider=ScriptedProvider.of(answer("resumed")),
         session=SessionOptions(store=store, resume_id="drift"),
     )
@@ -232,7 +238,7 @@ async def test_configuration_drift_refuses_a_resume_unless_forced(store: FileJou
     forced = RunOptions(
         prompt="",
         llm=LLM,
-        custom_tools=[FakeTool(name="x", description="x")],
+        tools=ToolSet.of([FakeTool(name="x", description="x")], "custom"),
         provider=ScriptedProvider.of(answer("resumed")),
         session=SessionOptions(store=store, resume_id="drift", force=True),
     )
@@ -245,7 +251,7 @@ async def test_an_unknown_session_names_the_fix(tmp_path: Path) -> None:
             RunOptions(
                 prompt="",
                 llm=LLM,
-                custom_tools=[FakeTool(name="x", description="x")],
+                tools=ToolSet.of([FakeTool(name="x", description="x")], "custom"),
                 provider=ScriptedProvider.of(),
                 session=SessionOptions(store=FileJournalStore(tmp_path), resume_id="nope"),
             )
@@ -265,9 +271,9 @@ async def test_a_read_only_built_in_reruns_after_a_crash_without_asking(store: F
         RunOptions(
             prompt="",
             llm=LLM,
-            memory=MemoryOptions(store=memory),
+            tools=agent_tool_set(memory=ToolAccess(memory), has_application=False),
             provider=provider,
-            prompter=prompter,
+            gate=ConfirmGate(prompter),
             session=SessionOptions(store=store, resume_id="crash5", force=True),
         )
     )
@@ -282,12 +288,12 @@ async def test_knowledge_citations_delivered_before_a_resume_are_not_delivered_a
     """
     searcher = FakeSearcher(excerpts={"ops.md#1": "streams are replicated", "ops.md#2": "streams have limits"})
     search = calls(("knowledge_search", {"query": "streams"}))
-    knowledge = KnowledgeOptions(searcher=searcher, max_injected_tokens=1000)
+    tools = agent_tool_set(knowledge=KnowledgeAccess(searcher, max_injected_tokens=1000), has_application=False)
     first = await run(
         RunOptions(
             prompt="streams?",
             llm=LLM,
-            knowledge=knowledge,
+            tools=tools,
             provider=ScriptedProvider.of(search, ProviderError("HTTP 529 from the model API: overloaded")),
             session=SessionOptions(store=store, checkpoint=True, name="cites"),
         )
@@ -300,7 +306,7 @@ async def test_knowledge_citations_delivered_before_a_resume_are_not_delivered_a
         RunOptions(
             prompt="",
             llm=LLM,
-            knowledge=knowledge,
+            tools=tools,
             provider=ScriptedProvider.of(search, answer("done")),
             session=SessionOptions(store=store, resume_id="cites"),
         )

@@ -15,7 +15,7 @@ from typing import Protocol
 import pytest
 
 from fiskai_agent import RunControl, RunOptions, SessionOptions, SetupError, run
-from fiskai_agent.llm import Capabilities, CapabilityOverrides, provider_capabilities
+from fiskai_agent.llm import Capabilities, CapabilityOverrides, ProviderSettings, provider_capabilities
 from fiskai_agent.testing import (
     Failure,
     MessagesServer,
@@ -31,7 +31,7 @@ from fiskai_core.config import LLMSettings, Mode, ThinkingSettings, parse_config
 from fiskai_core.fisk import load_application
 from fiskai_core.fisk.execution import CommandTool, command_tools
 from fiskai_core.testing import FakeTool, write_fake_app
-from fiskai_core.tools import Tool
+from fiskai_core.tools import Tool, ToolSet
 from fiskai_runstate import FileJournalStore, ToolIntentRecord, ToolResultRecord
 
 pytestmark = pytest.mark.anyio
@@ -62,6 +62,11 @@ def _found(request: RecordedRequest, use_id: str) -> list[str]:
     return [tool["name"] for tool in json.loads(str(result["content"]))["tools"]]
 
 
+def _at(server: MessagesServer, llm: LLMSettings) -> ProviderSettings:
+    """Provider settings for `llm`'s model at the scripted server (a local server needs no key)."""
+    return ProviderSettings(model=llm.model, base_url=server.base_url)
+
+
 def _pinned(tools: list[CommandTool]) -> list[str]:
     return [t.name for t in tools if "ai:no_defer" in t.tags]
 
@@ -81,7 +86,13 @@ async def test_a_local_server_run_finds_a_deferred_tool_then_calls_it(nats: list
             Turn([text("There are no streams.")]),
         )
         result = await run(
-            RunOptions(prompt="which streams exist?", llm=LOCAL, app_tools=nats, base_url=local.base_url, events=events)
+            RunOptions(
+                prompt="which streams exist?",
+                llm=LOCAL,
+                tools=ToolSet.of(nats),
+                provider=_at(local, LOCAL),
+                events=events,
+            )
         )
         requests = local.requests
 
@@ -116,8 +127,8 @@ async def test_a_deferred_tool_the_model_never_found_is_refused_in_band_and_noth
             RunOptions(
                 prompt="delete ORDERS",
                 llm=LOCAL,
-                app_tools=nats,
-                base_url=local.base_url,
+                tools=ToolSet.of(nats),
+                provider=_at(local, LOCAL),
                 events=events,
                 session=SessionOptions(store=store, checkpoint=True, name="unfound"),
             )
@@ -152,8 +163,8 @@ async def test_a_resumed_run_carries_the_tools_found_before_it_stopped(nats: lis
             RunOptions(
                 prompt="which KV buckets exist?",
                 llm=LOCAL,
-                app_tools=nats,
-                base_url=local.base_url,
+                tools=ToolSet.of(nats),
+                provider=_at(local, LOCAL),
                 control=control,
                 session=SessionOptions(store=store, checkpoint=True, name="kv"),
             )
@@ -172,8 +183,8 @@ async def test_a_resumed_run_carries_the_tools_found_before_it_stopped(nats: lis
             RunOptions(
                 prompt="",
                 llm=LOCAL,
-                app_tools=nats,
-                base_url=local.base_url,
+                tools=ToolSet.of(nats),
+                provider=_at(local, LOCAL),
                 session=SessionOptions(store=store, resume_id="kv"),
             )
         )
@@ -198,7 +209,9 @@ async def test_a_400_naming_a_capability_switches_the_run_to_the_fallback_once(
             Turn([text("none")]),
         )
         result = await run(
-            RunOptions(prompt="streams?", llm=CLAUDE, app_tools=nats, base_url=local.base_url, events=events)
+            RunOptions(
+                prompt="streams?", llm=CLAUDE, tools=ToolSet.of(nats), provider=_at(local, CLAUDE), events=events
+            )
         )
         requests = local.requests
 
@@ -223,7 +236,9 @@ async def test_a_refused_thinking_turns_it_off_and_a_small_tool_set_keeps_every_
     with MessagesServer(
         [Failure(400, "thinking.type: Input tag 'adaptive' is not supported", should_retry=False), Turn([text("ok")])]
     ) as server:
-        result = await run(RunOptions(prompt="x", llm=thinking, app_tools=few, base_url=server.base_url, events=events))
+        result = await run(
+            RunOptions(prompt="x", llm=thinking, tools=ToolSet.of(few), provider=_at(server, thinking), events=events)
+        )
         refused, served = server.requests
     assert result.answer == "ok"
     assert "thinking" in refused.body and "cache_control" in refused.body
@@ -236,7 +251,9 @@ async def test_a_refused_thinking_turns_it_off_and_a_small_tool_set_keeps_every_
 async def test_after_the_fallback_a_second_refusal_ends_the_run(nats: list[CommandTool]) -> None:
     with MessagesServer(local=True) as local:
         local.add(Failure(400, "thinking: unsupported for this model", should_retry=False))
-        result = await run(RunOptions(prompt="streams?", llm=CLAUDE, app_tools=nats, base_url=local.base_url))
+        result = await run(
+            RunOptions(prompt="streams?", llm=CLAUDE, tools=ToolSet.of(nats), provider=_at(local, CLAUDE))
+        )
         assert len(local.requests) == 2
     assert result.reason == "error"
     assert result.error.startswith("llm call: HTTP 400") and "thinking: unsupported" in result.error
@@ -245,7 +262,9 @@ async def test_after_the_fallback_a_second_refusal_ends_the_run(nats: list[Comma
 async def test_a_400_about_something_else_is_not_a_capability_refusal() -> None:
     tools = [FakeTool(name=f"t{i}", description="t") for i in range(3)]
     with MessagesServer([Failure(400, "messages.0.content: field required", should_retry=False)]) as server:
-        result = await run(RunOptions(prompt="x", llm=CLAUDE, custom_tools=tools, base_url=server.base_url))
+        result = await run(
+            RunOptions(prompt="x", llm=CLAUDE, tools=ToolSet.of(tools, "custom"), provider=_at(server, CLAUDE))
+        )
         assert len(server.requests) == 1
     assert result.reason == "error" and "field required" in result.error
 
@@ -254,7 +273,7 @@ async def test_an_application_tool_named_find_tools_stops_setup_when_the_finder_
     provider = ScriptedProvider.of(answer("ok"), capabilities=Capabilities(provider="anthropic"))
     tools = [FakeTool(name=f"t{i}", description="t") for i in range(11)] + [FakeTool(name="find_tools")]
     with pytest.raises(SetupError) as caught:
-        await run(RunOptions(prompt="x", llm=CLAUDE, custom_tools=tools, provider=provider))
+        await run(RunOptions(prompt="x", llm=CLAUDE, tools=ToolSet.of(tools, "custom"), provider=provider))
     assert '"find_tools" clashes with the client-side tool finder' in str(caught.value)
     assert provider.requests == []
 
@@ -262,7 +281,7 @@ async def test_an_application_tool_named_find_tools_stops_setup_when_the_finder_
 async def test_no_tool_search_keeps_the_original_behaviour_of_sending_every_tool(nats: list[CommandTool]) -> None:
     settings = LLMSettings(model="qwen3:8b", no_tool_search=True)
     with MessagesServer([Turn([text("ok")])], local=True) as local:
-        await run(RunOptions(prompt="x", llm=settings, app_tools=nats, base_url=local.base_url))
+        await run(RunOptions(prompt="x", llm=settings, tools=ToolSet.of(nats), provider=_at(local, settings)))
         (request,) = local.requests
     assert len(request.tools) == len(nats) and "find_tools" not in request.tool_names
 
@@ -277,7 +296,7 @@ async def test_agent_yaml_forces_capabilities_either_way(nats: list[CommandTool]
     off = _config("{tool_search: off}")
     events = RecordingEvents()
     with MessagesServer([Turn([text("ok")])]) as server:
-        await run(RunOptions(prompt="x", llm=off, app_tools=nats, base_url=server.base_url, events=events))
+        await run(RunOptions(prompt="x", llm=off, tools=ToolSet.of(nats), provider=_at(server, off), events=events))
         (request,) = server.requests
     assert "find_tools" in request.tool_names and not request.deferred_tool_names
     assert "cache_control" in request.body
@@ -291,7 +310,11 @@ async def test_agent_yaml_forces_capabilities_either_way(nats: list[CommandTool]
     forced_on = _config("{tool_search: on, prompt_cache: true}", model="qwen3:8b")
     events = RecordingEvents()
     with MessagesServer([Turn([text("ok")])]) as server:
-        await run(RunOptions(prompt="x", llm=forced_on, app_tools=nats, base_url=server.base_url, events=events))
+        await run(
+            RunOptions(
+                prompt="x", llm=forced_on, tools=ToolSet.of(nats), provider=_at(server, forced_on), events=events
+            )
+        )
         (request,) = server.requests
     assert len(request.deferred_tool_names) >= 200 and "cache_control" in request.body
     assert events.info is not None and events.info.capabilities == (

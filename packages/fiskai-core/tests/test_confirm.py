@@ -8,11 +8,12 @@ from pathlib import Path
 
 import pytest
 
+from fiskai_core.calls import ToolCall, prepare_call
 from fiskai_core.confirm import ConfirmGate, argv_digest, render_command_line
 from fiskai_core.fisk import load_application
 from fiskai_core.fisk.execution import command_tools
 from fiskai_core.prompter import ConfirmChoice, DenyPrompter, GateRequest, PromptDeclined
-from fiskai_core.testing import ScriptedPrompter
+from fiskai_core.testing import FakeTool, ScriptedPrompter
 
 pytestmark = pytest.mark.anyio
 
@@ -132,13 +133,31 @@ def test_an_empty_argument_is_shown() -> None:
 async def test_the_gate_sees_the_exact_argv_of_a_real_fisk_command() -> None:
     tools = {tool.name: tool for tool in command_tools(load_application(str(FIXTURECTL)))}
     drain = tools["cluster_node_drain"]
-    argv = drain.command_argv('{"node": "n1 --force", "reason": "maintenance"}')
-    assert argv[0] == str(FIXTURECTL)
+    call = prepare_call(drain, '{"node": "n1 --force", "reason": "maintenance"}', confirm_tags=["impact:rw"])
+    assert isinstance(call, ToolCall)
+    argv = call.argv
+    assert argv is not None and argv[0] == str(FIXTURECTL)
     prompter = ScriptedPrompter.of(ConfirmChoice.NO)
-    decision = await ConfirmGate(prompter, confirm_tags=["impact:rw"]).check(
-        name=drain.name, tags=drain.tags, argv=argv
-    )
+    decision = await ConfirmGate(prompter, confirm_tags=["impact:rw"]).decide(call)
     assert not decision.allowed
+    assert decision.digest == call.digest == argv_digest(argv)
     request = prompter.asked[0]
     assert isinstance(request, GateRequest)
     assert shlex.split(request.display) == list(argv)
+
+
+async def test_a_call_without_an_argv_is_decided_on_its_name_and_canonical_arguments() -> None:
+    tool = FakeTool(name="note_add", tags=["ai:confirm"])
+    first = prepare_call(tool, '{"b": 1.50, "a": "x"}')
+    same = prepare_call(tool, '{"a":"x","b":1.50}')
+    other = prepare_call(tool, '{"a": "x", "b": 1.5}')
+    assert isinstance(first, ToolCall) and isinstance(same, ToolCall) and isinstance(other, ToolCall)
+    assert first.argv is None
+    assert first.gate_argv == ("note_add", '{"a":"x","b":1.50}')
+    assert first.digest == same.digest != other.digest
+    prompter = ScriptedPrompter.of(ConfirmChoice.COMMAND)
+    gate = ConfirmGate(prompter)
+    assert (await gate.decide(first)).allowed
+    # "This exact call for the session" covers the same arguments in any key order, not a different number.
+    assert (await gate.decide(same)).channel == "session"
+    assert not (await gate.decide(other)).allowed

@@ -7,7 +7,7 @@ import json
 from hypothesis import given, settings, strategies as st
 
 from fiskai_core._gojson import GoJSONError, decode_first_value, decode_whole_value
-from fiskai_core.exec import DecodedValue, JsonNumber
+from fiskai_core.tools import DecodedValue, JsonNumber
 
 _json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(),

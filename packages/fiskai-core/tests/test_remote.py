@@ -14,7 +14,7 @@ from fiskai_core.remote import (
     filter_descriptors,
     name_remote_tools,
 )
-from fiskai_core.testing import FakeRemoteInvoker, Rule
+from fiskai_core.testing import FakeRemoteInvoker, Rule, call_tool
 from fiskai_core.tools import Tool
 
 pytestmark = pytest.mark.anyio
@@ -135,7 +135,7 @@ def test_filters_apply_to_names_and_ignore_tags_with_a_warning() -> None:
 async def test_a_remote_result_has_the_local_command_shape() -> None:
     invoker = _scripted(RemoteReply(output="n1\n", command="cluster node list", exit_code=2, truncated=True))
     tool = RemoteTool.from_descriptor(_d("list"), name="ops_list", agent="ops", invoker=invoker)
-    result = await tool.execute('{"limit": 2}')
+    result = await call_tool(tool, '{"limit": 2}')
     assert json.loads(result.text) == {
         "command": "cluster node list",
         "exit_code": 2,
@@ -143,33 +143,54 @@ async def test_a_remote_result_has_the_local_command_shape() -> None:
         "truncated": True,
     }
     assert result.exit_code == 2 and not result.is_error
-    assert invoker.calls == [("ops", "list", {"limit": 2})]
+    assert invoker.calls == [("ops", "list", '{"limit":2}')]
 
 
-@pytest.mark.parametrize("arguments", [None, "", "null", "{}", b"{}"])
-async def test_empty_arguments_are_omitted(arguments: str | bytes | None) -> None:
+async def test_numbers_reach_the_peer_as_the_model_wrote_them() -> None:
+    invoker = _scripted()
+    tool = RemoteTool.from_descriptor(_d("list"), name="list", agent="ops", invoker=invoker)
+    await call_tool(tool, '{"ratio": 1.50, "count": 1e2, "big": 9007199254740993}')
+    assert invoker.calls == [("ops", "list", '{"ratio":1.50,"count":1e2,"big":9007199254740993}')]
+
+
+@pytest.mark.parametrize("arguments", [None, "", "{}", b"{}", " {} "])
+async def test_empty_arguments_are_an_empty_object(arguments: str | bytes | None) -> None:
     invoker = _scripted()
     tool = RemoteTool.from_descriptor(_d("x"), name="x", agent="ops", invoker=invoker)
-    result = await tool.execute(arguments)
+    result = await call_tool(tool, arguments)
     assert json.loads(result.text) == {"command": "", "exit_code": 0, "output": "ok"}
-    assert invoker.calls == [("ops", "x", None)]
+    assert invoker.calls == [("ops", "x", "{}")]
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ("null", 'arguments for tool "x" must be a JSON object, got null; nothing was run'),
+        ("[1]", "invalid JSON arguments: json: cannot unmarshal array into Go value of type map[string]interface {}"),
+        ('"x"', "invalid JSON arguments: json: cannot unmarshal string into Go value of type map[string]interface {}"),
+    ],
+)
+async def test_arguments_that_are_no_object_never_reach_the_peer(arguments: str, message: str) -> None:
+    # Issue 36.9: null used to be sent as no arguments at all.
+    invoker = _scripted()
+    result = await call_tool(RemoteTool.from_descriptor(_d("x"), name="x", agent="ops", invoker=invoker), arguments)
+    assert result.is_error and result.text == message
+    assert invoker.calls == []
 
 
 async def test_remote_failures_are_error_results() -> None:
     serving_failure = _scripted(RemoteReply(output="tool timed out", is_error=True))
     unreachable = _scripted(RemoteCallError("remote agent unavailable: no reply"))
-    failed = await RemoteTool.from_descriptor(_d("x"), name="x", agent="ops", invoker=serving_failure).execute(None)
-    lost = await RemoteTool.from_descriptor(_d("x"), name="x", agent="ops", invoker=unreachable).execute(None)
-    bad = await RemoteTool.from_descriptor(_d("x"), name="x", agent="ops", invoker=unreachable).execute("[1]")
+    failed = await call_tool(RemoteTool.from_descriptor(_d("x"), name="x", agent="ops", invoker=serving_failure), None)
+    lost = await call_tool(RemoteTool.from_descriptor(_d("x"), name="x", agent="ops", invoker=unreachable), None)
     assert failed.is_error and failed.text == "tool timed out"
     assert lost.is_error and lost.text == 'calling tool "x" on agent "ops": remote agent unavailable: no reply'
-    assert bad.is_error and "not a JSON object" in bad.text
-    assert unreachable.calls == [("ops", "x", None)]
+    assert unreachable.calls == [("ops", "x", "{}")]
 
 
 async def test_the_fake_invoker_treats_an_unscripted_agent_as_absent() -> None:
     tool = RemoteTool.from_descriptor(_d("x"), name="x", agent="elsewhere", invoker=_scripted())
-    result = await tool.execute(None)
+    result = await call_tool(tool, None)
     assert result.is_error
     assert (
         result.text

@@ -195,7 +195,8 @@ class Runner:
         assistant = message_from_json(pending.assistant)
         journaled = {record.tool_use_id: tool_result_from_json(record.result) for record in pending.results}
         results: list[ToolResultBlock] = []
-        for use in assistant.tool_uses:
+        uses = assistant.tool_uses
+        for index, use in enumerate(uses):
             done = journaled.get(use.id)
             if done is not None:
                 if use.name == FIND_TOOLS and not done.is_error and s.finder is not None:
@@ -208,7 +209,8 @@ class Runner:
             elif use.id in s.intents:
                 results.append(await self._after_crash(use))
             else:
-                results.append(await self._dispatch(use))
+                # Held to the per-turn cap as the live turn was: a crash must not let the rest run.
+                results.append(await self._dispatch_within_cap(index, use, len(uses)))
         s.messages.append(assistant)
         s.messages.append(Message(role="user", content=tuple(results)))
         s.pending = None

@@ -137,6 +137,49 @@ def test_streamed_turn_accumulates_to_the_same_message() -> None:
     assert kinds.count("content_block_stop") == 5
 
 
+def test_raw_input_is_sent_as_written_in_json_and_in_stream_fragments() -> None:
+    raw = '{"ratio": 1.50, "count": 1e2, "note": "1.50"}'
+    turn = Turn([tool_use("node_restart", id="toolu_raw", raw_input=raw), text("1.50 stays text")])
+    with MessagesServer([turn, turn]) as server:
+        client = _client(server)
+        body = client.messages.with_raw_response.create(
+            model="claude-sonnet-4-6", max_tokens=1024, messages=[{"role": "user", "content": "x"}], tools=_TOOLS
+        ).http_response.read()
+        with client.messages.with_streaming_response.create(
+            model="claude-sonnet-4-6",
+            max_tokens=1024,
+            messages=[{"role": "user", "content": "x"}],
+            tools=_TOOLS,
+            stream=True,
+        ) as streamed:
+            events = [
+                json.loads(line.removeprefix("data: ")) for line in streamed.iter_lines() if line.startswith("data: ")
+            ]
+    assert b'"input": {"ratio": 1.50, "count": 1e2, "note": "1.50"}' in body
+    assert json.loads(body)["content"][1] == {"type": "text", "text": "1.50 stays text"}
+    fragments = [
+        event["delta"]["partial_json"]
+        for event in events
+        if event["type"] == "content_block_delta" and event["delta"]["type"] == "input_json_delta"
+    ]
+    assert len(fragments) > 1 and "".join(fragments) == raw
+    (start,) = [event for event in events if event["type"] == "content_block_start" and event["index"] == 0]
+    assert start["content_block"]["input"] == {}
+
+
+@pytest.mark.parametrize("raw", ["null", '"x"', "[1]"])
+def test_raw_input_may_be_no_object(raw: str) -> None:
+    with MessagesServer([Turn([tool_use("node_restart", raw_input=raw)])]) as server:
+        body = (
+            _client(server)
+            .messages.with_raw_response.create(
+                model="claude-sonnet-4-6", max_tokens=1024, messages=[{"role": "user", "content": "x"}], tools=_TOOLS
+            )
+            .http_response.read()
+        )
+    assert json.loads(body)["content"][0]["input"] == json.loads(raw)
+
+
 def test_assistant_turn_sent_back_verbatim_is_recorded_for_assertions() -> None:
     with MessagesServer([_full_turn(), Turn([text("done")])]) as server:
         client = _client(server)

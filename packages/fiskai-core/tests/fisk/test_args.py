@@ -9,8 +9,8 @@ from hypothesis import given, settings, strategies as st
 
 from fiskai_core._gojson import GoJSONError, decode_first_value, decode_whole_value, go_quote
 from fiskai_core.errors import ArgumentsError
-from fiskai_core.exec import JsonNumber
 from fiskai_core.fisk import ArgModel, CmdModel, FlagModel, args_from_json
+from fiskai_core.tools import JsonNumber
 
 
 def _flag(name: str, **fields: object) -> FlagModel:

@@ -8,7 +8,7 @@ import pytest
 from fiskai_core.errors import IntrospectionError, ToolSelectionError
 from fiskai_core.exec.running import CommandTool, command_tools
 from fiskai_core.fisk import load_application, resolve_application_path
-from fiskai_core.testing import Rule, write_fake_app
+from fiskai_core.testing import Rule, call_tool, write_fake_app
 
 pytestmark = pytest.mark.anyio
 
@@ -41,7 +41,7 @@ def test_load_application_selects_runnable_tools_without_denied_or_hidden(tmp_pa
 async def test_execute_runs_the_argv_and_reports_the_exit(tmp_path: Path, model: Path) -> None:
     app = write_fake_app(tmp_path, model)
     tool = _tool(command_tools(load_application(str(app))), "cluster_node_list")
-    result = await tool.execute('{"limit": 3, "state": "up"}')
+    result = await call_tool(tool, '{"limit": 3, "state": "up"}')
     assert not result.is_error
     assert result.exit_code == 0
     body = json.loads(result.text)
@@ -54,7 +54,7 @@ async def test_execute_runs_the_argv_and_reports_the_exit(tmp_path: Path, model:
 async def test_execute_passes_hostile_values_as_single_tokens(tmp_path: Path, model: Path) -> None:
     app = write_fake_app(tmp_path, model)
     tool = _tool(command_tools(load_application(str(app))), "cluster_node_list")
-    result = await tool.execute(json.dumps({"sort": "; rm -rf / $(id) `id` --state=down"}))
+    result = await call_tool(tool, json.dumps({"sort": "; rm -rf / $(id) `id` --state=down"}))
     assert result.exit_code == 0
     assert "[--sort=; rm -rf / $(id) `id` --state=down]" in _calls(app).splitlines()
 
@@ -62,7 +62,7 @@ async def test_execute_passes_hostile_values_as_single_tokens(tmp_path: Path, mo
 async def test_execute_reports_schema_violations_and_runs_nothing(tmp_path: Path, model: Path) -> None:
     app = write_fake_app(tmp_path, model)
     tool = _tool(command_tools(load_application(str(app))), "cluster_node_list")
-    result = await tool.execute('{"limit": "lots", "state": "sideways"}')
+    result = await call_tool(tool, '{"limit": "lots", "state": "sideways"}')
     assert result.is_error
     assert "limit" in result.text and "state" in result.text
     assert "Nothing was run" in result.text
@@ -72,7 +72,7 @@ async def test_execute_reports_schema_violations_and_runs_nothing(tmp_path: Path
 async def test_execute_unknown_property_is_fisks_error_in_band(tmp_path: Path, model: Path) -> None:
     app = write_fake_app(tmp_path, model)
     tool = _tool(command_tools(load_application(str(app))), "cluster_node_list")
-    result = await tool.execute('{"bogus": 1}')
+    result = await call_tool(tool, '{"bogus": 1}')
     assert result.is_error
     assert "bogus" in result.text
     assert _calls(app) == ""
@@ -81,7 +81,7 @@ async def test_execute_unknown_property_is_fisks_error_in_band(tmp_path: Path, m
 async def test_execute_non_zero_exit_is_a_normal_result(tmp_path: Path, model: Path) -> None:
     app = write_fake_app(tmp_path, model, exit_code=3)
     tool = _tool(command_tools(load_application(str(app))), "cluster_node_list")
-    result = await tool.execute(None)
+    result = await call_tool(tool, None)
     assert not result.is_error
     assert result.exit_code == 3
     assert json.loads(result.text)["exit_code"] == 3
@@ -91,7 +91,7 @@ async def test_execute_missing_binary_is_an_error_result(tmp_path: Path, model: 
     app = write_fake_app(tmp_path, model)
     tool = _tool(command_tools(load_application(str(app))), "cluster_node_list")
     app.unlink()
-    result = await tool.execute(None)
+    result = await call_tool(tool, None)
     assert result.is_error
     assert str(app) in result.text
 
@@ -102,7 +102,7 @@ async def test_exposed_global_flag_is_in_the_schema_and_precedes_command_flags(t
     assert [flag.name for flag in loaded.exposed_global_flags] == ["output"]
     tool = _tool(command_tools(loaded), "cluster_node_list")
     assert "output" in tool.input_schema["properties"]  # pyright: ignore[reportOperatorIssue]
-    result = await tool.execute('{"limit": 2, "output": "json"}')
+    result = await call_tool(tool, '{"limit": 2, "output": "json"}')
     assert json.loads(result.text)["command"] == "cluster node list --output=json --limit=2"
 
 
@@ -145,7 +145,7 @@ def test_bare_application_name_not_on_path_names_the_fix() -> None:
 async def test_a_nul_byte_in_a_value_is_an_error_result_not_an_exception(tmp_path: Path, model: Path) -> None:
     app = write_fake_app(tmp_path, model)
     tool = _tool(command_tools(load_application(str(app))), "cluster_node_list")
-    result = await tool.execute('{"sort": "name\\u0000--state=down"}')
+    result = await call_tool(tool, '{"sort": "name\\u0000--state=down"}')
     assert result.is_error
     assert "NUL" in result.text
     assert "cluster node list" in result.text
@@ -156,7 +156,7 @@ async def test_the_command_field_is_capped_so_the_result_stays_bounded(tmp_path:
     app = write_fake_app(tmp_path, model)
     tool = _tool(command_tools(load_application(str(app))), "types")
     values = {name: name[0] * 120_000 for name in ("str", "hint", "env-str", "file", "dir")}
-    result = await tool.execute(json.dumps(values))
+    result = await call_tool(tool, json.dumps(values))
     assert result.exit_code == 0
     body = json.loads(result.text)
     assert len(result.text) < 80_000
@@ -172,12 +172,12 @@ async def test_derived_schema_refuses_a_hidden_flag_the_model_was_not_shown(
     app = write_fake_app(tmp_path, captured_fixtures / "fisk" / "fixturectl.introspect.json")
     tool = _tool(command_tools(load_application(str(app))), "types")
     assert "secret" not in tool.input_schema["properties"]  # pyright: ignore[reportOperatorIssue]
-    result = await tool.execute('{"secret": "x"}')
+    result = await call_tool(tool, '{"secret": "x"}')
     assert result.is_error
     assert "secret" in result.text
     assert _calls(app) == ""
     # Values are not type-checked against a derived schema: fisk passes a number through as text.
-    ran = await tool.execute('{"int": 3}')
+    ran = await call_tool(tool, '{"int": 3}')
     assert ran.exit_code == 0
 
 
@@ -214,7 +214,7 @@ async def test_tools_run_without_default_credentials_unless_passed(
     source = load_application(str(write_fake_app(tmp_path, model)))
     tool = _tool(command_tools(source, strip_env=["MYCORP_*"], pass_env=["GH_TOKEN"]), "fail")
     bound = dataclasses.replace(tool, app_path=str(printenv))
-    result = await bound.execute('{"code": 0}')
+    result = await call_tool(bound, '{"code": 0}')
     assert not result.is_error, result.text
     seen = json.loads(json.loads(result.text)["output"])
     assert not set(secrets) & seen.keys()
@@ -224,7 +224,7 @@ async def test_tools_run_without_default_credentials_unless_passed(
 async def test_arguments_too_long_for_a_command_line_are_an_error_result(tmp_path: Path, model: Path) -> None:
     app = write_fake_app(tmp_path, model)
     tool = _tool(command_tools(load_application(str(app))), "types")
-    result = await tool.execute(json.dumps({"strs": ["x" * 200_000] * 30}))
+    result = await call_tool(tool, json.dumps({"strs": ["x" * 200_000] * 30}))
     assert result.is_error
     assert "too long for one command line" in result.text
     assert _calls(app) == ""

@@ -8,14 +8,10 @@ from collections.abc import Sequence
 import pytest
 from pydantic import JsonValue
 
-from fiskai_core.testing import FakeTool
-from fiskai_core.tools import (
-    FIND_TOOLS,
-    FindToolsTool,
-    ToolFinder,
-    found_tool_names,
-    not_loaded_result,
-)
+from fiskai_core.builtins import FIND_TOOLS, FindToolsAnswer, FindToolsTool, found_tool_names, not_loaded_result
+from fiskai_core.calls import Refusal, ToolCall, prepare_call
+from fiskai_core.testing import FakeTool, call_tool
+from fiskai_core.tools import TAG_IDEMPOTENT, ToolFinder, parse_arguments
 
 
 def _tool(
@@ -130,7 +126,7 @@ def test_an_empty_tool_set_finds_nothing() -> None:
 def test_find_tools_definition_tells_the_model_to_search_first() -> None:
     tool = FindToolsTool(ToolFinder(_WIDGETS))
     assert tool.name == FIND_TOOLS == "find_tools"
-    assert tool.tags == ()
+    assert tool.tags == (TAG_IDEMPOTENT,)  # a search has no effect: safe to repeat after a crash
     assert "before you call a tool that is not in your list" in tool.description.lower()
     schema = json.loads(json.dumps(tool.input_schema))
     assert schema["required"] == ["query"]
@@ -150,8 +146,12 @@ def test_find_tools_system_note_counts_the_tools_behind_the_search() -> None:
     assert f"{len(_WIDGETS)} more are available through the find_tools tool" in note
 
 
+def _find(tool: FindToolsTool, arguments: str | bytes | None) -> FindToolsAnswer:
+    return tool.find(parse_arguments(arguments))
+
+
 def test_find_tools_answers_with_names_and_one_line_descriptions() -> None:
-    answer = FindToolsTool(ToolFinder(_WIDGETS)).answer('{"query": "delete a widget", "limit": 2}')
+    answer = _find(FindToolsTool(ToolFinder(_WIDGETS)), '{"query": "delete a widget", "limit": 2}')
     assert not answer.result.is_error
     body = json.loads(answer.result.text)
     assert body["tools"][0] == {"name": "widget_rm", "description": "Removes a widget"}
@@ -162,13 +162,14 @@ def test_find_tools_answers_with_names_and_one_line_descriptions() -> None:
 
 def test_find_tools_defaults_to_five_and_accepts_a_whole_float_limit() -> None:
     tool = FindToolsTool(ToolFinder(_WIDGETS))
-    assert len(tool.answer(b'{"query": "widget gadget cpu backup"}').found) == 5
-    assert len(tool.answer('{"query": "widget gadget cpu backup", "limit": null}').found) == 5
-    assert len(tool.answer('{"query": "widget gadget cpu backup", "limit": 3.0}').found) == 3
+    assert len(_find(tool, b'{"query": "widget gadget cpu backup"}').found) == 5
+    assert len(_find(tool, '{"query": "widget gadget cpu backup", "limit": null}').found) == 5
+    assert len(_find(tool, '{"query": "widget gadget cpu backup", "limit": 3.0}').found) == 3
+    assert len(_find(tool, '{"query": "widget gadget cpu backup", "limit": 3e0}').found) == 3
 
 
 def test_find_tools_with_no_match_is_an_empty_list_with_a_hint_not_an_error() -> None:
-    answer = FindToolsTool(ToolFinder(_WIDGETS)).answer('{"query": "zzzz"}')
+    answer = _find(FindToolsTool(ToolFinder(_WIDGETS)), '{"query": "zzzz"}')
     assert not answer.result.is_error
     assert answer.found == ()
     body = json.loads(answer.result.text)
@@ -176,21 +177,19 @@ def test_find_tools_with_no_match_is_an_empty_list_with_a_hint_not_an_error() ->
     assert "other words" in body["hint"]
 
 
+_USAGE = '{"query": "<what you want to do>"}'
+
+
 @pytest.mark.parametrize(
     ("arguments", "complaint"),
     [
         (None, "needs a query"),
         ("", "needs a query"),
-        ("  \n", "needs a query"),
-        ("delete a widget", "not valid JSON"),
-        (b"\xff\xfe", "not valid JSON"),
-        ("[" * 100_000 + "]" * 100_000, "too large"),
-        ("[" * 5_000 + "]" * 5_000, "not valid JSON"),
-        ('["delete"]', "must be a JSON object"),
+        ("{}", "needs a query"),
         ('{"q": "delete"}', "unknown argument(s) 'q'"),
         ('{"query": 3}', "non-empty string"),
         ('{"query": "   "}', "non-empty string"),
-        (json.dumps({"query": "w" * 501}), "too long"),
+        (json.dumps({"query": "w" * 501}), "too long (501 characters, at most 500)"),
         ('{"query": "widget", "limit": 0}', "integer from 1 to 20"),
         ('{"query": "widget", "limit": 21}', "integer from 1 to 20"),
         ('{"query": "widget", "limit": true}', "integer from 1 to 20"),
@@ -199,18 +198,54 @@ def test_find_tools_with_no_match_is_an_empty_list_with_a_hint_not_an_error() ->
     ],
 )
 def test_find_tools_malformed_arguments_are_error_results(arguments: str | bytes | None, complaint: str) -> None:
-    answer = FindToolsTool(ToolFinder(_WIDGETS)).answer(arguments)
+    tool = FindToolsTool(ToolFinder(_WIDGETS))
+    answer = _find(tool, arguments)
     assert answer.result.is_error
     assert answer.found == ()
     assert complaint in answer.result.text
-    assert '{"query": "<what you want to do>"}' in answer.result.text
+    assert _USAGE in answer.result.text
+    # The call path refuses the same call before it is answered, with the same words.
+    refusal = prepare_call(tool, arguments)
+    assert isinstance(refusal, Refusal) and refusal.result == answer.result
+
+
+def test_a_query_of_500_characters_is_accepted() -> None:
+    assert not _find(FindToolsTool(ToolFinder(_WIDGETS)), json.dumps({"query": "w" * 500})).result.is_error
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ("  \n", "invalid JSON arguments: EOF"),
+        ("delete a widget", "invalid JSON arguments: invalid character 'd' looking for beginning of value"),
+        (b"\xff\xfe", "invalid JSON arguments: invalid character '\u00ff' looking for beginning of value"),
+        # No raw-size check any more (the query is capped instead): a deep document is the decoder's to refuse.
+        ("[" * 100_000 + "]" * 100_000, "invalid JSON arguments: invalid character '[' exceeded max depth"),
+        (
+            "[" * 5_000 + "]" * 5_000,
+            "invalid JSON arguments: json: cannot unmarshal array into Go value of type map[string]interface {}",
+        ),
+        (
+            '["delete"]',
+            "invalid JSON arguments: json: cannot unmarshal array into Go value of type map[string]interface {}",
+        ),
+        ("null", 'arguments for tool "find_tools" must be a JSON object, got null; nothing was run'),
+    ],
+)
+def test_find_tools_input_that_is_no_object_is_refused_by_the_call_path(arguments: str | bytes, message: str) -> None:
+    refusal = prepare_call(FindToolsTool(ToolFinder(_WIDGETS)), arguments)
+    assert isinstance(refusal, Refusal)
+    assert refusal.result.is_error and refusal.result.text == message
 
 
 @pytest.mark.anyio
-async def test_find_tools_execute_gives_the_answer_result() -> None:
+async def test_find_tools_invoked_gives_the_find_result() -> None:
     tool = FindToolsTool(ToolFinder(_WIDGETS))
     arguments = '{"query": "list widgets"}'
-    assert await tool.execute(arguments) == tool.answer(arguments).result
+    call = prepare_call(tool, arguments)
+    assert isinstance(call, ToolCall)
+    assert call.display == 'find_tools("list widgets")'
+    assert await call_tool(tool, arguments) == _find(tool, arguments).result
 
 
 @pytest.mark.parametrize(

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from fiskai_core.builtins import DeferredTools, FindToolsAnswer, FindToolsTool
+from fiskai_core.calls import Refusal, prepare_call
 from fiskai_core.testing import FakeTool
-from fiskai_core.tools import DeferredTools, FindToolsTool, ToolFinder
+from fiskai_core.tools import ToolFinder
 
 _TOOLS = [
     FakeTool(name="stream_rm", description="Removes a stream"),
@@ -11,6 +13,14 @@ _TOOLS = [
     FakeTool(name="kv_del", description="Deletes a key or the entire bucket"),
     FakeTool(name="kv_get", description="Gets a value for a key"),
 ]
+
+
+def _answer(finder: FindToolsTool, arguments: str) -> FindToolsAnswer:
+    """What the loop does with a find_tools call: the call path first, then the finder's answer."""
+    call = prepare_call(finder, arguments)
+    if isinstance(call, Refusal):
+        return FindToolsAnswer(call.result, ())
+    return finder.find(call.plan.arguments)
 
 
 def test_nothing_is_loaded_until_found_and_unfound_calls_are_refused() -> None:
@@ -26,9 +36,9 @@ def test_nothing_is_loaded_until_found_and_unfound_calls_are_refused() -> None:
 def test_found_tools_load_once_in_first_found_order_and_stay() -> None:
     finder = FindToolsTool(ToolFinder(_TOOLS))
     deferred = DeferredTools(tool.name for tool in _TOOLS)
-    first = finder.answer('{"query": "delete a stream", "limit": 1}')
+    first = _answer(finder, '{"query": "delete a stream", "limit": 1}')
     assert deferred.load(first.found) == ("stream_rm",)
-    second = finder.answer('{"query": "delete a key or a stream", "limit": 2}')
+    second = _answer(finder, '{"query": "delete a key or a stream", "limit": 2}')
     assert set(second.found) == {"stream_rm", "kv_del"}
     assert deferred.load(second.found) == ("kv_del",)
     assert deferred.loaded == ("stream_rm", "kv_del")
@@ -49,7 +59,7 @@ def test_restore_from_journaled_answers_gives_the_same_loaded_set() -> None:
     live = DeferredTools(tool.name for tool in _TOOLS)
     journal: list[str] = []
     for arguments in ('{"query": "get a value"}', "not json", '{"query": "list streams", "limit": 1}'):
-        answer = finder.answer(arguments)
+        answer = _answer(finder, arguments)
         live.load(answer.found)
         journal.append(answer.result.text)
     resumed = DeferredTools(tool.name for tool in _TOOLS)

@@ -17,10 +17,11 @@ from pathlib import Path
 
 import pytest
 
+from fiskai_core.builtins import FindToolsTool, found_tool_names
 from fiskai_core.fisk import load_application
 from fiskai_core.fisk.execution import CommandTool, command_tools
 from fiskai_core.testing import write_fake_app
-from fiskai_core.tools import FindToolsTool, ToolFinder, found_tool_names
+from fiskai_core.tools import ToolFinder, parse_arguments
 
 _Question = tuple[str, frozenset[str]]
 
@@ -133,7 +134,7 @@ def test_fixturectl_questions_find_the_tool_in_the_top_three(captured_fixtures: 
 
 
 def test_find_tools_over_natscli_returns_tools_the_harness_can_load(nats_finder: ToolFinder) -> None:
-    answer = FindToolsTool(nats_finder).answer('{"query": "delete a KV bucket", "limit": 3}')
+    answer = FindToolsTool(nats_finder).find(parse_arguments('{"query": "delete a KV bucket", "limit": 3}'))
     assert not answer.result.is_error
     assert answer.found[0] == "kv_del"
     assert len(answer.found) == 3
@@ -149,7 +150,7 @@ _RANK_SCRIPT = """
 import json, sys
 from fiskai_core.fisk import ApplicationModel, walk_commands
 from fiskai_core.testing import FakeTool
-from fiskai_core.tools import FindToolsTool, ToolFinder, found_tool_names
+from fiskai_core.tools import ToolFinder
 specs = walk_commands(ApplicationModel.model_validate_json(open(sys.argv[1], "rb").read()))
 tools = [FakeTool(name=s.name, tags=s.tags, description=s.model_description, input_schema=s.input_schema) for s in specs]
 finder = ToolFinder(tools)

@@ -8,9 +8,8 @@ import pytest
 from pydantic import JsonValue
 
 from fiskai_core.errors import ArgumentsError
-from fiskai_core.exec import parse_arguments
 from fiskai_core.fisk import ApplicationModel, CommandSpec, walk_commands
-from fiskai_core.tools import missing_required_message
+from fiskai_core.tools import missing_required_message, parse_arguments
 from fiskai_core.tools._validate import missing_required, validate_arguments
 
 

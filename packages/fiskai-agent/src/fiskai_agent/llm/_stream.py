@@ -15,7 +15,7 @@ from fiskai_agent.errors import ProviderError
 from fiskai_core.tools import DecodedValue, loads_exact, plain_json
 
 from ._blocks import neutral_block
-from ._types import ContentBlock, JsonObject, Message, Response, Usage
+from ._types import ContentBlock, JsonObject, Message, Response, Usage, exact_of
 
 __all__ = ["collect_stream"]
 
@@ -102,9 +102,14 @@ def _finish(block: _Block) -> ContentBlock:
     exact: DecodedValue = None
     if kind in _INPUT_BLOCKS:
         text = "".join(block.json_text)
-        try:
-            exact = loads_exact(text) if text.strip() else {}
-        except ValueError as err:
-            raise ProviderError(f"the model API streamed tool input that is not JSON: {err}") from None
+        if text.strip():
+            try:
+                exact = loads_exact(text)
+            except ValueError as err:
+                raise ProviderError(f"the model API streamed tool input that is not JSON: {err}") from None
+        else:
+            # No input_json_delta: the input came whole in content_block_start (some compatible servers send
+            # it so), already decoded by the SDK; kept, as the SDK's own accumulator keeps it.
+            exact = exact_of(raw.get("input", {}))
         raw["input"] = plain_json(exact)
     return neutral_block(raw, exact)

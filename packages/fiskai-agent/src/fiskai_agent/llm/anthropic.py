@@ -34,7 +34,7 @@ from anthropic import AsyncAnthropic, DefaultAsyncHttpxClient
 from fiskai_agent.errors import ProviderError, SetupError
 from fiskai_core.tools import DecodedValue, loads_exact, plain_json
 
-from ._base_url import loopback_authority
+from ._base_url import loopback_authority, validate_base_url
 from ._blocks import neutral_block
 from ._capabilities import Capabilities, anthropic_capabilities
 from ._provider import HttpExchange, HttpObserver, ProviderSettings
@@ -58,6 +58,7 @@ __all__ = ["AnthropicProvider", "capabilities_for", "create_provider", "request_
 PROVIDER_ID = "anthropic"
 _SEARCH_TOOL: JsonObject = {"type": "tool_search_tool_bm25", "name": "tool_search_tool_bm25"}
 _LOCAL_KEY = "fiskai-local"
+_BASE_URL_ENV = "ANTHROPIC_BASE_URL"
 # The SDK refuses a non-streaming call whose max_tokens could outlast 10 minutes; stream above it.
 _NON_STREAMING_MAX_TOKENS = 21_333
 _iteration: contextvars.ContextVar[int] = contextvars.ContextVar("fiskai_iteration", default=0)
@@ -268,6 +269,10 @@ class AnthropicProvider:
             SetupError: No credentials and no local base URL.
         """
         self._schema_cache: SchemaCache = {}
+        if settings.base_url is None and os.environ.get(_BASE_URL_ENV):
+            # Read here, not left to the SDK (which would read it unchecked), so an environment base URL is
+            # validated like a flag and decides the capabilities and the credential check like one.
+            settings = replace(settings, base_url=validate_base_url(os.environ[_BASE_URL_ENV]))
         api_key = settings.api_key or os.environ.get("ANTHROPIC_API_KEY") or None
         auth_token = None if api_key else os.environ.get("ANTHROPIC_AUTH_TOKEN") or None
         if api_key is None and auth_token is None:

@@ -65,10 +65,45 @@ def redacted_thinking(data: str = "cmVkYWN0ZWQ=") -> Block:
     return {"type": "redacted_thinking", "data": data}
 
 
-def tool_use(name: str, arguments: Mapping[str, Any] | None = None, *, id: str | None = None) -> Block:  # noqa: A002
-    """A `tool_use` block; `id` defaults to one numbered by the server when the turn is served."""
-    block: Block = {"type": "tool_use", "id": id or "", "name": name, "input": dict(arguments or {})}
+@dataclass(frozen=True)
+class _RawJSON:
+    """JSON text the server writes into its answer exactly as given."""
+
+    text: str
+
+
+def tool_use(
+    name: str,
+    arguments: Mapping[str, Any] | None = None,
+    *,
+    id: str | None = None,  # noqa: A002
+    raw_input: str | None = None,
+) -> Block:
+    """A `tool_use` block; `id` defaults to one numbered by the server when the turn is served.
+
+    `raw_input` is the input as JSON text, sent verbatim in place of `arguments` (in the JSON body, and as
+    the `input_json_delta` fragments of a stream): numbers as a model wrote them (`1.50`, `1e2`), or a
+    value that is no object at all (`null`, `"x"`, `[1]`). It is not checked: invalid text is sent too.
+    """
+    tool_input: Any = _RawJSON(raw_input) if raw_input is not None else dict(arguments or {})
+    block: Block = {"type": "tool_use", "id": id or "", "name": name, "input": tool_input}
     return block
+
+
+def _dumps(value: object) -> str:
+    """`json.dumps`, with each `_RawJSON` written as its own text."""
+    raws: list[str] = []
+
+    def raw(item: object) -> str:
+        if not isinstance(item, _RawJSON):
+            raise TypeError(f"{type(item).__name__} is not JSON serializable")
+        raws.append(item.text)
+        return f"\x00raw-json-{len(raws) - 1}\x00"
+
+    encoded = json.dumps(value, default=raw)
+    for index, text in enumerate(raws):
+        encoded = encoded.replace(json.dumps(f"\x00raw-json-{index}\x00"), text, 1)
+    return encoded
 
 
 def server_tool_use(query: str, *, id: str | None = None, name: str = "tool_search_tool_bm25") -> Block:  # noqa: A002
@@ -386,7 +421,7 @@ class MessagesServer:
         usage = turn.usage
         out_tokens = usage.output_tokens
         if out_tokens is None:
-            out_tokens = max(1, math.ceil(len(json.dumps(content)) / 4))
+            out_tokens = max(1, math.ceil(len(_dumps(content)) / 4))
         in_tokens = usage.input_tokens if usage.input_tokens is not None else max(1, math.ceil(len(request.raw) / 4))
         cached = 0 if self.local else usage.cache_read_input_tokens
         written = 0 if self.local else usage.cache_creation_input_tokens
@@ -458,7 +493,8 @@ def _block_events(index: int, block: Mapping[str, Any]) -> Iterator[tuple[str, d
         deltas.append({"type": "signature_delta", "signature": block["signature"]})
     elif kind in ("tool_use", "server_tool_use"):
         start = dict(block, input={})
-        arguments = json.dumps(block.get("input", {}))
+        tool_input = block.get("input", {})
+        arguments = tool_input.text if isinstance(tool_input, _RawJSON) else json.dumps(tool_input)
         deltas = [{"type": "input_json_delta", "partial_json": part} for part in _split(arguments)]
     else:
         # tool_search_tool_result, redacted_thinking and other whole blocks arrive in their start event.
@@ -510,7 +546,7 @@ class _Handler(BaseHTTPRequestHandler):
                 ).encode()
                 self._send(200, body, "text/event-stream")
             else:
-                self._send(200, json.dumps(message).encode(), "application/json")
+                self._send(200, _dumps(message).encode(), "application/json")
 
     def _error(self, failure: Failure) -> None:
         kind = _ERROR_TYPES.get(failure.status, "api_error")

@@ -49,7 +49,7 @@ WriteOutcome = Literal["written", "exists", "stale"]
 
 
 class MemoryNote(Protocol):
-    """One memory as the tools show it (content is empty in a listing)."""
+    """One memory as the tools show it (structural: a store's own note type satisfies it)."""
 
     @property
     def key(self) -> str: ...
@@ -58,7 +58,9 @@ class MemoryNote(Protocol):
     def description(self) -> str: ...
 
     @property
-    def content(self) -> str: ...
+    def content(self) -> str:
+        """The memory itself; may be empty in a listing."""
+        ...
 
 
 class MemoryAccess(Protocol):

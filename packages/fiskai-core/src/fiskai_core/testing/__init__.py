@@ -1,6 +1,6 @@
 """Fakes for the seams fiskai_core defines, shipped as product code so every tier tests the same way."""
 
-from ._call import call
+from ._calls import call_tool
 from ._fake_app import write_fake_app
 from ._knowledge import FakePack, FakeSearcher
 from ._prompter import ScriptedPrompter
@@ -14,6 +14,6 @@ __all__ = [
     "FakeTool",
     "Rule",
     "ScriptedPrompter",
-    "call",
+    "call_tool",
     "write_fake_app",
 ]
