@@ -329,7 +329,7 @@ async def test_a_journal_cut_short_is_refused_and_force_resumes_with_a_warning(s
         return RunOptions(
             prompt="restart it",
             llm=LLM,
-            custom_tools=[tool],
+            tools=ToolSet.of([tool], "custom"),
             provider=provider,
             session=session,
             events=events or RecordingEvents(),

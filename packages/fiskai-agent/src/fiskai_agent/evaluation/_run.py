@@ -19,7 +19,7 @@ import json
 import os
 import signal
 import sys
-from collections.abc import Callable, Generator, Mapping, Sequence
+from collections.abc import Generator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -30,21 +30,19 @@ from typing_extensions import override
 
 from fiskai_agent._options import RunOptions, RunResult, SessionOptions
 from fiskai_agent._run import run
-from fiskai_agent.evaluation._suite import Case, Kill, ModelTurn
+from fiskai_agent.evaluation._doubles import Killed, KillingStore, ScriptedOperator
+from fiskai_agent.evaluation._suite import Case, ModelTurn
 from fiskai_agent.events import Events, ToolResultTrace
 from fiskai_agent.llm import ProviderSettings, create_provider
 from fiskai_agent.testing import MessagesServer, RecordingEvents, Turn, Usage, text, tool_use
 from fiskai_core.approvals import Approvals, RuleError, load_rules, parse_rule, save_rules
 from fiskai_core.config import LLMSettings
 from fiskai_core.confirm import ConfirmGate
-from fiskai_core.prompter import ConfirmChoice, GateRequest, PromptDeclined
+from fiskai_core.prompter import ConfirmChoice, GateRequest
 from fiskai_core.tools import Tool, ToolSet
 from fiskai_runstate import (
     FileJournalStore,
-    Journal,
     JournalError,
-    JournalTruncatedError,
-    MetaRecord,
     Record,
     Store,
     TerminalRecord,
@@ -53,14 +51,6 @@ from fiskai_runstate import (
 from fiskai_runstate.gate_log import GateEntry, gate_entries
 
 __all__ = ["CaseRun", "CaseSetup", "Executed", "case_environment", "run_case", "run_until_killed"]
-
-_CHOICES = {
-    "no": ConfirmChoice.NO,
-    "once": ConfirmChoice.ONCE,
-    "always": ConfirmChoice.ALWAYS,
-    "command": ConfirmChoice.COMMAND,
-    "rule": ConfirmChoice.RULE,
-}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -107,120 +97,6 @@ class CaseRun:
     journal_terminal: str | None = None
     problem: str = ""
     """A case that could not run as written (a rule for an unknown tool, ...)."""
-
-
-class _Killed(BaseException):
-    """Raised out of the journal to stop the run dead at the kill point (escapes the loop's error barrier)."""
-
-
-class _Operator:
-    """Answers prompts from a script; no terminal (or an exhausted script) behaves as a real one would."""
-
-    def __init__(self, terminal: bool, answers: Sequence[str]) -> None:
-        self._terminal = terminal
-        self._answers = list(answers)
-        self.approvals_asked = 0
-
-    def _next(self) -> str:
-        if not self._answers:
-            raise PromptDeclined("end of input")
-        return self._answers.pop(0)
-
-    def can_prompt(self) -> bool:
-        return self._terminal
-
-    async def approve_command(self, request: GateRequest) -> ConfirmChoice:
-        self.approvals_asked += 1
-        answer = self._next().strip().lower()
-        return _CHOICES.get(answer, ConfirmChoice.NO)
-
-    async def ask_confirm(self, question: str) -> bool:
-        return self._next().strip().lower() in ("y", "yes", "true")
-
-    async def ask_select(self, question: str, options: Sequence[str]) -> int:
-        answer = self._next().strip()
-        return int(answer) - 1 if answer.isdigit() else -1
-
-    async def ask_input(self, question: str, default: str) -> str:
-        return self._next() or default
-
-    def report(self, request: GateRequest, outcome: str) -> None:
-        pass
-
-
-class _KillingJournal:
-    def __init__(self, inner: Journal, hit: Callable[[Record], bool], on_hit: Callable[[], None] | None) -> None:
-        self._inner = inner
-        self._hit = hit
-        self._on_hit = on_hit
-
-    @property
-    def run_id(self) -> str:
-        return self._inner.run_id
-
-    @property
-    def last_seq(self) -> int:
-        return self._inner.last_seq
-
-    async def append(self, record: Record) -> None:
-        await self._inner.append(record)
-        if self._hit(record):
-            if self._on_hit is not None:
-                self._on_hit()  # a real kill: nothing after this line runs
-            await self._inner.aclose()
-            raise _Killed
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
-
-    async def __aenter__(self) -> _KillingJournal:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.aclose()
-
-
-class _KillingStore:
-    """A file store whose journals stop the run just after the kill point's record is durable."""
-
-    def __init__(self, inner: FileJournalStore, kill: Kill, *, on_hit: Callable[[], None] | None = None) -> None:
-        self._inner = inner
-        self._kill = kill
-        self._on_hit = on_hit
-        self._seen = 0
-        self._uses: dict[str, str] = {}
-
-    def _hit(self, record: Record) -> bool:
-        payload, kill = record.payload, self._kill
-        if isinstance(payload, ToolIntentRecord):
-            self._uses[payload.tool_use_id] = payload.tool_name
-        kind = {"intent": "tool_intent", "result": "tool_result", "assistant": "assistant"}[kill.after]
-        if record.kind != kind:
-            return False
-        if kill.after == "intent" and getattr(payload, "tool_name", None) != kill.tool:
-            return False
-        if kill.after == "result" and self._uses.get(getattr(payload, "tool_use_id", ""), "") != kill.tool:
-            return False
-        self._seen += 1
-        return self._seen == kill.nth
-
-    async def create(self, meta: MetaRecord) -> Journal:
-        return _KillingJournal(await self._inner.create(meta), self._hit, self._on_hit)
-
-    async def open(self, run_id: str, *, force: bool = False) -> Journal:
-        return _KillingJournal(await self._inner.open(run_id, force=force), self._hit, self._on_hit)
-
-    async def load(self, run_id: str) -> list[Record]:
-        return await self._inner.load(run_id)
-
-    async def truncation(self, run_id: str) -> JournalTruncatedError | None:
-        return await self._inner.truncation(run_id)
-
-    async def list(self):
-        return await self._inner.list()
-
-    async def delete(self, run_id: str) -> None:
-        await self._inner.delete(run_id)
 
 
 def _script(turns: Sequence[ModelTurn], phase: str) -> list[Turn]:
@@ -310,7 +186,7 @@ async def _drive(
     *,
     prompt: str,
     base_url: str,
-    operator: _Operator,
+    operator: ScriptedOperator,
     approvals: Approvals,
     session: SessionOptions,
     events: Events,
@@ -342,7 +218,7 @@ async def _one_run(
     prompt: str,
     turns: Sequence[ModelTurn],
     phase: str,
-    operator: _Operator,
+    operator: ScriptedOperator,
     approvals: Approvals,
     session: SessionOptions,
     report: CaseRun,
@@ -361,7 +237,7 @@ async def _one_run(
             )
             report.outcome = result.reason or "error"
             report.error = result.error
-        except _Killed:
+        except Killed:
             report.killed = True
             report.outcome = "killed"
         _offered(server, report)
@@ -410,7 +286,7 @@ class _ReportingEvents(RecordingEvents):
         _report({"result": asdict(trace)})
 
 
-class _ReportingOperator(_Operator):
+class _ReportingOperator(ScriptedOperator):
     @override
     async def approve_command(self, request: GateRequest) -> ConfirmChoice:
         _report({"prompt": request.command})
@@ -434,7 +310,7 @@ async def run_until_killed(case: Case, setup: CaseSetup, state_dir: Path, base_u
         _report({"outcome": "error", "error": prepared if isinstance(prepared, str) else "no kill point"})
         return
     setup, approvals = prepared
-    store = _KillingStore(FileJournalStore(state_dir / "runs"), kill, on_hit=_sigkill)
+    store = KillingStore(FileJournalStore(state_dir / "runs"), kill, on_hit=_sigkill)
     result = await _drive(
         setup,
         prompt=case.prompt,
@@ -517,13 +393,13 @@ async def run_case(case: Case, setup: CaseSetup, state_dir: Path, *, child: Sequ
             identity=setup.identity,
         )
     else:
-        first: Store = _KillingStore(store, case.kill) if case.kill is not None else store
+        first: Store = KillingStore(store, case.kill) if case.kill is not None else store
         await _one_run(
             setup,
             prompt=case.prompt,
             turns=case.turns,
             phase="run",
-            operator=_Operator(case.terminal, case.answers),
+            operator=ScriptedOperator(case.terminal, case.answers),
             approvals=approvals,
             session=SessionOptions(store=first, checkpoint=True, name=case.name),
             report=report,
@@ -535,7 +411,7 @@ async def run_case(case: Case, setup: CaseSetup, state_dir: Path, *, child: Sequ
             prompt=case.prompt,
             turns=resume.turns or [ModelTurn(answer="(the script has no more turns)")],
             phase="resume",
-            operator=_Operator(resume.terminal, resume.answers),
+            operator=ScriptedOperator(resume.terminal, resume.answers),
             approvals=approvals,
             session=SessionOptions(store=store, resume_id=case.name),
             report=report,

@@ -24,7 +24,7 @@ import socket
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any, ClassVar, Self, cast
@@ -47,138 +47,23 @@ __all__ = [
     "tool_use",
 ]
 
-Block = dict[str, Any]
-
-
-def text(value: str) -> Block:
-    """A `text` content block."""
-    return {"type": "text", "text": value}
-
-
-def thinking(summary: str, signature: str = "c2lnbmF0dXJl") -> Block:
-    """A `thinking` block with its signature (base64, passed back verbatim by a correct client)."""
-    return {"type": "thinking", "thinking": summary, "signature": signature}
-
-
-def redacted_thinking(data: str = "cmVkYWN0ZWQ=") -> Block:
-    """A `redacted_thinking` block (opaque; must be sent back unchanged)."""
-    return {"type": "redacted_thinking", "data": data}
-
-
-@dataclass(frozen=True)
-class _RawJSON:
-    """JSON text the server writes into its answer exactly as given."""
-
-    text: str
-
-
-def tool_use(
-    name: str,
-    arguments: Mapping[str, Any] | None = None,
-    *,
-    id: str | None = None,  # noqa: A002
-    raw_input: str | None = None,
-) -> Block:
-    """A `tool_use` block; `id` defaults to one numbered by the server when the turn is served.
-
-    `raw_input` is the input as JSON text, sent verbatim in place of `arguments` (in the JSON body, and as
-    the `input_json_delta` fragments of a stream): numbers as a model wrote them (`1.50`, `1e2`), or a
-    value that is no object at all (`null`, `"x"`, `[1]`). It is not checked: invalid text is sent too.
-    """
-    tool_input: Any = _RawJSON(raw_input) if raw_input is not None else dict(arguments or {})
-    block: Block = {"type": "tool_use", "id": id or "", "name": name, "input": tool_input}
-    return block
-
-
-def _dumps(value: object) -> str:
-    """`json.dumps`, with each `_RawJSON` written as its own text."""
-    raws: list[str] = []
-
-    def raw(item: object) -> str:
-        if not isinstance(item, _RawJSON):
-            raise TypeError(f"{type(item).__name__} is not JSON serializable")
-        raws.append(item.text)
-        return f"\x00raw-json-{len(raws) - 1}\x00"
-
-    encoded = json.dumps(value, default=raw)
-    for index, text in enumerate(raws):
-        encoded = encoded.replace(json.dumps(f"\x00raw-json-{index}\x00"), text, 1)
-    return encoded
-
-
-def server_tool_use(query: str, *, id: str | None = None, name: str = "tool_search_tool_bm25") -> Block:  # noqa: A002
-    """A `server_tool_use` block: the server ran its tool search with `query`."""
-    return {"type": "server_tool_use", "id": id or "", "name": name, "input": {"query": query}}
-
-
-def tool_search_result(tool_use_id: str, tool_names: Sequence[str]) -> Block:
-    """A successful `tool_search_tool_result` block loading `tool_names` (deferred tools) for the model."""
-    return {
-        "type": "tool_search_tool_result",
-        "tool_use_id": tool_use_id,
-        "content": {
-            "type": "tool_search_tool_search_result",
-            "tool_references": [{"type": "tool_reference", "tool_name": name} for name in tool_names],
-        },
-    }
-
-
-def tool_search(query: str, tool_names: Sequence[str], *, id: str = "srvtoolu_search") -> list[Block]:  # noqa: A002
-    """The `server_tool_use` and `tool_search_tool_result` pair of one server-side tool search."""
-    return [server_tool_use(query, id=id), tool_search_result(id, tool_names)]
-
-
-@dataclass(frozen=True)
-class Usage:
-    """Token counts reported for a turn; `None` input or output is estimated from the sizes (4 bytes a token)."""
-
-    input_tokens: int | None = None
-    output_tokens: int | None = None
-    cache_read_input_tokens: int = 0
-    cache_creation_input_tokens: int = 0
-
-
-@dataclass(frozen=True)
-class Turn:
-    """One assistant response.
-
-    Attributes:
-        content: The content blocks, built with `text`, `thinking`, `tool_use`, `server_tool_use`, ...
-        stop_reason: `tool_use` when a block is a tool_use, else `end_turn`, unless given
-            (`max_tokens`, `pause_turn`, `refusal`, ...).
-        usage: Token counts; estimated when not given.
-    """
-
-    content: Sequence[Block]
-    stop_reason: str | None = None
-    usage: Usage = field(default_factory=Usage)
-
-
-@dataclass(frozen=True)
-class Failure:
-    """An HTTP error answer.
-
-    Attributes:
-        status: 429 (rate limit), 529 (overloaded), 400, 500, ...
-        message: The error message in the Anthropic error body.
-        retry_after: Seconds to send as `retry-after-ms` (the SDK waits exactly that), or None.
-        should_retry: Sent as `x-should-retry` when not None (the SDK obeys it over the status).
-    """
-
-    status: int
-    message: str = "scripted failure"
-    retry_after: float | None = None
-    should_retry: bool | None = None
-
-
-@dataclass(frozen=True)
-class Hang:
-    """Read the request, then answer nothing until the client disconnects (its timeout) or the server stops."""
-
-
-@dataclass(frozen=True)
-class Drop:
-    """Read the request, then close the connection without answering (a connection error to the client)."""
+from ._messages_script import (
+    Block,
+    Drop,
+    Failure,
+    Hang,
+    RawJSON,
+    Turn,
+    Usage,
+    dumps,
+    redacted_thinking,
+    server_tool_use,
+    text,
+    thinking,
+    tool_search,
+    tool_search_result,
+    tool_use,
+)
 
 
 @dataclass(frozen=True)
@@ -421,7 +306,7 @@ class MessagesServer:
         usage = turn.usage
         out_tokens = usage.output_tokens
         if out_tokens is None:
-            out_tokens = max(1, math.ceil(len(_dumps(content)) / 4))
+            out_tokens = max(1, math.ceil(len(dumps(content)) / 4))
         in_tokens = usage.input_tokens if usage.input_tokens is not None else max(1, math.ceil(len(request.raw) / 4))
         cached = 0 if self.local else usage.cache_read_input_tokens
         written = 0 if self.local else usage.cache_creation_input_tokens
@@ -494,7 +379,7 @@ def _block_events(index: int, block: Mapping[str, Any]) -> Iterator[tuple[str, d
     elif kind in ("tool_use", "server_tool_use"):
         start = dict(block, input={})
         tool_input = block.get("input", {})
-        arguments = tool_input.text if isinstance(tool_input, _RawJSON) else json.dumps(tool_input)
+        arguments = tool_input.text if isinstance(tool_input, RawJSON) else json.dumps(tool_input)
         deltas = [{"type": "input_json_delta", "partial_json": part} for part in _split(arguments)]
     else:
         # tool_search_tool_result, redacted_thinking and other whole blocks arrive in their start event.
@@ -546,7 +431,7 @@ class _Handler(BaseHTTPRequestHandler):
                 ).encode()
                 self._send(200, body, "text/event-stream")
             else:
-                self._send(200, _dumps(message).encode(), "application/json")
+                self._send(200, dumps(message).encode(), "application/json")
 
     def _error(self, failure: Failure) -> None:
         kind = _ERROR_TYPES.get(failure.status, "api_error")
