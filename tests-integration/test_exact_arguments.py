@@ -11,8 +11,10 @@ model's own run is tested in fiskai-agent (tests/test_exact_arguments.py).
 from __future__ import annotations
 
 import json
+import select
 import subprocess
 import sys
+import time
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 from functools import partial
@@ -110,18 +112,37 @@ async def test_mcp_over_http_runs_the_numbers_as_written_after_one_decode(monkey
 
 def test_mcp_over_stdio_runs_the_numbers_as_written() -> None:
     lines = [json.dumps(_INITIALIZE), json.dumps(_INITIALIZED), _CALL]
-    done = subprocess.run(
+    server = subprocess.Popen(
         [sys.executable, "-m", "fiskai_cli", "-c", str(CONFIG), "mcp", "--stdio"],
-        input="\n".join(lines) + "\n",
-        capture_output=True,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
-        timeout=60,
-        check=False,
     )
-    replies = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
-    call = next(reply for reply in replies if reply.get("id") == 2)
+    try:
+        assert server.stdin is not None and server.stdout is not None
+        server.stdin.write("\n".join(lines) + "\n")
+        server.stdin.flush()
+        call: dict[str, Any] = {}
+        deadline = time.monotonic() + 60
+        while not call and time.monotonic() < deadline:
+            ready, _, _ = select.select([server.stdout], [], [], 1)
+            line = server.stdout.readline() if ready else ""
+            if line.strip():
+                reply = json.loads(line)
+                call = reply if reply.get("id") == 2 else {}
+        # Stdin stays open until the answer is read: end of input ends the session before it is written.
+        server.stdin.close()
+        server.wait(timeout=30)
+    finally:
+        if server.poll() is None:
+            server.kill()
+        server.wait(timeout=30)
+        for stream in (server.stdout, server.stderr):
+            if stream is not None:
+                stream.close()
     output = call["result"]["content"][0]["text"]
-    assert all(token in output for token in AS_WRITTEN), (output, done.stderr)
+    assert all(token in output for token in AS_WRITTEN), output
 
 
 async def test_a2a_runs_a_peer_s_numbers_as_written_after_one_decode(
@@ -142,7 +163,8 @@ async def test_a2a_runs_a_peer_s_numbers_as_written_after_one_decode(
             with anyio.fail_after(20):
                 replies.append((await transport.client.request(subject, payload, timeout=15)).data)
             tasks.cancel_scope.cancel()
+    decoded = list(decodes.seen)  # the reply's own decode below is the test's, not the server's
     reply = decode(replies[0])
     assert isinstance(reply, ToolReply) and not reply.is_error, reply
     assert all(token in (reply.output or "") for token in AS_WRITTEN), reply.output
-    assert decodes.seen == ["loads_exact"]
+    assert decoded == ["loads_exact"]

@@ -15,7 +15,7 @@ import json
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeVar, cast
+from typing import Any, Protocol, TypeVar
 
 import anyio
 import click
@@ -247,24 +247,13 @@ def _emit(result: ToolResult, verdict: dict[str, Any] | None, output_format: str
         click.echo(json.dumps(document, indent=2, ensure_ascii=False))
         return
     if not ran:
-        reason = _json_object(result.text).get("reason") if verdict is not None else None
+        reason = verdict.get("reason") if verdict is not None else None
         raise click.ClickException(f"not run: {reason if isinstance(reason, str) else result.text}")
-    body = _json_object(result.text)
-    output = body.get("output")
-    if not isinstance(output, str):
+    if result.command is None:
         click.echo(result.text, err=result.is_error)
         return
+    # The result's fields, not its model-facing JSON: the output is printed as the command wrote it.
+    output = result.output
     click.echo(output, nl=not output.endswith("\n"))
-    note = " (output truncated)" if body.get("truncated") else ""
-    click.echo(f"exit code {body.get('exit_code')}{note}", err=True)
-
-
-def _json_object(text: str) -> dict[str, object]:
-    """`text` parsed as a JSON object; empty when it is not one."""
-    try:
-        parsed: object = json.loads(text)
-    except ValueError:
-        return {}
-    if not isinstance(parsed, dict):
-        return {}
-    return {str(key): value for key, value in cast("dict[object, object]", parsed).items()}
+    note = " (output truncated)" if result.truncated else ""
+    click.echo(f"exit code {result.exit_code}{note}", err=True)
