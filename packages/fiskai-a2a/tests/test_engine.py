@@ -26,7 +26,7 @@ from fiskai_a2a.protocol import (
     request_header,
 )
 from fiskai_a2a.testing import FakeTransport
-from fiskai_a2a.transport import EventSink, Handler, Reply, Route, Transport
+from fiskai_a2a.transport import EventSink, Handler, Reply, Route, RouteKind, Transport
 from fiskai_core.remote import RemoteCallError, RemoteDescriptor, RemoteInvoker, RemoteTool
 from fiskai_core.testing import FakeTool
 from fiskai_core.tools import ToolResult
@@ -318,13 +318,17 @@ async def test_a_server_that_goes_silent_mid_call_fails_the_call_quickly() -> No
         (b'{"protocol": "io.choria.fisk-ai.v9.tool.request"}', "unsupported protocol version"),
         (b'{"protocol": "com.example.other"}', "unknown protocol"),
         (b" " * (MAX_MESSAGE_BYTES + 1), "exceeds the 786432-byte limit"),
+        (b"[" * 100_000, "JSON nested 100000 levels deep"),
     ],
 )
-async def test_unusable_messages_get_error_replies_and_serving_goes_on(payload: bytes, expected: str) -> None:
+@pytest.mark.parametrize("kind", ["tool", "discovery", "control"])
+async def test_unusable_messages_get_error_replies_and_serving_goes_on(
+    payload: bytes, expected: str, kind: RouteKind
+) -> None:
     tool = FakeTool(name="ok", description="Works.", result=_command("fine", 0))
     transport = FakeTransport()
     async with serving(Server(identity="app", version="1", tools=[tool]), transport) as client:
-        reply = await transport.round_trip(Route(agent="app", kind="tool"), payload, timeout=5)
+        reply = await transport.round_trip(Route(agent="app", kind=kind), payload, timeout=5)
         assert reply.error_code == "400"
         message = decode(reply.payload)
         assert isinstance(message, ErrorMessage)

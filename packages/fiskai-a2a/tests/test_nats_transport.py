@@ -2,6 +2,7 @@
 
 import importlib.util
 import json
+import logging
 import os
 import shutil
 import socket
@@ -21,7 +22,17 @@ from pydantic import JsonValue
 
 from fiskai_a2a import A2AClient, AgentUnavailableError, NatsContext, NatsContextError, Server, load_context
 from fiskai_a2a.nats_transport import EVENTS_HEADER, connect, subject_for
-from fiskai_a2a.protocol import TOOL_REQUEST, Event, Identity, Message, ToolRequest, decode, encode, request_header
+from fiskai_a2a.protocol import (
+    TOOL_REQUEST,
+    ErrorMessage,
+    Event,
+    Identity,
+    Message,
+    ToolRequest,
+    decode,
+    encode,
+    request_header,
+)
 from fiskai_a2a.transport import Route, Transport
 from fiskai_core.testing import FakeTool
 from fiskai_core.tools import ToolResult
@@ -138,6 +149,26 @@ async def test_nats_transport_is_a_transport(nats_server: str) -> None:
         with pytest.raises(AgentUnavailableError) as caught:
             await transport.round_trip(Route(agent="nobody", kind="discovery"), b"{}", timeout=5)
     assert 'no reply on "choria.fisk-ai.discovery.nobody"' in str(caught.value)
+
+
+async def test_deeply_nested_json_gets_the_v1_400_and_no_traceback(
+    nats_server: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    async with connect(NatsContext.from_url(nats_server)) as transport:
+        async with anyio.create_task_group() as tasks:
+            await tasks.start(partial(transport.serve, identity="peer", version="1", handler=_server()))
+            nc = await nats.connect(nats_server)  # pyright: ignore[reportUnknownMemberType]
+            try:
+                with caplog.at_level(logging.DEBUG, logger="fiskai_a2a"):
+                    for kind in ("tool", "discovery"):
+                        msg = await nc.request(f"choria.fisk-ai.{kind}.peer", b"[" * 100_000, timeout=10)
+                        assert (msg.headers or {}).get("Nats-Service-Error-Code") == "400"
+                        error = decode(msg.data)
+                        assert isinstance(error, ErrorMessage) and "nested 100000 levels deep" in error.error
+            finally:
+                await nc.close()
+            tasks.cancel_scope.cancel()
+    assert not [record for record in caplog.records if record.exc_info or record.levelno >= logging.ERROR]
 
 
 @dataclass(kw_only=True)

@@ -52,6 +52,7 @@ from .protocol import (
     ToolDescriptor,
     ToolReply,
     ToolRequest,
+    check_nesting,
     decode,
     encode,
     new_id,
@@ -411,10 +412,12 @@ def _salvage_header(payload: bytes) -> Header | None:
     if len(payload) > MAX_MESSAGE_BYTES:
         return None
     try:
+        # A message refused for its depth would blow the decoder's recursion here too.
+        check_nesting(payload)
         document: object = json.loads(payload)
         if not isinstance(document, dict):
             return None
         fields = cast("dict[str, JsonValue]", document)
         return Header.model_validate({key: value for key, value in fields.items() if key in HEADER_FIELDS})
-    except (ValueError, ValidationError):
+    except (MessageError, ValueError, ValidationError):
         return None
