@@ -1,3 +1,4 @@
+import hashlib
 import json
 from dataclasses import dataclass, field
 from functools import partial
@@ -12,8 +13,10 @@ from fiskai_a2a import A2AClient, A2AError, AgentUnavailableError, RemoteAgentEr
 from fiskai_a2a.client import _expect
 from fiskai_a2a.invoker import A2ARemoteInvoker
 from fiskai_a2a.protocol import (
+    CANCEL,
     MAX_MESSAGE_BYTES,
     TOOL_REQUEST,
+    Cancel,
     ErrorMessage,
     Event,
     Identity,
@@ -225,7 +228,7 @@ async def test_waiting_room_overflow_is_answered_busy_at_once() -> None:
     assert busy is not None and busy.is_error and "is busy" in (busy.output or "")
 
 
-async def test_cancel_stops_the_call_and_the_caller_gets_an_answer() -> None:
+async def test_only_the_requester_s_key_cancels_a_call() -> None:
     tool = GateTool()
     server = Server(identity="app", version="1", tools=[tool])
     transport = FakeTransport()
@@ -236,15 +239,26 @@ async def test_cancel_stops_the_call_and_the_caller_gets_an_answer() -> None:
         async with anyio.create_task_group() as tasks:
 
             async def call() -> None:
-                replies.append(await transport.round_trip(Route(agent="app", kind="tool"), payload, timeout=5))
+                tool_route = Route(agent="app", kind="tool")
+                replies.append(await transport.round_trip(tool_route, payload, timeout=5, cancel_key="the-key"))
 
             tasks.start_soon(call)
             with anyio.fail_after(5):
                 await tool.entered.wait()
-            stranger = A2AClient(transport, identity="stranger", timeout=1, cancel_timeout=0.2)
+            # A stranger that copies the declared sender name and the request id, with no key, a guessed
+            # one, or the digest a request carries on the wire, gets no answer and stops nothing.
+            forged = request_header(CANCEL, sender=Identity(name="caller"), recipient="app")
+            forged = forged.model_copy(update={"request": header.request})
+            seen_on_the_wire = hashlib.sha256(b"the-key").hexdigest()
+            for key in ("", "guessed", seen_on_the_wire):
+                with pytest.raises(AgentUnavailableError):
+                    await transport.round_trip(
+                        Route(agent="app", kind="control"), encode(Cancel(header=forged)), timeout=0.2, cancel_key=key
+                    )
+            stranger = A2AClient(transport, identity="caller", timeout=1, cancel_timeout=0.2)
             assert await stranger.cancel("app", header, reason="not mine") is False
             assert tool.running == 1
-            assert await client.cancel("app", header, reason="operator said stop") is True
+            assert await client.cancel("app", header, reason="operator said stop", key="the-key") is True
     reply = decode(replies[0].payload)
     assert tool.cancelled == 1
     assert getattr(reply, "is_error", None) is True
@@ -289,7 +303,7 @@ async def test_progress_events_arrive_in_order() -> None:
 async def test_a_server_that_goes_silent_mid_call_fails_the_call_quickly() -> None:
     transport = FakeTransport()
 
-    async def silent_after_one_event(route: Route, payload: bytes, events: EventSink) -> Reply | None:
+    async def silent_after_one_event(route: Route, payload: bytes, events: EventSink, digest: str = "") -> Reply | None:
         request = decode(payload)
         header = request_header(Event.PROTOCOL, sender=Identity(name="app")).model_copy(
             update={"request": request.header.request, "sequence": 1}
@@ -398,7 +412,7 @@ def test_the_engine_is_a_handler_and_the_invoker_a_remote_invoker() -> None:
 async def test_a_reply_for_another_request_is_refused() -> None:
     transport = FakeTransport()
 
-    async def confused(route: Route, payload: bytes, events: EventSink) -> Reply | None:
+    async def confused(route: Route, payload: bytes, events: EventSink, digest: str = "") -> Reply | None:
         other = request_header(TOOL_REQUEST, sender=Identity(name="someone"))
         reply = ToolReply(header=reply_header(ToolReply.PROTOCOL, other, sender=Identity(name="app")), output="x")
         return Reply(payload=encode(reply))
