@@ -27,7 +27,7 @@ from ._env import (
     is_harness_credential,
     tool_env,
 )
-from ._output import MAX_TOOL_OUTPUT_BYTES
+from ._output import MAX_TOOL_OUTPUT_BYTES, HeadTailCapture
 from ._process import format_seconds
 from ._source import SourceCommand, ToolSource
 
@@ -38,6 +38,7 @@ __all__ = [
     "HARNESS_CREDENTIAL_PREFIXES",
     "MAX_TOOL_OUTPUT_BYTES",
     "DecodedValue",
+    "HeadTailCapture",
     "JsonNumber",
     "SourceCommand",
     "ToolArguments",
