@@ -28,12 +28,9 @@ try:
 except ImportError as import_error:  # pragma: no cover - nats-py is a dependency of fiskai-a2a
     raise ImportError("The a2a NATS binding needs nats-py: install `fiskai-a2a`.") from import_error
 
-import importlib.util
 import itertools
 import logging
-import os
 import re
-import ssl
 from collections.abc import AsyncGenerator, Awaitable, Callable, Collection, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
@@ -44,8 +41,9 @@ from anyio.abc import TaskStatus
 
 from fiskai_core.remote import RemoteImportError
 
+from ._nats_options import connect_options, failure_reason
 from .client import A2AClient
-from .errors import A2AError, AgentUnavailableError, NatsContextError
+from .errors import A2AError, AgentUnavailableError
 from .invoker import RemoteImport, import_remote_tools
 from .natscontext import NatsContext
 from .transport import EventSink, Handler, OnEvent, Reply, Route, cancel_digest
@@ -370,7 +368,7 @@ async def connect(
         AgentUnavailableError: the server cannot be reached or refused the credentials.
         NatsContextError: the context's TLS or credential files cannot be used.
     """
-    options = _connect_options(context)
+    options = connect_options(context)
     client = NatsClient()
     first_error: list[BaseException] = []
     failed = anyio.Event()
@@ -430,7 +428,7 @@ async def connect(
             await _close(client)
         reason = first_error[0] if first_error else "connection failed"
         raise AgentUnavailableError(
-            f"cannot connect to NATS at {context.describe()}: {_reason(reason)}; start nats-server there, or "
+            f"cannot connect to NATS at {context.describe()}: {failure_reason(reason)}; start nats-server there, or "
             "point --server/--context (or nats_context in agent.yaml) at a running one"
         )
     watching[0] = True
@@ -496,49 +494,3 @@ async def _close(client: NatsClient) -> None:
     leftover: Any = getattr(client, "_transport", None)
     if leftover is not None:
         leftover.close()
-
-
-def _reason(error: BaseException | str) -> str:
-    if isinstance(error, OSError) and error.errno:
-        return os.strerror(error.errno).lower()
-    text = str(error)
-    return text or error.__class__.__name__
-
-
-def _connect_options(context: NatsContext) -> dict[str, Any]:
-    options: dict[str, Any] = {}
-    if context.user:
-        options["user"] = context.user
-        options["password"] = context.password
-    elif context.creds or context.nkey:
-        _need_nkeys(context)
-        if context.creds:
-            options["user_credentials"] = context.creds
-        else:
-            options["nkeys_seed"] = context.nkey
-    elif context.token:
-        options["token"] = context.token
-    if context.inbox_prefix:
-        options["inbox_prefix"] = context.inbox_prefix
-    if context.cert or context.ca or context.tls_first or any(s.startswith("tls://") for s in context.servers):
-        options["tls"] = _tls(context)
-        options["tls_handshake_first"] = context.tls_first
-    return options
-
-
-def _need_nkeys(context: NatsContext) -> None:
-    if importlib.util.find_spec("nkeys") is None:
-        raise NatsContextError(
-            f"{context.describe()} authenticates with an nkey or a creds file, which needs the `nkeys` package: "
-            "pip install nkeys"
-        )
-
-
-def _tls(context: NatsContext) -> ssl.SSLContext:
-    try:
-        tls = ssl.create_default_context(cafile=context.ca or None)
-        if context.cert:
-            tls.load_cert_chain(context.cert, context.key or None)
-    except (OSError, ssl.SSLError) as err:
-        raise NatsContextError(f"{context.describe()}: cannot load its TLS files: {err}") from None
-    return tls
