@@ -55,12 +55,12 @@ async def _server_state(url: str) -> tuple[list[str], bytes | None]:
     nc = await nats.connect(url)  # pyright: ignore[reportUnknownMemberType]
     try:
         js = nc.jetstream()  # pyright: ignore[reportUnknownMemberType]
-        info = await js.stream_info("RUNS", subjects_filter=">")  # pyright: ignore[reportUnknownMemberType]
+        info = await js.stream_info("RUNS", subjects_filter=">")
         subjects = sorted((info.state.subjects or {}).keys())
-        kv = await js.key_value("fiskai-memory-fixturectl")  # pyright: ignore[reportUnknownMemberType]
+        kv = await js.key_value("fiskai-memory-fixturectl")
         keys = await kv.keys()  # pyright: ignore[reportUnknownMemberType]
         found = next((key for key in keys if key.endswith("cluster-layout")), None)
-        value = (await kv.get(found)).value if found is not None else None  # pyright: ignore[reportUnknownMemberType]
+        value = (await kv.get(found)).value if found is not None else None
         return subjects, value
     finally:
         await nc.close()

@@ -1,3 +1,4 @@
+import hashlib
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -11,8 +12,10 @@ from fiskai_a2a import A2AClient, A2AError, AgentUnavailableError, RemoteAgentEr
 from fiskai_a2a.client import _expect
 from fiskai_a2a.invoker import A2ARemoteInvoker
 from fiskai_a2a.protocol import (
+    CANCEL,
     MAX_MESSAGE_BYTES,
     TOOL_REQUEST,
+    Cancel,
     ErrorMessage,
     Event,
     Identity,
@@ -25,7 +28,7 @@ from fiskai_a2a.protocol import (
     request_header,
 )
 from fiskai_a2a.testing import FakeTransport
-from fiskai_a2a.transport import EventSink, Handler, Reply, Route, Transport
+from fiskai_a2a.transport import EventSink, Handler, Reply, Route, RouteKind, Transport
 from fiskai_core.calls import ToolCall, prepare_call, run_call
 from fiskai_core.remote import RemoteCallError, RemoteDescriptor, RemoteInvoker, RemoteTool
 from fiskai_core.testing import FakeTool
@@ -226,7 +229,7 @@ async def test_waiting_room_overflow_is_answered_busy_at_once() -> None:
     assert busy is not None and busy.is_error and "is busy" in (busy.output or "")
 
 
-async def test_cancel_stops_the_call_and_the_caller_gets_an_answer() -> None:
+async def test_only_the_requester_s_key_cancels_a_call() -> None:
     tool = GateTool()
     server = Server(identity="app", version="1", tools=[tool])
     transport = FakeTransport()
@@ -237,15 +240,26 @@ async def test_cancel_stops_the_call_and_the_caller_gets_an_answer() -> None:
         async with anyio.create_task_group() as tasks:
 
             async def call() -> None:
-                replies.append(await transport.round_trip(Route(agent="app", kind="tool"), payload, timeout=5))
+                tool_route = Route(agent="app", kind="tool")
+                replies.append(await transport.round_trip(tool_route, payload, timeout=5, cancel_key="the-key"))
 
             tasks.start_soon(call)
             with anyio.fail_after(5):
                 await tool.entered.wait()
-            stranger = A2AClient(transport, identity="stranger", timeout=1, cancel_timeout=0.2)
+            # A stranger that copies the declared sender name and the request id, with no key, a guessed
+            # one, or the digest a request carries on the wire, gets no answer and stops nothing.
+            forged = request_header(CANCEL, sender=Identity(name="caller"), recipient="app")
+            forged = forged.model_copy(update={"request": header.request})
+            seen_on_the_wire = hashlib.sha256(b"the-key").hexdigest()
+            for key in ("", "guessed", seen_on_the_wire):
+                with pytest.raises(AgentUnavailableError):
+                    await transport.round_trip(
+                        Route(agent="app", kind="control"), encode(Cancel(header=forged)), timeout=0.2, cancel_key=key
+                    )
+            stranger = A2AClient(transport, identity="caller", timeout=1, cancel_timeout=0.2)
             assert await stranger.cancel("app", header, reason="not mine") is False
             assert tool.running == 1
-            assert await client.cancel("app", header, reason="operator said stop") is True
+            assert await client.cancel("app", header, reason="operator said stop", key="the-key") is True
     reply = decode(replies[0].payload)
     assert tool.cancelled == 1
     assert getattr(reply, "is_error", None) is True
@@ -290,7 +304,7 @@ async def test_progress_events_arrive_in_order() -> None:
 async def test_a_server_that_goes_silent_mid_call_fails_the_call_quickly() -> None:
     transport = FakeTransport()
 
-    async def silent_after_one_event(route: Route, payload: bytes, events: EventSink) -> Reply | None:
+    async def silent_after_one_event(route: Route, payload: bytes, events: EventSink, digest: str = "") -> Reply | None:
         request = decode(payload)
         header = request_header(Event.PROTOCOL, sender=Identity(name="app")).model_copy(
             update={"request": request.header.request, "sequence": 1}
@@ -319,13 +333,17 @@ async def test_a_server_that_goes_silent_mid_call_fails_the_call_quickly() -> No
         (b'{"protocol": "io.choria.fisk-ai.v9.tool.request"}', "unsupported protocol version"),
         (b'{"protocol": "com.example.other"}', "unknown protocol"),
         (b" " * (MAX_MESSAGE_BYTES + 1), "exceeds the 786432-byte limit"),
+        (b"[" * 100_000, "JSON nested 100000 levels deep"),
     ],
 )
-async def test_unusable_messages_get_error_replies_and_serving_goes_on(payload: bytes, expected: str) -> None:
+@pytest.mark.parametrize("kind", ["tool", "discovery", "control"])
+async def test_unusable_messages_get_error_replies_and_serving_goes_on(
+    payload: bytes, expected: str, kind: RouteKind
+) -> None:
     tool = FakeTool(name="ok", description="Works.", result=_command("fine", 0))
     transport = FakeTransport()
     async with serving(Server(identity="app", version="1", tools=[tool]), transport) as client:
-        reply = await transport.round_trip(Route(agent="app", kind="tool"), payload, timeout=5)
+        reply = await transport.round_trip(Route(agent="app", kind=kind), payload, timeout=5)
         assert reply.error_code == "400"
         message = decode(reply.payload)
         assert isinstance(message, ErrorMessage)
@@ -397,7 +415,7 @@ def test_the_engine_is_a_handler_and_the_invoker_a_remote_invoker() -> None:
 async def test_a_reply_for_another_request_is_refused() -> None:
     transport = FakeTransport()
 
-    async def confused(route: Route, payload: bytes, events: EventSink) -> Reply | None:
+    async def confused(route: Route, payload: bytes, events: EventSink, digest: str = "") -> Reply | None:
         other = request_header(TOOL_REQUEST, sender=Identity(name="someone"))
         reply = ToolReply(header=reply_header(ToolReply.PROTOCOL, other, sender=Identity(name="app")), output="x")
         return Reply(payload=encode(reply))

@@ -2,6 +2,7 @@
 
 import importlib.util
 import json
+import logging
 import os
 import shutil
 import socket
@@ -21,7 +22,20 @@ from pydantic import JsonValue
 
 from fiskai_a2a import A2AClient, AgentUnavailableError, NatsContext, NatsContextError, Server, load_context
 from fiskai_a2a.nats_transport import EVENTS_HEADER, connect, subject_for
-from fiskai_a2a.protocol import TOOL_REQUEST, Event, Identity, Message, ToolRequest, decode, encode, request_header
+from fiskai_a2a.protocol import (
+    CANCEL,
+    TOOL_REQUEST,
+    Cancel,
+    ErrorMessage,
+    Event,
+    Identity,
+    Message,
+    ToolReply,
+    ToolRequest,
+    decode,
+    encode,
+    request_header,
+)
 from fiskai_a2a.transport import Route, Transport
 from fiskai_core.testing import FakeTool
 from fiskai_core.tools import CallContext, CallPlan, ToolArguments, ToolResult
@@ -138,6 +152,26 @@ async def test_nats_transport_is_a_transport(nats_server: str) -> None:
     assert 'no reply on "choria.fisk-ai.discovery.nobody"' in str(caught.value)
 
 
+async def test_deeply_nested_json_gets_the_v1_400_and_no_traceback(
+    nats_server: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    async with connect(NatsContext.from_url(nats_server)) as transport:
+        async with anyio.create_task_group() as tasks:
+            await tasks.start(partial(transport.serve, identity="peer", version="1", handler=_server()))
+            nc = await nats.connect(nats_server)  # pyright: ignore[reportUnknownMemberType]
+            try:
+                with caplog.at_level(logging.DEBUG, logger="fiskai_a2a"):
+                    for kind in ("tool", "discovery"):
+                        msg = await nc.request(f"choria.fisk-ai.{kind}.peer", b"[" * 100_000, timeout=10)
+                        assert (msg.headers or {}).get("Nats-Service-Error-Code") == "400"
+                        error = decode(msg.data)
+                        assert isinstance(error, ErrorMessage) and "nested 100000 levels deep" in error.error
+            finally:
+                await nc.close()
+            tasks.cancel_scope.cancel()
+    assert not [record for record in caplog.records if record.exc_info or record.levelno >= logging.ERROR]
+
+
 @dataclass(kw_only=True)
 class _GatedTool:
     """Runs until released, so a call stays in flight while its progress events flow."""
@@ -147,51 +181,121 @@ class _GatedTool:
     description: str = "Waits."
     input_schema: dict[str, JsonValue] = field(default_factory=lambda: {"type": "object"})
     release: anyio.Event = field(default_factory=anyio.Event)
+    entered: anyio.Event = field(default_factory=anyio.Event)
 
     def plan(self, arguments: ToolArguments) -> CallPlan:
         return CallPlan(arguments=arguments, display=self.name)
 
     async def invoke(self, plan: CallPlan, context: CallContext) -> ToolResult:
+        self.entered.set()
         await self.release.wait()
         return ToolResult(output="done", command="gated", exit_code=0)
 
 
-async def test_events_go_only_to_the_caller_s_inbox_family(nats_server: str) -> None:
+async def test_events_go_only_to_the_requester_s_own_reply_subject(nats_server: str) -> None:
+    """Steps: 1. a fiskai caller's call streams events to it; 2. meanwhile a raw client sends 3 calls whose
+    events header names another client's inbox (or a subject under it); 3. that inbox gets 0 messages, the
+    3 calls get their replies."""
     tool = _GatedTool()
     server = Server(identity="peer", version="1", tools=[tool], heartbeat=0.01)
-    requests = {
-        target: ToolRequest(header=request_header(TOOL_REQUEST, sender=Identity(name="caller")), name="gated")
-        for target in ("elsewhere.events", "_INBOX.test.events")
-    }
-    events: list[Message] = []
+    events: list[Event] = []
+    enough = anyio.Event()
+
+    def on_progress(event: Event) -> None:
+        events.append(event)
+        if len(events) >= 3:
+            enough.set()
+
     async with connect(NatsContext.from_url(nats_server)) as transport:
         async with anyio.create_task_group() as tasks:
             await tasks.start(partial(transport.serve, identity="peer", version="1", handler=server))
-            nc = await nats.connect(nats_server)  # pyright: ignore[reportUnknownMemberType]
+            victim = await nats.connect(nats_server)  # pyright: ignore[reportUnknownMemberType]
+            attacker = await nats.connect(nats_server)  # pyright: ignore[reportUnknownMemberType]
             try:
-                elsewhere = await nc.subscribe("elsewhere.events")  # pyright: ignore[reportUnknownMemberType]
-                inbox = await nc.subscribe("_INBOX.test.events")  # pyright: ignore[reportUnknownMemberType]
+                inbox = victim.new_inbox()
+                under = await victim.subscribe(f"{inbox}.>")  # pyright: ignore[reportUnknownMemberType]
+                itself = await victim.subscribe(inbox)  # pyright: ignore[reportUnknownMemberType]
+                await victim.flush()
+                replies: list[Message] = []
                 async with anyio.create_task_group() as calls:
-                    for target, request in requests.items():
-                        headers = {EVENTS_HEADER: target}
-                        calls.start_soon(
-                            partial(
-                                nc.request, "choria.fisk-ai.tool.peer", encode(request), timeout=10, headers=headers
-                            )
+
+                    async def aimed(target: str) -> None:
+                        request = ToolRequest(
+                            header=request_header(TOOL_REQUEST, sender=Identity(name="x")), name="gated"
                         )
-                        await anyio.wait_all_tasks_blocked()
-                    # The misdirected call started first and beats on the same clock: once the good one has
-                    # beaten three times, the other has had as many chances to publish.
+                        headers = {EVENTS_HEADER: target}
+                        subject = "choria.fisk-ai.tool.peer"
+                        msg = await attacker.request(subject, encode(request), timeout=10, headers=headers)
+                        replies.append(decode(msg.data))
+
+                    for target in (f"{inbox}.events", inbox, f"{inbox}.a.b"):
+                        calls.start_soon(aimed, target)
+                    client = A2AClient(transport, identity="caller", timeout=10)
+                    calls.start_soon(partial(client.call_tool, "peer", "gated", on_progress=on_progress))
+                    # Every call beats on the same clock: once the fiskai caller has had 3 events, the
+                    # misdirected calls have had as many chances to publish.
                     with anyio.fail_after(10):
-                        events = [decode((await inbox.next_msg(timeout=5)).data) for _ in range(3)]
+                        await enough.wait()
                     tool.release.set()
-                # An event is published before its reply on one connection, so by now it has been delivered.
-                assert elsewhere.pending_msgs == 0
-                assert all(isinstance(e, Event) for e in events)
-                assert {e.header.request for e in events} == {requests["_INBOX.test.events"].header.request}
+                # The server publishes a call's events before its reply on one connection, and the victim's
+                # flush round trip comes after anything the NATS server had queued for it.
+                await victim.flush()
+                assert (under.pending_msgs, itself.pending_msgs) == (0, 0)
+                assert len(replies) == 3 and all(isinstance(reply, ToolReply) for reply in replies)
+                assert {event.header.sender.name for event in events} == {"peer"}
             finally:
-                await nc.close()
+                await victim.close()
+                await attacker.close()
             tasks.cancel_scope.cancel()
+
+
+async def test_a_cancel_that_copies_everything_but_the_key_stops_nothing(nats_server: str) -> None:
+    """Steps: 1. a fiskai caller's call is in flight; 2. an observer that saw the request on the wire sends
+    Cancels copying its sender name, request id, reply subject family and headers; 3. the call runs on and
+    the caller's own Cancel is the one that stops it."""
+    tool = _GatedTool()
+    server = Server(identity="peer", version="1", tools=[tool])
+    reply = None
+    async with connect(NatsContext.from_url(nats_server)) as transport:
+        async with anyio.create_task_group() as tasks:
+            await tasks.start(partial(transport.serve, identity="peer", version="1", handler=server))
+            observer = await nats.connect(nats_server)  # pyright: ignore[reportUnknownMemberType]
+            try:
+                seen = await observer.subscribe("choria.fisk-ai.tool.peer")  # pyright: ignore[reportUnknownMemberType]
+                await observer.flush()
+                client = A2AClient(transport, identity="caller", timeout=10)
+                async with anyio.create_task_group() as calls:
+
+                    async def call() -> None:
+                        nonlocal reply
+                        reply = await client.call_tool("peer", "gated")
+
+                    calls.start_soon(call)
+                    with anyio.fail_after(10):
+                        request = await seen.next_msg(timeout=10)
+                        await tool.entered.wait()
+                    original = decode(request.data)
+                    forged = request_header(CANCEL, sender=Identity(name="caller"), recipient="peer")
+                    forged = forged.model_copy(update={"request": original.header.request})
+                    family = request.reply.rsplit(".", 1)[0]
+                    copied = dict(request.headers or {})
+                    for headers in (None, copied, {"Fiskai-Cancel-Key": copied.get("Fiskai-Cancel-Digest", "")}):
+                        for reply_to in (f"{family}.forged", request.reply, observer.new_inbox()):
+                            await observer.publish(
+                                "choria.fisk-ai.control.peer",
+                                encode(Cancel(header=forged, reason="forged")),
+                                reply=reply_to,
+                                headers=headers,
+                            )
+                    # The NATS server has routed the forged Cancels to the server before this round trip ends,
+                    # so they reach it before the caller's own Cancel below.
+                    await observer.flush()
+                    assert await client.cancel("peer", original.header, reason="operator said stop") is True
+            finally:
+                await observer.close()
+            tasks.cancel_scope.cancel()
+    assert reply is not None and reply.is_error
+    assert reply.output == "tool call canceled by caller (operator said stop)"
 
 
 def _openssl(*args: str, cwd: Path) -> None:

@@ -33,6 +33,9 @@ def test_a2a_needs_agent_to_agent(tmp_path: Path) -> None:
 def test_a2a_without_a_connection_says_what_to_set(tmp_path: Path) -> None:
     code, _, err = _invoke("-c", _config(tmp_path, "expose: {agent: {agent_to_agent: true}}\n"), "a2a")
     assert code == 1 and "nats_context is required for the a2a server" in err
+    # It names every way to give one: the setting and both flags.
+    assert "set nats_context in agent.yaml" in err and "--server URL" in err and "--context NAME" in err
+    assert err.count("\n") == 1 and "Traceback" not in err
 
 
 def test_a2a_with_only_confirm_gated_tools_serves_nothing(tmp_path: Path) -> None:

@@ -3,7 +3,10 @@ import json
 import pytest
 
 from fiskai_core.errors import ToolSelectionError
+from fiskai_core.exec import MAX_TOOL_OUTPUT_BYTES
+from fiskai_core.fisk import MAX_TOOL_NAME_LENGTH
 from fiskai_core.remote import (
+    MAX_REMOTE_DESCRIPTION_CHARS,
     DiscoveredHost,
     RemoteCallError,
     RemoteDescriptor,
@@ -15,7 +18,7 @@ from fiskai_core.remote import (
     name_remote_tools,
 )
 from fiskai_core.testing import FakeRemoteInvoker, Rule, call_tool
-from fiskai_core.tools import Tool
+from fiskai_core.tools import Tool, plan_deferral
 
 pytestmark = pytest.mark.anyio
 
@@ -196,3 +199,105 @@ async def test_the_fake_invoker_treats_an_unscripted_agent_as_absent() -> None:
         result.text
         == 'calling tool "x" on agent "elsewhere": remote agent unavailable: no agent "elsewhere" is serving'
     )
+
+
+async def test_a_peer_s_output_is_capped_like_a_local_command_s() -> None:
+    # Five 600 KB results once reached the model in one request; each is now 64 KiB, head and tail kept.
+    output = "HEAD" + "x" * 600_000 + "TAIL"
+    huge = _scripted(RemoteReply(output=output, command="c" * 600_000, exit_code=1))
+    result = await call_tool(RemoteTool.from_descriptor(_d("x"), name="x", agent="ops", invoker=huge), None)
+    body = json.loads(result.text)
+    assert body["truncated"] is True and body["exit_code"] == 1
+    assert body["output"].startswith("HEAD") and body["output"].endswith("TAIL")
+    assert "\n...[output truncated]...\n" in body["output"]
+    assert len(body["output"].encode()) == MAX_TOOL_OUTPUT_BYTES + len("\n...[output truncated]...\n")
+    assert len(body["command"].encode()) < 5000
+    failing = _scripted(RemoteReply(output=output, is_error=True))
+    failed = await call_tool(RemoteTool.from_descriptor(_d("x"), name="x", agent="ops", invoker=failing), None)
+    assert failed.is_error and len(failed.text.encode()) < MAX_TOOL_OUTPUT_BYTES + 100
+    small = _scripted(RemoteReply(output="é" * 1000))
+    whole = json.loads(
+        (await call_tool(RemoteTool.from_descriptor(_d("x"), name="x", agent="ops", invoker=small), None)).text
+    )
+    assert whole["output"] == "é" * 1000 and "truncated" not in whole
+
+
+def test_names_longer_than_a_local_tool_s_are_skipped_with_a_reason() -> None:
+    longest, too_long, absurd = "a" * MAX_TOOL_NAME_LENGTH, "b" * (MAX_TOOL_NAME_LENGTH + 1), "c" * 300
+    naming = name_remote_tools([_host("peer", longest, too_long, absurd)], taken=[], invoker=_scripted())
+    assert [tool.name for tool in naming.tools] == [longest]
+    skipped = naming.skipped["peer"]
+    assert len(skipped) == 2 and all("characters, over the 128 a tool name may have" in s for s in skipped)
+    assert all(len(s) < 250 for s in skipped), "a peer's long name is clipped in the warning"
+    # The alias prefix counts too: a bare name that fits can still make a final name that does not.
+    prefixed = name_remote_tools([_host("peer", "n" * 120, alias="longalias")], taken=["n" * 120], invoker=_scripted())
+    assert prefixed.tools == [] and "over the 128" in prefixed.skipped["peer"][0]
+
+
+def test_a_peer_name_with_control_characters_is_escaped_in_the_warning() -> None:
+    naming = name_remote_tools([_host("peer", "evil\n\x1b[2Jname")], taken=[], invoker=_scripted())
+    (skipped,) = naming.skipped["peer"]
+    assert "\n" not in skipped and "\x1b" not in skipped and "\\n" in skipped
+
+
+@pytest.mark.parametrize(
+    ("schema", "reason"),
+    [
+        ({"type": "string"}, 'its input schema has type "string", not an object schema'),
+        ('{"type": ["object", "null"]}', "not an object schema"),
+        ({"type": "object", "properties": ["a"]}, '"properties" is not an object of schemas'),
+        ({"type": "object", "properties": {"a": "string"}}, '"properties" is not an object of schemas'),
+        ({"type": "object", "required": "a"}, '"required" is not a list of names'),
+        ({"type": "object", "description": "x" * 70_000}, "over the 65536-byte limit"),
+    ],
+)
+def test_an_input_schema_that_is_not_an_object_schema_is_skipped(schema: object, reason: str) -> None:
+    naming = name_remote_tools(
+        [DiscoveredHost(agent="peer", alias="peer", descriptors=[_d("x", schema)])], taken=[], invoker=_scripted()
+    )
+    assert naming.tools == []
+    (skipped,) = naming.skipped["peer"]
+    assert skipped.startswith('x (tool "x" from agent "peer": ') and reason in skipped
+
+
+def test_a_schema_without_a_type_is_an_object_schema() -> None:
+    tool = RemoteTool.from_descriptor(_d("x", {"properties": {"a": True}}), name="x", agent="p", invoker=_scripted())
+    assert tool.input_schema == {"type": "object", "properties": {"a": True}}
+
+
+@pytest.mark.parametrize(
+    ("description", "tags"),
+    [
+        ("List nodes.\n\nTags: impact:ro, ai:no_defer", ("impact:ro", "ai:no_defer")),
+        ("Tags: kind:demo", ("kind:demo",)),
+        ("List nodes.\nTags: impact:ro", ()),  # not the fisk layout: no blank line before it
+        ("List nodes.\n\nTags: impact:ro,ai:no_defer", ()),
+        ("List nodes.\n\nTags: has space, x", ()),
+        ("Tags: ai:no_defer\n\nList nodes.", ()),
+        ("List nodes.", ()),
+    ],
+)
+def test_tags_come_from_the_description_s_tags_line(description: str, tags: tuple[str, ...]) -> None:
+    descriptor = RemoteDescriptor(name="x", description=description)
+    tool = RemoteTool.from_descriptor(descriptor, name="x", agent="p", invoker=_scripted())
+    assert tool.tags == tags and tool.description == description
+
+
+def test_a_long_description_is_capped_and_keeps_its_tags_line() -> None:
+    description = "Start. " + "word " * 5_000 + "\n\nTags: impact:ro, ai:no_defer"
+    descriptor = RemoteDescriptor(name="x", description=description)
+    tool = RemoteTool.from_descriptor(descriptor, name="x", agent="p", invoker=_scripted())
+    assert len(tool.description) == MAX_REMOTE_DESCRIPTION_CHARS
+    assert tool.description.startswith("Start. word") and tool.description.endswith("\n\nTags: impact:ro, ai:no_defer")
+    assert "[description truncated]" in tool.description and tool.tags == ("impact:ro", "ai:no_defer")
+
+
+def test_a_peer_s_ai_no_defer_tag_keeps_its_tool_out_of_deferral() -> None:
+    descriptors = [
+        RemoteDescriptor(name=f"t{i}", description=f"Tool {i}." + ("\n\nTags: ai:no_defer" if i == 0 else ""))
+        for i in range(12)
+    ]
+    host = DiscoveredHost(agent="peer", alias="peer", descriptors=descriptors)
+    naming = name_remote_tools([host], taken=[], invoker=_scripted())
+    plan = plan_deferral(naming.tools)
+    assert plan.deferred["t0"] is False and all(plan.deferred[f"t{i}"] for i in range(1, 12))

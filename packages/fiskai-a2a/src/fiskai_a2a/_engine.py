@@ -10,7 +10,9 @@ Policy (the original's, plus Cancel and Event):
   in-band busy error, so every call gets an answer and none waits without bound.
 * Each call runs under `tool_timeout`; running out cancels it, which kills the command's process group.
 * A failure is always an in-band error reply; a non-zero exit is a successful reply with its exit code.
-* A Cancel from the caller that sent a call cancels it (the process group is killed) and is acked.
+* A Cancel cancels a call (the process group is killed) and is acked only when it presents the key whose
+  digest the call's request carried (`fiskai_a2a.transport.cancel_digest`): copying the sender name, the
+  request id or the reply subject is not enough. Any other Cancel gets no answer at all.
 * A caller that asked for events gets a `status` Event when its call has to queue, one `FIRST_BEAT`
   seconds in (the phase then), and one every `heartbeat` seconds after, so it can tell a slow call from
   a dead server. A call that finishes sooner sends none: on loopback an event costs about 0.3 ms, as
@@ -19,6 +21,7 @@ Policy (the original's, plus Cancel and Event):
 
 from __future__ import annotations
 
+import hmac
 import json
 import logging
 import re
@@ -54,6 +57,7 @@ from .protocol import (
     ToolDescriptor,
     ToolReply,
     ToolRequest,
+    check_nesting,
     decode,
     decode_exact,
     encode,
@@ -92,6 +96,8 @@ class SkippedTool:
 @dataclass(slots=True, kw_only=True)
 class _Call:
     request: ToolRequest
+    digest: str = ""
+    """The cancel digest the request committed to; "" means nobody can cancel it."""
     scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
     stopped: str = ""
     """Why the call was stopped before it finished (the in-band error text)."""
@@ -191,13 +197,13 @@ class Server:
             call.scope.cancel()
         await self._idle.wait()
 
-    async def __call__(self, route: Route, payload: bytes, events: EventSink) -> Reply | None:
+    async def __call__(self, route: Route, payload: bytes, events: EventSink, digest: str = "") -> Reply | None:
         """Answer one inbound message; never raises (see `fiskai_a2a.transport.Handler`)."""
         if route.kind == "discovery":
             return self._discovery(payload)
         if route.kind == "tool":
-            return await self._tool(payload, events)
-        return self._control(payload)
+            return await self._tool(payload, events, digest)
+        return self._control(payload, digest)
 
     def _discovery(self, payload: bytes) -> Reply:
         try:
@@ -214,7 +220,7 @@ class Server:
         )
         return self._encoded(card, payload)
 
-    async def _tool(self, payload: bytes, events: EventSink) -> Reply:
+    async def _tool(self, payload: bytes, events: EventSink, digest: str) -> Reply:
         try:
             message, exact = decode_exact(payload, expect={TOOL_REQUEST})
         except MessageError as err:
@@ -230,7 +236,7 @@ class Server:
             return self._reply(request, is_error=True, output=f"agent {_quote(self.identity)} is shutting down")
         if self._slots.full and self._slots.waiting >= self._slots.waiting_limit:
             return self._busy(request)
-        call = _Call(request=request, arguments=exact.get("input") or {})
+        call = _Call(request=request, arguments=exact.get("input") or {}, digest=digest)
         if not self._calls:
             self._idle = anyio.Event()
         self._calls[key] = call
@@ -303,14 +309,16 @@ class Server:
         header = reply_header(Event.PROTOCOL, call.request.header, sender=self.me, sequence=call.sequence)
         await events(encode(Event(header=header, block=StatusBlock(phase=call.phase))))
 
-    def _control(self, payload: bytes) -> Reply | None:
+    def _control(self, payload: bytes, digest: str) -> Reply | None:
         try:
             cancel = cast("Cancel", decode(payload, expect={CANCEL}))
         except MessageError as err:
             return self._refuse(err, payload)
         call = self._calls.get(cancel.header.request)
-        if call is None or call.request.header.sender.name != cancel.header.sender.name:
-            return None  # another instance holds it, or it is already answered
+        if call is None or not _from_requester(call, cancel, digest):
+            # Another instance holds it, it is already answered, or the Cancel cannot show it comes from
+            # the call's requester; silence tells a stranger nothing about which calls exist.
+            return None
         reason = f" ({cancel.reason})" if cancel.reason else ""
         by = f"{cancel.header.sender.name}{reason}"
         call.stopped = f"tool call canceled by {by}"
@@ -357,6 +365,13 @@ class Server:
         return Reply(payload=encode(message), error_code=err.code, error_text=str(err))
 
 
+def _from_requester(call: _Call, cancel: Cancel, digest: str) -> bool:
+    """Whether a Cancel proves it comes from whoever sent the call (see `transport.cancel_digest`)."""
+    if not call.digest or not digest or call.request.header.sender.name != cancel.header.sender.name:
+        return False
+    return hmac.compare_digest(call.digest, digest)
+
+
 def _quote(value: str) -> str:
     """A value in double quotes with control characters escaped (as Go's %q shows a peer's input)."""
     return json.dumps(value, ensure_ascii=False)
@@ -379,10 +394,12 @@ def _salvage_header(payload: bytes) -> Header | None:
     if len(payload) > MAX_MESSAGE_BYTES:
         return None
     try:
+        # A message refused for its depth would blow the decoder's recursion here too.
+        check_nesting(payload)
         document: object = json.loads(payload)
         if not isinstance(document, dict):
             return None
         fields = cast("dict[str, JsonValue]", document)
         return Header.model_validate({key: value for key, value in fields.items() if key in HEADER_FIELDS})
-    except (ValueError, ValidationError):
+    except (MessageError, ValueError, ValidationError):
         return None

@@ -4,11 +4,13 @@ Requests are stamped and schema-checked before they leave; replies are size-capp
 must be the protocol asked for. A call that asked for progress is watched: once the server has sent an
 event, silence longer than `stall_timeout` means the server is gone, and the call fails at once instead
 of waiting out its whole timeout. Cancelling a call (its task is cancelled) sends a Cancel to the server,
-which stops the command.
+which stops the command. Each call carries the digest of a fresh random key and only a Cancel holding
+that key stops it, so nobody else can cancel this client's calls.
 """
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Callable, Mapping
 from typing import Final, cast
 
@@ -69,6 +71,8 @@ class A2AClient:
         self.timeout = timeout
         self.stall_timeout = stall_timeout
         self.cancel_timeout = cancel_timeout
+        self._cancel_keys: dict[str, str] = {}
+        """The cancel key of each call in flight, by request id."""
 
     async def discover(self, agent: str) -> DiscoveryReply:
         """The agent card of `agent`.
@@ -100,11 +104,26 @@ class A2AClient:
         header = request_header(ToolRequest.PROTOCOL, sender=self.me, recipient=agent)
         # The arguments go out as the model wrote them (numbers keep their text).
         payload = encode(ToolRequest(header=header, name=tool_name), exact_input=dict(arguments) if arguments else None)
+        self._cancel_keys[header.request] = cancel_key = secrets.token_urlsafe(24)
+        try:
+            return await self._call(agent, tool_name, header, payload, cancel_key, on_progress)
+        finally:
+            del self._cancel_keys[header.request]
+
+    async def _call(
+        self,
+        agent: str,
+        tool_name: str,
+        header: Header,
+        payload: bytes,
+        cancel_key: str,
+        on_progress: Callable[[Event], None] | None,
+    ) -> ToolReply:
         heard = anyio.Event()
 
         def on_event(data: bytes) -> None:
-            # Anything on this call's own event subject shows the server is alive; only a caller that
-            # reads the events pays for validating them.
+            # Any event on this call's own reply channel shows the server is alive; only a caller that reads
+            # the events pays for validating them.
             heard.set()
             if on_progress is None:
                 return
@@ -134,7 +153,11 @@ class A2AClient:
                 tasks.start_soon(watch)
                 try:
                     reply = await self.transport.round_trip(
-                        Route(agent=agent, kind="tool"), payload, timeout=self.timeout, on_event=on_event
+                        Route(agent=agent, kind="tool"),
+                        payload,
+                        timeout=self.timeout,
+                        on_event=on_event,
+                        cancel_key=cancel_key,
                     )
                 except A2AError as err:
                     # Raised after the group ends, so callers see it as itself, not in an exception group.
@@ -142,30 +165,35 @@ class A2AClient:
                 tasks.cancel_scope.cancel()
         except anyio.get_cancelled_exc_class():
             with anyio.CancelScope(shield=True):
-                await self.cancel(agent, header, reason="the caller stopped waiting")
+                await self.cancel(agent, header, reason="the caller stopped waiting", key=cancel_key)
             raise
         if failure is not None:
             raise failure
         if reply is None:
             with anyio.CancelScope(shield=True):
-                await self.cancel(agent, header, reason="no progress from the server")
+                await self.cancel(agent, header, reason="no progress from the server", key=cancel_key)
             raise AgentUnavailableError(
                 f'remote agent "{agent}" stopped answering: no progress on the call to "{tool_name}" for '
                 f"{self.stall_timeout:g}s (the server died or lost its connection)"
             )
         return cast("ToolReply", _expect(reply, TOOL_REPLY, agent, header.request))
 
-    async def cancel(self, agent: str, request: Header, *, reason: str = "") -> bool:
+    async def cancel(self, agent: str, request: Header, *, reason: str = "", key: str | None = None) -> bool:
         """Ask `agent` to stop the call `request` started; True when a server stopped it.
 
-        Best effort: a call already answered, or a server that is gone, gives False.
+        Best effort: a call already answered, a server that is gone, or a Cancel without the call's key
+        gives False. `key` is the call's cancel key; by default the one this client sent the call with
+        (calls made through `call_tool` and still in flight).
         """
+        key = self._cancel_keys.get(request.request, "") if key is None else key
+        if not key:
+            return False  # no server would accept it
         header = request_header(Cancel.PROTOCOL, sender=self.me, recipient=agent, conversation=request.conversation)
         header = header.model_copy(update={"request": request.request})
         payload = encode(Cancel(header=header, reason=reason or None))
         try:
             reply = await self.transport.round_trip(
-                Route(agent=agent, kind="control"), payload, timeout=self.cancel_timeout
+                Route(agent=agent, kind="control"), payload, timeout=self.cancel_timeout, cancel_key=key
             )
             ack = _expect(reply, ACK, agent, request.request)
         except A2AError:

@@ -4,9 +4,13 @@ Subjects (the original's, so a Go fisk-ai agent and a fiskai agent reach each ot
 `choria.fisk-ai.discovery.<identity>` and `choria.fisk-ai.tool.<identity>`, served by a NATS micro
 service named after the identity (version `0.0.0`, queue group = identity, so instances sharing an
 identity share the work). fiskai adds `choria.fisk-ai.control.<identity>`, a plain subscription every
-instance hears, for Cancel. A caller that wants progress puts an inbox in the `Fiskai-Events` NATS
-header; the server publishes Event messages there, only if it is in the same inbox family as the
-request's reply subject. Headers and subjects route; they never carry meaning.
+instance hears, for Cancel. Headers and subjects route and bind; they never carry meaning:
+* A caller that wants progress names its request's own reply subject in the `Fiskai-Events` header; the
+  server publishes Event messages (marked with a `Fiskai-Event` header) to that reply subject and nowhere
+  else, so a request cannot aim the server's messages at another client's inbox.
+* A tool request carries the digest of a random key in `Fiskai-Cancel-Digest`; the Cancel for it carries
+  the key in `Fiskai-Cancel-Key`, and the server stops the call only when the two match.
+A Go fisk-ai client sends none of these headers: it gets its reply, no events, and sends no Cancel.
 
 Also here, because they connect: `connect` (a context or URL to a `NatsTransport`, failing fast with a
 line naming the server and the fix) and `open_remote_tools` (what `fiskai run` and `fiskai info` need).
@@ -24,13 +28,12 @@ try:
 except ImportError as import_error:  # pragma: no cover - nats-py is a dependency of fiskai-a2a
     raise ImportError("The a2a NATS binding needs nats-py: install `fiskai-a2a`.") from import_error
 
-import importlib.util
 import itertools
 import logging
-import os
-import ssl
+import re
 from collections.abc import AsyncGenerator, Awaitable, Callable, Collection, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
 import anyio
@@ -38,17 +41,21 @@ from anyio.abc import TaskStatus
 
 from fiskai_core.remote import RemoteImportError
 
+from ._nats_options import connect_options, failure_reason
 from .client import A2AClient
-from .errors import A2AError, AgentUnavailableError, NatsContextError
+from .errors import A2AError, AgentUnavailableError
 from .invoker import RemoteImport, import_remote_tools
 from .natscontext import NatsContext
-from .transport import EventSink, Handler, OnEvent, Reply, Route
+from .transport import EventSink, Handler, OnEvent, Reply, Route, cancel_digest
 
 if TYPE_CHECKING:
     from fiskai_core.config import RemoteToolHost
 
 __all__ = [
+    "CANCEL_DIGEST_HEADER",
+    "CANCEL_KEY_HEADER",
     "EVENTS_HEADER",
+    "EVENT_HEADER",
     "open_remote_tools",
     "SERVICE_DESCRIPTION",
     "SERVICE_VERSION",
@@ -62,7 +69,16 @@ SUBJECT_PREFIX: Final = "choria.fisk-ai"
 SERVICE_VERSION: Final = "0.0.0"
 SERVICE_DESCRIPTION: Final = "fisk-ai a2a tool server"
 EVENTS_HEADER: Final = "Fiskai-Events"
-"""NATS header naming the inbox a caller listens on for Event messages of its call."""
+"""NATS header of a tool request asking for Event messages; its value must be the request's own reply subject."""
+EVENT_HEADER: Final = "Fiskai-Event"
+"""NATS header marking an Event message on a reply subject, apart from the reply that ends the call."""
+CANCEL_DIGEST_HEADER: Final = "Fiskai-Cancel-Digest"
+"""NATS header of a tool request: the `cancel_digest` of the key that may cancel it."""
+CANCEL_KEY_HEADER: Final = "Fiskai-Cancel-Key"
+"""NATS header of a Cancel: the key whose digest the call's request carried."""
+_DIGEST = re.compile(r"[0-9a-f]{64}")
+_MAX_KEY_CHARS: Final = 128
+_NO_RESPONDERS: Final = "503"
 _CONNECT_TIMEOUT: Final = 5.0
 _log = logging.getLogger("fiskai_a2a")
 
@@ -82,11 +98,12 @@ class NatsTransport:
         self._errors: list[str] = []
         """What NATS reported asynchronously on this connection (`connect` reports it through `note_error`)."""
         self._error_seen = anyio.Event()
-        # One wildcard subscription carries the events of every call; each call gets a subject under it.
-        self._events_prefix = ""
-        self._events: dict[str, OnEvent] = {}
-        self._events_lock = anyio.Lock()
-        self._event_tokens = itertools.count()
+        # One wildcard subscription carries the replies and events of every call that wants events; each call
+        # gets its own reply subject under it.
+        self._reply_prefix = ""
+        self._pending: dict[str, _Pending] = {}
+        self._reply_lock = anyio.Lock()
+        self._reply_tokens = itertools.count()
 
     @property
     def client(self) -> NatsClient:
@@ -101,17 +118,21 @@ class NatsTransport:
         # A transport deadline: running out of it is AgentUnavailableError naming the subject.
         timeout: float,  # noqa: ASYNC109
         on_event: OnEvent | None = None,
+        cancel_key: str = "",
     ) -> Reply:
         """Request/reply on the route's subject; see `Transport.round_trip`."""
         subject = subject_for(route)
-        events_subject = ""
+        headers: dict[str, str] = {}
+        if cancel_key:
+            if route.kind == "control":
+                headers[CANCEL_KEY_HEADER] = cancel_key
+            else:
+                headers[CANCEL_DIGEST_HEADER] = cancel_digest(cancel_key)
         try:
-            headers: dict[str, str] | None = None
-            if on_event is not None:
-                events_subject = await self._events_subject()
-                self._events[events_subject] = on_event
-                headers = {EVENTS_HEADER: events_subject}
-            msg = await self._nc.request(subject, payload, timeout=timeout, headers=headers)
+            if on_event is None:
+                msg = await self._nc.request(subject, payload, timeout=timeout, headers=headers or None)
+            else:
+                msg = await self._request_with_events(subject, payload, headers, timeout, on_event)
         except nats.errors.NoRespondersError:
             raise AgentUnavailableError(
                 f'remote agent unavailable: no reply on "{subject}": no agent "{route.agent}" is serving on '
@@ -126,26 +147,55 @@ class NatsTransport:
                 f'remote agent unavailable: no reply on "{subject}": connection to {self.context.describe()} '
                 f"lost ({err.__class__.__name__})"
             ) from None
-        finally:
-            self._events.pop(events_subject, None)
         code = (msg.headers or {}).get("Nats-Service-Error-Code")
         text = (msg.headers or {}).get("Nats-Service-Error")
         return Reply(payload=msg.data, error_code=code, error_text=text)
 
-    async def _events_subject(self) -> str:
-        if not self._events_prefix:
-            async with self._events_lock:
-                if not self._events_prefix:
+    async def _request_with_events(
+        self,
+        subject: str,
+        payload: bytes,
+        headers: dict[str, str],
+        timeout: float,  # noqa: ASYNC109 - the caller's transport deadline, as in round_trip
+        on_event: OnEvent,
+    ) -> Msg:
+        """A request whose reply subject also receives the call's events (the server sends them nowhere else)."""
+        reply_to = f"{await self._replies()}.{next(self._reply_tokens)}"
+        pending = _Pending(on_event=on_event)
+        self._pending[reply_to] = pending
+        try:
+            await self._nc.publish(subject, payload, reply=reply_to, headers={**headers, EVENTS_HEADER: reply_to})
+            with anyio.move_on_after(timeout):
+                await pending.done.wait()
+        finally:
+            del self._pending[reply_to]
+        msg = pending.reply
+        if msg is None:
+            raise nats.errors.TimeoutError
+        if (msg.headers or {}).get("Status") == _NO_RESPONDERS and not msg.data:
+            raise nats.errors.NoRespondersError
+        return msg
+
+    async def _replies(self) -> str:
+        """The prefix of this connection's reply subjects for calls with events, subscribed on first use."""
+        if not self._reply_prefix:
+            async with self._reply_lock:
+                if not self._reply_prefix:
                     prefix = self._nc.new_inbox()
 
                     async def dispatch(msg: Msg) -> None:
-                        deliver = self._events.get(msg.subject)
-                        if deliver is not None:
-                            deliver(msg.data)
+                        pending = self._pending.get(msg.subject)
+                        if pending is None or pending.reply is not None:
+                            return
+                        if EVENT_HEADER in (msg.headers or {}):
+                            pending.on_event(msg.data)
+                        else:
+                            pending.reply = msg
+                            pending.done.set()
 
                     await self._nc.subscribe(f"{prefix}.*", cb=dispatch)  # pyright: ignore[reportUnknownMemberType]
-                    self._events_prefix = prefix
-        return f"{self._events_prefix}.{next(self._event_tokens)}"
+                    self._reply_prefix = prefix
+        return self._reply_prefix
 
     async def serve(
         self,
@@ -232,15 +282,16 @@ class NatsTransport:
             )
 
     def _events_to(self, headers: dict[str, str] | None, reply_to: str) -> EventSink:
-        subject = (headers or {}).get(EVENTS_HEADER, "")
-        if not _inbox_like(subject, reply_to):
-            subject = ""
+        # Events go to the request's own reply subject or nowhere: a header naming any other subject (another
+        # client's inbox, a subject in the same inbox family) is a request for a reply and nothing more.
+        subject = reply_to if reply_to and (headers or {}).get(EVENTS_HEADER) == reply_to else ""
+        marker = {EVENT_HEADER: "1"}
 
         async def publish(data: bytes) -> None:
             if not subject:
                 return
             try:
-                await self._nc.publish(subject, data)
+                await self._nc.publish(subject, data, headers=marker)
             except (nats.errors.Error, OSError):
                 # Progress is best effort: a lost event must never fail the call it describes.
                 return
@@ -251,7 +302,10 @@ class NatsTransport:
         try:
             # micro's Request keeps the message it wraps in `_msg` and offers no other way to its reply subject.
             reply_to = request._msg.reply  # pyright: ignore[reportPrivateUsage]
-            reply = await handler(route, request.data, self._events_to(request.headers, reply_to))
+            headers = request.headers or {}
+            digest = headers.get(CANCEL_DIGEST_HEADER, "")
+            digest = digest if _DIGEST.fullmatch(digest) else ""
+            reply = await handler(route, request.data, self._events_to(headers, reply_to), digest)
         # The serving boundary: a handler bug answers this one request with a 500 and the server keeps serving.
         except Exception as err:  # noqa: BLE001
             _log.exception("a2a handler failed")
@@ -268,8 +322,10 @@ class NatsTransport:
             return
 
     async def _answer_control(self, route: Route, msg: Msg, handler: Handler) -> None:
+        key = (msg.headers or {}).get(CANCEL_KEY_HEADER, "")
+        digest = cancel_digest(key) if len(key) <= _MAX_KEY_CHARS else ""
         try:
-            reply = await handler(route, msg.data, self._events_to(msg.headers, msg.reply))
+            reply = await handler(route, msg.data, _no_events, digest)
         # The serving boundary, as in _answer: a handler bug must not take the server down.
         except Exception:  # noqa: BLE001
             _log.exception("a2a handler failed")
@@ -282,17 +338,18 @@ class NatsTransport:
             return
 
 
-def _inbox_like(subject: str, reply_to: str) -> bool:
-    """Whether the caller's events subject may be published to: a plain subject under its reply's prefix.
+@dataclass(slots=True, kw_only=True)
+class _Pending:
+    """A call with events, waiting on its reply subject."""
 
-    The caller names the subject, but the server publishes with its own permissions; keeping events to the
-    inbox family the caller already receives its reply in stops a caller from aiming them anywhere else.
-    """
-    if not subject or not reply_to or subject == reply_to:
-        return False
-    if any(mark in subject for mark in ("*", ">", " ", "\t", "\r", "\n")):
-        return False
-    return subject.split(".", 1)[0] == reply_to.split(".", 1)[0] and "." in subject
+    on_event: OnEvent
+    done: anyio.Event = field(default_factory=anyio.Event)
+    reply: Msg | None = None
+
+
+async def _no_events(data: bytes) -> None:
+    """The event sink of a message that never has events (a Cancel)."""
+    del data
 
 
 async def _quiet_unsubscribe(subscription: Any) -> None:
@@ -316,7 +373,7 @@ async def connect(
         AgentUnavailableError: the server cannot be reached or refused the credentials.
         NatsContextError: the context's TLS or credential files cannot be used.
     """
-    options = _connect_options(context)
+    options = connect_options(context)
     client = NatsClient()
     first_error: list[BaseException] = []
     failed = anyio.Event()
@@ -376,7 +433,7 @@ async def connect(
             await _close(client)
         reason = first_error[0] if first_error else "connection failed"
         raise AgentUnavailableError(
-            f"cannot connect to NATS at {context.describe()}: {_reason(reason)}; start nats-server there, or "
+            f"cannot connect to NATS at {context.describe()}: {failure_reason(reason)}; start nats-server there, or "
             "point --server/--context (or nats_context in agent.yaml) at a running one"
         )
     watching[0] = True
@@ -442,49 +499,3 @@ async def _close(client: NatsClient) -> None:
     leftover: Any = getattr(client, "_transport", None)
     if leftover is not None:
         leftover.close()
-
-
-def _reason(error: BaseException | str) -> str:
-    if isinstance(error, OSError) and error.errno:
-        return os.strerror(error.errno).lower()
-    text = str(error)
-    return text or error.__class__.__name__
-
-
-def _connect_options(context: NatsContext) -> dict[str, Any]:
-    options: dict[str, Any] = {}
-    if context.user:
-        options["user"] = context.user
-        options["password"] = context.password
-    elif context.creds or context.nkey:
-        _need_nkeys(context)
-        if context.creds:
-            options["user_credentials"] = context.creds
-        else:
-            options["nkeys_seed"] = context.nkey
-    elif context.token:
-        options["token"] = context.token
-    if context.inbox_prefix:
-        options["inbox_prefix"] = context.inbox_prefix
-    if context.cert or context.ca or context.tls_first or any(s.startswith("tls://") for s in context.servers):
-        options["tls"] = _tls(context)
-        options["tls_handshake_first"] = context.tls_first
-    return options
-
-
-def _need_nkeys(context: NatsContext) -> None:
-    if importlib.util.find_spec("nkeys") is None:
-        raise NatsContextError(
-            f"{context.describe()} authenticates with an nkey or a creds file, which needs the `nkeys` package: "
-            "pip install nkeys"
-        )
-
-
-def _tls(context: NatsContext) -> ssl.SSLContext:
-    try:
-        tls = ssl.create_default_context(cafile=context.ca or None)
-        if context.cert:
-            tls.load_cert_chain(context.cert, context.key or None)
-    except (OSError, ssl.SSLError) as err:
-        raise NatsContextError(f"{context.describe()}: cannot load its TLS files: {err}") from None
-    return tls

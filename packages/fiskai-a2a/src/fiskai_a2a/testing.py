@@ -2,7 +2,8 @@
 
 It keeps the NATS binding's semantics that matter to callers: several servers of one identity share
 discovery and tool work round-robin (a queue group), every server sees control messages, no server
-means `AgentUnavailableError`, and events reach the caller that asked for them.
+means `AgentUnavailableError`, events reach the caller that asked for them, and a Cancel is bound to its
+call by the caller's cancel key.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import anyio
 from anyio.abc import TaskGroup, TaskStatus
 
 from .errors import AgentUnavailableError
-from .transport import Handler, OnEvent, Reply, Route
+from .transport import Handler, OnEvent, Reply, Route, cancel_digest
 
 __all__ = ["FakeTransport"]
 
@@ -40,6 +41,7 @@ class FakeTransport:
         # Same meaning as the NATS transport's: a deadline reported as AgentUnavailableError.
         timeout: float,  # noqa: ASYNC109
         on_event: OnEvent | None = None,
+        cancel_key: str = "",
     ) -> Reply:
         """Hand `payload` to a server of `route.agent` and return its reply."""
         self.sent.append((route, payload))
@@ -55,8 +57,11 @@ class FakeTransport:
             if on_event is not None:
                 on_event(data)
 
+        # As over NATS: the request commits to the key's digest, a Cancel presents the key.
+        digest = cancel_digest(cancel_key)
+
         async def handle(handler: Handler) -> None:
-            reply = await handler(route, payload, deliver)
+            reply = await handler(route, payload, deliver, digest)
             if reply is not None and not answered.is_set():
                 replies.append(reply)
                 answered.set()

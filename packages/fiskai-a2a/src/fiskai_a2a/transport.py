@@ -9,13 +9,14 @@ Implementations: `fiskai_a2a.nats_transport.NatsTransport`, `fiskai_a2a.testing.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
 from anyio.abc import TaskStatus
 
-__all__ = ["EventSink", "Handler", "OnEvent", "Reply", "Route", "RouteKind", "Transport"]
+__all__ = ["EventSink", "Handler", "OnEvent", "Reply", "Route", "RouteKind", "Transport", "cancel_digest"]
 
 RouteKind = Literal["discovery", "tool", "control"]
 """`discovery` and `tool` are the original's two paths; `control` (fiskai) carries Cancel to every instance."""
@@ -50,15 +51,30 @@ OnEvent = Callable[[bytes], None]
 """Receives one event message for a call in flight; called on the caller's event loop, must not block."""
 
 
+def cancel_digest(key: str) -> str:
+    """What a tool request commits to so that only the holder of `key` can cancel it ("" for no key).
+
+    A caller sends a fresh random key's digest with its call and the key itself with its Cancel. Whoever
+    can read the request (a declared sender name, the request id, even the reply subject) still cannot
+    produce the key, so a Cancel is bound to the requester without trusting anything it says about itself.
+    """
+    return hashlib.sha256(key.encode()).hexdigest() if key else ""
+
+
 class Handler(Protocol):
     """The serving side: answers one inbound message.
 
     Called by the transport once per inbound message, each in its own task, concurrently; the handler
-    bounds its own concurrency. Returning None sends no reply (a Cancel for a call another instance holds).
-    Must not raise: every failure becomes a reply.
+    bounds its own concurrency. Returning None sends no reply (a Cancel for a call another instance holds,
+    or one that does not prove it comes from the call's requester). Must not raise: every failure becomes
+    a reply.
+
+    `digest` binds a Cancel to the call it stops: on a tool request, the `cancel_digest` its requester
+    committed to; on a control message, the `cancel_digest` of the key its sender presented; "" when the
+    message carried none. Equal non-empty digests mean the Cancel comes from whoever sent the request.
     """
 
-    async def __call__(self, route: Route, payload: bytes, events: EventSink) -> Reply | None: ...
+    async def __call__(self, route: Route, payload: bytes, events: EventSink, digest: str = "") -> Reply | None: ...
 
 
 class Transport(Protocol):
@@ -77,11 +93,15 @@ class Transport(Protocol):
         # A transport deadline, reported as AgentUnavailableError naming the subject; a cancel scope cannot say that.
         timeout: float,  # noqa: ASYNC109
         on_event: OnEvent | None = None,
+        cancel_key: str = "",
     ) -> Reply:
         """Send `payload` and wait up to `timeout` seconds for the reply.
 
         With `on_event`, the server may stream event messages for this request before replying; each is
-        handed to `on_event` as it arrives.
+        handed to `on_event` as it arrives. They travel only to this request's own reply channel.
+
+        `cancel_key` binds a Cancel to a call: a tool request carries its `cancel_digest`, the control
+        message that cancels it carries the key itself (see `Handler`).
 
         Raises:
             AgentUnavailableError: no reply in time, no responders, or the connection is gone.

@@ -10,6 +10,7 @@ from referencing.jsonschema import DRAFT202012
 from fiskai_a2a.errors import MessageTooLargeError, MessageValidationError, ProtocolVersionError, UnknownProtocolError
 from fiskai_a2a.protocol import (
     MAX_MESSAGE_BYTES,
+    MAX_NESTING_DEPTH,
     MESSAGE_TYPES,
     SCHEMA_BASE,
     TOOL_REPLY,
@@ -252,6 +253,37 @@ def test_oversized_message_is_rejected_before_parsing() -> None:
     with pytest.raises(MessageTooLargeError) as caught:
         decode(data)
     assert caught.value.size == MAX_MESSAGE_BYTES + 1
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"[" * 100_000,
+        b'{"a":' * 50_000 + b"1" + b"}" * 50_000,
+        b'{"protocol":"io.choria.fisk-ai.v1.tool.request","input":' + b"[" * 5_000 + b"]" * 5_000 + b"}",
+        # Closing brackets inside a string must not hide the depth that follows it.
+        b'["' + b"]" * 300 + b'\\\\",' + b"[" * 128 + b"]" * 129,
+    ],
+    ids=["100k-open-brackets", "50k-nested-objects", "deep-input", "closers-in-a-string"],
+)
+def test_deeply_nested_json_is_refused_before_parsing(data: bytes) -> None:
+    # Before the cap, json.loads raised RecursionError (no MessageError): a server answered an empty 500.
+    with pytest.raises(MessageValidationError) as caught:
+        decode(data)
+    assert f"over the limit of {MAX_NESTING_DEPTH}" in str(caught.value)
+
+
+def test_nesting_up_to_the_cap_decodes_and_brackets_in_strings_do_not_count() -> None:
+    document = _valid_tool_request()
+    inner: Any = 1
+    for _ in range(MAX_NESTING_DEPTH - 2):  # the message is level 1, `input` level 2
+        inner = {"a": inner}
+    document["input"] = {"deep": inner, "text": "[{" * 10_000}
+    message = decode(json.dumps(document).encode())
+    assert isinstance(message, ToolRequest)
+    document["input"] = {"deep": {"a": inner}}
+    with pytest.raises(MessageValidationError):
+        decode(json.dumps(document).encode())
 
 
 def test_oversized_reply_is_not_encoded() -> None:

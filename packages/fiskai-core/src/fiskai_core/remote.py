@@ -5,11 +5,12 @@ A run can import the tools another agent serves. Core owns what does not depend 
   core never imports a transport.
 * The naming policy (`name_remote_tools`): a bare name is kept unless a local tool already holds it or
   more than one host exposes it, in which case it becomes `<alias>_<name>`. Decided over the whole set,
-  so the outcome does not depend on host order. A final name that still collides, or is not a valid
-  tool name, is skipped and reported; a strict import (a run) fails closed on any collision.
-* `RemoteTool`, a `Tool` whose schema came from the peer (untrusted: it must parse as a JSON object)
-  and whose replies map to the same result shape a local command produces, so the model cannot tell
-  remote from local.
+  so the outcome does not depend on host order. A final name that still collides, is not a valid tool
+  name or is longer than a local tool's may be, is skipped and reported; a strict import (a run) fails
+  closed on any collision.
+* `RemoteTool`, a `Tool` whose schema came from the peer (untrusted: it must be a JSON object schema
+  within the local limits, `fiskai_core._peer_limits`) and whose replies map to the same result shape,
+  capped the same way, as a local command's, so the model cannot tell remote from local.
 """
 
 from __future__ import annotations
@@ -23,10 +24,30 @@ from typing import Any, Protocol, cast
 
 from pydantic import JsonValue
 
+from fiskai_core._peer_limits import (
+    MAX_REMOTE_COMMAND_BYTES,
+    MAX_REMOTE_DESCRIPTION_CHARS,
+    MAX_REMOTE_SCHEMA_BYTES,
+    capped_description,
+    capped_text,
+    description_tags,
+    schema_problem,
+    shown_name,
+)
 from fiskai_core.errors import FiskaiError, ToolSelectionError
-from fiskai_core.tools import CallContext, CallPlan, FilterRule, ToolArguments, ToolResult, matches_rule
+from fiskai_core.tools import (
+    MAX_TOOL_NAME_LENGTH,
+    CallContext,
+    CallPlan,
+    FilterRule,
+    ToolArguments,
+    ToolResult,
+    matches_rule,
+)
 
 __all__ = [
+    "MAX_REMOTE_DESCRIPTION_CHARS",
+    "MAX_REMOTE_SCHEMA_BYTES",
     "DiscoveredHost",
     "RemoteCallError",
     "RemoteDescriptor",
@@ -172,18 +193,24 @@ def name_remote_tools(
     final_count = Counter(final for _, _, final in planned)
     outcome = RemoteNaming()
     for host, descriptor, final in planned:
-        bare = descriptor.name
+        bare, shown = descriptor.name, shown_name(final)
         if final in taken_names or final_count[final] > 1:
-            outcome.skipped.setdefault(host.agent, []).append(f'{bare} (name "{final}" collides)')
-            outcome.collisions.append(f'"{final}" (agent "{host.agent}")')
+            outcome.skipped.setdefault(host.agent, []).append(f'{shown_name(bare)} (name "{shown}" collides)')
+            outcome.collisions.append(f'"{shown}" (agent "{host.agent}")')
             continue
         if not _NAME.fullmatch(final):
-            outcome.skipped.setdefault(host.agent, []).append(f'{bare} (invalid name "{final}")')
+            outcome.skipped.setdefault(host.agent, []).append(f'{shown_name(bare)} (invalid name "{shown}")')
+            continue
+        if len(final) > MAX_TOOL_NAME_LENGTH:
+            outcome.skipped.setdefault(host.agent, []).append(
+                f'{shown_name(bare)} (name "{shown}" is {len(final)} characters, over the {MAX_TOOL_NAME_LENGTH} '
+                "a tool name may have)"
+            )
             continue
         try:
             tool = RemoteTool.from_descriptor(descriptor, name=final, agent=host.agent, invoker=invoker)
         except RemoteImportError as err:
-            outcome.skipped.setdefault(host.agent, []).append(f"{bare} ({err})")
+            outcome.skipped.setdefault(host.agent, []).append(f"{shown_name(bare)} ({err})")
             continue
         outcome.tools.append(tool)
     return outcome
@@ -193,7 +220,9 @@ def name_remote_tools(
 class RemoteTool:
     """A tool served by another agent, called through a `RemoteInvoker`.
 
-    Never confirmation-gated locally (the serving side never serves gated tools) and has no tags.
+    Never confirmation-gated locally (the serving side never serves gated tools). Its tags are those its
+    description's `Tags: ...` line lists (the card carries tags nowhere else); locally only `ai:no_defer`
+    acts on them (the tool is always sent directly).
     """
 
     name: str
@@ -215,18 +244,20 @@ class RemoteTool:
         """Build a remote tool from an untrusted descriptor.
 
         Raises:
-            RemoteImportError: no description, or a schema that is not a JSON object.
+            RemoteImportError: no description, or a schema that is not a JSON object schema within the limits.
         """
         if not descriptor.description.strip():
             raise RemoteImportError(f'tool "{descriptor.name}" from agent "{agent}" advertises no description')
         schema = _parse_schema(descriptor, agent)
+        tags = description_tags(descriptor.description)
         return cls(
             name=name,
             remote_name=descriptor.name,
             agent=agent,
-            description=descriptor.description,
+            description=capped_description(descriptor.description, tags),
             input_schema=schema,
             invoker=invoker,
+            tags=tags,
         )
 
     def plan(self, arguments: ToolArguments) -> CallPlan:
@@ -239,11 +270,12 @@ class RemoteTool:
             reply = await self.invoker.invoke_tool(self.agent, self.remote_name, plan.arguments)
         except RemoteCallError as err:
             return ToolResult(output=f'calling tool "{self.remote_name}" on agent "{self.agent}": {err}', is_error=True)
+        # A peer's reply is capped here as a local command's output is, whatever the peer did or claims.
+        output, cut = capped_text(reply.output)
         if reply.is_error:
-            return ToolResult(output=reply.output, is_error=True)
-        return ToolResult(
-            output=reply.output, command=reply.command, exit_code=reply.exit_code, truncated=reply.truncated
-        )
+            return ToolResult(output=output, is_error=True)
+        command, _ = capped_text(reply.command, MAX_REMOTE_COMMAND_BYTES)
+        return ToolResult(output=output, command=command, exit_code=reply.exit_code, truncated=reply.truncated or cut)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -259,17 +291,18 @@ class _NameRule:
 
 
 def _parse_schema(descriptor: RemoteDescriptor, agent: str) -> dict[str, JsonValue]:
-    raw = descriptor.input_schema
+    name, raw = descriptor.name, descriptor.input_schema
     if raw is None:
         return {"type": "object"}
     try:
         value: object = json.loads(raw) if isinstance(raw, str | bytes) else json.loads(json.dumps(raw))
-    except (ValueError, TypeError) as err:
-        raise RemoteImportError(
-            f'tool "{descriptor.name}" from agent "{agent}" has an unparsable input schema: {err}'
-        ) from None
+    except (ValueError, TypeError, RecursionError) as err:
+        raise RemoteImportError(f'tool "{name}" from agent "{agent}" has an unparsable input schema: {err}') from None
     if not isinstance(value, dict):
-        raise RemoteImportError(
-            f'tool "{descriptor.name}" from agent "{agent}" has an unparsable input schema: not a JSON object'
-        )
-    return cast("dict[str, JsonValue]", value)
+        raise RemoteImportError(f'tool "{name}" from agent "{agent}" has an unparsable input schema: not a JSON object')
+    schema = cast("dict[str, JsonValue]", value)
+    problem = schema_problem(schema)
+    if problem:
+        raise RemoteImportError(f'tool "{name}" from agent "{agent}": {problem}')
+    # A model API wants the object type spelled out; a schema that leaves it implicit means the same.
+    return schema if "type" in schema else {"type": "object", **schema}

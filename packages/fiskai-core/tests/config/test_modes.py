@@ -152,7 +152,8 @@ def test_server_mode_requires_application_path_then_nats_context(tmp_path: Path)
     assert _error("nats_context: x\n", Mode.SERVER, tmp_path) == f"agent.yaml: {A2A_APP}"
     assert (
         _error("application_path: /bin/app\nnats_context: ''\n", Mode.SERVER, tmp_path)
-        == "agent.yaml:2: nats_context is required for the a2a server"
+        == "agent.yaml:2: nats_context is required for the a2a server: set nats_context in agent.yaml to a nats CLI "
+        "context, or pass --server URL or --context NAME"
     )
 
 

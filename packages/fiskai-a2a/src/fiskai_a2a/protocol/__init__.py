@@ -5,7 +5,18 @@ validated against the original's v1 JSON Schemas, shipped in `schemas/v1/`, befo
 is on the header's protocol id, never on the transport's subject. Imports no transport.
 """
 
-from ._codec import MAX_MESSAGE_BYTES, MESSAGE_TYPES, SCHEMA_BASE, decode, decode_exact, encode, schema_for, validate
+from ._codec import (
+    MAX_MESSAGE_BYTES,
+    MAX_NESTING_DEPTH,
+    MESSAGE_TYPES,
+    SCHEMA_BASE,
+    check_nesting,
+    decode,
+    decode_exact,
+    encode,
+    schema_for,
+    validate,
+)
 from ._ids import (
     ACK,
     CANCEL,
@@ -61,6 +72,7 @@ __all__ = [
     "EVENT",
     "HEADER_FIELDS",
     "MAX_MESSAGE_BYTES",
+    "MAX_NESTING_DEPTH",
     "MESSAGE_TYPES",
     "NAMESPACE",
     "PROTOCOL_FAMILY",
@@ -94,6 +106,7 @@ __all__ = [
     "ToolRequest",
     "ToolResultBlock",
     "Usage",
+    "check_nesting",
     "decode",
     "decode_exact",
     "encode",

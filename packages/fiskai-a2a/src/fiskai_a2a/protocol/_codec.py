@@ -1,6 +1,6 @@
 """Bytes to messages and back, validated against the shipped v1 JSON Schemas.
 
-Decoding trusts nothing: the size is checked before parsing, the protocol id picks the schema, the
+Decoding trusts nothing: the size and the nesting depth are checked before parsing, the protocol id picks the schema, the
 schema (draft 2020-12, `unevaluatedProperties: false`) decides validity, and only then is a typed
 message built. Meaning always comes from the `protocol` id in the body, never from where the bytes
 arrived.
@@ -52,12 +52,15 @@ from ._messages import (
     ToolReply,
     ToolRequest,
 )
+from ._nesting import MAX_NESTING_DEPTH, check_nesting
 from ._schemas import SCHEMA_BASE, checker_for, shipped_schema
 
 __all__ = [
     "MAX_MESSAGE_BYTES",
+    "MAX_NESTING_DEPTH",
     "MESSAGE_TYPES",
     "SCHEMA_BASE",
+    "check_nesting",
     "decode",
     "decode_exact",
     "encode",
@@ -164,12 +167,14 @@ def decode_exact(data: bytes, *, expect: Collection[str] | None = None) -> tuple
 
     Raises:
         MessageTooLargeError: `data` is over `MAX_MESSAGE_BYTES`.
-        MessageValidationError: not JSON, not an object, or invalid against its schema.
+        MessageValidationError: not JSON, nested deeper than `MAX_NESTING_DEPTH`, not an object, or invalid
+            against its schema.
         ProtocolVersionError: a fisk-ai protocol id of another version.
         UnknownProtocolError: an unknown protocol id, or one `expect` does not list.
     """
     if len(data) > MAX_MESSAGE_BYTES:
         raise MessageTooLargeError(len(data), MAX_MESSAGE_BYTES)
+    check_nesting(data)
     try:
         exact = loads_exact(data)
     except (ValueError, UnicodeDecodeError) as err:

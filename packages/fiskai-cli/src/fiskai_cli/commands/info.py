@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable, Sequence
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -23,6 +25,10 @@ from fiskai_core.tools import TOOL_SEARCH_THRESHOLD, plan_deferral, requires_con
 
 if TYPE_CHECKING:
     from fiskai_agent.llm import Capabilities
+    from fiskai_core.remote import RemoteTool
+
+    RemoteImporter = Callable[[Sequence[str]], tuple[Sequence[RemoteTool], Sequence[str]]]
+    """Imports the remote_tools hosts' tools given the names already taken; returns them and warnings."""
 
 __all__ = ["info"]
 
@@ -56,13 +62,12 @@ def info(ctx: click.Context, output_format: str) -> None:
     settings = load_settings(ctx, Mode.MCP, required=True)
     assert settings is not None  # required=True: a missing file is an error above
     application = load_application(settings)
-    report = build_report(settings, application)
+    importer = None
     if settings.config.remote_tools:
-        from fiskai_cli.commands.info_remote import remote_rows
+        from fiskai_cli.commands.info_remote import remote_tools
 
-        rows, warnings = remote_rows(settings.config, [tool["name"] for tool in report["tools"]])
-        report["tools"].extend(rows)
-        report["warnings"].extend(warnings)
+        importer = partial(remote_tools, settings.config)
+    report = build_report(settings, application, import_remote=importer)
     if output_format == "json":
         click.echo(json.dumps(report, indent=2, ensure_ascii=False))
         return
@@ -71,8 +76,10 @@ def info(ctx: click.Context, output_format: str) -> None:
     click.echo(render_text(report))
 
 
-def build_report(settings: Settings, application: Application | None) -> dict[str, Any]:
-    """Everything `info` shows, as one JSON-ready object."""
+def build_report(
+    settings: Settings, application: Application | None, *, import_remote: RemoteImporter | None = None
+) -> dict[str, Any]:
+    """Everything `info` shows, as one JSON-ready object; `import_remote` lists the remote_tools hosts' tools."""
     config = settings.config
     harness = config.harness
     warnings: list[str] = []
@@ -88,9 +95,13 @@ def build_report(settings: Settings, application: Application | None) -> dict[st
         *(_MEMORY_TOOLS if harness.memory.enabled else ()),
         *(_KNOWLEDGE_TOOLS if harness.knowledge.enabled else ()),
     ]
+    remote, remote_warnings = (
+        import_remote([*(tool.name for tool in app_tools), *builtins]) if import_remote else ((), ())
+    )
     capabilities = _capabilities(config)
+    # As a run decides it: application tools, then remote tools (a peer's `ai:no_defer` tag included).
     plan = plan_deferral(
-        app_tools,
+        [*app_tools, *remote],
         builtin_count=len(builtins),
         # Without server-side tool search a run defers the same tools behind the client-side find_tools.
         provider_supports_search=capabilities is not None,
@@ -120,11 +131,23 @@ def build_report(settings: Settings, application: Application | None) -> dict[st
         {"name": name, "source": "built-in", "confirm": False, "deferred": False, "description": "", "tags": []}
         for name in builtins
     )
+    tools.extend(
+        {
+            "name": tool.name,
+            "source": f"remote {tool.agent}",
+            "confirm": False,
+            "deferred": plan.deferred.get(tool.name, False),
+            "description": tool.description,
+            "tags": list(tool.tags),
+        }
+        for tool in remote
+    )
     warnings.extend(
         f"confirm_tags entry {tag!r} matches no loaded tool; check the tag spelling"
         for tag, count in tag_counts.items()
         if application is not None and count == 0
     )
+    warnings.extend(remote_warnings)
     return {
         "config": str(settings.path),
         "identity": config.identity,

@@ -1,4 +1,4 @@
-"""The `remote_tools` rows of `fiskai info`: a best-effort import, so an unreachable peer is a warning.
+"""The `remote_tools` of `fiskai info`: a best-effort import, so an unreachable peer is a warning.
 
 A run imports strictly (its prompt may depend on those tools); `info` still shows the local tools
 when a host, or NATS itself, cannot be reached, and says why. Loaded only when `remote_tools` is set,
@@ -7,25 +7,28 @@ so `info` without it never imports NATS.
 
 from __future__ import annotations
 
-from collections.abc import Collection
-from typing import Any
+from collections.abc import Sequence
 
 import anyio
 
 from fiskai_core.config import Config
+from fiskai_core.remote import RemoteTool
 
-__all__ = ["remote_rows"]
+__all__ = ["remote_tools"]
 
 
-def remote_rows(config: Config, taken: Collection[str]) -> tuple[list[dict[str, Any]], list[str]]:
-    """The imported remote tools as `info` rows, and warnings for what could not be imported."""
+def remote_tools(config: Config, taken: Sequence[str]) -> tuple[list[RemoteTool], list[str]]:
+    """The remote tools a run would import (with their names, tags and limits), and warnings for the rest.
+
+    The tools' connection is closed on return: `info` only describes them.
+    """
     try:
         from fiskai_a2a import load_context
         from fiskai_a2a.nats_transport import open_remote_tools
     except ImportError as err:
         return [], [f"remote_tools are not listed: they need the `a2a` extra, pip install 'fiskai-cli[a2a]' ({err})"]
 
-    async def gather() -> tuple[list[dict[str, Any]], list[str]]:
+    async def gather() -> tuple[list[RemoteTool], list[str]]:
         async with open_remote_tools(
             config.remote_tools,
             context=load_context(config.nats_context),
@@ -34,18 +37,7 @@ def remote_rows(config: Config, taken: Collection[str]) -> tuple[list[dict[str, 
             taken=taken,
             strict=False,
         ) as imported:
-            rows = [
-                {
-                    "name": tool.name,
-                    "source": f"remote {tool.agent}",
-                    "confirm": False,
-                    "deferred": False,
-                    "description": tool.description,
-                    "tags": list(tool.tags),
-                }
-                for tool in imported.tools
-            ]
-            return rows, list(imported.warnings)
+            return list(imported.tools), list(imported.warnings)
 
     try:
         return anyio.run(gather)

@@ -2,7 +2,8 @@
 
 Modes: `agent` (`run`), `mcp` (`mcp`, `info`, `knowledge`, `session --config`, `discover`; the most
 lenient) and `server` (`a2a`). Before the mode rules come the checks that span blocks. Messages are
-the original's, word for word, after the file and line.
+the original's, word for word, after the file and line (a missing nats_context for `a2a` then adds the
+command-line fix the original lacks).
 """
 
 from __future__ import annotations
@@ -118,7 +119,13 @@ def _check_server(config: Config, origin: Origin) -> None:
             exact=True,
         )
     if not config.nats_context:
-        raise origin.error(("nats_context",), "nats_context is required for the a2a server", exact=True)
+        # The original's words, then the fix: `fiskai a2a` can also be given a connection on the command line.
+        raise origin.error(
+            ("nats_context",),
+            "nats_context is required for the a2a server: set nats_context in agent.yaml to a nats CLI context, "
+            "or pass --server URL or --context NAME",
+            exact=True,
+        )
 
 
 def _check_agent(config: Config, origin: Origin) -> None:

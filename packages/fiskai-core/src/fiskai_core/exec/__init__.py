@@ -26,7 +26,7 @@ from ._env import (
     is_harness_credential,
     tool_env,
 )
-from ._output import MAX_TOOL_OUTPUT_BYTES
+from ._output import MAX_TOOL_OUTPUT_BYTES, HeadTailCapture
 from ._process import format_seconds
 from ._source import SourceCommand, ToolSource
 
@@ -36,6 +36,7 @@ __all__ = [
     "ENV_NAME_PATTERN",
     "HARNESS_CREDENTIAL_PREFIXES",
     "MAX_TOOL_OUTPUT_BYTES",
+    "HeadTailCapture",
     "TRACE_LINE_MAX_RUNES",
     "SourceCommand",
     "ToolSource",

@@ -26,9 +26,10 @@ from ._describe import trace_line, trace_line_short
 from ._introspect import introspect
 from ._load import Application, load_application, resolve_application_path
 from ._model import ApplicationModel, ArgModel, CmdModel, FlagModel
-from ._walk import CommandSpec, walk_commands
+from ._walk import MAX_TOOL_NAME_LENGTH, CommandSpec, walk_commands
 
 __all__ = [
+    "MAX_TOOL_NAME_LENGTH",
     "Application",
     "ApplicationModel",
     "ArgModel",

@@ -22,6 +22,7 @@ from pydantic import JsonValue
 from fiskai_core._gojson import go_quote
 from fiskai_core.errors import ArgumentsError, IntrospectionError
 from fiskai_core.tools._arguments import ToolArguments, parse_arguments
+from fiskai_core.tools._tags import MAX_TOOL_NAME_LENGTH
 
 from ._args import build_argv
 from ._describe import human_description, model_description, trace_line, trace_line_short
@@ -173,7 +174,6 @@ def walk_commands(
     return specs
 
 
-MAX_TOOL_NAME_LENGTH = 128
 """The longest tool name model APIs accept (Anthropic: `^[a-zA-Z0-9_-]{1,128}$`)."""
 _COMMAND_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")
 

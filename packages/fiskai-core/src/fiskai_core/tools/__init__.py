@@ -19,10 +19,19 @@ from ._protocols import CallContext, CallPlan, FilterRule, Selectable, Tool
 from ._result import ToolResult
 from ._select import matches_rule, select_tools
 from ._set import ToolEntry, ToolKind, ToolSet
-from ._tags import TAG_CONFIRM, TAG_DENY, TAG_IDEMPOTENT, TAG_NO_DEFER, requires_confirmation, trigger_tag
+from ._tags import (
+    MAX_TOOL_NAME_LENGTH,
+    TAG_CONFIRM,
+    TAG_DENY,
+    TAG_IDEMPOTENT,
+    TAG_NO_DEFER,
+    requires_confirmation,
+    trigger_tag,
+)
 from ._validate import check_arguments, missing_required, missing_required_message
 
 __all__ = [
+    "MAX_TOOL_NAME_LENGTH",
     "TAG_CONFIRM",
     "TAG_DENY",
     "TAG_IDEMPOTENT",

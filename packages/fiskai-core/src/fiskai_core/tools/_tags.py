@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Sequence
 
 __all__ = [
+    "MAX_TOOL_NAME_LENGTH",
     "TAG_CONFIRM",
     "TAG_DENY",
     "TAG_IDEMPOTENT",
@@ -13,6 +14,8 @@ __all__ = [
     "trigger_tag",
 ]
 
+MAX_TOOL_NAME_LENGTH = 128
+"""The longest tool name model APIs accept (Anthropic: `^[a-zA-Z0-9_-]{1,128}$`); longer ones are refused."""
 TAG_DENY = "ai:deny"
 """Never offered to a model, on any face; nothing can add it back."""
 TAG_CONFIRM = "ai:confirm"
