@@ -9,7 +9,15 @@ import anyio
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from fiskai_core.approvals import ApprovalRule, Approvals, RuleError, load_rules, parse_rule, save_rules, suggest_rule
+from fiskai_core.approvals import (
+    ApprovalRule,
+    Approvals,
+    RuleError,
+    load_rules,
+    parse_rule,
+    save_rules,
+    suggest_rule,
+)
 from fiskai_core.confirm import ConfirmGate, GateDecision
 from fiskai_core.prompter import ConfirmChoice
 from fiskai_core.testing import ScriptedPrompter
@@ -95,15 +103,15 @@ _VALUE = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_s
 def test_a_prefix_glob_never_matches_a_value_without_that_prefix(prefix: str, value: str) -> None:
     r = rule(f"cluster_node_drain @1={prefix}*")
     matched = ok(r, drain(node=value))
-    printable = not any(ord(c) < 0x20 or ord(c) == 0x7F for c in value)
-    assert matched == (value.startswith(prefix) and printable)
+    rest = value[len(prefix) :]
+    assert matched == (value.startswith(prefix) and rest.isprintable() and "/" not in rest)
 
 
 @settings(max_examples=300, deadline=None)
 @given(value=_VALUE, other=_VALUE)
 def test_an_exact_rule_matches_only_its_own_value(value: str, other: str) -> None:
     r = rule(suggest_rule("cluster_node_drain", drain(f"--reason={value}")))
-    assert ok(r, drain(f"--reason={value}")) or any(ord(c) < 0x20 or ord(c) == 0x7F for c in value)
+    assert ok(r, drain(f"--reason={value}")), "literal text matches itself, whatever it holds"
     if other != value:
         assert not ok(r, drain(f"--reason={other}"))
 

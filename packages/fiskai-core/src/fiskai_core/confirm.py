@@ -264,8 +264,9 @@ class ConfirmGate:
     ) -> GateDecision:
         """Ask for the rule to save (it must parse and match this call), save it, and allow the call."""
         question = (
-            f"Rule to save for agent {approvals.identity!r} (edit the values to widen it; * matches any text, "
-            f"... allows unmentioned arguments):"
+            f"Rule to save for agent {approvals.identity!r} (edit the values to widen it: * matches printable "
+            "text without /, ** also /, ? one character; no wildcard matches a control character or a .. "
+            "segment; ... allows unmentioned arguments):"
         )
         default = suggest_rule(name, argv)
         for _ in range(_RULE_ATTEMPTS):
