@@ -14,6 +14,7 @@ from fiskai_core.approvals import (
     Approvals,
     RuleError,
     load_rules,
+    no_terminal_warning,
     parse_rule,
     save_rules,
     suggest_rule,
@@ -188,3 +189,25 @@ def test_gate_saves_the_rule_the_operator_enters(tmp_path: Path) -> None:
     assert [r.text for r in load_rules(path)] == ["cluster_node_drain '@1=n*'"]
     later = _check(gate, drain(node="n9"))
     assert (later.allowed, later.channel) == (True, "rule")
+
+
+_GATED = {"cluster_node_drain": _TAGS, "cluster_config_set": ("ai:confirm", "audit", "impact:rw")}
+
+
+def test_the_no_terminal_warning_says_which_calls_saved_rules_still_let_run() -> None:
+    none = no_terminal_warning(_GATED, None)
+    assert none.startswith("2 tool(s) require confirmation") and none.endswith(
+        "they will always be declined rather than run"
+    )
+    assert no_terminal_warning(_GATED, Approvals([])) == none
+    stale = rule("cluster_node_drain ...", tags=("ai:confirm",))  # made before drain was re-tagged
+    other = rule("cluster_node_list ...", tags=("impact:ro",))  # not a gated tool of this run
+    assert no_terminal_warning(_GATED, Approvals([stale, other])) == none
+    live = Approvals([rule("cluster_node_drain @1=n*"), rule("cluster_node_drain --force ..."), stale])
+    message = no_terminal_warning(_GATED, live)
+    assert "always" not in message
+    assert "2 saved approval rule(s) still let matching calls of cluster_node_drain run" in message
+    assert message.endswith("every other call is declined rather than run")
+    many = {f"tool_{n}": _TAGS for n in range(5)}
+    everything = Approvals([parse_rule(f"tool_{n} ...", tags=_TAGS) for n in range(5)])
+    assert "calls of tool_0, tool_1, tool_2 and 2 more run" in no_terminal_warning(many, everything)

@@ -7,7 +7,7 @@ a YAML file the CLI places in the state home.
 
 from __future__ import annotations
 
-from ._approvals import Approvals
+from ._approvals import Approvals, no_terminal_warning
 from ._errors import RuleError
 from ._file import MAX_FILE_BYTES
 from ._rules import ANY_ARGUMENTS, ApprovalRule, parse_rule, suggest_rule
@@ -21,6 +21,7 @@ __all__ = [
     "Approvals",
     "RuleError",
     "load_rules",
+    "no_terminal_warning",
     "parse_rule",
     "save_rules",
     "suggest_rule",

@@ -1,14 +1,16 @@
-"""What a confirm gate consults: one agent's rules."""
+"""What a confirm gate consults: one agent's rules, and what they mean for a run with no terminal."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from ._rules import ApprovalRule
 from ._store import load_rules, save_rules
 
-__all__ = ["Approvals"]
+__all__ = ["Approvals", "no_terminal_warning"]
+
+_NAMED_TOOLS = 3
 
 
 class Approvals:
@@ -63,3 +65,31 @@ class Approvals:
             self._rules.append(rule)
         if self._saver is not None:
             self._saver(self._rules)
+
+
+def no_terminal_warning(gated: Mapping[str, Sequence[str]], approvals: Approvals | None) -> str:
+    """The start-up warning for gated tools when no operator can be asked, true to the saved rules.
+
+    Without a terminal a gated call runs only when a persisted rule approves it; say so when some rule
+    can (naming how many rules, and for which tools), instead of claiming every call will be declined.
+
+    Args:
+        gated: Each gated tool of the run (name to its current tags).
+        approvals: The persisted rules the run's gate consults, if any.
+
+    Returns:
+        One line, for `warning: `.
+    """
+    head = f"{len(gated)} tool(s) require confirmation before running but no interactive terminal is attached"
+    rules = approvals.rules if approvals is not None else ()
+    live = [rule for rule in rules if rule.tool in gated and rule.applies_to(rule.tool, gated[rule.tool])]
+    if not live:
+        return f"{head}; they will always be declined rather than run"
+    tools = sorted({rule.tool for rule in live})
+    named = ", ".join(tools[:_NAMED_TOOLS]) + (
+        f" and {len(tools) - _NAMED_TOOLS} more" if len(tools) > _NAMED_TOOLS else ""
+    )
+    return (
+        f"{head}; {len(live)} saved approval rule(s) still let matching calls of {named} run (see fiskai "
+        "approvals list), every other call is declined rather than run"
+    )
