@@ -323,6 +323,7 @@ class Runner:
                 presentation=entry.presentation,
                 kind=entry.kind,
                 agent=entry.agent,
+                gate=decision,
             )
         )
         if remote:
