@@ -119,6 +119,13 @@ def test_run_honours_a_persisted_rule_and_session_show_lists_every_decision(
     )
     ran = fiskai(["run", "--checkpoint", "--name", "drains", "drain n3 and db1"], env, server)
     assert ran.returncode == 0, ran.stderr
+    # No terminal, yet the start-up warning does not claim every gated call will be declined: one may run.
+    assert "always be declined" not in ran.stderr
+    assert "1 saved approval rule(s) still let matching calls of cluster_node_drain run" in ran.stderr
+    # The line UI says which rule let the call run, right under it.
+    lines = ran.stderr.splitlines()
+    call = next(i for i, line in enumerate(lines) if line.startswith("-> ") and "-- n3" in line)
+    assert lines[call + 1] == "   approved by rule \"cluster_node_drain '--reason=*' '@1=n*'\""
     results = {r["tool_use_id"]: r for r in server.requests[1].tool_results()}
     assert "fixturectl was called with" in str(results["toolu_ok"]["content"])
     assert '"allowed":false' in str(results["toolu_no"]["content"])
@@ -154,3 +161,30 @@ def test_a_rule_made_under_other_tags_no_longer_applies_and_check_says_why(
     ran = fiskai(["run", "drain n1"], env, server)
     assert ran.returncode == 0, ran.stderr
     assert '"allowed":false' in str(server.requests[1].tool_results()[0]["content"])
+
+
+def test_a_planted_symlink_feeds_no_rule_to_run_and_add_keeps_nothing(
+    env: dict[str, str], server: MessagesServer, tmp_path: Path
+) -> None:
+    """Someone who could write the state folder once links the rules file to theirs: every path refuses it."""
+    theirs = tmp_path / "theirs.yaml"
+    planted = "rules:\n  - tool: cluster_node_drain\n    patterns: ['...']\n    tags: [ai:confirm, impact:rw]\n"
+    theirs.write_text(planted, encoding="utf-8")
+    theirs.chmod(0o600)
+    path = rules_file(env)
+    path.parent.mkdir(parents=True, mode=0o700)
+    path.symlink_to(theirs)
+
+    ran = fiskai(["run", "drain n1"], env, server)
+    assert ran.returncode == 1 and f'"{path}" is a symbolic link' in ran.stderr and "Traceback" not in ran.stderr
+    assert server.requests == [], "no model call, so no drain, before the rules are trustworthy"
+    for args in (["approvals", "list"], ["approvals", "add", "cluster_node_drain", "@1=n1", "--reason=*"]):
+        refused = fiskai(args, env)
+        assert refused.returncode == 1 and "is a symbolic link" in refused.stderr, args
+    assert path.is_symlink() and theirs.read_text(encoding="utf-8") == planted, "add kept nothing of theirs"
+
+    path.unlink()  # the fix the message names
+    assert fiskai(["approvals", "add", "cluster_node_drain", "@1=n1", "--reason=*"], env).returncode == 0
+    assert [r["rule"] for r in json.loads(fiskai(["approvals", "list", "--format", "json"], env).stdout)["rules"]] == [
+        "cluster_node_drain @1=n1 '--reason=*'"
+    ]

@@ -331,7 +331,7 @@ class Runner:
                 presentation=entry.presentation,
                 kind=entry.kind,
                 agent=entry.agent,
-                rule=decision.rule if decision is not None else None,
+                gate=decision,
             )
         )
         if remote:

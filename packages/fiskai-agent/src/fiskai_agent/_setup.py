@@ -34,6 +34,7 @@ from fiskai_agent.llm import (
     create_provider,
     overrides_from_settings,
 )
+from fiskai_core.approvals import no_terminal_warning
 from fiskai_core.builtins import FIND_TOOLS
 from fiskai_core.confirm import ConfirmGate
 from fiskai_core.tools import plan_deferral
@@ -104,16 +105,10 @@ def _advise_gate(options: RunOptions, gate: ConfirmGate, entries: dict[str, Entr
                 "decline rather than prompt",
             )
         )
-    gated = sum(1 for e in entries.values() if e.gate_tag is not None)
+    gated = {name: e.tool.tags for name, e in entries.items() if e.gate_tag is not None}
     if gated and not can_prompt:
-        events.warn(
-            Advisory(
-                kind="confirm_no_terminal",
-                count=gated,
-                message=f"{gated} tool(s) require confirmation before running but no interactive terminal is "
-                "attached; they will always be declined rather than run",
-            )
-        )
+        message = no_terminal_warning(gated, options.approvals)
+        events.warn(Advisory(kind="confirm_no_terminal", count=len(gated), message=message))
     app_tags = {tag for e in entries.values() if e.kind == "application" for tag in e.tool.tags}
     for tag in gate.confirm_tags:
         if tag not in app_tags:

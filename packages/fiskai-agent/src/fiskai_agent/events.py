@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Literal, Protocol
 
 from fiskai_agent.llm import Message, Response
+from fiskai_core.confirm import GateDecision
 
 __all__ = [
     "Advisory",
@@ -135,8 +136,9 @@ class ToolTrace:
     kind: ToolKind
     agent: str = ""
     """The peer agent of a remote tool."""
-    rule: str | None = None
-    """What approved a gated call without asking (`session: ...` or a saved rule's text), if anything did."""
+    gate: GateDecision | None = None
+    """The confirm gate's decision that let the call run (`None` when the tool is not gated): its
+    `channel` and `rule` say whether a persisted rule or an earlier "for the session" allowed it, and which."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -11,6 +11,7 @@ from fiskai_agent.events import Advisory, ResumeInfo, RunInfo, ToolResultTrace, 
 from fiskai_agent.llm import Message, ProviderBlock, Response, TextBlock, ThinkingBlock, ToolUseBlock, Usage
 from fiskai_cli.ui.line_events import LineEvents, fold_result
 from fiskai_cli.ui.line_stats import go_duration, stats_line
+from fiskai_core.confirm import GateChannel, GateDecision
 
 
 class _Tty(io.StringIO):
@@ -281,3 +282,32 @@ def test_go_duration() -> None:
         "1m3.207s",
         "1h2m3s",
     ]
+
+
+def _gated(channel: GateChannel, rule: str | None, *, allowed: bool = True) -> ToolTrace:
+    decision = GateDecision(
+        allowed=allowed, reason="", channel=channel, tag="ai:confirm", digest="d" * 64, display="x", rule=rule
+    )
+    line = "/bin/fixturectl cluster node drain --reason=disk -- n3"
+    return ToolTrace(
+        tool_use_id="t",
+        name="cluster_node_drain",
+        display=line,
+        display_short=line,
+        presentation="command",
+        kind="application",
+        gate=decision,
+    )
+
+
+def test_a_call_a_standing_approval_let_run_names_it_under_the_command_line() -> None:
+    events, _, err = _events()
+    events.tool_call(_gated("rule", "cluster_node_drain '--reason=*' '@1=n*'"))
+    events.tool_call(_gated("session", "session: cluster_node_drain ..."))
+    events.tool_call(_gated("prompt", None))  # the operator just answered: nothing to add
+    events.tool_call(_gated("rule", "cluster_node_drain '@1=n\x1b[2J*'"))  # a rule is shown, never obeyed
+    assert err.getvalue().splitlines()[1::2][:2] == [
+        "   approved by rule \"cluster_node_drain '--reason=*' '@1=n*'\"",
+        "   approved for this session (cluster_node_drain ...)",
+    ]
+    assert err.getvalue().count("approved") == 3 and "\x1b" not in err.getvalue()

@@ -307,8 +307,9 @@ class ConfirmGate:
             The decision, and what became of the rule in an operator's words.
         """
         question = (
-            f"Rule to save for agent {approvals.identity!r} (edit the values to widen it; * matches any text, "
-            f"... allows unmentioned arguments):"
+            f"Rule to save for agent {approvals.identity!r} (edit the values to widen it: * matches printable "
+            "text without /, ** also /, ? one character; no wildcard matches a control character or a .. "
+            "segment; ... allows unmentioned arguments):"
         )
         default = suggest_rule(name, argv)
         for _ in range(_RULE_ATTEMPTS):

@@ -9,17 +9,21 @@ be gated (a rule for an ungated tool would approve nothing) and not be tagged `a
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from fiskai_cli import _wiring as wiring
 from fiskai_cli.ui.text import table
-from fiskai_core.approvals import ApprovalRule, load_rules, parse_rule, save_rules
+from fiskai_core.approvals import ApprovalRule, RuleError, load_rules, parse_rule, save_rules
 from fiskai_core.config import Mode
 from fiskai_core.tools import TAG_CONFIRM, TAG_DENY
+
+if TYPE_CHECKING:
+    from fiskai_core.fisk.execution import CommandTool
 
 __all__ = ["approvals"]
 
@@ -45,18 +49,23 @@ def approvals() -> None:
     A rule approves a gated tool's calls whose command line has a given shape, without asking. It is
     matched on the exact argv the call would run: flags as --NAME=GLOB (or a bare --NAME), positionals
     as @N=GLOB (N-th after the --) or @*=GLOB (all others), ... to allow arguments the rule does not
-    mention. GLOB is literal except * and ?. Without ..., a call carrying anything the rule does not
-    mention is not approved. A rule holds only while the tool's tags are unchanged, and no rule can
-    approve a tool tagged ai:deny.
+    mention. GLOB is literal except * (printable text without /), ** (printable text, / included) and
+    ? (one printable character, not /); no wildcard matches a control or bidi character or a ..
+    path segment. Without ..., a call carrying anything the rule does not mention is not approved. A
+    rule holds only while the tool's tags are unchanged, and no rule can approve a tool tagged ai:deny.
+
+    The rules file is read only if it is a regular file you own, writable only by you, in a folder
+    only you can write, and at most 1 MiB; anything else is refused with the fix.
+
+    These examples, then those of each subcommand (add, check, list, rm), run as written in that
+    order in examples/fixturectl, starting with no rules.
 
     \b
     Examples:
-      fiskai -c agent.yaml approvals list
       fiskai -c agent.yaml approvals add cluster_node_drain "--reason=*" "@1=n*"
-      fiskai -c agent.yaml approvals add cluster_config_set "@1=app.*" "@2=*"
       fiskai -c agent.yaml approvals check cluster_node_drain '{"node": "n3", "reason": "disk"}'
-      fiskai -c agent.yaml approvals rm 3f2a9c01de
       fiskai -c agent.yaml approvals list --format json
+      fiskai -c agent.yaml approvals rm 3e916884f4
     """
 
 
@@ -141,14 +150,14 @@ def _tool_tags(settings: wiring.Settings, tool: str) -> Sequence[str]:
 def add(ctx: click.Context, tool: str, patterns: tuple[str, ...], identity: str | None, output_format: str) -> None:
     """Add a rule: TOOL then patterns (quote globs so the shell leaves them alone).
 
-    A pattern that looks like one of this command's own options (--format, --identity) goes after a
-    `--`: everything after it is a pattern.
+    Everything after a `--` is a pattern, so a flag pattern spelled like one of this command's own
+    options (--format, --identity) goes there.
 
     \b
     Examples:
       fiskai -c agent.yaml approvals add cluster_node_drain "--reason=*" "@1=n*"
       fiskai -c agent.yaml approvals add cluster_node_drain --force "@1=n?" ...
-      fiskai -c agent.yaml approvals add cluster_config_set -- --format=json "@1=app.*" "@2=*"
+      fiskai -c agent.yaml approvals add cluster_config_set -- --output=json "@1=app.*" "@2=*"
     """
     settings = wiring.load_settings(ctx, Mode.AGENT, required=True)
     assert settings is not None
@@ -167,6 +176,14 @@ def add(ctx: click.Context, tool: str, patterns: tuple[str, ...], identity: str 
     click.echo(f"added {rule.id}: {rule.text}  (tags {','.join(rule.tags)}; {path})")
 
 
+def _spelled(text: str, rule: ApprovalRule) -> bool:
+    """Whether `text` is `rule` written out (any quoting a shell reads the same way)."""
+    try:
+        return parse_rule(text, tags=()).same_as(rule)
+    except RuleError:
+        return False
+
+
 def _quoted(word: str) -> str:
     import shlex
 
@@ -178,22 +195,26 @@ def _quoted(word: str) -> str:
 @_options
 @click.pass_context
 def remove(ctx: click.Context, which: tuple[str, ...], identity: str | None, output_format: str) -> None:
-    """Remove rules by id (from `list`) or by their exact text.
+    """Remove rules by id (from `list`) or by their text, quoted any way a shell would read the same.
 
     \b
     Examples:
-      fiskai -c agent.yaml approvals rm 3f2a9c01de
-      fiskai -c agent.yaml approvals rm "cluster_node_drain --reason='*' '@1=n*'"
+      fiskai -c agent.yaml approvals rm 3e916884f4
+      fiskai -c agent.yaml approvals rm "cluster_node_drain --force @1=n? ..."
     """
     name, _settings = _identity(ctx, identity)
     path = wiring.approvals_file(name)
     rules = _load(path)
-    wanted = set(which)
-    gone = [r for r in rules if r.id in wanted or r.text in wanted]
-    unknown = wanted - {r.id for r in gone} - {r.text for r in gone}
+    gone: list[ApprovalRule] = []
+    unknown: list[str] = []
+    for given in dict.fromkeys(which):
+        found = [r for r in rules if r.id == given or _spelled(given, r)]
+        gone += [r for r in found if r not in gone]
+        if not found:
+            unknown.append(given)
     if unknown:
         raise click.ClickException(
-            f"no rule {', '.join(sorted(unknown))!s} in {path} (see fiskai approvals list); nothing was removed"
+            f"no rule {', '.join(unknown)} in {path} (see fiskai approvals list); nothing was removed"
         )
     with wiring.reported():
         save_rules(path, [r for r in rules if r not in gone], identity=name)
@@ -214,11 +235,13 @@ def remove(ctx: click.Context, which: tuple[str, ...], identity: str | None, out
 def check(ctx: click.Context, tool: str, arguments: str, identity: str | None, output_format: str) -> None:
     """Show the command line a call would run and which rule, if any, approves it (exit 1 when none).
 
-    ARGUMENTS is the tool's JSON arguments, as a model would send them.
+    ARGUMENTS is the tool's JSON arguments, as a model would send them (`fiskai tools schema TOOL`
+    shows what they may hold).
 
     \b
     Examples:
-      fiskai -c agent.yaml approvals check cluster_node_drain '{"node": "n3"}'
+      fiskai -c agent.yaml approvals check cluster_node_drain '{"node": "n3", "reason": "disk"}'
+      fiskai -c agent.yaml approvals check cluster_node_drain '{"node": "n3", "reason": "disk"}' --format json
     """
     settings = wiring.load_settings(ctx, Mode.AGENT, required=True)
     assert settings is not None
@@ -227,13 +250,9 @@ def check(ctx: click.Context, tool: str, arguments: str, identity: str | None, o
     application = wiring.load_application(settings)
     assert application is not None
     bound = {t.name: t for t in wiring.application_tools(settings, application)}
-    from fiskai_core.calls import Refusal, prepare_call
     from fiskai_core.confirm import render_command_line
 
-    prepared = prepare_call(bound[tool], arguments)
-    if isinstance(prepared, Refusal):
-        raise click.ClickException(f"{tool}: {prepared.result.output}")
-    argv = prepared.gate_argv
+    argv = _check_argv(settings, bound[tool], arguments)
     path = wiring.approvals_file(name)
     rules = _load(path)
     rule = next((r for r in rules if r.matches(name=tool, tags=tags, argv=argv)), None)
@@ -264,3 +283,30 @@ def check(ctx: click.Context, tool: str, arguments: str, identity: str | None, o
         )
     if rule is None:
         ctx.exit(1)
+
+
+# The trust boundary words its refusals for a model; an operator at `check` gets the same facts without them.
+_TO_A_MODEL = re.compile(r"(\. Nothing was run; correct the arguments and call again\.|; remove it and call again)$")
+
+
+def _check_argv(settings: wiring.Settings, tool: CommandTool, arguments: str) -> list[str]:
+    """The argv `arguments` make for `tool` (through the call path), or what the operator must change in them."""
+    from fiskai_core.calls import Refusal, prepare_call
+
+    fix = f"fix ARGUMENTS (fiskai -c {settings.path} tools schema {tool.name} shows what they may hold)"
+    try:
+        decoded: object = json.loads(arguments)
+    except ValueError as err:
+        raise click.ClickException(
+            f'ARGUMENTS is not JSON ({err}); give one JSON object, e.g. \'{{"node": "n3"}}\''
+        ) from None
+    if not isinstance(decoded, dict):
+        raise click.ClickException('ARGUMENTS must be one JSON object, e.g. \'{"node": "n3"}\'')
+    call = prepare_call(tool, arguments)
+    if isinstance(call, Refusal):
+        if call.kind == "missing":
+            detail = "missing " + ", ".join(f'"{m}"' for m in call.missing)
+        else:
+            detail = _TO_A_MODEL.sub("", call.result.output)
+        raise click.ClickException(f'these arguments do not fit "{tool.name}": {detail}; {fix}')
+    return list(call.gate_argv)

@@ -23,7 +23,7 @@ from fiskai_core.sanitize import sanitize_for_display, sanitize_for_terminal
 if TYPE_CHECKING:
     from rich.console import Console
 
-__all__ = ["LineEvents"]
+__all__ = ["LineEvents", "approved_by"]
 
 _THOUGHT = "\N{THOUGHT BALLOON}"
 # Stop reasons whose text is not a trustworthy final answer: it goes to stderr, never to stdout.
@@ -117,7 +117,11 @@ class LineEvents:
         self._markdown(text, self._err)
 
     def tool_call(self, trace: ToolTrace) -> None:
-        """`-> <command line>` (remote: `-> <name> (remote <agent>)`; self-rendered tools only with `-v`)."""
+        """`-> <command line>` (remote: `-> <name> (remote <agent>)`; self-rendered tools only with `-v`).
+
+        A gated call nobody was asked about says what approved it on the next line: the persisted rule
+        (`   approved by rule "..."`) or an earlier answer that holds for the session.
+        """
         if trace.presentation == "self_rendered":
             if self.verbose:
                 self._line(f"-> {sanitize_for_terminal(trace.name)}")
@@ -125,9 +129,12 @@ class LineEvents:
         if trace.presentation == "remote":
             agent = sanitize_for_terminal(trace.agent)
             self._line(f"-> {sanitize_for_terminal(trace.name)} (remote {agent})")
-            return
-        display = trace.display if self.verbose else trace.display_short
-        self._line(f"-> {sanitize_for_terminal(display)}")
+        else:
+            display = trace.display if self.verbose else trace.display_short
+            self._line(f"-> {sanitize_for_terminal(display)}")
+        approval = approved_by(trace)
+        if approval:
+            self._line(f"   {approval}")
 
     def tool_result(self, trace: ToolResultTrace) -> None:
         """One folded line per result, or the whole output with `-v`; traced and self-rendered tools only with `-v`."""
@@ -176,6 +183,18 @@ class LineEvents:
             console = Console(file=stream, markup=False, emoji=False, highlight=False, soft_wrap=False)
             self._consoles[id(stream)] = console
         return console
+
+
+def approved_by(trace: ToolTrace) -> str:
+    """What let a gated call run without a question, in words (empty when the operator was just asked)."""
+    gate = trace.gate
+    if gate is None or not gate.allowed or not gate.rule:
+        return ""
+    if gate.channel == "rule":
+        return f'approved by rule "{sanitize_for_terminal(gate.rule)}"'
+    if gate.channel == "session":
+        return f"approved for this session ({sanitize_for_terminal(gate.rule.removeprefix('session: '))})"
+    return ""
 
 
 def command_output(result: str, exit_code: int | None) -> tuple[str, int | None]:

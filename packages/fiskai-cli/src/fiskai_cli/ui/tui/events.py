@@ -11,7 +11,7 @@ import json
 
 from fiskai_agent.events import Advisory, ResumeInfo, RunInfo, ToolResultTrace, ToolTrace
 from fiskai_agent.llm import Message, Response, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
-from fiskai_cli.ui.line_events import LineEvents, command_output
+from fiskai_cli.ui.line_events import LineEvents, approved_by, command_output
 from fiskai_cli.ui.text import clip
 from fiskai_cli.ui.tui.transcript import Entry, entry
 from fiskai_cli.ui.tui.view import LiveView
@@ -98,7 +98,8 @@ class TuiEvents:
         line = trace.display if self.verbose else trace.display_short
         if trace.presentation == "remote":
             line = f"{trace.name} (remote {trace.agent})"
-        self._post(entry("call", line))
+        approval = approved_by(trace)
+        self._post(entry("call", line), *([entry("meta", approval)] if approval else []))
 
     def tool_result(self, trace: ToolResultTrace) -> None:
         if trace.presentation in ("traced", "self_rendered") and not self.verbose:
