@@ -107,7 +107,7 @@ def _advise_gate(options: RunOptions, gate: ConfirmGate, entries: dict[str, Entr
         )
     gated = {name: e.tool.tags for name, e in entries.items() if e.gate_tag is not None}
     if gated and not can_prompt:
-        message = no_terminal_warning(gated, options.approvals)
+        message = no_terminal_warning(gated, gate.approvals)
         events.warn(Advisory(kind="confirm_no_terminal", count=len(gated), message=message))
     app_tags = {tag for e in entries.values() if e.kind == "application" for tag in e.tool.tags}
     for tag in gate.confirm_tags:
