@@ -50,12 +50,12 @@ import yaml
 from lexical_lab import SETS  # the same four sets over the same stores (bench/ is on sys.path)
 
 from fiskai_rag import open_store
-from fiskai_rag._burstiness import VERBOSE_TERMS, term_weights
-from fiskai_rag._db import Conn
-from fiskai_rag._proximity import RESCORE_POOL, proximity
-from fiskai_rag._query import is_filler
-from fiskai_rag._store import Store
 from fiskai_rag.eval import check_answers, evaluate, load_suite, suite_from_mapping
+from fiskai_rag.search._burstiness import VERBOSE_TERMS, term_weights
+from fiskai_rag.search._proximity import RESCORE_POOL, proximity
+from fiskai_rag.search._query import is_filler
+from fiskai_rag.store._db import Conn
+from fiskai_rag.store._store import Store
 
 _QUOTED = re.compile(r'"([^"]+)"')
 

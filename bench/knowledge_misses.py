@@ -32,14 +32,14 @@ from pathlib import Path
 import yaml
 
 from fiskai_rag import Embedder, OpenAICompatibleEmbedder, StaticEmbedder, open_store
-from fiskai_rag._burstiness import reweight
-from fiskai_rag._db import Conn
-from fiskai_rag._distinct import distinct
-from fiskai_rag._proximity import RESCORE_POOL, proximity
-from fiskai_rag._query import query_terms
-from fiskai_rag._search import fts_query, fuse, lexical, names_only, per_document
-from fiskai_rag._section import prefer_sections
-from fiskai_rag._version import prefer_versions
+from fiskai_rag.search._burstiness import reweight
+from fiskai_rag.search._distinct import distinct
+from fiskai_rag.search._proximity import RESCORE_POOL, proximity
+from fiskai_rag.search._query import query_terms
+from fiskai_rag.search._search import fts_query, fuse, lexical, names_only, per_document
+from fiskai_rag.search._section import prefer_sections
+from fiskai_rag.search._version import prefer_versions
+from fiskai_rag.store._db import Conn
 
 _WORD = re.compile(r"[^\W_]+")
 _PREFIX = 5
@@ -98,8 +98,8 @@ def _report(store_dir: Path, suite: Path, top: int, show: int, embedder: Embedde
             stages += (("section", sectioned),)
             blob = store._query_vector(text) if embedder is not None and (static or not names_only(text)) else None
             if blob is not None:
-                from fiskai_rag._knn import vec0_nearest
-                from fiskai_rag._vec import load_vec
+                from fiskai_rag.search._knn import vec0_nearest
+                from fiskai_rag.store._vec import load_vec
 
                 load_vec(db)
                 vectors = vec0_nearest(db, blob, _VECTOR_DEPTH)

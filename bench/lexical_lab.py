@@ -30,12 +30,12 @@ from pathlib import Path
 
 import yaml
 
-import fiskai_rag._store as store_module
+import fiskai_rag.store._store as store_module
 from fiskai_rag import open_store
-from fiskai_rag._burstiness import reweight, word_counts
-from fiskai_rag._db import Conn
-from fiskai_rag._proximity import proximity
 from fiskai_rag.eval import check_answers, evaluate, load_suite, suite_from_mapping
+from fiskai_rag.search._burstiness import reweight, word_counts
+from fiskai_rag.search._proximity import proximity
+from fiskai_rag.store._db import Conn
 
 Rescore = Callable[[Conn, str, Sequence[tuple[int, float]]], list[tuple[int, float]]]
 
@@ -127,7 +127,7 @@ def _unweighted(db: Conn, match: str, ranked: Sequence[tuple[int, float]]) -> li
 def patched(rescore: Rescore) -> Generator[None]:
     """`Store.search` with `rescore` as its whole re-scoring step (`proximity(db, match, reweight(...))`).
 
-    The two names are swapped in `fiskai_rag._store`, where `Store.search` looks them up; if that call
+    The two names are swapped in `fiskai_rag.store._store`, where `Store.search` looks them up; if that call
     moves, move these names with it.
     """
     saved = [getattr(store_module, name) for name in _STEP]

@@ -7,7 +7,7 @@ A measurement tool (issue 16, deliverable 4). For each model and each suite it i
 once into a scratch store (through `OpenAICompatibleEmbedder`, i.e. the server path fiskai already
 supports), then runs `fiskai knowledge eval --store S --no-index` in-process for each fusion rule: the
 lexical row (no embedder), stock RRF (`Store.search` as shipped) and the weighted variants below, which
-replace `fiskai_rag._store.fuse` for that run only (the ranking code belongs to fiskai-rag; this script only
+replace `fiskai_rag.store._store.fuse` for that run only (the ranking code belongs to fiskai-rag; this script only
 measures rules). Output: one table row per suite x model x rule (nDCG@10, MRR@10 and, for question sets,
 the share of questions with an answer in the top 5 hits per kind), plus the encoder's speed.
 
@@ -93,7 +93,7 @@ def log(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
-# --- fusion rules: (lexical ids, vector ids) -> [(id, score)] best first, as fiskai_rag._search.rrf ---
+# --- fusion rules: (lexical ids, vector ids) -> [(id, score)] best first, as fiskai_rag.search._search.rrf ---
 
 
 def weighted(vector_weight: float, vector_depth: int = 50) -> Callable[..., list[tuple[int, float]]]:
@@ -143,7 +143,7 @@ def vector_only(*rankings: Sequence[int]) -> list[tuple[int, float]]:
 
 RULES: dict[str, Callable[..., list[tuple[int, float]]] | None] = {
     "lexical": None,
-    "blend": None,  # the stock fusion: a server's scores blended with the lexical ones (fiskai_rag._search.blend)
+    "blend": None,  # the stock fusion: a server's scores blended with the lexical ones (fiskai_rag.search._search.blend)
     "vector": vector_only,
     "rrf": weighted(1.0),
     "w0.5": weighted(0.5),
@@ -261,7 +261,7 @@ def run_eval(suite: Path, store_dir: Path, url: str | None, model: str, rule: st
     """`fiskai knowledge eval --no-index --format json` in-process, with `rule` as the fusion."""
     from click.testing import CliRunner
 
-    import fiskai_rag._store as store_module
+    import fiskai_rag.store._store as store_module
     from fiskai_cli._root import cli
 
     args = ["knowledge", "eval", str(suite), "--store", str(store_dir), "--no-index", "--format", "json"]

@@ -14,9 +14,9 @@ import apsw
 import pytest
 
 from fiskai_rag import StaticEmbedder, open_store
-from fiskai_rag._db import Conn
-from fiskai_rag._knn import VectorMatrix, load_matrix, vec0_nearest
-from fiskai_rag._vec import load_vec, normalise, pack, vec_available
+from fiskai_rag.search._knn import VectorMatrix, load_matrix, vec0_nearest
+from fiskai_rag.store._db import Conn
+from fiskai_rag.store._vec import load_vec, normalise, pack, vec_available
 from fiskai_rag.testing import FakeEmbedder, build_static_model
 
 np = pytest.importorskip("numpy", reason="the semantic extra (numpy) is not installed")
@@ -42,7 +42,7 @@ def vec_db(tmp_path: Path) -> Iterator[Conn]:
 
 
 def test_the_matrix_finds_sqlite_vecs_nearest_neighbours(vec_db: Conn, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("fiskai_rag._knn.MATRIX_MIN_VECTORS", 1)
+    monkeypatch.setattr("fiskai_rag.search._knn.MATRIX_MIN_VECTORS", 1)
     matrix = load_matrix(vec_db, 16)
     assert isinstance(matrix, VectorMatrix) and len(matrix) == 600
     rng = random.Random(9)
@@ -60,7 +60,7 @@ def test_the_matrix_finds_sqlite_vecs_nearest_neighbours(vec_db: Conn, monkeypat
 
 
 def test_equal_distances_are_ordered_by_chunk_id(vec_db: Conn, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("fiskai_rag._knn.MATRIX_MIN_VECTORS", 1)
+    monkeypatch.setattr("fiskai_rag.search._knn.MATRIX_MIN_VECTORS", 1)
     matrix = load_matrix(vec_db, 16)
     assert matrix is not None
     row = vec_db.execute("SELECT embedding FROM chunks_vec WHERE chunk_id = 8").fetchall()[0][0]
@@ -90,7 +90,7 @@ def _hits(store_dir: Path, query: str) -> list[str]:
 def test_a_long_lived_reader_ranks_from_the_matrix_and_drops_it_when_the_index_changes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("fiskai_rag._knn.MATRIX_MIN_VECTORS", 1)
+    monkeypatch.setattr("fiskai_rag.search._knn.MATRIX_MIN_VECTORS", 1)
     docs = _corpus(tmp_path / "docs", 60)
     store_dir = tmp_path / "store"
     with open_store(store_dir, read_only=False, embedder=FakeEmbedder()) as writer:

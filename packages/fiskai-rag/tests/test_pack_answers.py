@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from fiskai_rag import Store, open_store
-from fiskai_rag._pack import EXCERPT_CHARS, MAX_EXCERPT_CHARS, excerpt_limit
+from fiskai_rag.pack._build import EXCERPT_CHARS, MAX_EXCERPT_CHARS, excerpt_limit
 
 TODAY = dt.date(2026, 11, 30)
 EVALS = Path(__file__).resolve().parents[1] / "evals"

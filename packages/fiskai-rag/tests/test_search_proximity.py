@@ -6,9 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from fiskai_rag import Store, _proximity, open_store
-from fiskai_rag._proximity import ORDERED_WEIGHT, UNIGRAM_WEIGHT, WINDOW, WINDOW_WEIGHT, proximity, term_pairs
-from fiskai_rag._search import fts_query, lexical
+from fiskai_rag import Store, open_store
+from fiskai_rag.search import _proximity
+from fiskai_rag.search._proximity import ORDERED_WEIGHT, UNIGRAM_WEIGHT, WINDOW, WINDOW_WEIGHT, proximity, term_pairs
+from fiskai_rag.search._search import fts_query, lexical
 
 _FILLER = "The operator reads the notes before the change window opens and writes down what was seen."
 

@@ -44,26 +44,27 @@ Public modules: `fiskai_rag.errors`, `fiskai_rag.models`, `fiskai_rag.eval` (met
 
 from typing import TYPE_CHECKING, Any
 
-from ._citation import Citation
-from ._db import Manifest
-from ._search import MAX_TOP_K, Hit, hybrid_tier
-from ._store import SearchResult, Source, Store, StoreStats, open_store
-from .embed import Embedder, OpenAICompatibleEmbedder, StaticEmbedder
+from fiskai_rag.embed import Embedder, OpenAICompatibleEmbedder, StaticEmbedder
+from fiskai_rag.search._search import MAX_TOP_K, Hit, hybrid_tier
+from fiskai_rag.store._citation import Citation
+from fiskai_rag.store._db import Manifest
+from fiskai_rag.store._store import SearchResult, Source, Store, StoreStats, open_store
+
 from .errors import RagError, Remedy
 
 if TYPE_CHECKING:
-    from ._index import IndexStats
-    from ._pack import Pack
-    from ._pack_select import PackItem
-    from ._walk import snapshot
+    from fiskai_rag.index._index import IndexStats
+    from fiskai_rag.index._walk import snapshot
+    from fiskai_rag.pack._build import Pack
+    from fiskai_rag.pack._select import PackItem
 
 # Writer-side and pack names load on first use, so a reader (an agent, `fiskai knowledge search`) never
 # imports the chunker, the walker, hashlib or json.
 _LAZY = {
-    "IndexStats": "._index",
-    "Pack": "._pack",
-    "PackItem": "._pack_select",
-    "snapshot": "._walk",
+    "IndexStats": ".index._index",
+    "Pack": ".pack._build",
+    "PackItem": ".pack._select",
+    "snapshot": ".index._walk",
 }
 
 
