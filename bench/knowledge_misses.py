@@ -33,11 +33,12 @@ import yaml
 
 from fiskai_rag import Embedder, OpenAICompatibleEmbedder, StaticEmbedder, open_store
 from fiskai_rag.search._burstiness import reweight
-from fiskai_rag.search._distinct import distinct
+from fiskai_rag.search._distinct import distinct, per_document
+from fiskai_rag.search._fusion import fuse, names_only
 from fiskai_rag.search._proximity import RESCORE_POOL, proximity
-from fiskai_rag.search._query import query_terms
-from fiskai_rag.search._search import fts_query, fuse, lexical, names_only, per_document
+from fiskai_rag.search._query import fts_query, query_terms
 from fiskai_rag.search._section import prefer_sections
+from fiskai_rag.search._topk import lexical
 from fiskai_rag.search._version import prefer_versions
 from fiskai_rag.store._db import Conn
 

@@ -70,7 +70,7 @@ def _chunker() -> Callable[[str], list[tuple[str, str]]]:
 def fts_query(text: str) -> str:
     """The same FTS5 query the index would run, so floor and product search the same terms."""
     try:
-        from fiskai_rag.search._search import fts_query as product
+        from fiskai_rag.search._query import fts_query as product
     except ImportError:
         terms = dict.fromkeys(t.lower() for t in _TERM.findall(text) if len(t) >= 2)
         return " OR ".join(f'"{t}"' for t in list(terms)[:40])

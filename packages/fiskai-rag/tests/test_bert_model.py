@@ -15,7 +15,7 @@ from fiskai_rag import StaticEmbedder, open_store
 from fiskai_rag.embed._bert_model import is_bert_directory, load_bert_model
 from fiskai_rag.errors import ModelError
 from fiskai_rag.models import KNOWN_MODELS, fetch_model, model_dir, model_of_identity
-from fiskai_rag.search._search import RRF_K, STATIC_VECTOR_WEIGHT
+from fiskai_rag.search._fusion import RRF_K, STATIC_VECTOR_WEIGHT
 from fiskai_rag.testing import ModelServer, build_bert_model, built_model_spec, write_safetensors, write_toy_docs
 
 pytest.importorskip("tokenizers", reason="the semantic extra (tokenizers) is not installed")

@@ -13,13 +13,13 @@ import pytest
 from fiskai_rag import open_store
 from fiskai_rag.search._burstiness import word_counts
 from fiskai_rag.search._query import fts_query, match_terms
-from fiskai_rag.search._search import lexical
 from fiskai_rag.search._topk import (
     MAX_PHRASES,
     PRUNE_MIN_CHUNKS,
     _bounds,
     _reaching,
     _row_count,
+    lexical,
     pruned_top,
     seeded_top,
 )
@@ -144,7 +144,7 @@ def test_a_large_real_store_searches_the_same_pruned_as_plain(
         assert seeded > 60 and pruned > 60
         fast = [[(h.citation, h.score, h.also) for h in reader.search(q, top_k=10).hits] for q in questions]
         monkeypatch.setattr(
-            "fiskai_rag.store._store.PRUNE_MIN_CHUNKS", rows + 1
+            "fiskai_rag.search._stages.PRUNE_MIN_CHUNKS", rows + 1
         )  # the plain BM25 query for every search
         slow = [[(h.citation, h.score, h.also) for h in reader.search(q, top_k=10).hits] for q in questions]
     assert fast == slow

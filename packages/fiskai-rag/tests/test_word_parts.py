@@ -13,7 +13,7 @@ import pytest
 from fiskai_rag import Store, open_store
 from fiskai_rag.search._burstiness import reweight, word_counts
 from fiskai_rag.search._query import fts_query
-from fiskai_rag.search._search import lexical
+from fiskai_rag.search._topk import lexical
 from fiskai_rag.search._word_parts import window_scores, word_scores
 from fiskai_rag.store._db import Conn
 

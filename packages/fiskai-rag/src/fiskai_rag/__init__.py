@@ -45,12 +45,14 @@ Public modules: `fiskai_rag.errors`, `fiskai_rag.models`, `fiskai_rag.eval` (met
 from typing import TYPE_CHECKING, Any
 
 from fiskai_rag.embed import Embedder, OpenAICompatibleEmbedder, StaticEmbedder
-from fiskai_rag.search._search import MAX_TOP_K, Hit, hybrid_tier
+from fiskai_rag.errors import RagError, Remedy
+from fiskai_rag.search._fusion import hybrid_tier
+from fiskai_rag.search._hit import MAX_TOP_K, Hit, SearchResult
+from fiskai_rag.search._stages import SEARCH_STAGES
+from fiskai_rag.store._catalog import Source, StoreStats
 from fiskai_rag.store._citation import Citation
 from fiskai_rag.store._db import Manifest
-from fiskai_rag.store._store import SearchResult, Source, Store, StoreStats, open_store
-
-from .errors import RagError, Remedy
+from fiskai_rag.store._store import Store, open_store
 
 if TYPE_CHECKING:
     from fiskai_rag.index._index import IndexStats
@@ -81,6 +83,7 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "MAX_TOP_K",
+    "SEARCH_STAGES",
     "Citation",
     "Embedder",
     "Hit",

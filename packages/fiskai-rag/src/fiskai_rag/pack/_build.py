@@ -20,7 +20,7 @@ from typing import Any, NamedTuple
 
 from fiskai_rag.errors import NOT_BUILT_TEXT
 from fiskai_rag.search._distinct import fold, stored_prints
-from fiskai_rag.search._search import fts_query
+from fiskai_rag.search._query import fts_query
 from fiskai_rag.store._citation import Citation
 from fiskai_rag.store._db import DATES_PENDING, DB_NAME, Conn
 from fiskai_rag.store._sql import CHUNK_TEXT, CHUNKS, Columns, chunk_rows, find_chunk, find_documents

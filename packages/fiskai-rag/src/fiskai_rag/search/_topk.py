@@ -78,6 +78,7 @@ from fiskai_rag.store._db import Conn
 
 from ._burstiness import word_counts
 from ._fts_records import averages
+from ._fusion import SEARCH_FANOUT
 from ._query import match_terms
 
 __all__ = [
@@ -88,6 +89,7 @@ __all__ = [
     "SEED_MIN_POSTINGS",
     "SEED_MIN_WORDS",
     "SEED_ROWS",
+    "lexical",
     "pruned_top",
     "seeded_top",
 ]
@@ -133,6 +135,17 @@ _RESTRICTED = (
     "SELECT rowid, bm25(chunks_fts) FROM chunks_fts WHERE chunks_fts MATCH ?1 "
     "AND +rowid IN (SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?2) ORDER BY bm25(chunks_fts) LIMIT ?3"
 )
+
+
+def lexical(db: Conn, query: str, limit: int = SEARCH_FANOUT) -> list[tuple[int, float]]:
+    """Chunk ids and BM25 scores (lower is better) for an FTS5 query, best first: FTS5's own query."""
+    return [
+        (int(rowid), float(score))
+        for rowid, score in db.execute(
+            "SELECT rowid, bm25(chunks_fts) FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY bm25(chunks_fts) LIMIT ?",
+            (query, limit),
+        )
+    ]
 
 
 def _prunable(db: Conn) -> bool:

@@ -1,4 +1,10 @@
-"""The Store: one knowledge index directory, opened as the single writer or as a reader."""
+"""The Store: the face of one knowledge index directory, opened as the single writer or as a reader.
+
+Each method takes the store's lock and hands the work to where it lives: the directory's lifecycle and
+the writer lock (`_files`), search (`fiskai_rag.search._stages`: the ranking as a list of named stages,
+and the helpers a store keeps between searches), context packs (`fiskai_rag.pack`), indexing
+(`fiskai_rag.index`) and the catalogue (`_catalog`).
+"""
 
 from __future__ import annotations
 
@@ -6,139 +12,32 @@ import contextlib
 import functools
 import os
 import threading
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
-from types import TracebackType
 from typing import TYPE_CHECKING, Concatenate, Literal, ParamSpec, TypeVar
 
 import apsw
 
 from fiskai_rag.embed import Embedder, StaticEmbedder
-from fiskai_rag.errors import (
-    NOT_BUILT_TEXT,
-    CitationError,
-    EmbedderError,
-    EmbeddingDimensionError,
-    IndexNotBuiltError,
-    ManifestMismatchError,
-    RagError,
-    Remedy,
-    StoreCorruptError,
-)
-from fiskai_rag.search._burstiness import reweight
-from fiskai_rag.search._distinct import distinct, with_copies
-from fiskai_rag.search._knn import Background, VectorMatrix, load_matrix, numpy_available, vec0_nearest
-from fiskai_rag.search._postings import HeldPostings
-from fiskai_rag.search._proximity import RESCORE_POOL, PairSide, proximity
-from fiskai_rag.search._search import (
-    MAX_TOP_K,
-    SEARCH_FANOUT,
-    Hit,
-    fts_query,
-    fuse,
-    hybrid_tier,
-    hydrate,
-    lexical,
-    names_only,
-    per_document,
-    rank_fused,
-)
-from fiskai_rag.search._section import prefer_sections
-from fiskai_rag.search._topk import PRUNE_MIN_CHUNKS, pruned_top
+from fiskai_rag.errors import CitationError, IndexNotBuiltError
+from fiskai_rag.search._fusion import hybrid_tier
+from fiskai_rag.search._hit import DEFAULT_TOP_K, MAX_TOP_K, MODEL_DEGRADED, Hit, SearchResult
+from fiskai_rag.search._query import fts_query
+from fiskai_rag.search._stages import SearchRun, Sides, check_stages, run_search
 
+from ._catalog import Source, StoreStats, list_sources, store_stats
 from ._citation import Citation
-from ._db import (
-    DB_NAME,
-    FORMAT_VERSION,
-    LOCK_NAME,
-    Conn,
-    Manifest,
-    clear_index,
-    corruption_guard,
-    open_reader,
-    open_writer,
-    read_manifest,
-)
-from ._lock import WriterLock
+from ._db import Conn, Manifest, clear_index, corruption_guard, read_manifest
+from ._files import StoreFiles
 from ._sql import Columns, chunk_rows, find_chunk, find_documents
-from ._vec import load_vec, normalise, pack, vec_available
 
 if TYPE_CHECKING:
     import datetime as dt
-    from collections.abc import Collection
 
     from fiskai_rag.index._index import IndexStats, Progress
     from fiskai_rag.pack._build import Pack
 
-__all__ = ["DEFAULT_TOP_K", "SearchResult", "Source", "Store", "StoreStats", "open_store"]
-
-DEFAULT_TOP_K = 5
-_KNN_MMAP_BYTES = 512 * 1024 * 1024
-_MAX_QUERY_BYTES = 8192
-NOT_BUILT_NOTE = NOT_BUILT_TEXT
-EMPTY_NOTE = "the knowledge index is empty or the query had no searchable terms"
-DEGRADED_NOTE = "the embeddings server was unreachable, so this query used the lexical tier only"
-
-MODEL_DEGRADED_NOTE = "the embedding model could not be loaded, so this query used the lexical tier only"
-_MODEL_DEGRADED = "hybrid -> DEGRADED to lexical (embedding model unavailable"
-
-Status = Literal["ok", "index_not_built", "index_empty"]
-
-
-@dataclass(frozen=True, slots=True)
-class SearchResult:
-    """Hits best first, with a soft status instead of an exception for a missing or empty index."""
-
-    hits: list[Hit]
-    status: Status
-    tier: str
-    """`lexical (FTS5) - ...`, `hybrid (FTS5 + vectors, RRF|score blend) - ...`, or `hybrid -> DEGRADED ...`."""
-    degraded: str | None = None
-    """Why the vector tier was skipped for this query (the embeddings server failed), if it was."""
-
-    @property
-    def note(self) -> str | None:
-        """One sentence for a model or an operator explaining a non-ok status or a degraded search."""
-        if self.status == "index_not_built":
-            return NOT_BUILT_NOTE
-        if self.status == "index_empty":
-            return EMPTY_NOTE
-        if not self.degraded:
-            return None
-        return MODEL_DEGRADED_NOTE if self.tier.startswith(_MODEL_DEGRADED) else DEGRADED_NOTE
-
-
-@dataclass(frozen=True, slots=True)
-class Source:
-    """One indexed file."""
-
-    path: str
-    """The citation path (`docs/design.md`): what citations, `show` and `remove` use."""
-    file: str
-    """The document key: the file's resolved absolute path."""
-    chunks: int
-    indexed_ns: int | None
-    """When its content was last indexed; None for documents indexed before this was recorded."""
-    mtime_ns: int
-    """The file's mtime when it was indexed."""
-
-
-@dataclass(frozen=True, slots=True)
-class StoreStats:
-    """Counts and sizes of an index."""
-
-    directory: Path
-    db_path: Path
-    built: bool
-    documents: int
-    chunks: int
-    vectors: int
-    manifest: Manifest | None
-    db_bytes: int
-    wal_bytes: int
-    modified_ns: int | None
-
+__all__ = ["Store", "open_store"]
 
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
@@ -167,131 +66,37 @@ class Store:
     the index exists reports `index_not_built` and picks the index up once it appears.
     """
 
-    def __init__(self, directory: Path, *, read_only: bool, embedder: Embedder | None) -> None:
+    def __init__(
+        self, directory: Path, *, read_only: bool, embedder: Embedder | None, without_stages: Collection[str] = ()
+    ) -> None:
+        self._files = StoreFiles(directory, read_only=read_only, embedder=embedder)
         self.directory = directory
-        self.db_path = directory / DB_NAME
+        self.db_path = self._files.db_path
         self.read_only = read_only
         self.embedder = embedder
-        self._db: Conn | None = None
-        self._lock: WriterLock | None = None
-        self._manifest: Manifest | None = None
-        self._damaged: StoreCorruptError | None = None
-        self._vec_loaded = False
+        self.without_stages = check_stages(without_stages)
+        """The search stages this store switches off (`fiskai_rag.search._stages.SEARCH_STAGES`)."""
         self._mutex = threading.RLock()
-        self._knn_db: Conn | None = None
-        self._pairs = PairSide(self.db_path)
-        self._postings = HeldPostings(self.db_path)
-        self._searched = False
-        """Whether a search has run: the pair worker serves only a store that searches again."""
-        self._matrix: tuple[VectorMatrix, int] | None = None
-        """Every vector in memory and the KNN connection's data_version it was read at (see _knn.py)."""
-        self._matrix_loader: threading.Thread | None = None
-        self._matrix_refused = False
-        self._last_version: int | None = None
-        self._closed = False
-        self._dimension_checked = False
+        self._sides = Sides(self.db_path)
 
     # -- lifecycle -----------------------------------------------------------------------------------
-
-    def _open(self) -> None:
-        if self.read_only:
-            if self.db_path.exists():
-                self._db = open_reader(self.db_path)
-                if self._db is not None:
-                    self._load_manifest()
-            return
-        lock = WriterLock(self.directory / LOCK_NAME)
-        try:
-            self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
-            lock.acquire()
-        except OSError as err:
-            raise RagError(f"cannot use knowledge store directory {self.directory}: {err.strerror or err}") from err
-        self._lock = lock
-        try:
-            self._db = open_writer(self.db_path)
-            self._load_manifest()
-        except StoreCorruptError as err:
-            self._damaged = err  # kept so that reset() can still repair the store
-            self._db = None
-        except BaseException:
-            self.close()
-            raise
-
-    def _load_manifest(self) -> None:
-        db = self._require_db()
-        with corruption_guard(self.db_path):
-            manifest = read_manifest(db)
-        self._manifest = manifest
-        if manifest is None:
-            return
-        if manifest.format_version > FORMAT_VERSION:
-            raise ManifestMismatchError(
-                f"knowledge index format is newer than this build supports: index format_version="
-                f"{manifest.format_version}, this build supports up to {FORMAT_VERSION}",
-                remedy=Remedy.UPGRADE,
-            )
-        if manifest.has_vectors and (self.embedder is not None or not self.read_only) and vec_available():
-            load_vec(db)
-            self._vec_loaded = True
-        if not self.read_only or self.embedder is None:
-            return  # the writer checks the embedder against the manifest when it indexes
-        embedder = self.embedder
-        if not manifest.has_vectors:
-            raise ManifestMismatchError(
-                "knowledge index was built with a different embedding configuration: config requests "
-                f'embeddings model="{embedder.model}" but the index was built lexical-only'
-            )
-        if (manifest.model, manifest.query_prefix, manifest.document_prefix) != (
-            embedder.model,
-            embedder.query_prefix,
-            embedder.document_prefix,
-        ) or not manifest.normalized:
-            raise ManifestMismatchError(
-                "knowledge index was built with a different embedding configuration: index model="
-                f'"{manifest.model}" query_prefix="{manifest.query_prefix}" document_prefix="{manifest.document_prefix}"; '
-                f'config requests model="{embedder.model}" query_prefix="{embedder.query_prefix}" '
-                f'document_prefix="{embedder.document_prefix}"'
-            )
 
     @_serialised
     def close(self) -> None:
         """Close the database and release the writer lock; safe to call twice."""
         # A matrix or postings loader still running reads through its own connection and drops its result
         # once it sees the store closed; a process exiting does not wait for it (a daemon thread).
-        self._closed = True
-        self._matrix = None
-        self._pairs.close()
-        self._postings.close()
-        for db in (db for db in (self._db, self._knn_db) if db is not None):
-            db.close()
-        self._db = self._knn_db = None
-        lock, self._lock = self._lock, None
-        if lock is not None:
-            lock.release()
+        self._sides.close()
+        self._files.close()
 
     def __enter__(self) -> Store:
         return self
 
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
+    def __exit__(self, *_exc: object) -> None:
         self.close()
 
     def _require_db(self) -> Conn:
-        if self._damaged is not None:
-            raise self._damaged
-        if self._db is None and self.read_only and self.db_path.exists():
-            self._db = open_reader(self.db_path)
-            if self._db is not None:
-                self._load_manifest()
-        if self._db is None:
-            raise IndexNotBuiltError(self.db_path)
-        return self._db
-
-    def _writer(self) -> Conn:
-        if self.read_only:
-            raise RagError("this store was opened read-only; open it with read_only=False to write")
-        return self._require_db()
+        return self._files.require_db()
 
     # -- reading -------------------------------------------------------------------------------------
 
@@ -304,8 +109,8 @@ class Store:
     def manifest(self) -> Manifest | None:
         """The pinned embedding manifest, or None before the first index run."""
         with contextlib.suppress(IndexNotBuiltError):
-            self._require_db()
-        return self._manifest
+            self._files.require_db()
+        return self._files.manifest
 
     @_serialised
     def tier(self) -> str:
@@ -317,12 +122,13 @@ class Store:
         return hybrid_tier(self.embedder, dimension)
 
     @_serialised
-    def search(self, query: str, *, top_k: int | None = None) -> SearchResult:
-        """Search the index.
+    def search(self, query: str, *, top_k: int | None = None, timings: dict[str, float] | None = None) -> SearchResult:
+        """Search the index: the ranking stages of `fiskai_rag.search._stages`, in order.
 
         Args:
             query: Free text; never interpreted as FTS5 syntax.
             top_k: How many hits (default 5, capped at 20, at least 1).
+            timings: For benchmarks: each stage's seconds (by stage name, and `hits`) are added here.
 
         Returns:
             Hits best first; status `index_not_built` or `index_empty` instead of raising.
@@ -333,7 +139,7 @@ class Store:
         """
         k = max(1, min(MAX_TOP_K, top_k if top_k is not None and top_k > 0 else DEFAULT_TOP_K))
         try:
-            db = self._require_db()
+            db = self._files.require_db()
         except IndexNotBuiltError:
             return SearchResult([], "index_not_built", self.tier())
         tier = self.tier()
@@ -341,176 +147,16 @@ class Store:
             match = fts_query(query)
             if not match or not db.execute("SELECT EXISTS(SELECT 1 FROM chunks)").fetchall()[0][0]:
                 return SearchResult([], "index_empty", tier)
-            degraded: str | None = None
-            knn: Background[list[tuple[int, float]]] | list[tuple[int, float]] | None = None
-            static = rank_fused(self.embedder)
-            vectors_on = self.embedder is not None and self._manifest is not None and self._manifest.has_vectors
-            # A query of bare names (`--port`) gives a contextual model nothing to read (see `names_only`).
-            if vectors_on and (static or not names_only(query)):
-                try:
-                    blob = self._query_vector(query)  # before any transaction: a slow server holds nothing
-                except EmbeddingDimensionError:
-                    raise
-                except EmbedderError as err:
-                    degraded = str(err)
-                else:
-                    # A query vector of zeros (no token the model knows) ranks every chunk the same: its
-                    # KNN order would be arbitrary noise, so the search stays lexical. The in-memory
-                    # matrix answers in about 2 ms, less than starting a thread on a loaded machine;
-                    # sqlite-vec's KNN runs on a second connection in a helper thread while this thread
-                    # runs the FTS query: apsw releases the GIL inside SQLite, so the two sides overlap
-                    # and a hybrid search costs about its slower side rather than the sum of both.
-                    if blob is not None:
-                        knn = self._knn_from_matrix(blob)
-                        if knn is None:
-                            knn = Background(functools.partial(self._knn, blob), name="fiskai-rag-knn")
-            with db:
-                lexical_ranked = self._rescored(db, match)
-                if any(c.isdigit() for c in query):
-                    # A question naming a version (`influxdb 3`, `v2`) prefers that version's document
-                    # tree; only one with a digit can, so others never import the step.
-                    from fiskai_rag.search._version import prefer_versions
-
-                    lexical_ranked = prefer_versions(db, query, lexical_ranked)
-                # A verbose question naming a documentation tree (`chronograf`) prefers its chunks.
-                lexical_ranked = prefer_sections(db, query, lexical_ranked)
-                if knn is None:
-                    ranked = lexical_ranked
-                else:
-                    ranked = fuse(lexical_ranked, knn if isinstance(knn, list) else knn.result(), static=static)
-                # Copies of a better-ranked section go before the per-document cap counts them.
-                folded = distinct(db, ranked, k)
-                ranked = per_document(db, folded.ranked, owners=folded.owners)[:k]
-                # Rows a writer removed between the two sides' snapshots are skipped here.
-                hits = with_copies(db, hydrate(db, ranked), folded)
-            self._searched = True
-        if degraded is not None:
+            manifest = self._files.manifest
+            vectors = self.embedder if manifest is not None and manifest.has_vectors else None
+            run = SearchRun(db, query, match, k, self._sides, vectors, manifest.dimension if manifest else 0)
+            hits = run_search(run, without=self.without_stages, timings=timings)
+        if run.degraded is not None:
             if isinstance(self.embedder, StaticEmbedder):
-                tier = f"{_MODEL_DEGRADED}: {degraded})"
+                tier = f"{MODEL_DEGRADED}: {run.degraded})"
             else:
-                tier = f"hybrid -> DEGRADED to lexical (embeddings unreachable: {degraded})"
-        return SearchResult(hits, "ok", tier, degraded)
-
-    def _rescored(self, db: Conn, match: str) -> list[tuple[int, float]]:
-        """The best BM25 chunks re-scored by bursty words (`_burstiness`) and term proximity, best first.
-
-        A large store scores only the chunks that can be among the best (`_topk`), or holds them all in
-        memory once it searches again (`_postings`). From a store's second search on, without held
-        postings, the pair queries may run in the pair worker beside the BM25 query (`PairSide`).
-        """
-        (size,) = db.execute("SELECT max(id) FROM chunks").fetchall()[0]  # about the store's size
-        large = size is not None and int(size) >= PRUNE_MIN_CHUNKS
-        # Held postings give the same rows in a tenth of the time: the pair queries then follow on the pool.
-        held = self._postings.current(db, int(size or 0))
-        top = held.top_of(db, match, RESCORE_POOL) if held is not None else None
-        pairs = self._pairs.start(match, int(size or 0)) if self._searched and top is None else None
-        try:
-            if top is None:
-                top = (pruned_top(db, match, RESCORE_POOL) if large else None) or lexical(db, match, RESCORE_POOL)
-            weighted = reweight(db, match, top, held)
-        except BaseException:
-            if pairs is not None:  # collected, so the worker is free; this error is the one to report
-                with contextlib.suppress(Exception):
-                    pairs.result()
-            raise
-        return proximity(db, match, weighted, pairs.result() if pairs is not None else None)
-
-    def _knn_connection(self) -> Conn:
-        if self._knn_db is None:
-            knn_db = open_reader(self.db_path)
-            if knn_db is None:  # the file was replaced by an empty one since the search began
-                raise IndexNotBuiltError(self.db_path)
-            load_vec(knn_db)
-            # A KNN reads every vector: through mmap SQLite skips copying each page into its cache
-            # (measured on influxdata-docs, 39,854 x 256 dims: 17.9 -> 12.2 ms a query).
-            knn_db.execute(f"PRAGMA mmap_size={_KNN_MMAP_BYTES}")
-            self._knn_db = knn_db
-        return self._knn_db
-
-    def _data_version(self) -> int:
-        # data_version changes whenever another connection commits: the matrix is valid only for the
-        # version it was read at.
-        with corruption_guard(self.db_path):
-            return int(self._knn_connection().execute("PRAGMA data_version").fetchall()[0][0])
-
-    def _knn_from_matrix(self, blob: bytes) -> list[tuple[int, float]] | None:
-        """The KNN from the in-memory matrix when it is current; None when sqlite-vec must answer."""
-        loaded = self._matrix
-        if loaded is None:
-            return None
-        version = self._data_version()
-        if loaded[1] != version:
-            # The index changed: sqlite-vec answers, and the matrix is reloaded only after the next
-            # search has seen the store quiet (an index run commits many times).
-            self._matrix = None
-            self._last_version = None
-            return None
-        self._last_version = version
-        return loaded[0].nearest(blob, SEARCH_FANOUT)
-
-    def _knn(self, blob: bytes) -> list[tuple[int, float]]:
-        """sqlite-vec's KNN (in the helper thread); starts loading the matrix when the store is quiet."""
-        version = self._data_version()
-        if version == self._last_version:
-            self._start_matrix_load(version)
-        self._last_version = version
-        with corruption_guard(self.db_path):
-            return vec0_nearest(self._knn_connection(), blob, SEARCH_FANOUT)
-
-    def _start_matrix_load(self, version: int) -> None:
-        """Load every vector into memory in the background: this process searches again (see _knn.py).
-
-        Called when two hybrid searches in a row saw the store unchanged, so a one-shot CLI search never
-        loads it and a reader does not reload after every commit of an index run in progress.
-        """
-        loader = self._matrix_loader
-        if self._matrix_refused or (loader is not None and loader.is_alive()) or not numpy_available():
-            return
-        manifest = self._manifest
-        assert manifest is not None
-        loader = threading.Thread(
-            target=self._load_matrix, args=(version, manifest.dimension), name="fiskai-rag-vectors", daemon=True
-        )
-        self._matrix_loader = loader
-        loader.start()
-
-    def _load_matrix(self, version: int, dimension: int) -> None:
-        try:
-            db = open_reader(self.db_path)
-            if db is None:
-                return
-            try:
-                load_vec(db)
-                matrix = load_matrix(db, dimension)
-            finally:
-                db.close()
-        except Exception:  # noqa: BLE001  # any failure (damage, memory) leaves the KNN to sqlite-vec
-            self._matrix_refused = True
-            return
-        if matrix is None:
-            self._matrix_refused = True  # too small or too large to be worth holding
-        elif not self._closed:
-            # Read at a snapshot no older than `version`: if a commit slipped in between, the
-            # connection's data_version has moved on and the next search drops this matrix.
-            self._matrix = (matrix, version)
-
-    def _query_vector(self, query: str) -> bytes | None:
-        """The query's unit vector as vec0 stores it; None for a vector of zeros (nothing to rank by)."""
-        embedder = self.embedder
-        manifest = self._manifest
-        assert embedder is not None and manifest is not None
-        raw = query.encode()[:_MAX_QUERY_BYTES].decode(errors="ignore")
-        vectors = embedder.embed([embedder.query_prefix + raw])
-        if len(vectors) != 1 or not vectors[0]:
-            raise EmbedderError("the embeddings server returned no vector for the query")
-        if len(vectors[0]) != manifest.dimension:
-            raise EmbeddingDimensionError(
-                f'embedding dimension does not match the index: model "{embedder.model}" now emits dimension '
-                f"{len(vectors[0])} but the index was built at {manifest.dimension}"
-            )
-        if not any(vectors[0]):
-            return None
-        return pack(normalise(vectors[0]))
+                tier = f"hybrid -> DEGRADED to lexical (embeddings unreachable: {run.degraded})"
+        return SearchResult(hits, "ok", tier, run.degraded)
 
     @_serialised
     def context(
@@ -561,7 +207,7 @@ class Store:
         from fiskai_rag.pack._build import build_pack  # the pack path's modules load only when a pack is asked for
 
         try:
-            db: Conn | None = self._require_db()
+            db: Conn | None = self._files.require_db()
         except IndexNotBuiltError:
             db = None
         with corruption_guard(self.db_path):
@@ -600,7 +246,7 @@ class Store:
             IndexNotBuiltError: There is no index yet.
         """
         parsed = citation if isinstance(citation, Citation) else Citation.parse(citation)
-        db = self._require_db()
+        db = self._files.require_db()
         with corruption_guard(self.db_path), db:
             cols = Columns.of(db)
             chunk_id = find_chunk(db, cols, parsed, base=None if base is None else os.fspath(base))
@@ -613,45 +259,18 @@ class Store:
     def sources(self) -> list[Source]:
         """Every indexed file, sorted by citation path; empty when nothing is indexed."""
         try:
-            db = self._require_db()
+            db = self._files.require_db()
         except IndexNotBuiltError:
             return []
         with corruption_guard(self.db_path):
-            cols = Columns.of(db)
-            indexed = "d.indexed_ns" if cols.cite == "d.cite" else "NULL"
-            rows = db.execute(
-                f"SELECT {cols.cite}, d.path, d.chunk_count, {indexed}, d.mtime_ns FROM documents d ORDER BY 1"
-            ).fetchall()
-        return [
-            Source(str(cite), str(path), int(count), None if when is None else int(when), int(mtime_ns))
-            for cite, path, count, when, mtime_ns in rows
-        ]
+            return list_sources(db)
 
     @_serialised
     def stats(self) -> StoreStats:
         """Counts, manifest and file sizes; zeros when the index is not built."""
-        documents = chunks = vectors = 0
-        built = self.built
-        if built:
-            db = self._require_db()
-            with corruption_guard(self.db_path):
-                documents = int(db.execute("SELECT count(*) FROM documents").fetchall()[0][0])
-                chunks = int(db.execute("SELECT count(*) FROM chunks").fetchall()[0][0])
-                if self._vec_loaded and db.execute("SELECT 1 FROM sqlite_master WHERE name='chunks_vec'").fetchall():
-                    vectors = int(db.execute("SELECT count(*) FROM chunks_vec").fetchall()[0][0])
-        wal = self.db_path.with_name(DB_NAME + "-wal")
-        return StoreStats(
-            directory=self.directory,
-            db_path=self.db_path,
-            built=built,
-            documents=documents,
-            chunks=chunks,
-            vectors=vectors,
-            manifest=self._manifest,
-            db_bytes=_size(self.db_path),
-            wal_bytes=_size(wal),
-            modified_ns=max(_mtime(self.db_path), _mtime(wal)) if built else None,
-        )
+        db = self._files.require_db() if self.built else None
+        with corruption_guard(self.db_path):
+            return store_stats(self.directory, db, self._files.manifest, vectors=self._files.vec_loaded)
 
     # -- writing -------------------------------------------------------------------------------------
 
@@ -690,7 +309,7 @@ class Store:
         # which agents and `knowledge search` open, start faster without it.
         from fiskai_rag.index._index import run_index
 
-        db = self._writer()
+        db = self._files.writer()
         with corruption_guard(self.db_path):
             result = run_index(
                 db,
@@ -702,9 +321,9 @@ class Store:
                 dry_run=dry_run,
                 progress=progress,
             )
-            self._manifest = read_manifest(db)
-        if self.embedder is not None and self._manifest is not None and self._manifest.has_vectors:
-            self._vec_loaded = True  # prepare_vector_tier loaded vec0 into this connection
+            manifest = self._files.manifest = read_manifest(db)
+        if self.embedder is not None and manifest is not None and manifest.has_vectors:
+            self._files.vec_loaded = True  # prepare_vector_tier loaded vec0 into this connection
         return result
 
     @_serialised
@@ -716,7 +335,7 @@ class Store:
                 relative to `base`.
             base: The folder a relative path is read against.
         """
-        db = self._writer()
+        db = self._files.writer()
         with corruption_guard(self.db_path), db:
             found = find_documents(db, Columns.of(db), path, base=None if base is None else os.fspath(base))
             if found:
@@ -732,12 +351,12 @@ class Store:
         Returns:
             The (documents, chunks) counts that were removed.
         """
-        if self.read_only:
-            raise RagError("this store was opened read-only; open it with read_only=False to write")
-        if self._damaged is not None:
-            self._recreate()
+        files = self._files
+        files.refuse_read_only()
+        if files.damaged is not None:
+            files.recreate()
             return 0, 0
-        db = self._writer()
+        db = files.writer()
         with corruption_guard(self.db_path):
             documents = int(db.execute("SELECT count(*) FROM documents").fetchall()[0][0])
             chunks = int(db.execute("SELECT count(*) FROM chunks").fetchall()[0][0])
@@ -745,41 +364,21 @@ class Store:
                 clear_index(db)
             except apsw.SQLError:
                 # Typically a vector table whose module (sqlite-vec) is not installed here: start afresh.
-                self._recreate()
+                files.recreate()
                 return documents, chunks
             db.execute("VACUUM")
             db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        self._manifest = None
+        files.manifest = None
         return documents, chunks
 
-    def _recreate(self) -> None:
-        """Replace the index file with a new empty one (the writer lock is held throughout)."""
-        if self._db is not None:
-            self._db.close()
-            self._db = None
-        for name in (DB_NAME, DB_NAME + "-wal", DB_NAME + "-shm"):
-            with contextlib.suppress(FileNotFoundError):
-                (self.directory / name).unlink()
-        self._damaged = None
-        self._db = open_writer(self.db_path)
-        self._manifest = None
 
-
-def _size(path: Path) -> int:
-    try:
-        return path.stat().st_size
-    except OSError:
-        return 0
-
-
-def _mtime(path: Path) -> int:
-    try:
-        return path.stat().st_mtime_ns
-    except OSError:
-        return 0
-
-
-def open_store(store_dir: str | os.PathLike[str], *, read_only: bool, embedder: Embedder | None = None) -> Store:
+def open_store(
+    store_dir: str | os.PathLike[str],
+    *,
+    read_only: bool,
+    embedder: Embedder | None = None,
+    without_stages: Collection[str] = (),
+) -> Store:
     """Open a knowledge index directory.
 
     Args:
@@ -787,15 +386,18 @@ def open_store(store_dir: str | os.PathLike[str], *, read_only: bool, embedder: 
         read_only: True for searching (agents, MCP): never locks, never writes, tolerates a missing
             index. False for the single writer: takes the cross-process writer lock first.
         embedder: Turns on the vector tier; None means lexical only.
+        without_stages: Search ranking stages to switch off, by name (`SEARCH_STAGES`; for measuring
+            what a stage does). Every stage runs by default.
 
     Returns:
         The open store; close it (or use it as a context manager).
 
     Raises:
+        RagError: `without_stages` names a stage that does not exist.
         IndexLockedError: A writer is requested while another process writes the index.
         ManifestMismatchError: A reader's embedder does not match the model the index was built with.
         StoreCorruptError: A reader found a damaged index file (a writer defers this to allow `reset`).
     """
-    store = Store(Path(store_dir), read_only=read_only, embedder=embedder)
-    store._open()  # pyright: ignore[reportPrivateUsage]
+    store = Store(Path(store_dir), read_only=read_only, embedder=embedder, without_stages=without_stages)
+    store._files.open()  # pyright: ignore[reportPrivateUsage]
     return store

@@ -1,49 +1,29 @@
-"""Search: FTS5 BM25 always, vec0 KNN when the vector tier is on, fused by Reciprocal Rank Fusion.
+"""Hybrid search's last ranking step: the lexical ranking fused with the query's nearest vectors.
 
-RRF fuses by rank, so the incomparable scales of BM25 and vector distance never need normalising
-against each other. The FTS5 query is built from the user's text by `_query.fts_query` (re-exported
-here), which never lets user text reach FTS5 as syntax.
+A static in-process model's neighbours join by Reciprocal Rank Fusion at a small weight (`rrf`); a
+contextual model's or an embeddings server's are blended by score (`blend`). RRF fuses by rank, so the
+incomparable scales of BM25 and vector distance never need normalising against each other.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-
-from fiskai_rag.store._db import Conn
-from fiskai_rag.store._sql import ChunkRow, Columns, chunk_rows
-
-from ._query import fts_query
+from collections.abc import Sequence
 
 __all__ = [
-    "MAX_HITS_PER_DOCUMENT",
-    "MAX_TOP_K",
     "RRF_K",
+    "SEARCH_FANOUT",
+    "STATIC_VECTOR_WEIGHT",
     "blend",
     "fuse",
     "hybrid_tier",
     "names_only",
     "rank_fused",
-    "STATIC_VECTOR_WEIGHT",
-    "SEARCH_FANOUT",
-    "Hit",
-    "fts_query",
-    "hydrate",
-    "lexical",
-    "per_document",
     "rrf",
-    "vector",
 ]
 
 RRF_K = 60
 SEARCH_FANOUT = 50
-MAX_HITS_PER_DOCUMENT = 2
-"""A document contributes at most this many hits, so one long page cannot fill the top five. Measured
-(issue 16): influxdata tuning questions with an answer in the top 5 hits 23 -> 25 of 44 (identifier and
-keyword +1 each), held-out 22 -> 23; CISI, CACM and MED nDCG@10 unchanged. A cap of 1 lost identifier
-questions on the tuning half (0.73 -> 0.55) while gaining conversational ones (0.36 -> 0.45)."""
-MAX_TOP_K = 20
 STATIC_VECTOR_WEIGHT = 0.05
 """RRF weight of the vector list when the vectors come from an in-process static model (the lexical list
 weighs 1). The nearest chunk then adds 0.05/61, less than the gap between lexical ranks 1 and 3, so the
@@ -56,59 +36,6 @@ distilled e5: 1.0 -> 0.355/0.464/0.632, 0.2 -> 0.400/0.527/0.686, 0.1 -> 0.408/0
 0.05 -> 0.402/0.546/0.697, 0.02 -> 0.403/0.541/0.690. 0.05 is the largest weight at which neither model
 loses more than noise (0.005) on any collection (before proximity, 0.1 was; a stronger lexical ranking
 leaves the vectors less to add). An e5-small server's vectors, by contrast, gain at weight 1 (MED 0.772)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Hit:
-    """One search result, resolvable back to its full text with `Store.show(citation)`."""
-
-    citation: str
-    """`<path>#<ordinal>` (see `Citation`): the document's citation path and the chunk's 0-based position."""
-    path: str
-    """The citation path: the indexed folder's name and the file's path inside it, `docs/design.md`."""
-    ordinal: int
-    heading_path: str
-    """The heading breadcrumb, `Design > Backpressure`; empty before the first heading."""
-    content: str
-    """The chunk text (breadcrumb folded in)."""
-    score: float
-    """Higher is better: in hybrid search the RRF score (static model) or the blended score (0-2; a
-    contextual model or a server, see `blend`); in lexical search BM25 (negated, as FTS5's is lower
-    for better) combined with the query's word-pair proximity (see `_proximity`)."""
-    chunk_id: int
-    file: str
-    """Where the document is: its resolved absolute path."""
-    also: tuple[str, ...] = ()
-    """Citations of near-identical copies of this chunk elsewhere (see `_distinct`), at most `MAX_ALSO`."""
-    also_total: int = 0
-    """How many copies there are in all (`also` names the first few by path)."""
-
-    @classmethod
-    def of(cls, row: ChunkRow, score: float) -> Hit:
-        """A hit for a chunk row."""
-        return cls(row.citation, row.cite, row.ordinal, row.heading_path, row.content, score, row.chunk_id, row.file)
-
-
-def lexical(db: Conn, query: str, limit: int = SEARCH_FANOUT) -> list[tuple[int, float]]:
-    """Chunk ids and BM25 scores (lower is better) for an FTS5 query, best first."""
-    return [
-        (int(rowid), float(score))
-        for rowid, score in db.execute(
-            "SELECT rowid, bm25(chunks_fts) FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY bm25(chunks_fts) LIMIT ?",
-            (query, limit),
-        )
-    ]
-
-
-def vector(db: Conn, blob: bytes, limit: int = SEARCH_FANOUT) -> list[tuple[int, float]]:
-    """Chunk ids and distances (lower is better) of the nearest vectors, nearest first."""
-    return [
-        (int(chunk_id), float(distance))
-        for chunk_id, distance in db.execute(
-            "SELECT chunk_id, distance FROM chunks_vec WHERE embedding MATCH ? AND k = ? ORDER BY distance",
-            (blob, limit),
-        )
-    ]
 
 
 def rrf(*rankings: Sequence[int], weights: Sequence[float] = ()) -> list[tuple[int, float]]:
@@ -199,40 +126,3 @@ def names_only(query: str) -> bool:
     return len(words) <= _NAME_QUERY_WORDS and any(
         _NAME_MARK.search(word.strip("`'\"?,")) or (word.isupper() and len(word) >= 4) for word in words
     )
-
-
-def per_document(
-    db: Conn,
-    ranked: Sequence[tuple[int, float]],
-    cap: int = MAX_HITS_PER_DOCUMENT,
-    owners: Mapping[int, int] | None = None,
-) -> list[tuple[int, float]]:
-    """`ranked` with each document's chunks after its first `cap` dropped (order kept).
-
-    `owners` (chunk id to document id, as `distinct` read them in the same transaction) saves reading
-    them again; without it they are read here.
-    """
-    if not ranked:
-        return []
-    if owners is None:
-        ids = [chunk_id for chunk_id, _ in ranked]
-        marks = ",".join("?" * len(ids))
-        sql = f"SELECT id, document_id FROM chunks WHERE id IN ({marks})"
-        owners = {int(c): int(d) for c, d in db.execute(sql, ids)}
-    owner = owners
-    taken: dict[int, int] = {}
-    kept: list[tuple[int, float]] = []
-    for chunk_id, score in ranked:
-        document = owner.get(chunk_id)
-        if document is None:
-            continue  # removed by a writer since the ranking was read; hydrate would skip it too
-        if taken.get(document, 0) < cap:
-            taken[document] = taken.get(document, 0) + 1
-            kept.append((chunk_id, score))
-    return kept
-
-
-def hydrate(db: Conn, ranked: Sequence[tuple[int, float]]) -> list[Hit]:
-    """Load the chunks of a ranking in one query, keeping its order and skipping vanished rows."""
-    rows = chunk_rows(db, Columns.of(db), [chunk_id for chunk_id, _ in ranked])
-    return [Hit.of(rows[chunk_id], score) for chunk_id, score in ranked if chunk_id in rows]
