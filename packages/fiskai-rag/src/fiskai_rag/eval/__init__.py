@@ -14,24 +14,19 @@ evidence: that a context pack delivered, and `show` reads back, the expected tex
 """
 
 from ._answers import ALL_KINDS, AnswerCheck, KindFigures, answer_figures, check_answers
+from ._bm25 import Bm25Baseline
 from ._evidence import EvidenceCheck, check_evidence
-from ._suite import (
+from ._metrics import (
     DEFAULT_RECALL_K,
-    Bm25Baseline,
-    EvalQuery,
     EvalReport,
-    EvalSuite,
     QueryResult,
-    SuiteError,
     evaluate,
     judge,
-    load_suite,
-    load_trec_suite,
     ndcg_at_k,
     recall_at_k,
     reciprocal_rank,
-    suite_from_mapping,
 )
+from ._suite import EvalQuery, EvalSuite, SuiteError, load_suite, load_trec_suite, suite_from_mapping
 
 __all__ = [
     "ALL_KINDS",
