@@ -84,6 +84,7 @@ def test_a_long_section_arrives_whole_at_a_roomy_budget_and_excerpted_at_a_tight
     assert tight.receipt["encoded_tokens"] <= 400 and roomy.receipt["encoded_tokens"] <= 1500
 
 
+@pytest.mark.ranking
 def test_packs_at_1500_carry_every_answer_the_top_five_hits_carry(
     shared_fixtures: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

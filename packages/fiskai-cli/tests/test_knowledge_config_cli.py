@@ -1,11 +1,9 @@
-"""The knowledge commands remember a validated agent.yaml's knowledge settings until the file changes."""
+"""The knowledge commands read agent.yaml the one way every command does (`_wiring.load_settings`), each run."""
 
 from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -39,30 +37,7 @@ def _hits(*words: str) -> int:
     return len(json.loads(result.stdout)["results"])
 
 
-def _records() -> list[Path]:
-    return sorted((Path(os.environ["XDG_CACHE_HOME"]) / "fiskai" / "knowledge-settings").glob("*.json"))
-
-
-def test_a_second_search_reads_the_remembered_settings_without_pydantic(workdir: Path) -> None:
-    assert _run("knowledge", "index").exit_code == 0
-    for record in _records():
-        record.unlink()
-    code = (
-        "import sys\nfrom fiskai_cli._root import cli\n"
-        "cli.main(['knowledge', 'search', '--format', 'json', 'buffer'], standalone_mode=False)\n"
-        "print('PYDANTIC', 'pydantic' in sys.modules)\n"
-    )
-
-    first = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    second = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-
-    assert first.stdout.splitlines()[-1] == "PYDANTIC True"  # validated by the full loader once
-    assert second.stdout.splitlines()[-1] == "PYDANTIC False"
-    assert first.stdout.split("PYDANTIC")[0] == second.stdout.split("PYDANTIC")[0]
-    assert len(_records()) == 1
-
-
-def test_an_edited_config_is_validated_again(workdir: Path) -> None:
+def test_an_edited_config_is_read_again_by_the_next_command(workdir: Path) -> None:
     _run("knowledge", "index")
     assert _hits("buffer") == 1
 
@@ -81,16 +56,11 @@ def test_an_edited_config_is_validated_again(workdir: Path) -> None:
     assert "Traceback" not in broken.output
 
 
-def test_a_damaged_or_unwritable_record_falls_back_to_the_loader(
-    workdir: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_no_second_copy_of_the_configuration_is_kept(workdir: Path) -> None:
+    # The knowledge commands once kept their own record of agent.yaml's knowledge block in the cache
+    # home; now the configuration is read where every command reads it, and nothing else is written.
     _run("knowledge", "index")
     assert _hits("buffer") == 1
-    (record,) = _records()
 
-    record.write_text('{"key": 7, "paths": "x"', encoding="utf-8")
-    assert _hits("buffer") == 1
-    assert json.loads(record.read_text(encoding="utf-8"))["top_k"] == 1  # rewritten by the loader's verdict
-
-    monkeypatch.setenv("XDG_CACHE_HOME", str(workdir / "docs" / "one.md"))  # a file: no cache can live there
-    assert _hits("buffer") == 1
+    cache = Path(os.environ["XDG_CACHE_HOME"])
+    assert not [path for path in cache.rglob("*") if path.is_file()]
