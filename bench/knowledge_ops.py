@@ -180,7 +180,8 @@ def search(args: dict[str, Any]) -> dict[str, Any]:
         hits = [len(store.search(query, top_k=10).hits) for query in queries]
         # A long-lived reader (MCP server, agent) holds the posting lists once it has searched twice on
         # an unchanged index (fiskai_rag.search._postings): p50 is that state. Checkouts before it have none.
-        held = getattr(store, "_postings", None)
+        sides = getattr(store, "_sides", None)  # where a store keeps them since search became a stage list
+        held = getattr(sides, "postings", None) if sides is not None else getattr(store, "_postings", None)
         if held is not None:
             held.wait(120)
         rss = _rss_mb()
