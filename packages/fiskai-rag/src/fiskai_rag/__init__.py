@@ -19,10 +19,12 @@ is cited under its folder's name (`docs/design.md#3`), see `Citation`.
 
 Public API:
 
-- `open_store(store_dir, *, read_only, embedder=None) -> Store`
+- `open_store(store_dir, *, read_only, embedder=None, without_stages=()) -> Store`; `without_stages`
+  names search ranking stages to switch off (`SEARCH_STAGES`, in the order they run)
 - `Store.index(paths, *, reconcile=False, reindex=False, dry_run=False, progress=None) -> IndexStats`
-- `Store.search(query, *, top_k=None) -> SearchResult(hits=[Hit], status, tier, degraded)`; `status` is
-  `"ok"`, `"index_not_built"` or `"index_empty"`; `top_k` is 1..`MAX_TOP_K`
+- `Store.search(query, *, top_k=None, timings=None) -> SearchResult(hits=[Hit], status, tier, degraded)`;
+  `status` is `"ok"`, `"index_not_built"` or `"index_empty"`; `top_k` is 1..`MAX_TOP_K`; `timings`, a
+  dict, gets each stage's seconds
 - `Store.context(query, *, budget, ...) -> Pack(text, items=[PackItem], receipt, citations, status)`:
   the best few chunks under an exact token budget, with a receipt
 - `Store.show(citation) -> Hit`, `Store.sources() -> [Source]`, `Store.stats() -> StoreStats`,
