@@ -77,7 +77,9 @@ def main() -> int:
     args = parser.parse_args()
     trees = [tree.resolve() for tree in args.trees]
     for tree in trees:
-        for src in sorted((tree / "packages").glob("*/src")):
+        # Each venv's installed packages too: with PYTHONDONTWRITEBYTECODE=1 a checkout whose venv was never
+        # compiled recompiles click, apsw and the rest in every CLI search (60 ms of its p50, measured).
+        for src in [*sorted((tree / "packages").glob("*/src")), *sorted(tree.glob(".venv/lib/python*/site-packages"))]:
             compileall.compile_dir(src, quiet=1)
     corpus = _corpus(args.corpus)
     ops = ["raw-insert", "index", *(["reindex"] if args.reindex else [])]

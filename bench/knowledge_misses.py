@@ -1,13 +1,13 @@
 """Where the answer of each missed question ranks, stage by stage: the miss analysis of issue 16.
 
 For every question of a suite with `answers` whose answer is not in the top `--top` search hits, it finds
-the chunks whose text carries an answer and prints the best one's rank at each stage of `Store.search`:
-plain BM25 over every match, after bursty words are weighed up and after proximity re-scoring (both of
-the best `RESCORE_POOL`, as `Store._rescored` does), after the named
-version step, after the named documentation tree step (`_section`), with an embedding model (`--model`
-or `--embeddings-url`, for a store indexed with it) the query's nearest vectors alone (100 deep) and the
-fused ranking (`_search.fuse`, as `Store.search` fuses), after copies are folded (`_distinct`), after
-the per-document cap; then the query's content
+the chunks whose text carries an answer and prints the best one's rank after each of search's stages
+(`fiskai_rag.search._stages`): plain BM25 over every match (the `candidates` stage keeps the best
+`RESCORE_POOL`), after bursty words are weighed up and after proximity re-scoring (both of the best
+`RESCORE_POOL`), after the named version step, after the named documentation tree step (`_section`),
+with an embedding model (`--model` or `--embeddings-url`, for a store indexed with it) the query's
+nearest vectors alone (100 deep) and the fused ranking (`_fusion.fuse`), after copies are folded
+(`_distinct`), after the per-document cap; then the query's content
 words the answer chunk shares and lacks (the porter-free check is a prefix match of 5 letters, so it is a
 guide, not FTS5's verdict), the same-section chunks of its page with their ranks, and the hits that were
 returned instead. A miss with no shared content word is a vocabulary gap; one that ranks 6-50 was
@@ -32,14 +32,16 @@ from pathlib import Path
 import yaml
 
 from fiskai_rag import Embedder, OpenAICompatibleEmbedder, StaticEmbedder, open_store
-from fiskai_rag._burstiness import reweight
-from fiskai_rag._db import Conn
-from fiskai_rag._distinct import distinct
-from fiskai_rag._proximity import RESCORE_POOL, proximity
-from fiskai_rag._query import query_terms
-from fiskai_rag._search import fts_query, fuse, lexical, names_only, per_document
-from fiskai_rag._section import prefer_sections
-from fiskai_rag._version import prefer_versions
+from fiskai_rag.search._burstiness import reweight
+from fiskai_rag.search._distinct import distinct, per_document
+from fiskai_rag.search._fusion import fuse, names_only
+from fiskai_rag.search._knn import query_vector
+from fiskai_rag.search._proximity import RESCORE_POOL, proximity
+from fiskai_rag.search._query import fts_query, query_terms
+from fiskai_rag.search._section import prefer_sections
+from fiskai_rag.search._topk import lexical
+from fiskai_rag.search._version import prefer_versions
+from fiskai_rag.store._db import Conn
 
 _WORD = re.compile(r"[^\W_]+")
 _PREFIX = 5
@@ -96,10 +98,12 @@ def _report(store_dir: Path, suite: Path, top: int, show: int, embedder: Embedde
             fused = sectioned
             stages = (("bm25", plain), ("bursty", weighted), ("proximity", rescored), ("version", versioned))
             stages += (("section", sectioned),)
-            blob = store._query_vector(text) if embedder is not None and (static or not names_only(text)) else None
+            manifest = store.manifest()
+            wanted = embedder is not None and manifest is not None and (static or not names_only(text))
+            blob = query_vector(embedder, manifest.dimension, text) if wanted and embedder and manifest else None
             if blob is not None:
-                from fiskai_rag._knn import vec0_nearest
-                from fiskai_rag._vec import load_vec
+                from fiskai_rag.search._knn import vec0_nearest
+                from fiskai_rag.store._vec import load_vec
 
                 load_vec(db)
                 vectors = vec0_nearest(db, blob, _VECTOR_DEPTH)

@@ -46,7 +46,7 @@ def _files(corpus: str) -> Iterator[Path]:
 
 def _chunker() -> Callable[[str], list[tuple[str, str]]]:
     try:
-        from fiskai_rag._chunk import chunk_markdown
+        from fiskai_rag.index._chunk import chunk_markdown
     except ImportError:
 
         def fallback(text: str) -> list[tuple[str, str]]:
@@ -70,7 +70,7 @@ def _chunker() -> Callable[[str], list[tuple[str, str]]]:
 def fts_query(text: str) -> str:
     """The same FTS5 query the index would run, so floor and product search the same terms."""
     try:
-        from fiskai_rag._search import fts_query as product
+        from fiskai_rag.search._query import fts_query as product
     except ImportError:
         terms = dict.fromkeys(t.lower() for t in _TERM.findall(text) if len(t) >= 2)
         return " OR ".join(f'"{t}"' for t in list(terms)[:40])
@@ -179,8 +179,9 @@ def search(args: dict[str, Any]) -> dict[str, Any]:
         queries = args["keywords"] + args["questions"]
         hits = [len(store.search(query, top_k=10).hits) for query in queries]
         # A long-lived reader (MCP server, agent) holds the posting lists once it has searched twice on
-        # an unchanged index (fiskai_rag._postings): p50 is that state. Checkouts before it have none.
-        held = getattr(store, "_postings", None)
+        # an unchanged index (fiskai_rag.search._postings): p50 is that state. Checkouts before it have none.
+        sides = getattr(store, "_sides", None)  # where a store keeps them since search became a stage list
+        held = getattr(sides, "postings", None) if sides is not None else getattr(store, "_postings", None)
         if held is not None:
             held.wait(120)
         rss = _rss_mb()
@@ -234,7 +235,7 @@ def hybrid(args: dict[str, Any]) -> dict[str, Any]:
     """Index with vectors, then time hybrid search against a raw vec0 KNN over the same vectors."""
     embedder = HashEmbedder(args["dims"])
     try:
-        from fiskai_rag._vec import load_vec, vec_available
+        from fiskai_rag.store._vec import load_vec, vec_available
 
         if not vec_available():
             return {"missing": "sqlite-vec (fiskai-rag[vector])"}
@@ -263,7 +264,7 @@ def semantic(args: dict[str, Any]) -> dict[str, Any]:
     """Cold index with the in-process static model, then hybrid vs lexical in-process search on that store."""
     try:
         from fiskai_rag import StaticEmbedder
-        from fiskai_rag._vec import vec_available
+        from fiskai_rag.store._vec import vec_available
     except ImportError as missing:
         return {"missing": str(missing)}
     if not vec_available():
@@ -280,7 +281,7 @@ def semantic(args: dict[str, Any]) -> dict[str, Any]:
         _open_store(args["store"], read_only=True) as lexical_reader,
     ):
         # A one-shot process (the CLI) answers its single search through sqlite-vec; a long-lived one
-        # loads every vector into memory after its second search (fiskai_rag._knn): p50 is that state.
+        # loads every vector into memory after its second search (fiskai_rag.search._knn): p50 is that state.
         start = time.perf_counter()
         hybrid_reader.search(queries[0], top_k=10)
         first_ms = (time.perf_counter() - start) * 1000

@@ -29,8 +29,8 @@ import apsw
 import yaml
 
 from fiskai_rag import open_store
-from fiskai_rag._query import fts_query
 from fiskai_rag.embed import OpenAICompatibleEmbedder
+from fiskai_rag.search._query import fts_query
 
 TOP = 5
 

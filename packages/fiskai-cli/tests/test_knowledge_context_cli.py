@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from fiskai_cli._root import cli
-from fiskai_rag._pack_render import TRUST_NOTICE
+from fiskai_rag.pack._render import TRUST_NOTICE
 
 
 @pytest.fixture

@@ -15,6 +15,8 @@ from fiskai_cli.commands.knowledge_eval import eval_command
 
 EVALS = Path(__file__).resolve().parents[2] / "fiskai-rag" / "evals"
 
+pytestmark = pytest.mark.ranking  # a ranking baseline: CI runs these in their own step (pytest -m ranking)
+
 
 @pytest.mark.parametrize("collection", ["cisi", "cacm", "med"])
 def test_an_ir_collection_holds_its_baseline(collection: str, shared_fixtures: Path) -> None:

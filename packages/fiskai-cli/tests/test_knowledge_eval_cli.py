@@ -137,6 +137,7 @@ def test_malformed_suite_is_reported_without_a_traceback(tmp_path: Path) -> None
     assert result.exception is None or isinstance(result.exception, SystemExit)
 
 
+@pytest.mark.ranking
 def test_cisi_scores_against_the_same_run_baseline(shared_fixtures: Path) -> None:
     result = CliRunner().invoke(eval_command, [str(shared_fixtures / "ir" / "cisi"), "--format", "json"])
 

@@ -12,10 +12,10 @@ import pytest
 from typing_extensions import override
 
 from fiskai_rag import StaticEmbedder, open_store
-from fiskai_rag._bert_model import is_bert_directory, load_bert_model
-from fiskai_rag._search import RRF_K, STATIC_VECTOR_WEIGHT
+from fiskai_rag.embed._bert_model import is_bert_directory, load_bert_model
 from fiskai_rag.errors import ModelError
 from fiskai_rag.models import KNOWN_MODELS, fetch_model, model_dir, model_of_identity
+from fiskai_rag.search._fusion import RRF_K, STATIC_VECTOR_WEIGHT
 from fiskai_rag.testing import ModelServer, build_bert_model, built_model_spec, write_safetensors, write_toy_docs
 
 pytest.importorskip("tokenizers", reason="the semantic extra (tokenizers) is not installed")
@@ -300,7 +300,7 @@ def test_a_repeated_text_is_encoded_once_and_gets_its_vector_everywhere(
 def test_one_thread_sets_openblas_to_one_thread_and_restores_it() -> None:
     import numpy as np
 
-    from fiskai_rag import _blas_threads
+    from fiskai_rag.embed import _blas_threads
 
     assert float((np.ones((2, 2)) @ np.ones((2, 2)))[0, 0]) == 2.0  # numpy and its BLAS are loaded
     api = _blas_threads._find()

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 from markdown_it import MarkdownIt
 
-from fiskai_rag._chunk import SPLIT_BYTES, TARGET_BYTES, chunk_markdown, chunk_text, clean_heading
+from fiskai_rag.index._chunk import SPLIT_BYTES, TARGET_BYTES, chunk_markdown, chunk_text, clean_heading
 
 
 def test_breadcrumb_is_folded_into_each_chunk() -> None:

@@ -13,9 +13,9 @@ import sqlite3
 from pathlib import Path
 
 from fiskai_rag import open_store
-from fiskai_rag._chunk import chunk_markdown, chunk_text
-from fiskai_rag._fingerprint import fingerprint
-from fiskai_rag._page_name import page_name
+from fiskai_rag.index._chunk import chunk_markdown, chunk_text
+from fiskai_rag.index._fingerprint import fingerprint
+from fiskai_rag.index._page_name import page_name
 
 PACK_CORPUS = Path(__file__).parent / "data" / "pack" / "corpus"
 PACK_DIGEST = "2faa864e2e2da46f12f76dff3e84869d2812194ffe9b333c5c5b4c0d614e5425"

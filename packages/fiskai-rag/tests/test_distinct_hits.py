@@ -6,8 +6,8 @@ import sqlite3
 from pathlib import Path
 
 from fiskai_rag import open_store
-from fiskai_rag._db import CHUNKER_VERSION
-from fiskai_rag._fingerprint import fingerprint
+from fiskai_rag.index._fingerprint import fingerprint
+from fiskai_rag.store._db import CHUNKER_VERSION
 
 _PAGE = """# Configure the data node
 

@@ -16,7 +16,8 @@ from typing import Any
 import apsw
 import pytest
 
-from fiskai_rag import RagError, _index as index_module, _write as write_module, open_store
+from fiskai_rag import RagError, open_store
+from fiskai_rag.index import _index as index_module, _write as write_module
 
 PACK_CORPUS = Path(__file__).parent / "data" / "pack" / "corpus"
 

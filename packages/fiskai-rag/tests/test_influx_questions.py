@@ -9,7 +9,7 @@ from typing import Any, cast
 import pytest
 import yaml
 
-from fiskai_rag._chunk import chunk_markdown
+from fiskai_rag.index._chunk import chunk_markdown
 
 EVALS = Path(__file__).resolve().parents[1] / "evals"
 SETS = ("influxdata-tuning.yaml", "influxdata-heldout.yaml")

@@ -14,9 +14,9 @@ import apsw
 import pytest
 
 from fiskai_rag import StaticEmbedder, open_store
-from fiskai_rag._db import Conn
-from fiskai_rag._knn import VectorMatrix, load_matrix, vec0_nearest
-from fiskai_rag._vec import load_vec, normalise, pack, vec_available
+from fiskai_rag.search._knn import VectorMatrix, load_matrix, vec0_nearest
+from fiskai_rag.store._db import Conn
+from fiskai_rag.store._vec import load_vec, normalise, pack, vec_available
 from fiskai_rag.testing import FakeEmbedder, build_static_model
 
 np = pytest.importorskip("numpy", reason="the semantic extra (numpy) is not installed")
@@ -42,7 +42,7 @@ def vec_db(tmp_path: Path) -> Iterator[Conn]:
 
 
 def test_the_matrix_finds_sqlite_vecs_nearest_neighbours(vec_db: Conn, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("fiskai_rag._knn.MATRIX_MIN_VECTORS", 1)
+    monkeypatch.setattr("fiskai_rag.search._knn.MATRIX_MIN_VECTORS", 1)
     matrix = load_matrix(vec_db, 16)
     assert isinstance(matrix, VectorMatrix) and len(matrix) == 600
     rng = random.Random(9)
@@ -60,7 +60,7 @@ def test_the_matrix_finds_sqlite_vecs_nearest_neighbours(vec_db: Conn, monkeypat
 
 
 def test_equal_distances_are_ordered_by_chunk_id(vec_db: Conn, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("fiskai_rag._knn.MATRIX_MIN_VECTORS", 1)
+    monkeypatch.setattr("fiskai_rag.search._knn.MATRIX_MIN_VECTORS", 1)
     matrix = load_matrix(vec_db, 16)
     assert matrix is not None
     row = vec_db.execute("SELECT embedding FROM chunks_vec WHERE chunk_id = 8").fetchall()[0][0]
@@ -90,7 +90,7 @@ def _hits(store_dir: Path, query: str) -> list[str]:
 def test_a_long_lived_reader_ranks_from_the_matrix_and_drops_it_when_the_index_changes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("fiskai_rag._knn.MATRIX_MIN_VECTORS", 1)
+    monkeypatch.setattr("fiskai_rag.search._knn.MATRIX_MIN_VECTORS", 1)
     docs = _corpus(tmp_path / "docs", 60)
     store_dir = tmp_path / "store"
     with open_store(store_dir, read_only=False, embedder=FakeEmbedder()) as writer:
@@ -101,23 +101,23 @@ def test_a_long_lived_reader_ranks_from_the_matrix_and_drops_it_when_the_index_c
     try:
         reader.search(query, top_k=10)
         reader.search(query, top_k=10)  # the second search of an unchanged store starts the load
-        loader = reader._matrix_loader
+        loader = reader._sides.vectors.loader
         assert loader is not None
         loader.join(timeout=60)
-        assert reader._matrix is not None
+        assert reader._sides.vectors.matrix is not None
         assert [str(hit.citation) for hit in reader.search(query, top_k=10).hits] == expected
 
         (docs / "page999.md").write_text("# Retention\n\nretention of shard backup, the whole answer.\n")
         with open_store(store_dir, read_only=False, embedder=FakeEmbedder()) as writer:
             writer.index([docs])
         fresh = [str(hit.citation) for hit in reader.search(query, top_k=10).hits]
-        assert reader._matrix is None
+        assert reader._sides.vectors.matrix is None
         assert fresh == _hits(store_dir, query) and "docs/page999.md#0" in fresh
         reader.search(query, top_k=10)  # the store is quiet again: the matrix is reloaded
-        reloader = reader._matrix_loader
+        reloader = reader._sides.vectors.loader
         assert reloader is not None and reloader is not loader
         reloader.join(timeout=60)
-        assert reader._matrix is not None
+        assert reader._sides.vectors.matrix is not None
         assert [str(hit.citation) for hit in reader.search(query, top_k=10).hits] == fresh
     finally:
         reader.close()
@@ -149,8 +149,8 @@ def test_a_small_store_never_loads_numpy_for_the_matrix(tmp_path: Path) -> None:
         "from fiskai_rag.testing import FakeEmbedder\n"
         f"with open_store({str(store_dir)!r}, read_only=True, embedder=FakeEmbedder()) as store:\n"
         "    hits = [store.search('retention shard', top_k=5).hits for _ in range(3)]\n"
-        "    store._matrix_loader.join(60)\n"
-        "    print(bool(hits[-1]), store._matrix is None, 'numpy' in sys.modules)\n"
+        "    store._sides.vectors.loader.join(60)\n"
+        "    print(bool(hits[-1]), store._sides.vectors.matrix is None, 'numpy' in sys.modules)\n"
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=60)
     assert done.stdout.split() == ["True", "True", "False"]

@@ -15,7 +15,7 @@ import apsw
 import pytest
 
 from fiskai_rag import open_store
-from fiskai_rag._db import Conn
+from fiskai_rag.store._db import Conn
 
 DATA = Path(__file__).parent / "data"
 MTIME_NS = 1_764_000_000_000_000_000  # what make_store.py gave every corpus file

@@ -10,9 +10,9 @@ import apsw
 import pytest
 
 from fiskai_rag import Store, open_store
-from fiskai_rag._db import Conn
-from fiskai_rag._pack_render import TRUST_NOTICE
 from fiskai_rag.errors import PackBudgetError, QueryWindowError
+from fiskai_rag.pack._render import TRUST_NOTICE
+from fiskai_rag.store._db import Conn
 
 TODAY = dt.date(2026, 11, 30)  # a Monday
 

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from fiskai_rag import Store, open_store
-from fiskai_rag._pack import EXCERPT_CHARS, MAX_EXCERPT_CHARS, excerpt_limit
+from fiskai_rag.pack._build import EXCERPT_CHARS, MAX_EXCERPT_CHARS, excerpt_limit
 
 TODAY = dt.date(2026, 11, 30)
 EVALS = Path(__file__).resolve().parents[1] / "evals"
@@ -84,6 +84,7 @@ def test_a_long_section_arrives_whole_at_a_roomy_budget_and_excerpted_at_a_tight
     assert tight.receipt["encoded_tokens"] <= 400 and roomy.receipt["encoded_tokens"] <= 1500
 
 
+@pytest.mark.ranking
 def test_packs_at_1500_carry_every_answer_the_top_five_hits_carry(
     shared_fixtures: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

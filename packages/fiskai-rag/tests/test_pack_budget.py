@@ -12,8 +12,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from fiskai_rag import Store, open_store
-from fiskai_rag._pack_render import TRUST_NOTICE
 from fiskai_rag.errors import PackBudgetError, QueryWindowError
+from fiskai_rag.pack._render import TRUST_NOTICE
 
 CORPUS = Path(__file__).parent / "data" / "pack" / "corpus"
 TODAY = dt.date(2026, 11, 30)

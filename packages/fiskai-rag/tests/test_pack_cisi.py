@@ -17,6 +17,7 @@ from fiskai_rag import open_store
 from fiskai_rag.eval import evaluate, judge, load_trec_suite
 
 
+@pytest.mark.ranking
 def test_packs_keep_relevant_documents_on_cisi(
     shared_fixtures: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

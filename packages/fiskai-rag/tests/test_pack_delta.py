@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from fiskai_rag import Remedy, Store, open_store
-from fiskai_rag._receipts_store import KEEP_PER_STORE, receipts_dir
 from fiskai_rag.errors import ReceiptNotFoundError
+from fiskai_rag.pack._receipts_store import KEEP_PER_STORE, receipts_dir
 
 CORPUS = Path(__file__).parent / "data" / "pack" / "corpus"
 TODAY = dt.date(2026, 11, 30)

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from fiskai_rag import open_store
-from fiskai_rag._chunk import chunk_markdown
-from fiskai_rag._temporal import resolve_window
 from fiskai_rag.errors import QueryWindowError
+from fiskai_rag.index._chunk import chunk_markdown
+from fiskai_rag.pack._temporal import resolve_window
 
 TODAY = dt.date(2026, 11, 30)  # a Monday
 CORPUS = Path(__file__).parent / "data" / "pack" / "corpus"

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from fiskai_rag import open_store
-from fiskai_rag._chunk import chunk_markdown
-from fiskai_rag._page_name import page_name
+from fiskai_rag.index._chunk import chunk_markdown
+from fiskai_rag.index._page_name import page_name
 
 _FRAGMENT = "## Data types\n\n### UInteger\n\nTrailing `u` on the number specifies an unsigned integer.\n"
 

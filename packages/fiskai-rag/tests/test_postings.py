@@ -12,13 +12,13 @@ import pytest
 import yaml
 
 from fiskai_rag import Store, open_store
-from fiskai_rag._burstiness import word_counts
-from fiskai_rag._db import Conn, open_reader
-from fiskai_rag._fts_records import averages, varints
-from fiskai_rag._postings import Postings, load_postings, stems
-from fiskai_rag._query import fts_query, match_terms
-from fiskai_rag._search import lexical
-from fiskai_rag._word_parts import word_scores
+from fiskai_rag.search._burstiness import word_counts
+from fiskai_rag.search._fts_records import averages, varints
+from fiskai_rag.search._postings import Postings, load_postings, stems
+from fiskai_rag.search._query import fts_query, match_terms
+from fiskai_rag.search._topk import lexical
+from fiskai_rag.search._word_parts import word_scores
+from fiskai_rag.store._db import Conn, open_reader
 
 EVALS = Path(__file__).resolve().parents[1] / "evals"
 
@@ -133,13 +133,13 @@ def _hits(store: Store, queries: list[str]) -> list[list[tuple[str, float, tuple
 def test_a_reader_that_keeps_searching_holds_the_postings_and_drops_them_when_the_index_changes(
     tmp_path: Path, pack_corpus: Path, pack_words: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("fiskai_rag._postings.MIN_CHUNKS", 0)  # the pack corpus is small
+    monkeypatch.setattr("fiskai_rag.search._postings.MIN_CHUNKS", 0)  # the pack corpus is small
     queries = ["broker restart", "retention policy for old segments", "how do I rotate the signing keys"]
     queries += [" ".join(random.Random(n).choices(pack_words, k=6)) for n in range(20)]
     with open_store(tmp_path / "store", read_only=False) as writer:
         writer.index([str(pack_corpus)])
         with open_store(tmp_path / "store", read_only=True) as reader:
-            held = reader._postings
+            held = reader._sides.postings
             first = _hits(reader, queries)  # two quiet searches and more: the load starts
             held.wait(30)
             db = reader._require_db()
@@ -163,7 +163,7 @@ def test_a_reader_that_keeps_searching_holds_the_postings_and_drops_them_when_th
             assert [h.citation for h in reader.search("quagga migration", top_k=5).hits] == [h.citation for h in found]
     with open_store(tmp_path / "store", read_only=True) as once:
         once.search(queries[0])
-        assert once._postings._loader is None  # a one-shot search (the CLI) never pays for the load
+        assert once._sides.postings._loader is None  # a one-shot search (the CLI) never pays for the load
 
 
 def test_a_large_real_store_ranks_the_same_from_memory(shared_fixtures: Path, tmp_path: Path) -> None:
@@ -198,17 +198,17 @@ def test_a_store_with_more_postings_than_the_budget_stays_with_fts5(
     # One entry over the budget, counted after the walk: refused. The pack corpus has 360 entries in 497
     # tokens, so that budget still passes the check on tokens.
     assert tokens <= 2 * (held.entries - 1)
-    monkeypatch.setattr("fiskai_rag._postings.MAX_ENTRIES", held.entries - 1)
+    monkeypatch.setattr("fiskai_rag.search._postings.MAX_ENTRIES", held.entries - 1)
     assert load_postings(loader) is None
     # More than twice the budget in tokens: refused from the averages record, before any walk.
-    monkeypatch.setattr("fiskai_rag._postings.MAX_ENTRIES", tokens // 2 - 1)
+    monkeypatch.setattr("fiskai_rag.search._postings.MAX_ENTRIES", tokens // 2 - 1)
     assert load_postings(loader) is None
-    monkeypatch.setattr("fiskai_rag._postings.MIN_CHUNKS", 0)
+    monkeypatch.setattr("fiskai_rag.search._postings.MIN_CHUNKS", 0)
     with open_store(tmp_path / "store", read_only=True) as reader:
         first = [h.citation for h in reader.search("broker restart", top_k=5).hits]
         reader.search("broker restart", top_k=5)
-        reader._postings.wait(30)
+        reader._sides.postings.wait(30)
         db = reader._require_db()
         with db:
-            assert reader._postings.current(db, 10**6) is None
+            assert reader._sides.postings.current(db, 10**6) is None
         assert [h.citation for h in reader.search("broker restart", top_k=5).hits] == first != []

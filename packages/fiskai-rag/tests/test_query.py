@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from fiskai_rag._pack_rank import plan_query, stem
-from fiskai_rag._query import fts_query, is_filler, query_terms
+from fiskai_rag.pack._rank import plan_query, stem
+from fiskai_rag.search._query import fts_query, is_filler, query_terms
 
 
 def test_conversational_scaffolding_is_not_searched_for() -> None:

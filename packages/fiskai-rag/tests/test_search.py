@@ -6,9 +6,10 @@ from typing import cast
 import apsw
 import pytest
 
-from fiskai_rag._db import Conn
-from fiskai_rag._search import fts_query, rrf
-from fiskai_rag._vec import normalise
+from fiskai_rag.search._fusion import rrf
+from fiskai_rag.search._query import fts_query
+from fiskai_rag.store._db import Conn
+from fiskai_rag.store._vec import normalise
 
 
 def test_terms_are_quoted_and_or_joined() -> None:
@@ -83,7 +84,7 @@ def test_normalise_gives_unit_length_and_leaves_zero_alone() -> None:
 
 
 def test_blend_keeps_a_clear_lexical_lead_that_rrf_would_flatten() -> None:
-    from fiskai_rag._search import blend, rrf
+    from fiskai_rag.search._fusion import blend, rrf
 
     lexical = [(1, 30.0), (2, 10.5), (3, 10.0)]  # chunk 1 far ahead on the words
     # L2 distances of unit vectors: 2, 3 and 1 nearly tied in meaning, 4 far off.
@@ -95,7 +96,7 @@ def test_blend_keeps_a_clear_lexical_lead_that_rrf_would_flatten() -> None:
 
 
 def test_blend_scores_a_chunk_from_one_side_only_by_that_side() -> None:
-    from fiskai_rag._search import blend
+    from fiskai_rag.search._fusion import blend
 
     fused = dict(blend([(5, 2.0)], [(7, 0.1), (8, 0.9)]))
     assert fused == {5: pytest.approx(1.0), 7: pytest.approx(1.0), 8: pytest.approx(0.0)}
@@ -119,6 +120,6 @@ def test_blend_scores_a_chunk_from_one_side_only_by_that_side() -> None:
     ],
 )
 def test_names_only_tells_a_few_names_from_a_sentence(query: str, names: bool) -> None:
-    from fiskai_rag._search import names_only
+    from fiskai_rag.search._fusion import names_only
 
     assert names_only(query) is names

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from fiskai_rag import open_store
-from fiskai_rag._burstiness import VERBOSE_TERMS, reweight, term_weights
-from fiskai_rag._query import query_terms
-from fiskai_rag._search import fts_query, lexical
+from fiskai_rag.search._burstiness import VERBOSE_TERMS, reweight, term_weights
+from fiskai_rag.search._query import fts_query, query_terms
+from fiskai_rag.search._topk import lexical
 
 _FILLER = "The ward keeps its notes in the blue binder by the door."
 _QUESTION = "methods known causes of hydrocephalus"

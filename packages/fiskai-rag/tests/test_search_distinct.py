@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from fiskai_rag import open_store
-from fiskai_rag._search import MAX_HITS_PER_DOCUMENT
+from fiskai_rag.search._distinct import MAX_HITS_PER_DOCUMENT
 
 
 def _corpus(root: Path) -> Path:

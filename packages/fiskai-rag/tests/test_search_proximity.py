@@ -6,9 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from fiskai_rag import Store, _proximity, open_store
-from fiskai_rag._proximity import ORDERED_WEIGHT, UNIGRAM_WEIGHT, WINDOW, WINDOW_WEIGHT, proximity, term_pairs
-from fiskai_rag._search import fts_query, lexical
+from fiskai_rag import Store, open_store
+from fiskai_rag.search import _proximity
+from fiskai_rag.search._proximity import ORDERED_WEIGHT, UNIGRAM_WEIGHT, WINDOW, WINDOW_WEIGHT, proximity, term_pairs
+from fiskai_rag.search._query import fts_query
+from fiskai_rag.search._topk import lexical
 
 _FILLER = "The operator reads the notes before the change window opens and writes down what was seen."
 
@@ -128,10 +130,10 @@ def test_pair_queries_on_a_second_connection_rank_exactly_as_on_the_pool(
     monkeypatch.setattr(_proximity, "WORKER_MIN_CHUNKS", 0)  # the worker serves only large stores otherwise
     monkeypatch.setattr(_proximity, "spare_core", lambda: True)  # and only while a core is free
     first = _hits(store, _QUESTIONS[0])
-    assert store._pairs.worker is None
+    assert store._sides.pairs.worker is None
     parallel = [_hits(store, q) for q in _QUESTIONS]
     assert parallel[0] == first
-    worker = store._pairs.worker
+    worker = store._sides.pairs.worker
     assert worker is not None  # the worker path ran
     monkeypatch.setattr(_proximity, "WORKER_PAIRS", 10**9)
     assert [_hits(store, q) for q in _QUESTIONS] == parallel
@@ -147,4 +149,4 @@ def test_pair_queries_on_a_second_connection_rank_exactly_as_on_the_pool(
 def test_a_small_store_keeps_its_pair_queries_on_its_own_connection(store: Store) -> None:
     for query in _QUESTIONS:
         assert store.search(query).status == "ok"
-    assert store._pairs.worker is None  # below WORKER_MIN_CHUNKS the handover costs more than it saves
+    assert store._sides.pairs.worker is None  # below WORKER_MIN_CHUNKS the handover costs more than it saves

@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from fiskai_rag import Store, _section, open_store
-from fiskai_rag._section import names_its_tree, tree_prefix
+from fiskai_rag import Store, open_store
+from fiskai_rag.search import _section
+from fiskai_rag.search._section import names_its_tree, tree_prefix
 
 _FILLER = "The operator reads the notes before the change window opens and writes down what was seen."
 

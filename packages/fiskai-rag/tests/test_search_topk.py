@@ -11,19 +11,19 @@ import apsw
 import pytest
 
 from fiskai_rag import open_store
-from fiskai_rag._burstiness import word_counts
-from fiskai_rag._db import Conn
-from fiskai_rag._query import fts_query, match_terms
-from fiskai_rag._search import lexical
-from fiskai_rag._topk import (
+from fiskai_rag.search._burstiness import word_counts
+from fiskai_rag.search._query import fts_query, match_terms
+from fiskai_rag.search._topk import (
     MAX_PHRASES,
     PRUNE_MIN_CHUNKS,
     _bounds,
     _reaching,
     _row_count,
+    lexical,
     pruned_top,
     seeded_top,
 )
+from fiskai_rag.store._db import Conn
 
 
 def test_the_threshold_query_covers_every_way_to_reach_the_floor() -> None:
@@ -143,7 +143,9 @@ def test_a_large_real_store_searches_the_same_pruned_as_plain(
                     assert got is None or got == plain, (question, limit)
         assert seeded > 60 and pruned > 60
         fast = [[(h.citation, h.score, h.also) for h in reader.search(q, top_k=10).hits] for q in questions]
-        monkeypatch.setattr("fiskai_rag._store.PRUNE_MIN_CHUNKS", rows + 1)  # the plain BM25 query for every search
+        monkeypatch.setattr(
+            "fiskai_rag.search._stages.PRUNE_MIN_CHUNKS", rows + 1
+        )  # the plain BM25 query for every search
         slow = [[(h.citation, h.score, h.also) for h in reader.search(q, top_k=10).hits] for q in questions]
     assert fast == slow
     assert all(fast)

@@ -5,9 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from fiskai_rag import open_store
-from fiskai_rag._proximity import proximity
-from fiskai_rag._search import fts_query, lexical
-from fiskai_rag._version import named_versions, path_versions, prefer_versions
+from fiskai_rag.search._proximity import proximity
+from fiskai_rag.search._query import fts_query
+from fiskai_rag.search._topk import lexical
+from fiskai_rag.search._version import named_versions, path_versions, prefer_versions
 
 _FILLER = "The operator reads the notes before the change window opens and writes down what was seen."
 

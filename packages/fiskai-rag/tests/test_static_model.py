@@ -11,7 +11,7 @@ from typing import Any, cast
 import pytest
 
 from fiskai_rag import StaticEmbedder, open_store
-from fiskai_rag._static_model import load_static_model
+from fiskai_rag.embed._static_model import load_static_model
 from fiskai_rag.errors import ManifestMismatchError, ModelError
 from fiskai_rag.testing import build_static_model, write_safetensors, write_toy_docs
 

@@ -8,9 +8,9 @@ from typing import cast
 import pytest
 
 from fiskai_rag import RagError, Remedy, open_store
-from fiskai_rag._db import DB_NAME, Conn
-from fiskai_rag._walk import MAX_FILE_BYTES
 from fiskai_rag.errors import CitationError, IndexNotBuiltError, ManifestMismatchError, StoreCorruptError
+from fiskai_rag.index._walk import MAX_FILE_BYTES
+from fiskai_rag.store._db import DB_NAME, Conn
 
 
 @pytest.fixture

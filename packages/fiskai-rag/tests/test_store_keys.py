@@ -10,9 +10,9 @@ from typing import cast
 import pytest
 
 from fiskai_rag import Citation, open_store
-from fiskai_rag._db import Conn
 from fiskai_rag.doctor import diagnose
 from fiskai_rag.errors import CitationError, StoreCorruptError
+from fiskai_rag.store._db import Conn
 
 
 def _folder(base: Path, name: str, text: str) -> Path:

@@ -8,8 +8,8 @@ import pytest
 from typing_extensions import override
 
 from fiskai_rag import OpenAICompatibleEmbedder, Remedy, open_store
-from fiskai_rag._db import Conn
 from fiskai_rag.errors import EmbedderError, EmbeddingDimensionError, ManifestMismatchError
+from fiskai_rag.store._db import Conn
 from fiskai_rag.testing import EmbeddingsServer, FakeEmbedder
 
 
@@ -193,7 +193,7 @@ def test_with_embeddings_a_file_counts_as_done_once_its_batch_is_written(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The progress count follows the slow part, the model's pass, instead of running ahead of it."""
-    from fiskai_rag import _index as index_module
+    from fiskai_rag.index import _index as index_module
 
     monkeypatch.setattr(index_module, "_BATCH_CHUNKS_EMBEDDED", 3)
     docs = tmp_path / "many"

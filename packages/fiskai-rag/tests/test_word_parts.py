@@ -11,11 +11,11 @@ import apsw
 import pytest
 
 from fiskai_rag import Store, open_store
-from fiskai_rag._burstiness import reweight, word_counts
-from fiskai_rag._db import Conn
-from fiskai_rag._query import fts_query
-from fiskai_rag._search import lexical
-from fiskai_rag._word_parts import window_scores, word_scores
+from fiskai_rag.search._burstiness import reweight, word_counts
+from fiskai_rag.search._query import fts_query
+from fiskai_rag.search._topk import lexical
+from fiskai_rag.search._word_parts import window_scores, word_scores
+from fiskai_rag.store._db import Conn
 
 
 def test_each_words_score_equals_its_own_bm25_query(tmp_path: Path, pack_corpus: Path, pack_words: list[str]) -> None:
@@ -73,7 +73,7 @@ def test_reweighting_from_one_walk_equals_reweighting_word_by_word(
         with db:
             pools = {query: lexical(db, fts_query(query), 100) for query in queries}
             fast = {query: reweight(db, fts_query(query), pool) for query, pool in pools.items()}
-            monkeypatch.setattr("fiskai_rag._burstiness.word_scores", _word_by_word)
+            monkeypatch.setattr("fiskai_rag.search._burstiness.word_scores", _word_by_word)
             slow = {query: reweight(db, fts_query(query), pool) for query, pool in pools.items()}
     assert len(queries) >= 30
     assert fast == slow

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from fiskai_rag import StaticEmbedder
-from fiskai_rag._static_model import load_static_model
-from fiskai_rag._wordpiece import WordPiece
+from fiskai_rag.embed._static_model import load_static_model
+from fiskai_rag.embed._wordpiece import WordPiece
 from fiskai_rag.testing import build_static_model
 
 tokenizers = pytest.importorskip("tokenizers", reason="the semantic extra (tokenizers) is not installed")

@@ -8,8 +8,8 @@ import time
 
 import pytest
 
-from fiskai_rag import _worker
-from fiskai_rag._worker import Worker, spare_core
+from fiskai_rag.store import _worker
+from fiskai_rag.store._worker import Worker, spare_core
 
 
 def test_a_call_runs_in_the_workers_thread_and_returns_its_value() -> None:

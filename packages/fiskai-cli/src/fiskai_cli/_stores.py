@@ -7,6 +7,7 @@ its opener, and a missing extra names the extra to install.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -219,12 +220,15 @@ def knowledge_embedder(embeddings: EmbeddingsSettings | None, *, download: bool 
         )
 
 
-def open_knowledge_store(directory: Path, *, read_only: bool, embedder: Embedder | None = None) -> KnowledgeStore:
+def open_knowledge_store(
+    directory: Path, *, read_only: bool, embedder: Embedder | None = None, without_stages: Sequence[str] = ()
+) -> KnowledgeStore:
     """Open the knowledge index in `directory`: read-only for searching, else as its single writer.
 
     Without an embedder, an index built with an in-process static model (`fiskai knowledge --semantic
     index`) is opened with that model, so one switch at index time makes every later search, pack, MCP
     server and agent hybrid; an index built through an embeddings server stays lexical here.
+    `without_stages` switches search ranking stages off by name (`fiskai knowledge --without-stage`).
 
     Raises:
         click.ClickException: the `knowledge` extra is missing, or the index cannot be opened.
@@ -234,12 +238,12 @@ def open_knowledge_store(directory: Path, *, read_only: bool, embedder: Embedder
     except ImportError as err:
         raise needs_extra("knowledge", "the knowledge index", err) from err
     with reported():
-        store = open_store(directory, read_only=read_only, embedder=embedder)
+        store = open_store(directory, read_only=read_only, embedder=embedder, without_stages=without_stages)
         if embedder is None:
             follow = _manifest_embedder(store)
             if follow is not None:
                 store.close()
-                store = open_store(directory, read_only=read_only, embedder=follow)
+                store = open_store(directory, read_only=read_only, embedder=follow, without_stages=without_stages)
         return store
 
 

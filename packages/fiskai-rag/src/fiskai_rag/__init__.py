@@ -19,10 +19,12 @@ is cited under its folder's name (`docs/design.md#3`), see `Citation`.
 
 Public API:
 
-- `open_store(store_dir, *, read_only, embedder=None) -> Store`
+- `open_store(store_dir, *, read_only, embedder=None, without_stages=()) -> Store`; `without_stages`
+  names search ranking stages to switch off (`SEARCH_STAGES`, in the order they run)
 - `Store.index(paths, *, reconcile=False, reindex=False, dry_run=False, progress=None) -> IndexStats`
-- `Store.search(query, *, top_k=None) -> SearchResult(hits=[Hit], status, tier, degraded)`; `status` is
-  `"ok"`, `"index_not_built"` or `"index_empty"`; `top_k` is 1..`MAX_TOP_K`
+- `Store.search(query, *, top_k=None, timings=None) -> SearchResult(hits=[Hit], status, tier, degraded)`;
+  `status` is `"ok"`, `"index_not_built"` or `"index_empty"`; `top_k` is 1..`MAX_TOP_K`; `timings`, a
+  dict, gets each stage's seconds
 - `Store.context(query, *, budget, ...) -> Pack(text, items=[PackItem], receipt, citations, status)`:
   the best few chunks under an exact token budget, with a receipt
 - `Store.show(citation) -> Hit`, `Store.sources() -> [Source]`, `Store.stats() -> StoreStats`,
@@ -44,26 +46,29 @@ Public modules: `fiskai_rag.errors`, `fiskai_rag.models`, `fiskai_rag.eval` (met
 
 from typing import TYPE_CHECKING, Any
 
-from ._citation import Citation
-from ._db import Manifest
-from ._search import MAX_TOP_K, Hit, hybrid_tier
-from ._store import SearchResult, Source, Store, StoreStats, open_store
-from .embed import Embedder, OpenAICompatibleEmbedder, StaticEmbedder
-from .errors import RagError, Remedy
+from fiskai_rag.embed import Embedder, OpenAICompatibleEmbedder, StaticEmbedder
+from fiskai_rag.errors import RagError, Remedy
+from fiskai_rag.search._fusion import hybrid_tier
+from fiskai_rag.search._hit import MAX_TOP_K, Hit, SearchResult
+from fiskai_rag.search._stages import SEARCH_STAGES
+from fiskai_rag.store._catalog import Source, StoreStats
+from fiskai_rag.store._citation import Citation
+from fiskai_rag.store._db import Manifest
+from fiskai_rag.store._store import Store, open_store
 
 if TYPE_CHECKING:
-    from ._index import IndexStats
-    from ._pack import Pack
-    from ._pack_select import PackItem
-    from ._walk import snapshot
+    from fiskai_rag.index._index import IndexStats
+    from fiskai_rag.index._walk import snapshot
+    from fiskai_rag.pack._build import Pack
+    from fiskai_rag.pack._select import PackItem
 
 # Writer-side and pack names load on first use, so a reader (an agent, `fiskai knowledge search`) never
 # imports the chunker, the walker, hashlib or json.
 _LAZY = {
-    "IndexStats": "._index",
-    "Pack": "._pack",
-    "PackItem": "._pack_select",
-    "snapshot": "._walk",
+    "IndexStats": ".index._index",
+    "Pack": ".pack._build",
+    "PackItem": ".pack._select",
+    "snapshot": ".index._walk",
 }
 
 
@@ -80,6 +85,7 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "MAX_TOP_K",
+    "SEARCH_STAGES",
     "Citation",
     "Embedder",
     "Hit",

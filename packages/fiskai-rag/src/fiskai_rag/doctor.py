@@ -14,10 +14,11 @@ from typing import cast
 
 import apsw
 
-from ._db import DB_NAME, LOCK_NAME, Conn, Manifest, open_reader, read_manifest
-from ._lock import WriterLock
-from ._vec import load_vec
-from .embed import Embedder
+from fiskai_rag.embed import Embedder
+from fiskai_rag.store._db import DB_NAME, LOCK_NAME, Conn, Manifest, open_reader, read_manifest
+from fiskai_rag.store._lock import WriterLock
+from fiskai_rag.store._vec import load_vec
+
 from .errors import IndexLockedError, RagError, Remedy
 
 __all__ = ["Check", "diagnose"]

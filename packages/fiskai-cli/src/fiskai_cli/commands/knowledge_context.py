@@ -13,7 +13,7 @@ from typing import Literal, cast
 import click
 
 from fiskai_cli._wiring import remedy_text
-from fiskai_cli.commands.knowledge import open_knowledge_store
+from fiskai_cli.commands.knowledge import open_knowledge_store, without_stage_option
 from fiskai_rag import RagError, Remedy
 from fiskai_rag.errors import NOT_BUILT_TEXT
 
@@ -41,6 +41,7 @@ def _day(value: str | None, option: str) -> dt.date | None:
 @click.option("--since", "since_text", metavar="DATE", help="First day (YYYY-MM-DD) of front matter dates to keep.")
 @click.option("--until", "until_text", metavar="DATE", help="Last day (YYYY-MM-DD); alone it looks back 30 days.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "jsonl"]), default="text", show_default=True)
+@without_stage_option
 @click.pass_context
 def context_command(
     ctx: click.Context,
@@ -53,6 +54,7 @@ def context_command(
     since_text: str | None,
     until_text: str | None,
     fmt: str,
+    without_stages: tuple[str, ...],
 ) -> None:
     """Select the best few indexed sections for QUERY within --budget tokens, with a receipt.
 
@@ -68,7 +70,7 @@ def context_command(
     """
     since = _day(since_text, "--since")
     until = _day(until_text, "--until")
-    with open_knowledge_store(ctx) as store:
+    with open_knowledge_store(ctx, without_stages=without_stages) as store:
         try:
             pack = store.context(
                 " ".join(query),

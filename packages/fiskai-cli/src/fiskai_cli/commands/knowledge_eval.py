@@ -8,30 +8,33 @@ missed, so a CI job can hold the ranking to a figure.
 from __future__ import annotations
 
 import dataclasses
-import json
-import statistics
 import sys
 import tempfile
 import time
 from collections.abc import Callable, Generator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 
 import click
 import yaml
 
 from fiskai_cli.commands.index_progress import index_with_progress
+from fiskai_cli.commands.knowledge import without_stage_option
 from fiskai_cli.commands.knowledge_eval_baseline import compare_with_baseline, figures_of, save_baseline
+from fiskai_cli.commands.knowledge_eval_report import (
+    AnswerSettings,
+    Evidence,
+    Run,
+    json_report,
+    table,
+    threshold_misses,
+)
 from fiskai_cli.commands.knowledge_model import fetch_with_progress
 from fiskai_rag import Embedder, OpenAICompatibleEmbedder, RagError, StaticEmbedder, Store, open_store
 from fiskai_rag.eval import (
     DEFAULT_RECALL_K,
-    AnswerCheck,
     Bm25Baseline,
-    EvalReport,
     EvalSuite,
-    KindFigures,
     SuiteError,
     answer_figures,
     check_answers,
@@ -45,35 +48,6 @@ __all__ = ["eval_command"]
 
 _MAX_DEPTH = 20
 """One search returns at most 20 hits, so recall is measured at most that deep."""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class _Evidence:
-    """The answer-bearing checks of the queries that state expected excerpts or reads."""
-
-    checked: int
-    passed: int
-    budget: int
-    failures: tuple[str, ...]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class _Run:
-    """One ranking's scores over the suite, with what it cost."""
-
-    label: str
-    report: EvalReport
-    search_ms: list[float]
-    evidence: _Evidence | None = None
-    answers: tuple[KindFigures, ...] = ()
-    """Per-kind answer rates, for suites whose questions list `answers`."""
-    answer_checks: tuple[AnswerCheck, ...] = ()
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class _AnswerSettings:
-    top: int
-    budget: int
 
 
 def _read_suite(path: Path) -> EvalSuite:
@@ -124,11 +98,12 @@ def _rank_with_store(
     k: int,
     embedder: Embedder | None,
     budget: int,
-    answering: _AnswerSettings,
+    answering: AnswerSettings,
     label: str = "",
-) -> _Run:
+    without_stages: Sequence[str] = (),
+) -> Run:
     samples: list[float] = []
-    with open_store(store_dir, read_only=True, embedder=embedder) as store:
+    with open_store(store_dir, read_only=True, embedder=embedder, without_stages=without_stages) as store:
 
         def search(text: str) -> list[str]:
             result = store.search(text, top_k=_MAX_DEPTH)
@@ -145,7 +120,7 @@ def _rank_with_store(
             if query.answers
         )
     label = label or ("fiskai knowledge, hybrid" if embedder is not None else "fiskai knowledge")
-    return _Run(
+    return Run(
         label=label,
         report=report,
         search_ms=samples,
@@ -155,7 +130,7 @@ def _rank_with_store(
     )
 
 
-def _check_evidence(store: Store, suite: EvalSuite, k: int, budget: int) -> _Evidence | None:
+def _check_evidence(store: Store, suite: EvalSuite, k: int, budget: int) -> Evidence | None:
     """Answer-bearing checks: the pack an agent would get must carry the expected words, not only the URI."""
     checked = [query for query in suite.queries if query.has_evidence_checks]
     if not checked:
@@ -172,10 +147,10 @@ def _check_evidence(store: Store, suite: EvalSuite, k: int, budget: int) -> _Evi
         )
         failures += [f"query {query.id}: {failure}" for failure in outcome.failures]
     failed = len({failure.split(":", 1)[0] for failure in failures})
-    return _Evidence(checked=len(checked), passed=len(checked) - failed, budget=budget, failures=tuple(failures))
+    return Evidence(checked=len(checked), passed=len(checked) - failed, budget=budget, failures=tuple(failures))
 
 
-def _rank_with_baseline(suite: EvalSuite, corpus: Path, k: int) -> _Run:
+def _rank_with_baseline(suite: EvalSuite, corpus: Path, k: int) -> Run:
     samples: list[float] = []
     baseline = Bm25Baseline()
     try:
@@ -183,139 +158,10 @@ def _rank_with_baseline(suite: EvalSuite, corpus: Path, k: int) -> _Run:
         report = evaluate(suite, _timed(lambda text: baseline.search(text, _MAX_DEPTH), samples), k=k)
     finally:
         baseline.close()
-    return _Run(label="FTS5 BM25, naive OR", report=report, search_ms=samples)
+    return Run(label="FTS5 BM25, naive OR", report=report, search_ms=samples)
 
 
-def _misses(report: EvalReport, minimums: dict[str, float | None]) -> list[str]:
-    figures = {"nDCG@10": report.ndcg, "MRR@10": report.mrr, f"recall@{report.k}": report.recall}
-    names = {"ndcg": "nDCG@10", "mrr": "MRR@10", "recall": f"recall@{report.k}"}
-    return [
-        f"{names[key]} {figures[names[key]]:.3f} is below the required {minimum:.3f}"
-        for key, minimum in minimums.items()
-        if minimum is not None and figures[names[key]] < minimum
-    ]
-
-
-def _scores(run: _Run) -> dict[str, object]:
-    report = run.report
-    return {
-        "label": run.label,
-        "ndcg_at_10": round(report.ndcg, 4),
-        "mrr_at_10": round(report.mrr, 4),
-        f"recall_at_{report.k}": round(report.recall, 4),
-        "search_ms_median": round(statistics.median(run.search_ms), 2) if run.search_ms else None,
-    }
-
-
-def _json(
-    suite: EvalSuite,
-    runs: list[_Run],
-    notes: list[str],
-    misses: list[str],
-    answering: _AnswerSettings,
-    lexical: list[_Run],
-) -> str:
-    ours = runs[0].report
-    document = {
-        "suite": suite.name,
-        "queries": len(suite.queries),
-        "k": ours.k,
-        "ranking": _scores(runs[0]),
-        "baseline": _scores(runs[1]) if len(runs) > 1 else None,
-        "lexical": _scores(lexical[0]) if lexical else None,
-        "notes": notes,
-        "evidence": None
-        if runs[0].evidence is None
-        else {
-            "checked": runs[0].evidence.checked,
-            "passed": runs[0].evidence.passed,
-            "budget": runs[0].evidence.budget,
-            "failures": list(runs[0].evidence.failures),
-        },
-        "answers": [
-            {
-                "kind": row.kind,
-                "questions": row.questions,
-                f"in_top_{answering.top}": round(row.in_hits, 4),
-                f"in_pack_{answering.budget}": round(row.in_pack, 4),
-            }
-            for row in runs[0].answers
-        ],
-        "passed": not misses,
-        "misses": misses,
-        "per_query": [
-            {
-                "id": result.query_id,
-                "ndcg_at_10": round(result.ndcg, 4),
-                "reciprocal_rank": round(result.reciprocal_rank, 4),
-                f"recall_at_{ours.k}": round(result.recall, 4),
-            }
-            for result in ours.results
-        ],
-        "answer_checks": [
-            {
-                "id": check.query_id,
-                "kind": check.kind,
-                "hit_rank": check.hit_rank,
-                "in_pack": check.in_pack,
-                "returned": [{"citation": citation, "heading": heading} for citation, heading in check.returned],
-            }
-            for check in runs[0].answer_checks
-        ],
-    }
-    return json.dumps(document, indent=2)
-
-
-def _answer_lines(run: _Run, answering: _AnswerSettings) -> list[str]:
-    if not run.answers:
-        return []
-    top, pack = f"top {answering.top} hits", f"pack @{answering.budget}"
-    lines = ["", f"answers ({run.label}): share of questions whose verbatim answer reached ...", ""]
-    header = f"{'kind':<16} {'questions':>9} {top:>10} {pack:>11}"
-    lines += [header, "-" * len(header)]
-    lines += [f"{row.kind:<16} {row.questions:>9} {row.in_hits:>10.3f} {row.in_pack:>11.3f}" for row in run.answers]
-    return lines
-
-
-def _table(suite: EvalSuite, runs: list[_Run], notes: list[str], per_query: bool, answering: _AnswerSettings) -> str:
-    k = runs[0].report.k
-    lines = [f"suite {suite.name}: {len(suite.queries)} judged queries", *notes, ""]
-    header = f"{'ranking':<24} {'nDCG@10':>8} {'MRR@10':>8} {f'recall@{k}':>10} {'search p50':>11}"
-    lines += [header, "-" * len(header)]
-    for run in runs:
-        p50 = f"{statistics.median(run.search_ms):.1f} ms" if run.search_ms else "-"
-        report = run.report
-        lines.append(f"{run.label:<24} {report.ndcg:>8.3f} {report.mrr:>8.3f} {report.recall:>10.3f} {p50:>11}")
-    evidence = runs[0].evidence
-    if evidence is not None:
-        lines += [
-            "",
-            f"evidence: {evidence.passed} of {evidence.checked} queries delivered their expected excerpts and reads "
-            f"(pack budget {evidence.budget})",
-        ]
-    lines += _answer_lines(runs[0], answering)
-    if per_query:
-        lines += ["", f"{'query':<8} {'nDCG@10':>8} {'RR':>6} {f'recall@{k}':>10}  text"]
-        for result in runs[0].report.results:
-            text = result.text if len(result.text) <= 60 else result.text[:59] + "..."
-            lines.append(
-                f"{result.query_id:<8} {result.ndcg:>8.3f} {result.reciprocal_rank:>6.3f} {result.recall:>10.3f}  {text}"
-            )
-        if runs[0].answer_checks:
-            lines += ["", f"{'query':<8} {'kind':<16} {'hit rank':>8} {'pack':>5}"]
-            for check in runs[0].answer_checks:
-                lines.append(
-                    f"{check.query_id:<8} {check.kind:<16} {check.hit_rank or '-':>8} {'yes' if check.in_pack else 'no':>5}"
-                )
-                if not check.in_hits:
-                    # What came instead: read them to tell a ranking miss from an answer worded otherwise.
-                    lines += [
-                        f"    {n}. {citation}  {heading}" for n, (citation, heading) in enumerate(check.returned, 1)
-                    ]
-    return "\n".join(lines)
-
-
-def _evidence_misses(evidence: _Evidence | None) -> list[str]:
+def _evidence_misses(evidence: Evidence | None) -> list[str]:
     if evidence is None or not evidence.failures:
         return []
     # High recall with missing evidence still fails: the agent would not have had the answer.
@@ -349,7 +195,7 @@ def _suite(suite_path: Path, corpus_dir: Path | None) -> EvalSuite:
 
 
 def _against_baseline(
-    runs: list[_Run], suite: EvalSuite, answering: _AnswerSettings, baseline_file: Path | None, tolerance: float
+    runs: list[Run], suite: EvalSuite, answering: AnswerSettings, baseline_file: Path | None, tolerance: float
 ) -> list[str]:
     if baseline_file is None:
         return []
@@ -357,7 +203,7 @@ def _against_baseline(
     return compare_with_baseline(baseline_file, figures, suite=suite.name, tolerance=tolerance)
 
 
-def _save(runs: list[_Run], suite: EvalSuite, answering: _AnswerSettings, save_file: Path) -> None:
+def _save(runs: list[Run], suite: EvalSuite, answering: AnswerSettings, save_file: Path) -> None:
     figures = figures_of(runs[0].report, runs[0].answers, answering.top, answering.budget)
     bm25 = figures_of(runs[1].report, (), answering.top, answering.budget) if len(runs) > 1 else None
     save_baseline(save_file, figures, suite=suite.name, bm25=bm25)
@@ -481,6 +327,7 @@ def _save(runs: list[_Run], suite: EvalSuite, answering: _AnswerSettings, save_f
     ),
 )
 @click.option("--format", "output_format", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@without_stage_option
 @click.option(
     "--progress/--no-progress",
     default=None,
@@ -511,6 +358,7 @@ def eval_command(
     per_query: bool,
     output_format: str,
     progress: bool | None,
+    without_stages: tuple[str, ...],
 ) -> None:
     """Score the knowledge index against a suite of judged queries.
 
@@ -543,14 +391,15 @@ def eval_command(
       fiskai knowledge eval ../shared/ir/med --semantic     # hybrid, lexical and BM25 rows
       fiskai knowledge eval suite.yaml --store ~/.local/state/fiskai/knowledge/default --no-index
       fiskai knowledge eval evals/influxdata-tuning.yaml --baseline evals/baselines/influxdata-tuning.json
+      fiskai knowledge eval ../shared/ir/med --without-stage bursty    # what one ranking stage adds
     """
     suite = _suite(suite_path, corpus_dir)
-    answering = _AnswerSettings(top=answer_top, budget=answer_budget)
+    answering = AnswerSettings(top=answer_top, budget=answer_budget)
     if store_dir is None and suite.corpus is None:
         raise click.UsageError("the suite names no corpus, so pass --store DIR (the folder holding knowledge.db)")
     notes: list[str] = []
     embedder: OpenAICompatibleEmbedder | StaticEmbedder | None = None
-    lexical: list[_Run] = []
+    lexical: list[Run] = []
     try:
         embedder = _eval_embedder(
             embeddings_url, embeddings_model, semantic=semantic, model_name=model_name, timeout=embeddings_timeout
@@ -559,10 +408,16 @@ def eval_command(
             if index_first and suite.corpus is not None:
                 draw = sys.stderr.isatty() if progress is None else progress
                 notes.append(f"corpus {suite.corpus}: {_index_corpus(where, suite.corpus, embedder, progress=draw)}")
-            runs = [_rank_with_store(where, suite, k, embedder, budget, answering)]
+            runs = [_rank_with_store(where, suite, k, embedder, budget, answering, without_stages=without_stages)]
             if embedder is not None:
                 # The same store without its vectors: the lexical row a hybrid figure is judged against.
-                lexical = [_rank_with_store(where, suite, k, None, budget, answering, "fiskai knowledge, lexical")]
+                lexical = [
+                    _rank_with_store(
+                        where, suite, k, None, budget, answering, "fiskai knowledge, lexical", without_stages
+                    )
+                ]
+            if without_stages:
+                notes.append(f"search stages switched off: {', '.join(without_stages)}")
     except RagError as err:
         raise click.ClickException(str(err)) from err
     finally:
@@ -576,7 +431,7 @@ def eval_command(
                 f"cannot read the corpus {str(suite.corpus)!r} for the BM25 baseline: {err.strerror or err}; "
                 "check the folder, or pass --no-bm25"
             ) from err
-    misses = _misses(runs[0].report, {"ndcg": min_ndcg, "mrr": min_mrr, "recall": min_recall})
+    misses = threshold_misses(runs[0].report, {"ndcg": min_ndcg, "mrr": min_mrr, "recall": min_recall})
     misses += _evidence_misses(runs[0].evidence)
     evidence = runs[0].evidence
     misses += _against_baseline(runs, suite, answering, baseline_file, tolerance)
@@ -584,9 +439,9 @@ def eval_command(
         _save(runs, suite, answering, save_file)
         notes.append(f"baseline saved to {save_file}")
     if output_format == "json":
-        click.echo(_json(suite, runs, notes, misses, answering, lexical))
+        click.echo(json_report(suite, runs, notes, misses, answering, lexical))
     else:
-        click.echo(_table(suite, [*runs, *lexical], notes, per_query, answering))
+        click.echo(table(suite, [*runs, *lexical], notes, per_query, answering))
     if evidence is not None:
         for failure in evidence.failures:
             click.echo(f"evidence missing: {failure}", err=True)

@@ -8,14 +8,8 @@ import time
 import click
 
 from fiskai_cli._wiring import manifest_embedder, open_knowledge_store as open_store_at
-from fiskai_cli.commands.knowledge import (
-    _echo_tier,  # pyright: ignore[reportPrivateUsage]
-    _embedder,  # pyright: ignore[reportPrivateUsage]
-    _rag_errors,  # pyright: ignore[reportPrivateUsage]
-    _result_line,  # pyright: ignore[reportPrivateUsage]
-    _settings,  # pyright: ignore[reportPrivateUsage]
-    _worded,  # pyright: ignore[reportPrivateUsage]
-)
+from fiskai_cli.commands.knowledge import echo_tier, knowledge_settings, rag_errors, settings_embedder, worded
+from fiskai_cli.commands.knowledge_index import result_line
 from fiskai_rag import RagError, open_store
 from fiskai_rag.errors import IndexLockedError
 
@@ -34,19 +28,19 @@ def _watch_pass(ctx: click.Context, roots: list[str], changed: list[str]) -> boo
             click.echo(f"  {_shown(key)}")
         if len(changed) > 20:
             click.echo(f"  ... and {len(changed) - 20} more")
-    settings = _settings(ctx)
+    settings = knowledge_settings(ctx)
     try:
         # The library's opener, not `_wiring`'s: a busy lock must stay an IndexLockedError to be retried.
-        embedder = _embedder(settings, download=True) or manifest_embedder(settings.store_dir)
+        embedder = settings_embedder(settings, download=True) or manifest_embedder(settings.store_dir)
         with open_store(settings.store_dir, read_only=False, embedder=embedder) as store:
             stats = store.index(roots, reconcile=True)
     except IndexLockedError:
         click.echo(f"{_stamp()} another knowledge writer is running; will retry", err=True)
         return False
     except RagError as err:
-        click.echo(f"{_stamp()} reindex failed: {_worded(err)}", err=True)
+        click.echo(f"{_stamp()} reindex failed: {worded(err)}", err=True)
         return True
-    click.echo(f"{_stamp()} {_result_line(stats)}")
+    click.echo(f"{_stamp()} {result_line(stats)}")
     return True
 
 
@@ -79,9 +73,9 @@ def watch_command(ctx: click.Context, paths: tuple[str, ...], debounce: float, n
 
     if debounce < 0.1:
         raise click.ClickException("debounce must be at least 100ms")
-    settings = _settings(ctx)
-    with _rag_errors(), open_store_at(settings.store_dir, read_only=True, embedder=_embedder(settings)) as store:
-        _echo_tier(store)
+    settings = knowledge_settings(ctx)
+    with rag_errors(), open_store_at(settings.store_dir, read_only=True, embedder=settings_embedder(settings)) as store:
+        echo_tier(store)
     roots: list[str] = []
     for root in list(paths) or settings.paths:
         if os.path.exists(root):
