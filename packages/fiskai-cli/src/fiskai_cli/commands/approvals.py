@@ -305,7 +305,7 @@ def _check_argv(settings: wiring.Settings, tool: CommandTool, arguments: str) ->
     call = prepare_call(tool, arguments)
     if isinstance(call, Refusal):
         if call.kind == "missing":
-            detail = "missing " + ", ".join(f'"{m}"' for m in call.missing)
+            detail = "; ".join(f'property "{m}": required but missing' for m in call.missing)
         else:
             detail = _TO_A_MODEL.sub("", call.result.output)
         raise click.ClickException(f'these arguments do not fit "{tool.name}": {detail}; {fix}')

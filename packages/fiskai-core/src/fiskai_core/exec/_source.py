@@ -14,11 +14,13 @@ neither the fisk code nor the drivers change.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from pydantic import JsonValue
 
-from fiskai_core.tools._arguments import ToolArguments
+if TYPE_CHECKING:
+    # Only a type here: importing the tools package at run time would load it for every agent.yaml read.
+    from fiskai_core.tools._arguments import ToolArguments
 
 __all__ = ["SourceCommand", "ToolSource"]
 
