@@ -17,12 +17,10 @@ from typing import TextIO
 import anyio
 import click
 
-from fiskai_a2a import DEFAULT_MAX_CONCURRENT, DEFAULT_TOOL_TIMEOUT, A2AError, Server
-from fiskai_a2a.nats_transport import NatsTransport, subject_for
-from fiskai_a2a.transport import Route
+from fiskai_a2a import A2AError, Server
+from fiskai_a2a.nats_transport import NatsTransport
 from fiskai_cli import _wiring as wiring
-from fiskai_cli._version import VERSION
-from fiskai_cli.ui.text import items
+from fiskai_cli._serving import a2a_banner, a2a_server
 
 __all__ = ["a2a", "connection_options"]
 
@@ -88,27 +86,10 @@ def a2a(ctx: click.Context, server_url: str | None, context_name: str | None) ->
     click.echo("a2a server stopped", err=True)
 
 
-def _server(harness: wiring.Harness) -> Server:
-    config = harness.config
-    limits = config.expose.agent.a2a
-    with wiring.reported():
-        server = Server(
-            identity=config.identity,
-            version=VERSION,
-            tools=harness.tools.tools(),
-            confirm_tags=config.harness.confirm_tags,
-            max_concurrent=limits.max_concurrent_tools or DEFAULT_MAX_CONCURRENT,
-            tool_timeout=limits.tool_timeout.total_seconds() if limits.tool_timeout else DEFAULT_TOOL_TIMEOUT,
-        )
-    for skipped in server.skipped:
-        click.echo(f"warning: skipping tool {skipped.name}: {skipped.reason}", err=True)
-    return server
-
-
 async def _serve(settings: wiring.Settings, target: wiring.NatsTarget) -> None:
     try:
         async with wiring.open_harness(settings, "a2a", nats=target) as harness:
-            server = _server(harness)
+            server = a2a_server(harness)
             await _serve_on(server, await harness.connected())
     except* A2AError as group:
         # A failure inside the serving task groups arrives grouped (nested); it is still one line for the operator.
@@ -123,21 +104,7 @@ async def _serve_on(server: Server, transport: NatsTransport) -> None:
     async with anyio.create_task_group() as tasks:
         await tasks.start(_stop_on_signal, tasks.cancel_scope, server)
         await tasks.start(partial(transport.serve, identity=identity, version=server.version, handler=server))
-        click.echo(
-            f"Serving {len(server.tools)} tools over a2a as {identity}/{server.version} on "
-            f"{transport.context.describe()}",
-            err=True,
-        )
-        click.echo(
-            items(
-                [
-                    ("Discovery", subject_for(Route(agent=identity, kind="discovery"))),
-                    ("Tools", subject_for(Route(agent=identity, kind="tool"))),
-                    ("Exposed", ", ".join(server.tools)),
-                ]
-            ),
-            err=True,
-        )
+        click.echo(a2a_banner(server, transport), err=True)
 
 
 async def _stop_on_signal(scope: anyio.CancelScope, server: Server, *, task_status: anyio.abc.TaskStatus[None]) -> None:
