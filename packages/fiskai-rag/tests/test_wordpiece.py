@@ -20,8 +20,6 @@ from fiskai_rag.testing import build_static_model
 
 tokenizers = pytest.importorskip("tokenizers", reason="the semantic extra (tokenizers) is not installed")
 
-SHARED = Path(os.environ.get("FISKAI_SHARED_DIR", Path(__file__).resolve().parents[4] / "shared"))
-INFLUX = SHARED / "fixtures" / "corpus" / "influxdata-docs"
 
 
 def _reference(path: Path) -> tuple[Any, int | None]:
@@ -145,10 +143,12 @@ def test_a_query_embeds_without_importing_tokenizers(tmp_path: Path) -> None:
         embedder.close()
 
 
-@pytest.mark.skipif(not INFLUX.is_dir(), reason="influxdata-docs not found: set FISKAI_SHARED_DIR to the shared folder")
-def test_documentation_text_tokenizes_as_tokenizers_does(tmp_path: Path) -> None:
-    """A WordPiece vocabulary trained on influxdata-docs, over a sample of its pages."""
-    files = sorted(INFLUX.rglob("*.md"))
+def test_documentation_text_tokenizes_as_tokenizers_does(tmp_path: Path, shared_fixtures: Path) -> None:
+    """A WordPiece vocabulary trained on influxdata-docs, over a sample of its pages.
+
+    Through `shared_fixtures`, so CI's FISKAI_REQUIRE_SHARED=1 makes missing data a failure, not a skip.
+    """
+    files = sorted((shared_fixtures / "corpus" / "influxdata-docs").rglob("*.md"))
     sample = random.Random(16).sample(files, 200)
     tokenizer = tokenizers.Tokenizer(tokenizers.models.WordPiece(unk_token="[UNK]"))
     tokenizer.normalizer = tokenizers.normalizers.BertNormalizer(lowercase=True)
