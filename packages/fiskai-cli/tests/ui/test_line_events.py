@@ -221,7 +221,8 @@ def test_resume_lines_report_pending_calls_and_forced_changes() -> None:
         ResumeInfo(run_id="r1", messages=(), next_iteration=2, pending_calls=1, forced_changes=("model: a -> b",))
     )
     assert err.getvalue().splitlines() == [
-        'resuming session "r1" at iteration 3 (0 message(s) restored, 1 tool call(s) of the last turn still to run)',
+        # Counted as `fiskai session show` counts ("Next iter", from 0), so the two agree on the same session.
+        'resuming session "r1" at iteration 2 (0 message(s) restored, 1 tool call(s) of the last turn still to run)',
         "warning: resuming despite a configuration change (--force): model: a -> b",
     ]
 

@@ -87,7 +87,7 @@ class LineEvents:
         """What a resumed session brings back."""
         pending = f", {info.pending_calls} tool call(s) of the last turn still to run" if info.pending_calls else ""
         self._line(
-            f'resuming session "{sanitize_for_terminal(info.run_id)}" at iteration {info.next_iteration + 1} '
+            f'resuming session "{sanitize_for_terminal(info.run_id)}" at iteration {info.next_iteration} '
             f"({len(info.messages)} message(s) restored{pending})"
         )
         for change in info.forced_changes:

@@ -57,7 +57,7 @@ class TuiEvents:
 
     def resumed(self, info: ResumeInfo) -> None:
         """The restored conversation, between `--- resuming ---` and `--- continuing ---` (reference 13.5)."""
-        entries = [entry("meta", f'--- resuming "{info.run_id}" at iteration {info.next_iteration + 1} ---')]
+        entries = [entry("meta", f'--- resuming "{info.run_id}" at iteration {info.next_iteration} ---')]
         for message in info.messages:
             entries += _restored(message)
         entries += [entry("warning", f"resuming despite a configuration change: {c}") for c in info.forced_changes]
