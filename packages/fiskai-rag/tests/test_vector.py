@@ -277,3 +277,14 @@ def test_doctor_checks_the_server_the_extension_and_the_manifest(
     assert not any(c.fatal and not c.ok for c in healthy.values())
     assert not down["Embeddings reachable"].ok and not down["Embeddings reachable"].fatal
     assert "503" in down["Embeddings reachable"].detail
+
+
+def test_the_tier_names_no_dimension_before_one_is_pinned(docs: Path, tmp_path: Path) -> None:
+    """Before the first index run (`knowledge --model X index` prints the tier first) there is no `dim=0`."""
+    embedder = FakeEmbedder(dimension=8)
+    with open_store(tmp_path / "store", read_only=False, embedder=embedder) as writer:
+        before = writer.tier()
+        writer.index(["docs"])
+        after = writer.tier()
+    assert "dim=" not in before and before.startswith("hybrid (FTS5 + vectors")
+    assert after.endswith("dim=8")

@@ -118,7 +118,8 @@ class Store:
         if self.embedder is None:
             return "lexical (FTS5) - no embeddings configured"
         manifest = self.manifest()
-        dimension = manifest.dimension if manifest is not None else 0
+        # Before the first index run nothing has pinned a dimension: say none rather than `dim=0`.
+        dimension = manifest.dimension if manifest is not None and manifest.dimension else None
         return hybrid_tier(self.embedder, dimension)
 
     @_serialised
