@@ -230,7 +230,7 @@ def _mode_requirements() -> list[str]:
 
 def render() -> str:
     """The whole page."""
-    from fiskai_memory import FileOptions as MemoryFileOptions, KvOptions
+    from fiskai_memory.options import FileOptions as MemoryFileOptions, KvOptions
     from fiskai_runstate.options import FileOptions as SessionFileOptions, JetStreamOptions
 
     lines = [_HEADER.rstrip("\n"), "", *_mode_requirements()]

@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 
 from fiskai_agent.testing import MessagesServer, RecordedRequest, Turn, text, tool_use
-from fiskai_runstate import FileJournalStore, ToolIntentRecord, ToolResultRecord, decode_record
+from fiskai_runstate import FileJournalStore, decode_record
+from fiskai_runstate.records import ToolIntentRecord, ToolResultRecord
 
 _CONFIG = Path(__file__).resolve().parents[1] / "examples" / "fixturectl" / "agent.yaml"
 _PROMPT = "Choose 1-5 [1]: "

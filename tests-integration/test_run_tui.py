@@ -24,7 +24,8 @@ import pytest
 
 from fiskai_agent.testing import MessagesServer, RecordedRequest, Turn, text, tool_use
 from fiskai_core.approvals import load_rules
-from fiskai_runstate import FileJournalStore, TerminalRecord, ToolIntentRecord, decode_record
+from fiskai_runstate import FileJournalStore, decode_record
+from fiskai_runstate.records import TerminalRecord, ToolIntentRecord
 
 
 def tmux_binary() -> str:

@@ -12,7 +12,8 @@ from fiskai_agent.llm import TextBlock
 from fiskai_agent.testing import ScriptedProvider, answer, calls
 from fiskai_core.config import BudgetSettings, LLMSettings
 from fiskai_core.tools import Tool, ToolSet
-from fiskai_runstate import FileJournalStore, UserRecord
+from fiskai_runstate import FileJournalStore
+from fiskai_runstate.records import UserRecord
 
 pytestmark = pytest.mark.anyio
 

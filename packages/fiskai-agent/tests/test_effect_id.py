@@ -19,7 +19,8 @@ from fiskai_agent.llm import ToolResultBlock
 from fiskai_agent.testing import RecordingEvents, ScriptedProvider, answer, calls
 from fiskai_core.config import LLMSettings
 from fiskai_core.tools import TAG_IDEMPOTENT, CallContext, CallPlan, Tool, ToolArguments, ToolResult, ToolSet
-from fiskai_runstate import FileJournalStore, ToolIntentRecord, ToolResultRecord, fold
+from fiskai_runstate import FileJournalStore, fold
+from fiskai_runstate.records import ToolIntentRecord, ToolResultRecord
 
 pytestmark = pytest.mark.anyio
 

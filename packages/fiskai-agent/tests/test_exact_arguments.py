@@ -26,16 +26,8 @@ from fiskai_core.fisk import load_application
 from fiskai_core.fisk.execution import CommandTool, command_tools
 from fiskai_core.testing import write_fake_app
 from fiskai_core.tools import ToolSet
-from fiskai_runstate import (
-    AssistantRecord,
-    FileJournalStore,
-    Fingerprint,
-    JsonValue,
-    MetaRecord,
-    Record,
-    ToolIntentRecord,
-    ToolResultRecord,
-)
+from fiskai_runstate import FileJournalStore, Fingerprint, Record
+from fiskai_runstate.records import AssistantRecord, JsonValue, MetaRecord, ToolIntentRecord, ToolResultRecord
 
 pytestmark = pytest.mark.anyio
 

@@ -20,14 +20,8 @@ from fiskai_core.prompter import ConfirmChoice
 from fiskai_core.remote import RemoteDescriptor, RemoteReply, RemoteTool
 from fiskai_core.testing import FakeRemoteInvoker, FakeSearcher, ScriptedPrompter
 from fiskai_core.tools import CallContext, CallPlan, Tool, ToolArguments, ToolEntry, ToolResult, ToolSet
-from fiskai_runstate import (
-    AssistantRecord,
-    FileJournalStore,
-    TerminalRecord,
-    ToolIntentRecord,
-    ToolResultRecord,
-    fold,
-)
+from fiskai_runstate import FileJournalStore, fold
+from fiskai_runstate.records import AssistantRecord, TerminalRecord, ToolIntentRecord, ToolResultRecord
 
 pytestmark = pytest.mark.anyio
 

@@ -20,19 +20,16 @@ from fiskai_core.testing import FakeSearcher, FakeTool, ScriptedPrompter
 from fiskai_core.tools import Tool, ToolSet
 from fiskai_memory import ToolAccess
 from fiskai_memory.testing import InMemoryMemoryStore
-from fiskai_runstate import (
+from fiskai_runstate import FileJournalStore, Fingerprint, Record, fold
+from fiskai_runstate.records import (
     AssistantRecord,
-    FileJournalStore,
-    Fingerprint,
     JsonObject,
     JsonValue,
     MetaRecord,
-    Record,
     TerminalRecord,
     ToolIntentRecord,
     ToolResultRecord,
     args_digest,
-    fold,
 )
 
 pytestmark = pytest.mark.anyio

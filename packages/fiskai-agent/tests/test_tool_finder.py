@@ -32,7 +32,8 @@ from fiskai_core.fisk import load_application
 from fiskai_core.fisk.execution import CommandTool, command_tools
 from fiskai_core.testing import FakeTool, write_fake_app
 from fiskai_core.tools import Tool, ToolSet
-from fiskai_runstate import FileJournalStore, ToolIntentRecord, ToolResultRecord
+from fiskai_runstate import FileJournalStore
+from fiskai_runstate.records import ToolIntentRecord, ToolResultRecord
 
 pytestmark = pytest.mark.anyio
 

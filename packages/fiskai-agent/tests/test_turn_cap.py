@@ -11,17 +11,14 @@ from fiskai_agent.llm import ToolResultBlock
 from fiskai_agent.testing import RecordingEvents, ScriptedProvider, answer, calls
 from fiskai_core.config import LLMSettings
 from fiskai_core.tools import Tool, ToolSet
-from fiskai_runstate import (
+from fiskai_runstate import FileJournalStore, Fingerprint, Record, fold
+from fiskai_runstate.records import (
     AssistantRecord,
-    FileJournalStore,
-    Fingerprint,
     JsonValue,
     MetaRecord,
-    Record,
     ToolIntentRecord,
     ToolResultRecord,
     args_digest,
-    fold,
 )
 
 pytestmark = pytest.mark.anyio

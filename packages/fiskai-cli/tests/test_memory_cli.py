@@ -12,8 +12,10 @@ from click.testing import CliRunner
 from nats.js.api import KeyValueConfig
 
 from fiskai_cli._root import cli
-from fiskai_memory import MAX_ENTRY_BYTES, FileMemoryStore, Store, default_memory_directory, open_file_store
+from fiskai_memory import FileMemoryStore, Store, open_file_store
+from fiskai_memory.file import default_memory_directory
 from fiskai_memory.kv import connect_kv_store
+from fiskai_memory.store import MAX_ENTRY_BYTES
 
 
 def invoke(*args: str) -> tuple[int, str, str]:

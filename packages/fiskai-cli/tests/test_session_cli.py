@@ -8,15 +8,8 @@ import pytest
 from click.testing import CliRunner
 
 from fiskai_cli._root import cli
-from fiskai_runstate import (
-    FileJournalStore,
-    JsonObject,
-    Record,
-    TerminalRecord,
-    ToolResultRecord,
-    UserRecord,
-    encode_record,
-)
+from fiskai_runstate import FileJournalStore, Record, encode_record
+from fiskai_runstate.records import JsonObject, TerminalRecord, ToolResultRecord, UserRecord
 from fiskai_runstate.testing import sample_meta, sample_turn
 
 

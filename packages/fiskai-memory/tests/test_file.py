@@ -8,15 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from fiskai_memory import (
-    FileMemoryStore,
-    MemoryConfigError,
-    MemoryExistsError,
-    MemoryIOError,
-    MemoryNotFoundError,
-    default_memory_directory,
-    open_file_store,
-)
+from fiskai_memory import FileMemoryStore, MemoryNotFoundError, open_file_store
+from fiskai_memory.errors import MemoryConfigError, MemoryExistsError, MemoryIOError
+from fiskai_memory.file import default_memory_directory
 
 pytestmark = pytest.mark.anyio
 

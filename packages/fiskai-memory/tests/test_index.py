@@ -4,7 +4,9 @@ from pathlib import Path
 
 import pytest
 
-from fiskai_memory import FileMemoryStore, Item, MemoryIOError, build_memory_index, format_memory_index
+from fiskai_memory import FileMemoryStore, Item, build_memory_index
+from fiskai_memory.errors import MemoryIOError
+from fiskai_memory.index import format_memory_index
 from fiskai_memory.testing import InMemoryMemoryStore
 
 pytestmark = pytest.mark.anyio

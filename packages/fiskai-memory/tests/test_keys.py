@@ -2,7 +2,9 @@ from __future__ import annotations
 
 import pytest
 
-from fiskai_memory import MAX_KEY_LENGTH, MemoryKeyError, is_valid_key, validate_key
+from fiskai_memory import is_valid_key
+from fiskai_memory.errors import MemoryKeyError
+from fiskai_memory.keys import MAX_KEY_LENGTH, validate_key
 
 
 @pytest.mark.parametrize("key", ["a", "A-Z_a.z=0-9", "x" * MAX_KEY_LENGTH, "v1.2.3", "k=v"])

@@ -12,16 +12,10 @@ import pytest
 from nats.js import JetStreamContext
 from nats.js.api import KeyValueConfig
 
-from fiskai_memory import (
-    MAX_ENTRY_BYTES,
-    MemoryConfigError,
-    MemoryExistsError,
-    MemoryIOError,
-    MemoryNotFoundError,
-    MemoryStaleError,
-    build_memory_index,
-)
+from fiskai_memory import MemoryNotFoundError, build_memory_index
+from fiskai_memory.errors import MemoryConfigError, MemoryExistsError, MemoryIOError, MemoryStaleError
 from fiskai_memory.kv import connect_kv_store, default_bucket_name, open_kv_store
+from fiskai_memory.store import MAX_ENTRY_BYTES
 from fiskai_memory.testing import CONTRACT_CHECKS, ContractCheck
 
 pytestmark = [pytest.mark.anyio, pytest.mark.nats]

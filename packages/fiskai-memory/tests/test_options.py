@@ -2,14 +2,9 @@ from __future__ import annotations
 
 import pytest
 
-from fiskai_memory import (
-    FileOptions,
-    KvOptions,
-    MemoryConfigError,
-    check_backend,
-    parse_file_options,
-    parse_kv_options,
-)
+from fiskai_memory import check_backend, parse_file_options, parse_kv_options
+from fiskai_memory.errors import MemoryConfigError
+from fiskai_memory.options import FileOptions, KvOptions
 
 
 def test_known_backends_and_the_file_default() -> None:

@@ -9,13 +9,8 @@ import anyio
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from fiskai_memory import (
-    FileMemoryStore,
-    MemoryIOError,
-    MemoryKeyError,
-    MemoryNotFoundError,
-    is_valid_key,
-)
+from fiskai_memory import FileMemoryStore, MemoryNotFoundError, is_valid_key
+from fiskai_memory.errors import MemoryIOError, MemoryKeyError
 
 KEY_CHARS = "abcXYZ019._=-"
 # Characters chosen to make traversal and separator mistakes likely, plus arbitrary Unicode.

@@ -11,13 +11,17 @@ import anyio
 import nats
 import pytest
 
-from fiskai_memory import MAX_ENTRIES, FileMemoryStore, MemoryExistsError, Store, default_bucket_name
+from fiskai_memory import FileMemoryStore, Store
+from fiskai_memory.errors import MemoryExistsError
 from fiskai_memory.frontmatter import encode
 from fiskai_memory.kv import connect_kv_store
+from fiskai_memory.options import default_bucket_name
+from fiskai_memory.store import MAX_ENTRIES
 
 FILE_CHILD = """
 import sys, anyio
-from fiskai_memory import FileMemoryStore, MemoryExistsError
+from fiskai_memory import FileMemoryStore
+from fiskai_memory.errors import MemoryExistsError
 store = FileMemoryStore(sys.argv[1])
 print("ready", flush=True)
 sys.stdin.readline()
@@ -31,7 +35,7 @@ else:
 
 KV_CHILD = """
 import sys, anyio
-from fiskai_memory import MemoryExistsError
+from fiskai_memory.errors import MemoryExistsError
 from fiskai_memory.kv import connect_kv_store
 
 async def main() -> str:
@@ -134,7 +138,8 @@ def names(directory: Path) -> list[str]:
 
 CAP_CHILD = """
 import sys, anyio
-from fiskai_memory import FileMemoryStore, MemoryFullError
+from fiskai_memory import FileMemoryStore
+from fiskai_memory.errors import MemoryFullError
 from fiskai_memory.kv import connect_kv_store
 
 target, name, count = sys.argv[1], sys.argv[2], int(sys.argv[3])

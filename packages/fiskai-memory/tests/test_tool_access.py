@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from fiskai_memory import FileMemoryStore, MemoryStoreError, Note, ToolAccess
+from fiskai_memory import FileMemoryStore, MemoryStoreError, ToolAccess
 from fiskai_memory.testing import InMemoryMemoryStore
+from fiskai_memory.tool_access import Note
 
 pytestmark = pytest.mark.anyio
 

@@ -10,15 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from fiskai_runstate import (
-    FileJournalStore,
-    JournalCorruptError,
-    JournalError,
-    JournalLockedError,
-    Record,
-    default_runs_dir,
-    fold,
-)
+from fiskai_runstate import FileJournalStore, JournalError, Record, fold
+from fiskai_runstate.errors import JournalCorruptError, JournalLockedError
+from fiskai_runstate.file import default_runs_dir
 from fiskai_runstate.testing import sample_meta, sample_turn
 
 pytestmark = pytest.mark.anyio

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from fiskai_runstate import Fingerprint, ProviderChangedError, ResumeMismatchError, check_resume, sha256_json
+from fiskai_runstate import Fingerprint, check_resume, sha256_json
+from fiskai_runstate.errors import ProviderChangedError, ResumeMismatchError
 
 SAVED = Fingerprint(
     provider="anthropic",

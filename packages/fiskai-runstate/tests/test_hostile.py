@@ -6,17 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from fiskai_runstate import (
-    MAX_RECORD_BYTES,
-    SCHEMA_VERSION,
-    FileJournalStore,
-    JournalCorruptError,
-    JournalVersionError,
-    Record,
-    encode_record,
-    fold,
-)
+from fiskai_runstate import FileJournalStore, Record, encode_record, fold
+from fiskai_runstate.errors import JournalCorruptError, JournalVersionError
 from fiskai_runstate.file import parse_journal
+from fiskai_runstate.records import MAX_RECORD_BYTES, SCHEMA_VERSION
 from fiskai_runstate.testing import sample_meta, sample_turn
 
 pytestmark = pytest.mark.anyio

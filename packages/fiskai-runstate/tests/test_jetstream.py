@@ -10,7 +10,8 @@ from nats.aio.client import Client as NatsClient
 from nats.js.api import DiscardPolicy, StreamConfig
 from nats.js.client import JetStreamContext
 
-from fiskai_runstate import JournalCorruptError, JournalTruncatedError, Record, Store, encode_record, fold
+from fiskai_runstate import JournalTruncatedError, Record, Store, encode_record, fold
+from fiskai_runstate.errors import JournalCorruptError
 from fiskai_runstate.jetstream import JetStreamJournalStore, StreamConfigError
 from fiskai_runstate.testing import CONTRACT, CONTRACT_IDS, ContractCheck, sample_meta, sample_turn
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from fiskai_runstate import JournalConfigError
+from fiskai_runstate.errors import JournalConfigError
 from fiskai_runstate.options import (
     FileOptions,
     JetStreamOptions,

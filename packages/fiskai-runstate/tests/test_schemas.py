@@ -10,19 +10,16 @@ import pytest
 from jsonschema import Draft202012Validator, ValidationError
 from referencing import Registry, Resource
 
-from fiskai_runstate import (
-    FileJournalStore,
+from fiskai_runstate import FileJournalStore, Record, encode_record
+from fiskai_runstate.json_schemas import SCHEMA_BASE, schema_documents
+from fiskai_runstate.records import (
     JsonObject,
     MetaRecord,
-    Record,
     TerminalRecord,
     ToolIntentRecord,
     ToolResultRecord,
     UserRecord,
-    encode_record,
-    schema_documents,
 )
-from fiskai_runstate.json_schemas import SCHEMA_BASE
 from fiskai_runstate.testing import sample_meta, sample_turn
 
 pytestmark = pytest.mark.anyio

@@ -4,21 +4,19 @@ from __future__ import annotations
 
 import pytest
 
-from fiskai_runstate import (
+from fiskai_runstate import Record, fold
+from fiskai_runstate.errors import JournalCorruptError, JournalVersionError
+from fiskai_runstate.records import (
     AssistantRecord,
-    JournalCorruptError,
-    JournalVersionError,
     JsonObject,
     JsonValue,
     MetaRecord,
-    Record,
     TerminalRecord,
     ToolIntentRecord,
     ToolResultRecord,
     UserRecord,
     args_digest,
     effect_id,
-    fold,
 )
 from fiskai_runstate.testing import sample_meta, sample_turn
 

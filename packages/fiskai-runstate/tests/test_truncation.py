@@ -12,14 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from fiskai_runstate import (
-    FileJournalStore,
-    JournalTruncatedError,
-    Record,
-    TerminalRecord,
-    encode_record,
-)
+from fiskai_runstate import FileJournalStore, JournalTruncatedError, Record, encode_record
 from fiskai_runstate.high_water import read_mark
+from fiskai_runstate.records import TerminalRecord
 from fiskai_runstate.testing import InMemoryJournalStore, sample_meta, sample_turn
 
 pytestmark = pytest.mark.anyio

@@ -16,13 +16,10 @@ from fiskai_agent.events import Advisory, Events
 from fiskai_agent.llm import Message, Response, ToolResultBlock, ToolUseBlock, message_to_json, tool_result_to_json
 from fiskai_core.confirm import GateDecision
 from fiskai_core.tools import ToolResult
-from fiskai_runstate import (
+from fiskai_runstate import Journal, JournalTruncatedError, Record, Store
+from fiskai_runstate.records import (
     AssistantRecord,
-    Journal,
-    JournalTruncatedError,
     JsonObject,
-    Record,
-    Store,
     TerminalReason,
     TerminalRecord,
     ToolIntentRecord,

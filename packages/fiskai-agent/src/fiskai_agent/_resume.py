@@ -14,16 +14,8 @@ from fiskai_agent._journal import RunJournal, delivered_citations, new_run_id, o
 from fiskai_agent.errors import ResumeRefusedError
 from fiskai_agent.events import ResumeInfo
 from fiskai_agent.llm import Message, TextBlock, message_from_json
-from fiskai_runstate import (
-    Fingerprint,
-    JournalNotFoundError,
-    JsonObject,
-    MetaRecord,
-    ResumeError,
-    RunState,
-    check_resume,
-    fold,
-)
+from fiskai_runstate import Fingerprint, JournalNotFoundError, ResumeError, RunState, check_resume, fold
+from fiskai_runstate.records import JsonObject, MetaRecord
 
 if TYPE_CHECKING:
     from fiskai_agent._options import RunStats

@@ -38,7 +38,8 @@ from fiskai_core.approvals import no_terminal_warning
 from fiskai_core.builtins import FIND_TOOLS
 from fiskai_core.confirm import ConfirmGate
 from fiskai_core.tools import plan_deferral
-from fiskai_runstate import Fingerprint, PendingBatch, ToolIntentRecord, sha256_json
+from fiskai_runstate import Fingerprint, PendingBatch, sha256_json
+from fiskai_runstate.records import ToolIntentRecord
 
 __all__ = ["Setup", "fall_back", "prepare"]
 

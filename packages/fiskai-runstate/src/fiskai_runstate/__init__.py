@@ -1,98 +1,49 @@
 """The fiskai run journal: append-only records folded into a resumable run state.
 
-A leaf library: imports no fiskai package. The JetStream backend lives in `fiskai_runstate.jetstream`
-(extra `nats`) and is not imported here, so this package never needs nats-py. The typed `harness.sessions`
-options live in `fiskai_runstate.options`, for the one caller that reads configuration.
+A leaf library: imports no fiskai package. The top level holds what a caller that journals and resumes runs
+needs; everything else is importable from the public module that defines it:
+
+- `fiskai_runstate.store`: the `Store` and `Journal` seams, `RunSummary`, `check_append`, `validate_run_id`.
+- `fiskai_runstate.file`: `FileJournalStore`, `FileJournal`, `default_runs_dir`.
+- `fiskai_runstate.records`: `Record` and its payloads (`MetaRecord`, `AssistantRecord`, `ToolIntentRecord`,
+  `ToolResultRecord`, `UserRecord`, `TerminalRecord`, `TerminalReason`), `JsonObject`, `JsonValue`,
+  `args_digest`, `effect_id`, `tool_use_ids`, `MAX_RECORD_BYTES`, `SCHEMA_VERSION`.
+- `fiskai_runstate.state`: `fold`, `RunState`, `PendingBatch`, `Counters`.
+- `fiskai_runstate.fingerprint`: `Fingerprint`, `check_resume`, `sha256_json`.
+- `fiskai_runstate.errors`: the `JournalError` and `ResumeError` trees.
+- `fiskai_runstate.json_schemas`: `schema_documents` (the records' JSON Schemas).
+- `fiskai_runstate.options`: the typed `harness.sessions` parsers, for the one caller that reads configuration.
+- `fiskai_runstate.gate_log`: what the gate decided in a run, read back from its records.
+- `fiskai_runstate.jetstream`: the JetStream backend (extra `nats`); not imported here, so this package never
+  needs nats-py.
+- `fiskai_runstate.testing`: `InMemoryJournalStore`, the backend contract suite, sample records.
+- `fiskai_runstate.crashtest`: the SIGKILL soak.
 """
 
 from ._codec import decode_record, encode_record
-from .errors import (
-    FieldChange,
-    InvalidRunIdError,
-    JournalConfigError,
-    JournalCorruptError,
-    JournalError,
-    JournalExistsError,
-    JournalLockedError,
-    JournalNotFoundError,
-    JournalTruncatedError,
-    JournalVersionError,
-    ProviderChangedError,
-    RecordTooLargeError,
-    ResumeError,
-    ResumeMismatchError,
-    SequenceGapError,
-)
-from .file import FileJournal, FileJournalStore, default_runs_dir
+from .errors import JournalError, JournalNotFoundError, JournalTruncatedError, ResumeError
+from .file import FileJournalStore
 from .fingerprint import Fingerprint, check_resume, sha256_json
-from .json_schemas import schema_documents
-from .records import (
-    MAX_RECORD_BYTES,
-    SCHEMA_VERSION,
-    AssistantRecord,
-    JsonObject,
-    JsonValue,
-    MetaRecord,
-    Record,
-    TerminalReason,
-    TerminalRecord,
-    ToolIntentRecord,
-    ToolResultRecord,
-    UserRecord,
-    args_digest,
-    effect_id,
-    tool_use_ids,
-)
-from .state import Counters, PendingBatch, RunState, fold
-from .store import Journal, RunSummary, Store, check_append, validate_run_id
+from .records import Record
+from .state import PendingBatch, RunState, fold
+from .store import Journal, RunSummary, Store
 
 __all__ = [
-    "MAX_RECORD_BYTES",
-    "SCHEMA_VERSION",
-    "AssistantRecord",
-    "Counters",
-    "FieldChange",
-    "FileJournal",
     "FileJournalStore",
     "Fingerprint",
-    "InvalidRunIdError",
     "Journal",
-    "JsonObject",
-    "JsonValue",
-    "JournalConfigError",
-    "JournalCorruptError",
     "JournalError",
-    "JournalExistsError",
-    "JournalLockedError",
     "JournalNotFoundError",
     "JournalTruncatedError",
-    "JournalVersionError",
-    "MetaRecord",
     "PendingBatch",
-    "ProviderChangedError",
     "Record",
-    "RecordTooLargeError",
     "ResumeError",
-    "ResumeMismatchError",
     "RunState",
     "RunSummary",
-    "SequenceGapError",
     "Store",
-    "TerminalReason",
-    "TerminalRecord",
-    "ToolIntentRecord",
-    "ToolResultRecord",
-    "UserRecord",
-    "args_digest",
-    "check_append",
     "check_resume",
     "decode_record",
-    "default_runs_dir",
-    "effect_id",
     "encode_record",
     "fold",
-    "schema_documents",
     "sha256_json",
-    "tool_use_ids",
-    "validate_run_id",
 ]

@@ -11,7 +11,8 @@ from collections.abc import Callable, Sequence
 
 from fiskai_agent.evaluation._suite import Kill
 from fiskai_core.prompter import ConfirmChoice, GateRequest, PromptDeclined
-from fiskai_runstate import FileJournalStore, Journal, JournalTruncatedError, MetaRecord, Record, ToolIntentRecord
+from fiskai_runstate import FileJournalStore, Journal, JournalTruncatedError, Record
+from fiskai_runstate.records import MetaRecord, ToolIntentRecord
 
 __all__ = ["Killed", "KillingJournal", "KillingStore", "ScriptedOperator"]
 

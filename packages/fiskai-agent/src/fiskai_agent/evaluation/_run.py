@@ -40,15 +40,9 @@ from fiskai_core.config import LLMSettings
 from fiskai_core.confirm import ConfirmGate
 from fiskai_core.prompter import ConfirmChoice, GateRequest
 from fiskai_core.tools import Tool, ToolSet
-from fiskai_runstate import (
-    FileJournalStore,
-    JournalError,
-    Record,
-    Store,
-    TerminalRecord,
-    ToolIntentRecord,
-)
+from fiskai_runstate import FileJournalStore, JournalError, Record, Store
 from fiskai_runstate.gate_log import GateEntry, gate_entries
+from fiskai_runstate.records import TerminalRecord, ToolIntentRecord
 
 __all__ = ["CaseRun", "CaseSetup", "Executed", "case_environment", "run_case", "run_until_killed"]
 

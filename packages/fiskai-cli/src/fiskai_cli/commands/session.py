@@ -38,22 +38,24 @@ from fiskai_core.config import Mode
 from fiskai_core.confirm import render_command_line
 from fiskai_core.sanitize import sanitize_for_display, sanitize_for_terminal
 from fiskai_runstate import (
-    AssistantRecord,
     FileJournalStore,
     JournalError,
     JournalNotFoundError,
-    JsonValue,
-    MetaRecord,
     Record,
     RunState,
     RunSummary,
     Store,
+    encode_record,
+    fold,
+)
+from fiskai_runstate.records import (
+    AssistantRecord,
+    JsonValue,
+    MetaRecord,
     TerminalRecord,
     ToolIntentRecord,
     ToolResultRecord,
     UserRecord,
-    encode_record,
-    fold,
 )
 
 __all__ = ["session"]

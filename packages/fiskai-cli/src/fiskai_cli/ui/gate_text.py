@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import cast
 
-from fiskai_runstate import ToolResultRecord
+from fiskai_runstate.records import ToolResultRecord
 
 __all__ = ["CHANNELS", "denial_line", "is_denial"]
 

@@ -19,12 +19,11 @@ from fiskai_cli.ui.tui.capture import StderrCapture
 from fiskai_cli.ui.tui.transcript import Entry, entry
 from fiskai_cli.ui.tui.view import LiveView
 from fiskai_core.confirm import render_command_line
-from fiskai_runstate import (
+from fiskai_runstate import Record, RunState
+from fiskai_runstate.records import (
     AssistantRecord,
     JsonValue,
     MetaRecord,
-    Record,
-    RunState,
     TerminalRecord,
     ToolIntentRecord,
     ToolResultRecord,
