@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import signal
 import time
+from types import FrameType
 
 import click
 
@@ -50,6 +52,11 @@ def _watch_pass(ctx: click.Context, roots: list[str], changed: list[str]) -> boo
     return True
 
 
+def _interrupt(signum: int, frame: FrameType | None) -> None:
+    """SIGTERM (a supervisor, `kill`) stops watching as Ctrl-C does, instead of ending it unannounced."""
+    raise KeyboardInterrupt
+
+
 def _shown(key: str) -> str:
     """A document key (absolute) as the operator reads it: relative to the current folder when inside it."""
     here = os.getcwd()
@@ -91,6 +98,7 @@ def watch_command(ctx: click.Context, paths: tuple[str, ...], debounce: float, n
     if not roots:
         raise click.ClickException("none of the configured knowledge paths exist")
     exclude = str(settings.store_dir)
+    previous = signal.signal(signal.SIGTERM, _interrupt)
     try:
         indexed = snapshot(roots, exclude_dir=exclude)
         if not no_initial:
@@ -116,3 +124,5 @@ def watch_command(ctx: click.Context, paths: tuple[str, ...], debounce: float, n
                 indexed = current
     except KeyboardInterrupt:
         click.echo("stopped watching")
+    finally:
+        signal.signal(signal.SIGTERM, previous)
