@@ -6,7 +6,7 @@ import signal
 import subprocess
 import sys
 import textwrap
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -257,14 +257,29 @@ def test_eval_is_a_knowledge_subcommand(workdir: Path) -> None:
     assert "SUITE" in result.stdout
 
 
-def _fiskai(*args: str, cwd: Path) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, "-c", "from fiskai_cli import main; main()", *args],
-        cwd=cwd,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+@pytest.fixture
+def fiskai_child(workdir: Path) -> Iterator[Callable[..., subprocess.Popen[str]]]:
+    """Starts `fiskai` in `workdir` as a child in its own session; after the test, pass or fail, a child
+    still running is killed with its whole process group, and every child is reaped."""
+    started: list[subprocess.Popen[str]] = []
+
+    def start(*args: str) -> subprocess.Popen[str]:
+        proc = subprocess.Popen(
+            [sys.executable, "-c", "from fiskai_cli import main; main()", *args],
+            cwd=workdir,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
+        started.append(proc)
+        return proc
+
+    yield start
+    for proc in started:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate(timeout=30)
 
 
 def test_search_imports_no_pydantic_rich_or_httpx(workdir: Path) -> None:
@@ -288,8 +303,10 @@ def test_search_imports_no_pydantic_rich_or_httpx(workdir: Path) -> None:
     assert out.strip().splitlines()[-1] == "HEAVY []"
 
 
-def test_watch_indexes_then_picks_up_added_and_removed_files(workdir: Path) -> None:
-    watcher = _fiskai("knowledge", "watch", "--debounce", "0.1", "docs", cwd=workdir)
+def test_watch_indexes_then_picks_up_added_and_removed_files(
+    workdir: Path, fiskai_child: Callable[..., subprocess.Popen[str]]
+) -> None:
+    watcher = fiskai_child("knowledge", "watch", "--debounce", "0.1", "docs")
     assert watcher.stdout is not None
     lines: list[str] = []
     try:

@@ -21,7 +21,6 @@ from fiskai_rag.testing import build_static_model
 tokenizers = pytest.importorskip("tokenizers", reason="the semantic extra (tokenizers) is not installed")
 
 
-
 def _reference(path: Path) -> tuple[Any, int | None]:
     tokenizer = tokenizers.Tokenizer.from_file(str(path))
     return tokenizer, tokenizer.token_to_id("[UNK]")

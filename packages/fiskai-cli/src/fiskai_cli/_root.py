@@ -7,6 +7,7 @@ import sys
 import click
 from click.core import ParameterSource
 
+from ._ctrl_c import restore_ctrl_c
 from ._lazy import LazyCommand, LazyGroup
 from ._version import VERSION
 from ._wiring import DEFAULT_CONFIG, Invocation
@@ -116,6 +117,7 @@ def cli(ctx: click.Context, config_path: str) -> None:
 
 def main() -> None:
     """Run the `fiskai` command."""
+    restore_ctrl_c()
     try:
         cli.main(prog_name="fiskai")
     except KeyboardInterrupt:

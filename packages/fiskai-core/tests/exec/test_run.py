@@ -123,7 +123,10 @@ async def test_a_non_zero_exit_is_an_outcome_with_its_code_and_output(tmp_path: 
 
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM, signal.SIGHUP])
 async def test_death_by_a_signal_we_did_not_send_reports_minus_one(tmp_path: Path, sig: signal.Signals) -> None:
-    script = _script(tmp_path, "suicide", f"#!/bin/sh\necho before\nkill -{int(sig)} $$\necho after\n")
+    # Python, not sh: a shell cannot un-ignore a signal it inherited ignored (nohup, a CI runner's trap).
+    restore = f"signal.signal({int(sig)}, signal.SIG_DFL)" if sig != signal.SIGKILL else ""
+    body = f"import signal\nprint('before', flush=True)\n{restore}\nos.kill(os.getpid(), {int(sig)})\nprint('after')"
+    script = _python(tmp_path, "suicide", body)
     with anyio.fail_after(10):
         outcome = await run_argv([script], env=tool_env())
     assert outcome == ExecOutcome(exit_code=-1, output="before\n")

@@ -95,20 +95,28 @@ class _BearerToken:
 
 
 class _Uvicorn(uvicorn.Server):
-    """uvicorn that stops gracefully on SIGINT or SIGTERM and then returns.
+    """uvicorn that stops gracefully on SIGINT or SIGTERM and then returns; `ready` runs once it does.
 
     Stock uvicorn re-raises the signal after shutting down, which surfaces as a KeyboardInterrupt (or a
     silent death on SIGTERM) in the caller instead of a normal return that can say the server stopped.
     """
 
+    def __init__(self, config: uvicorn.Config, ready: Callable[[], None]) -> None:
+        super().__init__(config)
+        self._ready = ready
+
     @override
     @contextlib.contextmanager
     def capture_signals(self) -> Generator[None]:
         if threading.current_thread() is not threading.main_thread():
+            self._ready()
             yield
             return
         previous = {sig: signal.signal(sig, self.handle_exit) for sig in (signal.SIGINT, signal.SIGTERM)}
         try:
+            # Announced only now: a Ctrl-C right after the announcement stops the server gracefully
+            # instead of interrupting its start-up with a traceback.
+            self._ready()
             yield
         finally:
             for sig, handler in previous.items():
@@ -174,11 +182,9 @@ async def serve_async(
     )
     sock = _bind(address, port)
     try:
-        if on_ready is not None:
-            # The socket already listens: a client that connects now waits in the backlog, never gets refused.
-            bound_port = sock.getsockname()[1]
-            on_ready(f"http://{_host_entry(address.strip('[]'))}:{bound_port}{path if path != '/' else ''}")
-        await _Uvicorn(config).serve(sockets=[sock])
+        # The socket already listens: a client that connects once it is announced waits in the backlog.
+        url = f"http://{_host_entry(address.strip('[]'))}:{sock.getsockname()[1]}{path if path != '/' else ''}"
+        await _Uvicorn(config, ready=lambda: on_ready(url) if on_ready is not None else None).serve(sockets=[sock])
     finally:
         sock.close()  # uvicorn leaves a socket it was handed open
 
@@ -204,7 +210,8 @@ def serve(
         path: The HTTP path of the MCP endpoint.
         token: Require `Authorization: Bearer <token>` on every HTTP request.
         allow_hosts: Extra host names clients may use to reach the server (Host/Origin checks).
-        on_ready: Called once with the URL (or "stdio") when the server accepts connections.
+        on_ready: Called once with the URL (or "stdio") when the server accepts connections (over HTTP,
+            SIGINT and SIGTERM then stop it gracefully).
 
     Raises:
         ValueError: a non-loopback address without a token.

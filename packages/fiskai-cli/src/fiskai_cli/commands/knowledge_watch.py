@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import signal
 import time
+from types import FrameType
 
 import click
 
@@ -42,6 +44,11 @@ def _watch_pass(ctx: click.Context, roots: list[str], changed: list[str]) -> boo
         return True
     click.echo(f"{_stamp()} {result_line(stats)}")
     return True
+
+
+def _interrupt(signum: int, frame: FrameType | None) -> None:
+    """SIGTERM (a supervisor, `kill`) stops watching as Ctrl-C does, instead of ending it unannounced."""
+    raise KeyboardInterrupt
 
 
 def _shown(key: str) -> str:
@@ -85,6 +92,7 @@ def watch_command(ctx: click.Context, paths: tuple[str, ...], debounce: float, n
     if not roots:
         raise click.ClickException("none of the configured knowledge paths exist")
     exclude = str(settings.store_dir)
+    previous = signal.signal(signal.SIGTERM, _interrupt)
     try:
         indexed = snapshot(roots, exclude_dir=exclude)
         if not no_initial:
@@ -110,3 +118,5 @@ def watch_command(ctx: click.Context, paths: tuple[str, ...], debounce: float, n
                 indexed = current
     except KeyboardInterrupt:
         click.echo("stopped watching")
+    finally:
+        signal.signal(signal.SIGTERM, previous)
