@@ -485,6 +485,10 @@ class Terminal:
     def type(self, line: str) -> None:
         os.write(self.fd, (line + "\n").encode())
 
+    def press(self, keys: str) -> None:
+        """Keys without Enter: they wait in the terminal's line editor."""
+        os.write(self.fd, keys.encode())
+
     def stop(self) -> None:
         os.kill(self.pid, signal.SIGINT)
         os.waitpid(self.pid, 0)
@@ -540,6 +544,60 @@ async def test_approve_on_tty_asks_the_operator_not_the_client(tmp_path: Path, t
     assert "[first]" in calls(tmp_path)
     assert "[second]" not in calls(tmp_path)
     terminal.wait_for("via operator: Not approved")
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_withdrawn_question_is_announced_and_its_typed_ahead_answer_never_reaches_the_next(
+    tmp_path: Path, terminal: Terminal, mode: Literal["auto", "legacy"]
+) -> None:
+    """The attack from issue 36: A asks, B queues, the operator types "2" for A, A goes away, Enter.
+
+    Steps: 1. client A asks to drain n1 and its question is shown; 2. client B asks to drain n666 (queued);
+    3. the operator types "2" (no Enter yet); 4. A disconnects; 5. the withdrawal of A's question is
+    announced by its command line and B's question is shown; 6. the operator presses Enter: B is refused
+    (an empty answer is "no"), because the "2" was typed for A's question.
+    """
+    start = terminal.wait_for("Serving 11 tools over MCP on http://")
+    url = terminal.screen[start - len("http://") :].split(" as ", 1)[0]
+    seen = terminal.wait_for("each run is approved on this terminal (--approve-on-tty)")
+    results: dict[str, types.CallToolResult] = {}
+    leave = anyio.Event()
+
+    async def client_a() -> None:
+        async with Client(url, mode=mode) as client, anyio.create_task_group() as tasks:
+
+            async def ask() -> None:
+                await client.call_tool("cluster_node_drain", {"node": "n1", "reason": "benign"})
+
+            tasks.start_soon(ask)
+            await leave.wait()
+            tasks.cancel_scope.cancel()  # A goes away mid-question
+
+    async def client_b() -> None:
+        async with Client(url, mode=mode) as client:
+            results["b"] = await client.call_tool("cluster_node_drain", {"node": "n666", "reason": "EVIL"})
+
+    with anyio.fail_after(60):
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(client_a)
+            seen = await anyio.to_thread.run_sync(terminal.wait_for, "Choose 1-4 [1]: ", seen)
+            assert "--reason=benign -- n1" in terminal.screen
+            tasks.start_soon(client_b)
+            seen = await anyio.to_thread.run_sync(terminal.wait_for, 'n666" (gated by ai:confirm): asking', seen)
+            terminal.press("2")
+            seen = await anyio.to_thread.run_sync(terminal.wait_for, "2", seen)  # echoed: in the line editor
+            leave.set()
+            seen = await anyio.to_thread.run_sync(terminal.wait_for, "Run this command? (question 2)", seen)
+            seen = await anyio.to_thread.run_sync(terminal.wait_for, "Choose 1-4 [1]: ", seen)
+            terminal.type("")
+
+    assert results["b"].is_error is True
+    assert "the operator declined" in _text(results["b"])
+    assert calls(tmp_path) == ""
+    screen = terminal.screen.replace("\r\n", "\n")
+    withdrawal = next(line for line in screen.splitlines() if line.startswith("question 1 withdrawn: "))
+    assert 'cluster node drain --reason=benign -- n1" was not approved' in withdrawal
+    assert screen.index(withdrawal) < screen.index("--reason=EVIL -- n666\nRun this command? (question 2)")
 
 
 def test_approve_on_tty_without_a_terminal_is_refused(tmp_path: Path) -> None:
