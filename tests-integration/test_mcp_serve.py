@@ -174,16 +174,24 @@ async def test_http_lists_calls_and_asks_before_a_gated_command(
     assert f"(gated by ai:confirm) via {channel}: the user approved" in running.stderr()
 
 
-async def test_http_refuses_a_client_that_cannot_elicit_under_always(tmp_path: Path, serve_http: Any) -> None:
-    running = serve_http(write_config(tmp_path, "{confirm_over_mcp: always}"))
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("block", ["{}", "{confirm_over_mcp: always}"], ids=["default", "always"])
+async def test_http_refuses_a_client_that_cannot_elicit_by_default_and_under_always(
+    tmp_path: Path, serve_http: Any, mode: Literal["auto", "legacy"], block: str
+) -> None:
+    """A client without elicitation, in either protocol era: a gated command is refused and never runs."""
+    running = serve_http(write_config(tmp_path, block))
 
-    async with Client(running.url) as client:
+    async with Client(running.url, mode=mode) as client:
         refused = await client.call_tool("cluster_config_set", {"key": "k", "value": "v"})
+        drained = await client.call_tool("cluster_node_drain", {"node": "n1", "reason": "r"})
 
-    assert refused.is_error is True
-    assert "it does not support elicitation" in _text(refused)
+    for result in (refused, drained):
+        assert result.is_error is True
+        assert "it does not support elicitation" in _text(result)
     assert calls(tmp_path) == ""
     assert "clients that do not are refused (confirm_over_mcp=always)" in running.stderr()
+    assert "ungated" not in running.stderr()
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -358,7 +366,7 @@ def _inspect(*args: str, exit_code: int = 0) -> dict[str, Any]:
 
 @pytest.mark.parametrize("era", ["legacy", "modern"])
 def test_the_mcp_inspector_lists_and_calls_over_http(tmp_path: Path, serve_http: Any, era: str) -> None:
-    running = serve_http(write_config(tmp_path, "{confirm_over_mcp: always}"))
+    running = serve_http(write_config(tmp_path))  # the default confirm_over_mcp
     target = [running.url, "--transport", "http", "--protocol-era", era]
 
     listed = _inspect(*target, "--method", "tools/list")
@@ -380,7 +388,7 @@ def test_the_mcp_inspector_lists_and_calls_over_http(tmp_path: Path, serve_http:
     assert [tool["name"] for tool in listed["tools"]] == FIXTURECTL_TOOLS
     assert called["isError"] is False
     assert json.loads(called["content"][0]["text"])["command"] == "cluster config get -- replicas"
-    # The Inspector declares no elicitation: under `always` the gated command is refused and never runs.
+    # The Inspector declares no elicitation: by default the gated command is refused and never runs.
     assert gated["isError"] is True
     assert "it does not support elicitation" in gated["content"][0]["text"]
     assert "[k]" not in calls(tmp_path)

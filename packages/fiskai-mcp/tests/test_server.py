@@ -291,6 +291,26 @@ async def test_a_client_that_cannot_elicit_follows_the_confirm_mode(
 
 
 @pytest.mark.parametrize("mode", MODES)
+async def test_by_default_a_client_that_cannot_elicit_is_refused_a_gated_call(
+    tmp_path: Path, mode: Literal["auto", "legacy"]
+) -> None:
+    """Unlike the Go agent (`auto`), nobody approving is a denial unless the operator chose otherwise."""
+    log: list[str] = []
+    server = build_server(_tools(tmp_path), log=log.append)
+
+    async with Client(server, mode=mode) as client:
+        gated = await client.call_tool("cluster_node_drain", {"node": "n1", "reason": "upgrade"})
+        ungated = await client.call_tool("cluster_config_get", {"key": "k"})
+
+    assert gated.is_error is True
+    assert _text(gated).startswith('Not approved: running "')
+    assert "it does not support elicitation" in _text(gated)
+    assert ungated.is_error is False
+    assert "[n1]" not in _calls(tmp_path)
+    assert not any("ungated" in line for line in log)
+
+
+@pytest.mark.parametrize("mode", MODES)
 async def test_never_mode_does_not_ask_even_a_client_that_can(tmp_path: Path, mode: Literal["auto", "legacy"]) -> None:
     server = build_server(_tools(tmp_path), ServerOptions(confirm_mode=ConfirmMode.NEVER), log=lambda _line: None)
     callback, asked = _answer("decline")
@@ -446,7 +466,11 @@ async def test_an_unknown_tool_is_a_protocol_error(mode: Literal["auto", "legacy
     ("confirm", "elicit", "expected"),
     [
         (ConfirmMode.AUTO, True, "elicitation supported, confirm-tagged tools will request approval"),
-        (ConfirmMode.AUTO, False, "elicitation unsupported, confirm-tagged tools run ungated"),
+        (
+            ConfirmMode.AUTO,
+            False,
+            "elicitation unsupported, confirm-tagged tools run ungated with nobody asked (confirm_over_mcp=auto)",
+        ),
         (
             ConfirmMode.ALWAYS,
             False,
@@ -670,4 +694,7 @@ async def test_client_supplied_text_cannot_drive_the_operators_terminal() -> Non
     async with Client(server, mode="legacy", client_info=types.Implementation(name="evil\x1b[2J\nname", version="1")):
         pass
 
-    assert log == ['Client "evil\\nname" connected: elicitation unsupported, confirm-tagged tools run ungated']
+    assert log == [
+        'Client "evil\\nname" connected: elicitation unsupported, confirm-tagged tools will be refused '
+        "(confirm_over_mcp=always)"
+    ]
