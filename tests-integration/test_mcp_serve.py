@@ -175,6 +175,24 @@ async def test_http_lists_calls_and_asks_before_a_gated_command(
 
 
 @pytest.mark.parametrize("mode", MODES)
+async def test_http_is_served_at_slash_mcp_too(
+    tmp_path: Path, serve_http: Any, mode: Literal["auto", "legacy"]
+) -> None:
+    """Clients that assume the SDKs' default path (the MCP Inspector 0.15 does) reach the same endpoint."""
+    running = serve_http(write_config(tmp_path))
+
+    async with Client(
+        f"{running.url}/mcp", mode=mode, elicitation_callback=_answer("accept", {"approve": True})
+    ) as client:
+        listed = [entry.name for entry in (await client.list_tools()).tools]
+        approved = await client.call_tool("cluster_config_set", {"key": "replicas", "value": "3"})
+
+    assert listed == FIXTURECTL_TOOLS
+    assert approved.is_error is False
+    assert "[replicas]" in calls(tmp_path)
+
+
+@pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("block", ["{}", "{confirm_over_mcp: always}"], ids=["default", "always"])
 async def test_http_refuses_a_client_that_cannot_elicit_by_default_and_under_always(
     tmp_path: Path, serve_http: Any, mode: Literal["auto", "legacy"], block: str
@@ -223,9 +241,11 @@ async def test_stdio_lists_calls_and_asks_before_a_gated_command(
     assert "(gated by ai:confirm) via " in logged
 
 
-def test_host_and_origin_are_checked_against_dns_rebinding(tmp_path: Path, serve_http: Any) -> None:
+@pytest.mark.parametrize("path", ["", "/mcp"], ids=["root", "slash-mcp"])
+def test_host_and_origin_are_checked_against_dns_rebinding(tmp_path: Path, serve_http: Any, path: str) -> None:
     running = serve_http(write_config(tmp_path))
     port = running.url.rsplit(":", 1)[1]
+    url = running.url + path
     body = {
         "jsonrpc": "2.0",
         "id": 1,
@@ -234,12 +254,10 @@ def test_host_and_origin_are_checked_against_dns_rebinding(tmp_path: Path, serve
     }
     headers = {"Accept": "application/json, text/event-stream"}
 
-    good = httpx.post(running.url, json=body, headers=headers, timeout=10)
-    rebound = httpx.post(running.url, json=body, headers={**headers, "Host": f"evil.example:{port}"}, timeout=10)
-    foreign = httpx.post(running.url, json=body, headers={**headers, "Origin": "http://evil.example"}, timeout=10)
-    local_origin = httpx.post(
-        running.url, json=body, headers={**headers, "Origin": f"http://localhost:{port}"}, timeout=10
-    )
+    good = httpx.post(url, json=body, headers=headers, timeout=10)
+    rebound = httpx.post(url, json=body, headers={**headers, "Host": f"evil.example:{port}"}, timeout=10)
+    foreign = httpx.post(url, json=body, headers={**headers, "Origin": "http://evil.example"}, timeout=10)
+    local_origin = httpx.post(url, json=body, headers={**headers, "Origin": f"http://localhost:{port}"}, timeout=10)
 
     assert good.status_code == 200
     assert rebound.status_code == 421
@@ -255,13 +273,18 @@ async def test_a_bearer_token_is_required_when_configured(tmp_path: Path, serve_
     async with httpx.AsyncClient(timeout=10) as raw:
         anonymous = await raw.post(running.url, json={})
         wrong = await raw.post(running.url, json={}, headers={"Authorization": "Bearer nope"})
+        anonymous_at_mcp = await raw.post(f"{running.url}/mcp", json={})
     async with httpx2.AsyncClient(headers={"Authorization": "Bearer s3cret-token"}) as http:
         async with Client(streamable_http_client(running.url, http_client=http)) as client:
             listed = await client.list_tools()
+        async with Client(streamable_http_client(f"{running.url}/mcp", http_client=http)) as client:
+            listed_at_mcp = await client.list_tools()
 
     assert anonymous.status_code == 401
     assert wrong.status_code == 401
+    assert anonymous_at_mcp.status_code == 401
     assert len(listed.tools) == 11
+    assert len(listed_at_mcp.tools) == 11
     assert "s3cret-token" not in running.stderr()
     assert '--header "Authorization: Bearer $TEST_MCP_TOKEN"' in running.stderr()
 
@@ -370,6 +393,7 @@ def test_the_mcp_inspector_lists_and_calls_over_http(tmp_path: Path, serve_http:
     target = [running.url, "--transport", "http", "--protocol-era", era]
 
     listed = _inspect(*target, "--method", "tools/list")
+    listed_at_mcp = _inspect(f"{running.url}/mcp", *target[1:], "--method", "tools/list")
     called = _inspect(
         *target, "--method", "tools/call", "--tool-name", "cluster_config_get", "--tool-arg", "key=replicas"
     )
@@ -386,6 +410,7 @@ def test_the_mcp_inspector_lists_and_calls_over_http(tmp_path: Path, serve_http:
     gated = _inspect(*target, *gate, exit_code=5)  # 5: the Inspector's exit status for an isError result
 
     assert [tool["name"] for tool in listed["tools"]] == FIXTURECTL_TOOLS
+    assert listed_at_mcp == listed
     assert called["isError"] is False
     assert json.loads(called["content"][0]["text"])["command"] == "cluster config get -- replicas"
     # The Inspector declares no elicitation: by default the gated command is refused and never runs.

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import anyio
+import httpx
 import mcp_types as types
 import pytest
 from mcp import Client
@@ -631,6 +632,24 @@ async def test_over_http_twenty_parallel_calls_never_run_more_than_two(mode: Lit
     assert tool.peak == 2
     assert len(results) == 20
     assert all(result.is_error is False for result in results)
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_over_http_the_endpoint_is_also_at_slash_mcp(mode: Literal["auto", "legacy"]) -> None:
+    """Clients that assume the SDKs' default path reach the same server; other paths are still 404."""
+    tool = FakeTool(name="fine")
+    server = build_server([tool], log=lambda _line: None)
+
+    async with _over_http(server) as url:
+        async with Client(f"{url}/mcp", mode=mode) as client:
+            listed = [entry.name for entry in (await client.list_tools()).tools]
+            result = await client.call_tool("fine", {"n": 1})
+        async with httpx.AsyncClient(timeout=10) as raw:
+            elsewhere = await raw.post(f"{url}/other", json={})
+
+    assert listed == ["fine"]
+    assert result.is_error is False
+    assert elsewhere.status_code == 404
 
 
 @pytest.mark.parametrize("mode", MODES)
