@@ -373,11 +373,17 @@ def _inspector() -> list[str]:
     version = subprocess.run([node, "--version"], capture_output=True, text=True, timeout=30).stdout.strip()
     if int(version.lstrip("v").split(".")[0] or 0) < 20:
         pytest.skip(f"node {version} is too old for the MCP Inspector CLI (needs 20 or later)")
-    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    default = cache / "fiskai" / f"mcp-inspector-{INSPECTOR_VERSION}" / "node_modules" / ".bin" / "mcp-inspector"
-    binary = Path(os.environ.get("FISKAI_MCP_INSPECTOR", default))
+    # Where .ci/run installs it by default; not under XDG_CACHE_HOME, which the suite points at a temp folder.
+    folder = Path.home() / ".cache" / "fiskai" / f"mcp-inspector-{INSPECTOR_VERSION}"
+    named = os.environ.get("FISKAI_MCP_INSPECTOR")
+    binary = Path(named) if named else folder / "node_modules" / ".bin" / "mcp-inspector"
     if not binary.exists():
-        pytest.skip(f"MCP Inspector {INSPECTOR_VERSION} is not installed at {binary} (.ci/run installs it)")
+        pytest.skip(
+            f"FISKAI_MCP_INSPECTOR names {binary}, which does not exist"
+            if named
+            else f"the MCP Inspector {INSPECTOR_VERSION} CLI is not at {binary}: set FISKAI_MCP_INSPECTOR to its "
+            "mcp-inspector binary (.ci/run installs it and sets the variable)"
+        )
     return [str(binary), "--cli"]
 
 
