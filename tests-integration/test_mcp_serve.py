@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import pty
+import select
 import shutil
 import signal
 import subprocess
@@ -28,6 +29,7 @@ from mcp import Client, StdioServerParameters
 from mcp.client.context import ClientRequestContext
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
 
 from fiskai_core.testing import write_fake_app
 
@@ -501,6 +503,7 @@ class Terminal:
         if self.pid == 0:  # the child: the pty is its controlling terminal, stdin, stdout and stderr
             os.execv(argv[0], argv)
         self.screen = ""
+        self.exited = False
         self._changed = threading.Condition()
         threading.Thread(target=self._read, daemon=True).start()
 
@@ -528,10 +531,26 @@ class Terminal:
         """Keys without Enter: they wait in the terminal's line editor."""
         os.write(self.fd, keys.encode())
 
-    def stop(self) -> None:
-        os.kill(self.pid, signal.SIGINT)
+    def interrupt(self) -> bool:
+        """Ctrl-C, as the operator stops the server; whether it exited within 30 s (else it is killed)."""
+        if self.exited:
+            return True
+        watch = os.pidfd_open(self.pid)
+        try:
+            os.kill(self.pid, signal.SIGINT)
+            stopped = bool(select.select([watch], [], [], 30)[0])
+        finally:
+            os.close(watch)
+        if not stopped:
+            os.kill(self.pid, signal.SIGKILL)
         os.waitpid(self.pid, 0)
+        self.exited = True
+        return stopped
+
+    def stop(self) -> None:
+        stopped = self.interrupt()
         os.close(self.fd)
+        assert stopped, f"fiskai mcp did not stop within 30 s of SIGINT: {self.screen[-1000:]}"
 
 
 @pytest.fixture
@@ -637,6 +656,31 @@ async def test_a_withdrawn_question_is_announced_and_its_typed_ahead_answer_neve
     withdrawal = next(line for line in screen.splitlines() if line.startswith("question 1 withdrawn: "))
     assert 'cluster node drain --reason=benign -- n1" was not approved' in withdrawal
     assert screen.index(withdrawal) < screen.index("--reason=EVIL -- n666\nRun this command? (question 2)")
+
+
+async def test_ctrl_c_stops_the_server_while_a_question_waits(tmp_path: Path, terminal: Terminal) -> None:
+    """A question on the terminal holds no thread that keeps the process alive after SIGINT."""
+    start = terminal.wait_for("Serving 11 tools over MCP on http://")
+    url = terminal.screen[start - len("http://") :].split(" as ", 1)[0]
+
+    ended: list[str] = []
+
+    with anyio.fail_after(60):
+        async with Client(url, mode="legacy") as client, anyio.create_task_group() as tasks:
+
+            async def ask() -> None:
+                try:
+                    await client.call_tool("cluster_node_drain", {"node": "n1", "reason": "r"})
+                except MCPError as err:  # the server went away mid-call
+                    ended.append(str(err))
+
+            tasks.start_soon(ask)
+            await anyio.to_thread.run_sync(terminal.wait_for, "Choose 1-4 [1]: ")
+            assert await anyio.to_thread.run_sync(terminal.interrupt)
+            tasks.cancel_scope.cancel()
+
+    assert "MCP server stopped" in terminal.screen
+    assert calls(tmp_path) == ""
 
 
 def test_approve_on_tty_without_a_terminal_is_refused(tmp_path: Path) -> None:
