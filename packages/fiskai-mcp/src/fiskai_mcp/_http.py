@@ -32,6 +32,8 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 from typing_extensions import override
 
+from ._library_logs import library_logs_on_one_line
+
 __all__ = [
     "DEFAULT_ADDRESS",
     "DEFAULT_PATH",
@@ -184,7 +186,8 @@ async def serve_async(
             # The socket already listens: a client that connects now waits in the backlog, never gets refused.
             bound_port = sock.getsockname()[1]
             on_ready(f"http://{_host_entry(address.strip('[]'))}:{bound_port}{path if path != '/' else ''}")
-        await _Uvicorn(config).serve(sockets=[sock])
+        with library_logs_on_one_line():
+            await _Uvicorn(config).serve(sockets=[sock])
     finally:
         sock.close()  # uvicorn leaves a socket it was handed open
 
