@@ -381,6 +381,29 @@ async def test_replayed_approval_state_is_refused(tmp_path: Path) -> None:
     assert _calls(tmp_path).count("[replicas]") == 1
 
 
+async def test_fifty_concurrent_redemptions_of_one_approval_state_run_the_command_once(tmp_path: Path) -> None:
+    """Over real HTTP, 50 retries racing with the same accepted state: one runs, 49 are refused."""
+    server = build_server(_tools(tmp_path), log=lambda _line: None)
+    callback, _ = _answer("accept", {"approve": True})
+    arguments = {"key": "replicas", "value": "3"}
+    results: list[types.CallToolResult] = []
+
+    async with _over_http(server) as url, Client(url, elicitation_callback=callback) as client:
+        state = (await _first_round(client, "cluster_config_set", arguments)).request_state
+
+        async def redeem() -> None:
+            results.append(await _retry(client, "cluster_config_set", arguments, state))
+
+        with anyio.fail_after(60):
+            async with anyio.create_task_group() as tasks:
+                for _ in range(50):
+                    tasks.start_soon(redeem)
+
+    assert sorted(result.is_error for result in results) == [False] + [True] * 49
+    assert all("could not be verified" in _text(result) for result in results if result.is_error)
+    assert _calls(tmp_path).count("[replicas]") == 1
+
+
 async def test_approval_state_for_other_arguments_another_tool_or_altered_is_refused(tmp_path: Path) -> None:
     server = build_server(_tools(tmp_path), log=lambda _line: None)
     callback, _ = _answer("accept", {"approve": True})
