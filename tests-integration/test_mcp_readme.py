@@ -134,11 +134,17 @@ def _inspector() -> list[str]:
     """The MCP Inspector CLI that .ci/run installs when node is present, or a skip saying why not."""
     if shutil.which("node") is None:
         pytest.skip("node is not installed; the MCP Inspector CLI needs Node 20 or later")
-    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    default = cache / "fiskai" / "mcp-inspector-2.12.0" / "node_modules" / ".bin" / "mcp-inspector"
-    binary = Path(os.environ.get("FISKAI_MCP_INSPECTOR", default))
+    # Where .ci/run installs it by default; not under XDG_CACHE_HOME, which the suite points at a temp folder.
+    default = Path.home() / ".cache" / "fiskai" / "mcp-inspector-2.12.0" / "node_modules" / ".bin" / "mcp-inspector"
+    named = os.environ.get("FISKAI_MCP_INSPECTOR")
+    binary = Path(named) if named else default
     if not binary.exists():
-        pytest.skip(f"MCP Inspector 2.12.0 is not installed at {binary} (.ci/run installs it)")
+        pytest.skip(
+            f"FISKAI_MCP_INSPECTOR names {binary}, which does not exist"
+            if named
+            else f"the MCP Inspector 2.12.0 CLI is not at {binary}: set FISKAI_MCP_INSPECTOR to its mcp-inspector "
+            "binary (.ci/run installs it and sets the variable)"
+        )
     return [str(binary), "--cli"]
 
 

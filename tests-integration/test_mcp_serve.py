@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import pty
+import select
 import shutil
 import signal
 import subprocess
@@ -28,6 +29,7 @@ from mcp import Client, StdioServerParameters
 from mcp.client.context import ClientRequestContext
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
 
 from fiskai_core.testing import write_fake_app
 
@@ -174,16 +176,42 @@ async def test_http_lists_calls_and_asks_before_a_gated_command(
     assert f"(gated by ai:confirm) via {channel}: the user approved" in running.stderr()
 
 
-async def test_http_refuses_a_client_that_cannot_elicit_under_always(tmp_path: Path, serve_http: Any) -> None:
-    running = serve_http(write_config(tmp_path, "{confirm_over_mcp: always}"))
+@pytest.mark.parametrize("mode", MODES)
+async def test_http_is_served_at_slash_mcp_too(
+    tmp_path: Path, serve_http: Any, mode: Literal["auto", "legacy"]
+) -> None:
+    """Clients that assume the SDKs' default path (the MCP Inspector 0.15 does) reach the same endpoint."""
+    running = serve_http(write_config(tmp_path))
 
-    async with Client(running.url) as client:
+    async with Client(
+        f"{running.url}/mcp", mode=mode, elicitation_callback=_answer("accept", {"approve": True})
+    ) as client:
+        listed = [entry.name for entry in (await client.list_tools()).tools]
+        approved = await client.call_tool("cluster_config_set", {"key": "replicas", "value": "3"})
+
+    assert listed == FIXTURECTL_TOOLS
+    assert approved.is_error is False
+    assert "[replicas]" in calls(tmp_path)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("block", ["{}", "{confirm_over_mcp: always}"], ids=["default", "always"])
+async def test_http_refuses_a_client_that_cannot_elicit_by_default_and_under_always(
+    tmp_path: Path, serve_http: Any, mode: Literal["auto", "legacy"], block: str
+) -> None:
+    """A client without elicitation, in either protocol era: a gated command is refused and never runs."""
+    running = serve_http(write_config(tmp_path, block))
+
+    async with Client(running.url, mode=mode) as client:
         refused = await client.call_tool("cluster_config_set", {"key": "k", "value": "v"})
+        drained = await client.call_tool("cluster_node_drain", {"node": "n1", "reason": "r"})
 
-    assert refused.is_error is True
-    assert "it does not support elicitation" in _text(refused)
+    for result in (refused, drained):
+        assert result.is_error is True
+        assert "it does not support elicitation" in _text(result)
     assert calls(tmp_path) == ""
     assert "clients that do not are refused (confirm_over_mcp=always)" in running.stderr()
+    assert "ungated" not in running.stderr()
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -215,9 +243,11 @@ async def test_stdio_lists_calls_and_asks_before_a_gated_command(
     assert "(gated by ai:confirm) via " in logged
 
 
-def test_host_and_origin_are_checked_against_dns_rebinding(tmp_path: Path, serve_http: Any) -> None:
+@pytest.mark.parametrize("path", ["", "/mcp"], ids=["root", "slash-mcp"])
+def test_host_and_origin_are_checked_against_dns_rebinding(tmp_path: Path, serve_http: Any, path: str) -> None:
     running = serve_http(write_config(tmp_path))
     port = running.url.rsplit(":", 1)[1]
+    url = running.url + path
     body = {
         "jsonrpc": "2.0",
         "id": 1,
@@ -226,12 +256,10 @@ def test_host_and_origin_are_checked_against_dns_rebinding(tmp_path: Path, serve
     }
     headers = {"Accept": "application/json, text/event-stream"}
 
-    good = httpx.post(running.url, json=body, headers=headers, timeout=10)
-    rebound = httpx.post(running.url, json=body, headers={**headers, "Host": f"evil.example:{port}"}, timeout=10)
-    foreign = httpx.post(running.url, json=body, headers={**headers, "Origin": "http://evil.example"}, timeout=10)
-    local_origin = httpx.post(
-        running.url, json=body, headers={**headers, "Origin": f"http://localhost:{port}"}, timeout=10
-    )
+    good = httpx.post(url, json=body, headers=headers, timeout=10)
+    rebound = httpx.post(url, json=body, headers={**headers, "Host": f"evil.example:{port}"}, timeout=10)
+    foreign = httpx.post(url, json=body, headers={**headers, "Origin": "http://evil.example"}, timeout=10)
+    local_origin = httpx.post(url, json=body, headers={**headers, "Origin": f"http://localhost:{port}"}, timeout=10)
 
     assert good.status_code == 200
     assert rebound.status_code == 421
@@ -247,13 +275,18 @@ async def test_a_bearer_token_is_required_when_configured(tmp_path: Path, serve_
     async with httpx.AsyncClient(timeout=10) as raw:
         anonymous = await raw.post(running.url, json={})
         wrong = await raw.post(running.url, json={}, headers={"Authorization": "Bearer nope"})
+        anonymous_at_mcp = await raw.post(f"{running.url}/mcp", json={})
     async with httpx2.AsyncClient(headers={"Authorization": "Bearer s3cret-token"}) as http:
         async with Client(streamable_http_client(running.url, http_client=http)) as client:
             listed = await client.list_tools()
+        async with Client(streamable_http_client(f"{running.url}/mcp", http_client=http)) as client:
+            listed_at_mcp = await client.list_tools()
 
     assert anonymous.status_code == 401
     assert wrong.status_code == 401
+    assert anonymous_at_mcp.status_code == 401
     assert len(listed.tools) == 11
+    assert len(listed_at_mcp.tools) == 11
     assert "s3cret-token" not in running.stderr()
     assert '--header "Authorization: Bearer $TEST_MCP_TOKEN"' in running.stderr()
 
@@ -342,11 +375,17 @@ def _inspector() -> list[str]:
     version = subprocess.run([node, "--version"], capture_output=True, text=True, timeout=30).stdout.strip()
     if int(version.lstrip("v").split(".")[0] or 0) < 20:
         pytest.skip(f"node {version} is too old for the MCP Inspector CLI (needs 20 or later)")
-    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    default = cache / "fiskai" / f"mcp-inspector-{INSPECTOR_VERSION}" / "node_modules" / ".bin" / "mcp-inspector"
-    binary = Path(os.environ.get("FISKAI_MCP_INSPECTOR", default))
+    # Where .ci/run installs it by default; not under XDG_CACHE_HOME, which the suite points at a temp folder.
+    folder = Path.home() / ".cache" / "fiskai" / f"mcp-inspector-{INSPECTOR_VERSION}"
+    named = os.environ.get("FISKAI_MCP_INSPECTOR")
+    binary = Path(named) if named else folder / "node_modules" / ".bin" / "mcp-inspector"
     if not binary.exists():
-        pytest.skip(f"MCP Inspector {INSPECTOR_VERSION} is not installed at {binary} (.ci/run installs it)")
+        pytest.skip(
+            f"FISKAI_MCP_INSPECTOR names {binary}, which does not exist"
+            if named
+            else f"the MCP Inspector {INSPECTOR_VERSION} CLI is not at {binary}: set FISKAI_MCP_INSPECTOR to its "
+            "mcp-inspector binary (.ci/run installs it and sets the variable)"
+        )
     return [str(binary), "--cli"]
 
 
@@ -358,10 +397,11 @@ def _inspect(*args: str, exit_code: int = 0) -> dict[str, Any]:
 
 @pytest.mark.parametrize("era", ["legacy", "modern"])
 def test_the_mcp_inspector_lists_and_calls_over_http(tmp_path: Path, serve_http: Any, era: str) -> None:
-    running = serve_http(write_config(tmp_path, "{confirm_over_mcp: always}"))
+    running = serve_http(write_config(tmp_path))  # the default confirm_over_mcp
     target = [running.url, "--transport", "http", "--protocol-era", era]
 
     listed = _inspect(*target, "--method", "tools/list")
+    listed_at_mcp = _inspect(f"{running.url}/mcp", *target[1:], "--method", "tools/list")
     called = _inspect(
         *target, "--method", "tools/call", "--tool-name", "cluster_config_get", "--tool-arg", "key=replicas"
     )
@@ -378,9 +418,10 @@ def test_the_mcp_inspector_lists_and_calls_over_http(tmp_path: Path, serve_http:
     gated = _inspect(*target, *gate, exit_code=5)  # 5: the Inspector's exit status for an isError result
 
     assert [tool["name"] for tool in listed["tools"]] == FIXTURECTL_TOOLS
+    assert listed_at_mcp == listed
     assert called["isError"] is False
     assert json.loads(called["content"][0]["text"])["command"] == "cluster config get -- replicas"
-    # The Inspector declares no elicitation: under `always` the gated command is refused and never runs.
+    # The Inspector declares no elicitation: by default the gated command is refused and never runs.
     assert gated["isError"] is True
     assert "it does not support elicitation" in gated["content"][0]["text"]
     assert "[k]" not in calls(tmp_path)
@@ -462,6 +503,7 @@ class Terminal:
         if self.pid == 0:  # the child: the pty is its controlling terminal, stdin, stdout and stderr
             os.execv(argv[0], argv)
         self.screen = ""
+        self.exited = False
         self._changed = threading.Condition()
         threading.Thread(target=self._read, daemon=True).start()
 
@@ -485,10 +527,30 @@ class Terminal:
     def type(self, line: str) -> None:
         os.write(self.fd, (line + "\n").encode())
 
-    def stop(self) -> None:
-        os.kill(self.pid, signal.SIGINT)
+    def press(self, keys: str) -> None:
+        """Keys without Enter: they wait in the terminal's line editor."""
+        os.write(self.fd, keys.encode())
+
+    def interrupt(self) -> bool:
+        """Ctrl-C, as the operator stops the server; whether it exited within 30 s (else it is killed)."""
+        if self.exited:
+            return True
+        watch = os.pidfd_open(self.pid)
+        try:
+            os.kill(self.pid, signal.SIGINT)
+            stopped = bool(select.select([watch], [], [], 30)[0])
+        finally:
+            os.close(watch)
+        if not stopped:
+            os.kill(self.pid, signal.SIGKILL)
         os.waitpid(self.pid, 0)
+        self.exited = True
+        return stopped
+
+    def stop(self) -> None:
+        stopped = self.interrupt()
         os.close(self.fd)
+        assert stopped, f"fiskai mcp did not stop within 30 s of SIGINT: {self.screen[-1000:]}"
 
 
 @pytest.fixture
@@ -540,6 +602,86 @@ async def test_approve_on_tty_asks_the_operator_not_the_client(tmp_path: Path, t
     assert "[first]" in calls(tmp_path)
     assert "[second]" not in calls(tmp_path)
     terminal.wait_for("via operator: Not approved")
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_withdrawn_question_is_announced_and_its_typed_ahead_answer_never_reaches_the_next(
+    tmp_path: Path, terminal: Terminal, mode: Literal["auto", "legacy"]
+) -> None:
+    """The attack from issue 36: A asks, B queues, the operator types "2" for A, A goes away, Enter.
+
+    Steps: 1. client A asks to drain n1 and its question is shown; 2. client B asks to drain n666 (queued);
+    3. the operator types "2" (no Enter yet); 4. A disconnects; 5. the withdrawal of A's question is
+    announced by its command line and B's question is shown; 6. the operator presses Enter: B is refused
+    (an empty answer is "no"), because the "2" was typed for A's question.
+    """
+    start = terminal.wait_for("Serving 11 tools over MCP on http://")
+    url = terminal.screen[start - len("http://") :].split(" as ", 1)[0]
+    seen = terminal.wait_for("each run is approved on this terminal (--approve-on-tty)")
+    results: dict[str, types.CallToolResult] = {}
+    leave = anyio.Event()
+
+    async def client_a() -> None:
+        async with Client(url, mode=mode) as client, anyio.create_task_group() as tasks:
+
+            async def ask() -> None:
+                await client.call_tool("cluster_node_drain", {"node": "n1", "reason": "benign"})
+
+            tasks.start_soon(ask)
+            await leave.wait()
+            tasks.cancel_scope.cancel()  # A goes away mid-question
+
+    async def client_b() -> None:
+        async with Client(url, mode=mode) as client:
+            results["b"] = await client.call_tool("cluster_node_drain", {"node": "n666", "reason": "EVIL"})
+
+    with anyio.fail_after(60):
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(client_a)
+            seen = await anyio.to_thread.run_sync(terminal.wait_for, "Choose 1-4 [1]: ", seen)
+            assert "--reason=benign -- n1" in terminal.screen
+            tasks.start_soon(client_b)
+            seen = await anyio.to_thread.run_sync(terminal.wait_for, 'n666" (gated by ai:confirm): asking', seen)
+            terminal.press("2")
+            seen = await anyio.to_thread.run_sync(terminal.wait_for, "2", seen)  # echoed: in the line editor
+            leave.set()
+            seen = await anyio.to_thread.run_sync(terminal.wait_for, "Run this command? (question 2)", seen)
+            seen = await anyio.to_thread.run_sync(terminal.wait_for, "Choose 1-4 [1]: ", seen)
+            terminal.type("")
+
+    assert results["b"].is_error is True
+    assert "the operator declined" in _text(results["b"])
+    assert calls(tmp_path) == ""
+    screen = terminal.screen.replace("\r\n", "\n")
+    withdrawal = next(line for line in screen.splitlines() if line.startswith("question 1 withdrawn: "))
+    assert 'cluster node drain --reason=benign -- n1" was not approved' in withdrawal
+    assert screen.index(withdrawal) < screen.index("--reason=EVIL -- n666\nRun this command? (question 2)")
+    assert "Traceback" not in screen  # a client going away mid-call is one log line, never a traceback
+
+
+async def test_ctrl_c_stops_the_server_while_a_question_waits(tmp_path: Path, terminal: Terminal) -> None:
+    """A question on the terminal holds no thread that keeps the process alive after SIGINT."""
+    start = terminal.wait_for("Serving 11 tools over MCP on http://")
+    url = terminal.screen[start - len("http://") :].split(" as ", 1)[0]
+
+    ended: list[str] = []
+
+    with anyio.fail_after(60):
+        async with Client(url, mode="legacy") as client, anyio.create_task_group() as tasks:
+
+            async def ask() -> None:
+                try:
+                    await client.call_tool("cluster_node_drain", {"node": "n1", "reason": "r"})
+                except MCPError as err:  # the server went away mid-call
+                    ended.append(str(err))
+
+            tasks.start_soon(ask)
+            await anyio.to_thread.run_sync(terminal.wait_for, "Choose 1-4 [1]: ")
+            assert await anyio.to_thread.run_sync(terminal.interrupt)
+            tasks.cancel_scope.cancel()
+
+    assert "MCP server stopped" in terminal.screen
+    assert calls(tmp_path) == ""
 
 
 def test_approve_on_tty_without_a_terminal_is_refused(tmp_path: Path) -> None:

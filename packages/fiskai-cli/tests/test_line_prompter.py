@@ -10,9 +10,11 @@ import subprocess
 import sys
 import textwrap
 import time
+from collections.abc import Iterator
 
 import anyio
 import pytest
+from typing_extensions import override
 
 from fiskai_cli.ui.prompter import LinePrompter
 from fiskai_core.confirm import ConfirmGate
@@ -92,16 +94,139 @@ async def test_select_with_no_choice_is_minus_one() -> None:
     assert await prompter.ask_select("pick", ["a", "b"]) == -1
 
 
-async def test_a_prompt_cancelled_midway_hands_the_next_line_to_the_next_prompt() -> None:
+class _Screen(io.StringIO):
+    """The prompter's stderr, which a test can wait on."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._changed = anyio.Event()
+
+    @override
+    def write(self, s: str) -> int:
+        written = super().write(s)
+        self._changed.set()
+        self._changed = anyio.Event()
+        return written
+
+    async def shows(self, text: str, times: int = 1) -> None:
+        with anyio.fail_after(10):
+            while self.getvalue().count(text) < times:
+                await self._changed.wait()
+
+
+async def test_a_line_read_for_a_withdrawn_question_never_answers_the_next() -> None:
+    """On a stream that is no terminal the abandoned read is kept, but what it reads is dropped."""
     read_end, write_end = os.pipe()
     with os.fdopen(read_end, encoding="utf-8") as stdin, os.fdopen(write_end, "w", encoding="utf-8") as typed:
-        prompter = LinePrompter(stdin, io.StringIO(), interactive=True)
-        with anyio.move_on_after(0.05):
-            await prompter.ask_confirm("first?")
-        typed.write("y\n")
+        screen = _Screen()
+        prompter = LinePrompter(stdin, screen, interactive=True)
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(prompter.ask_confirm, "first?")
+            await screen.shows("[y/N]: ")
+            tasks.cancel_scope.cancel()
+        typed.write("y\n")  # typed for the first question
+        typed.flush()
+        typed.write("n\n")
         typed.flush()
         with anyio.fail_after(5):
-            assert await prompter.ask_confirm("second?") is True
+            assert await prompter.ask_confirm("second?") is False
+        withdrawn = 'question 1 withdrawn: its caller stopped waiting before you answered, so "first?" was not answered'
+        assert withdrawn in screen.getvalue()
+
+
+class _Pty:
+    """A pseudo-terminal: the prompter reads its follower end, the test types on the leader end."""
+
+    def __init__(self) -> None:
+        self.leader, follower = pty.openpty()
+        self.stdin = os.fdopen(follower, encoding="utf-8")
+
+    async def type(self, keys: bytes) -> None:
+        """Type `keys` and wait for their echo, so the terminal has taken them in."""
+        os.write(self.leader, keys)
+        echoed = b""
+        with anyio.fail_after(10):
+            while keys.replace(b"\n", b"\r\n") not in echoed:
+                await anyio.wait_readable(self.leader)
+                echoed += os.read(self.leader, 4096)
+
+    def close(self) -> None:
+        os.close(self.leader)  # first: a read still blocked on the follower then fails instead of hanging
+        self.stdin.close()
+
+
+@pytest.fixture
+def terminal() -> Iterator[_Pty]:
+    opened = _Pty()
+    yield opened
+    opened.close()
+
+
+async def test_keys_typed_for_a_withdrawn_approval_never_approve_the_next(terminal: _Pty) -> None:
+    """Steps: 1. question 1 is shown; 2. "2" is typed, no Enter; 3. question 1 is withdrawn; 4. question 2
+    is shown and Enter is pressed: that is an empty answer, "no", and never the "2" typed for question 1."""
+    screen = _Screen()
+    prompter = LinePrompter(terminal.stdin, screen, interactive=True)
+    second = GateRequest(command="stream_rm", display="app stream rm -- EVIL", tag="ai:confirm")
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(prompter.approve_command, REQUEST)
+        await screen.shows("Choose 1-4 [1]: ")
+        await terminal.type(b"2")
+        tasks.cancel_scope.cancel()
+
+    choices: list[ConfirmChoice] = []
+    async with anyio.create_task_group() as tasks:
+
+        async def ask() -> None:
+            choices.append(await prompter.approve_command(second))
+
+        tasks.start_soon(ask)
+        await screen.shows("Choose 1-4 [1]: ", times=2)
+        await terminal.type(b"\n")
+
+    assert choices == [ConfirmChoice.NO]
+    assert (
+        'question 1 withdrawn: its caller stopped waiting before you answered, so "app stream rm -- ORDERS" was not '
+        "approved; anything typed for it is discarded"
+    ) in screen.getvalue()
+    assert "Run this command? (question 2)" in screen.getvalue()
+
+
+async def test_a_line_typed_before_the_question_was_shown_is_no_answer_to_it(terminal: _Pty) -> None:
+    screen = _Screen()
+    prompter = LinePrompter(terminal.stdin, screen, interactive=True)
+    await terminal.type(b"2\n")  # typed ahead, before anything was asked
+    choices: list[ConfirmChoice] = []
+    async with anyio.create_task_group() as tasks:
+
+        async def ask() -> None:
+            choices.append(await prompter.approve_command(REQUEST))
+
+        tasks.start_soon(ask)
+        await screen.shows("Choose 1-4 [1]: ")
+        await terminal.type(b"1\n")
+
+    assert choices == [ConfirmChoice.NO]
+
+
+async def test_a_terminal_answer_is_read_and_end_of_input_declines(terminal: _Pty) -> None:
+    screen = _Screen()
+    prompter = LinePrompter(terminal.stdin, screen, interactive=True)
+    answers: list[bool] = []
+    async with anyio.create_task_group() as tasks:
+
+        async def ask() -> None:
+            answers.append(await prompter.ask_confirm("proceed?"))
+            with pytest.raises(PromptDeclined, match="end of input"):
+                await prompter.ask_confirm("again?")
+
+        tasks.start_soon(ask)
+        await screen.shows("[y/N]: ")
+        await terminal.type(b"y\n")
+        await screen.shows("[y/N]: ", times=2)
+        os.write(terminal.leader, b"\x04")  # Ctrl-D on an empty line: end of input
+
+    assert answers == [True]
 
 
 def test_on_a_real_terminal_the_gate_asks_and_runs_once() -> None:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import anyio
+import httpx
 import mcp_types as types
 import pytest
 from mcp import Client
@@ -296,6 +297,26 @@ async def test_a_client_that_cannot_elicit_follows_the_confirm_mode(
 
 
 @pytest.mark.parametrize("mode", MODES)
+async def test_by_default_a_client_that_cannot_elicit_is_refused_a_gated_call(
+    tmp_path: Path, mode: Literal["auto", "legacy"]
+) -> None:
+    """Unlike the Go agent (`auto`), nobody approving is a denial unless the operator chose otherwise."""
+    log: list[str] = []
+    server = build_server(_tools(tmp_path), log=log.append)
+
+    async with Client(server, mode=mode) as client:
+        gated = await client.call_tool("cluster_node_drain", {"node": "n1", "reason": "upgrade"})
+        ungated = await client.call_tool("cluster_config_get", {"key": "k"})
+
+    assert gated.is_error is True
+    assert _text(gated).startswith('Not approved: running "')
+    assert "it does not support elicitation" in _text(gated)
+    assert ungated.is_error is False
+    assert "[n1]" not in _calls(tmp_path)
+    assert not any("ungated" in line for line in log)
+
+
+@pytest.mark.parametrize("mode", MODES)
 async def test_never_mode_does_not_ask_even_a_client_that_can(tmp_path: Path, mode: Literal["auto", "legacy"]) -> None:
     server = build_server(_tools(tmp_path), ServerOptions(confirm_mode=ConfirmMode.NEVER), log=lambda _line: None)
     callback, asked = _answer("decline")
@@ -362,6 +383,29 @@ async def test_replayed_approval_state_is_refused(tmp_path: Path) -> None:
     assert approved.is_error is False
     assert replayed.is_error is True
     assert "could not be verified" in _text(replayed)
+    assert _calls(tmp_path).count("[replicas]") == 1
+
+
+async def test_fifty_concurrent_redemptions_of_one_approval_state_run_the_command_once(tmp_path: Path) -> None:
+    """Over real HTTP, 50 retries racing with the same accepted state: one runs, 49 are refused."""
+    server = build_server(_tools(tmp_path), log=lambda _line: None)
+    callback, _ = _answer("accept", {"approve": True})
+    arguments = {"key": "replicas", "value": "3"}
+    results: list[types.CallToolResult] = []
+
+    async with _over_http(server) as url, Client(url, elicitation_callback=callback) as client:
+        state = (await _first_round(client, "cluster_config_set", arguments)).request_state
+
+        async def redeem() -> None:
+            results.append(await _retry(client, "cluster_config_set", arguments, state))
+
+        with anyio.fail_after(60):
+            async with anyio.create_task_group() as tasks:
+                for _ in range(50):
+                    tasks.start_soon(redeem)
+
+    assert sorted(result.is_error for result in results) == [False] + [True] * 49
+    assert all("could not be verified" in _text(result) for result in results if result.is_error)
     assert _calls(tmp_path).count("[replicas]") == 1
 
 
@@ -457,7 +501,11 @@ async def test_an_unknown_tool_is_a_protocol_error(mode: Literal["auto", "legacy
     ("confirm", "elicit", "expected"),
     [
         (ConfirmMode.AUTO, True, "elicitation supported, confirm-tagged tools will request approval"),
-        (ConfirmMode.AUTO, False, "elicitation unsupported, confirm-tagged tools run ungated"),
+        (
+            ConfirmMode.AUTO,
+            False,
+            "elicitation unsupported, confirm-tagged tools run ungated with nobody asked (confirm_over_mcp=auto)",
+        ),
         (
             ConfirmMode.ALWAYS,
             False,
@@ -621,6 +669,24 @@ async def test_over_http_twenty_parallel_calls_never_run_more_than_two(mode: Lit
 
 
 @pytest.mark.parametrize("mode", MODES)
+async def test_over_http_the_endpoint_is_also_at_slash_mcp(mode: Literal["auto", "legacy"]) -> None:
+    """Clients that assume the SDKs' default path reach the same server; other paths are still 404."""
+    tool = FakeTool(name="fine")
+    server = build_server([tool], log=lambda _line: None)
+
+    async with _over_http(server) as url:
+        async with Client(f"{url}/mcp", mode=mode) as client:
+            listed = [entry.name for entry in (await client.list_tools()).tools]
+            result = await client.call_tool("fine", {"n": 1})
+        async with httpx.AsyncClient(timeout=10) as raw:
+            elsewhere = await raw.post(f"{url}/other", json={})
+
+    assert listed == ["fine"]
+    assert result.is_error is False
+    assert elsewhere.status_code == 404
+
+
+@pytest.mark.parametrize("mode", MODES)
 async def test_over_http_a_call_that_outlives_the_timeout_is_stopped(mode: Literal["auto", "legacy"]) -> None:
     tool = _Parked()
     server = build_server([tool], ServerOptions(tool_timeout=0.05), log=lambda _line: None)
@@ -681,4 +747,7 @@ async def test_client_supplied_text_cannot_drive_the_operators_terminal() -> Non
     async with Client(server, mode="legacy", client_info=types.Implementation(name="evil\x1b[2J\nname", version="1")):
         pass
 
-    assert log == ['Client "evil\\nname" connected: elicitation unsupported, confirm-tagged tools run ungated']
+    assert log == [
+        'Client "evil\\nname" connected: elicitation unsupported, confirm-tagged tools will be refused '
+        "(confirm_over_mcp=always)"
+    ]

@@ -201,7 +201,8 @@ expose:
     assert config.harness.knowledge.embeddings.timeout == timedelta(seconds=30)
     mcp = config.expose.agent.mcp
     assert mcp is not None
-    assert (mcp.confirm_over_mcp, mcp.max_concurrent_tools, mcp.tool_timeout) == ("auto", 0, None)
+    # Unlike the original (`auto`), unset refuses gated commands to clients that cannot ask their user.
+    assert (mcp.confirm_over_mcp, mcp.max_concurrent_tools, mcp.tool_timeout) == ("always", 0, None)
     assert config.expose.agent.a2a.tool_timeout is None
 
 
@@ -236,6 +237,12 @@ def test_confirm_over_mcp_is_lowercased_and_trimmed(written: str, normalized: st
     mcp = _mcp(f"expose: {{agent: {{mcp: {{confirm_over_mcp: '{written}'}}}}}}").expose.agent.mcp
     assert mcp is not None
     assert mcp.confirm_over_mcp == normalized
+
+
+def test_confirm_over_mcp_defaults_to_refusing_clients_that_cannot_ask() -> None:
+    mcp = _mcp("expose: {agent: {mcp: {}}}").expose.agent.mcp
+    assert mcp is not None
+    assert mcp.confirm_over_mcp == "always"
 
 
 def test_builtins_are_trimmed_and_deduplicated() -> None:

@@ -85,7 +85,27 @@ class Confirmation:
         tag: str,
     ) -> Verdict | types.InputRequiredResult:
         """Approve or deny one call, or (2026-07-28, first round) ask the client for input."""
+        try:
+            return await self._decide(ctx, params, tags=tags, argv=argv, display=display, tag=tag)
+        except anyio.get_cancelled_exc_class():
+            # The caller went away (disconnect, cancel, shutdown) while a human was being asked: nothing runs,
+            # and the log says so instead of the question silently vanishing.
+            self._log(f'Approval withdrawn for "{display}" (gated by {tag}): the call ended before anyone answered')
+            raise
+
+    async def _decide(
+        self,
+        ctx: ServerRequestContext[Any, Any],
+        params: types.CallToolRequestParams,
+        *,
+        tags: Sequence[str],
+        argv: Sequence[str],
+        display: str,
+        tag: str,
+    ) -> Verdict | types.InputRequiredResult:
         if self._operator is not None:
+            # Said before waiting: while another question is on the terminal, the operator sees this one queue.
+            self._log(f'Approval queued for "{display}" (gated by {tag}): asking on the server\'s terminal')
             return await self._operator(params.name, tags, argv)
         if self._mode is ConfirmMode.NEVER:
             return Verdict(allowed=True, channel=Channel.POLICY, reason="confirm_over_mcp=never")

@@ -1,6 +1,8 @@
 """Running a server: streamable HTTP (with Host/Origin checks and an optional bearer token) or stdio.
 
-HTTP is served at one path of its own origin, `/` by default as in the original (`http://host:port`).
+HTTP is served at `/` by default as in the original (`http://host:port`), and at `/mcp` as well, the
+path the SDKs default to, which some clients assume (the MCP Inspector 0.15 does); both are one endpoint
+behind the same checks, sharing sessions.
 DNS rebinding is answered by checking every request's Host and Origin against the names the server is
 reachable under: the loopback names for a loopback bind, plus the bind address, this machine's name and
 any `allow_hosts` otherwise. A non-loopback bind needs a bearer token, compared in constant time; the
@@ -23,17 +25,21 @@ import uvicorn
 from mcp.server import Server
 from mcp.server.stdio import stdio_server
 from mcp.server.transport_security import TransportSecuritySettings
+from starlette.applications import Starlette
 from starlette.datastructures import Headers
 from starlette.responses import PlainTextResponse
+from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 from typing_extensions import override
 
 from ._exact import EXACT_STDIN, ExactArguments, ExactStdin
+from ._library_logs import library_logs_on_one_line
 
 __all__ = [
     "DEFAULT_ADDRESS",
     "DEFAULT_PATH",
     "DEFAULT_PORT",
+    "SDK_PATH",
     "is_loopback",
     "serve",
     "serve_async",
@@ -43,6 +49,8 @@ __all__ = [
 DEFAULT_ADDRESS = "127.0.0.1"
 DEFAULT_PORT = 8080
 DEFAULT_PATH = "/"
+SDK_PATH = "/mcp"
+"""Served too, whatever `path` is: the SDKs' default, which clients that were not told a path assume."""
 _LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
 
 
@@ -73,6 +81,14 @@ def transport_security(address: str, allow_hosts: Sequence[str] = ()) -> Transpo
         allowed_hosts=[f"{name}:*" for name in names],
         allowed_origins=[f"{scheme}://{name}:*" for name in names for scheme in ("http", "https")],
     )
+
+
+def _also_at(app: Starlette, path: str, alias: str) -> None:
+    """Route `alias` to the endpoint at `path`: the same transport, session manager and Host/Origin checks."""
+    if alias == path:
+        return
+    endpoint = next(route.endpoint for route in app.routes if isinstance(route, Route) and route.path == path)
+    app.router.routes.append(Route(alias, endpoint=endpoint))
 
 
 class _BearerToken:
@@ -170,11 +186,11 @@ async def serve_async(
             f"refusing to serve on non-loopback address {address!r} without a bearer token: "
             "anyone who can reach it could run the served commands"
         )
-    app: ASGIApp = ExactArguments(
-        server.streamable_http_app(
-            streamable_http_path=path, transport_security=transport_security(address, allow_hosts)
-        )
+    starlette = server.streamable_http_app(
+        streamable_http_path=path, transport_security=transport_security(address, allow_hosts)
     )
+    _also_at(starlette, path, SDK_PATH)
+    app: ASGIApp = ExactArguments(starlette)
     if token is not None:
         app = _BearerToken(app, token)
     config = uvicorn.Config(
@@ -184,7 +200,8 @@ async def serve_async(
     try:
         # The socket already listens: a client that connects once it is announced waits in the backlog.
         url = f"http://{_host_entry(address.strip('[]'))}:{sock.getsockname()[1]}{path if path != '/' else ''}"
-        await _Uvicorn(config, ready=lambda: on_ready(url) if on_ready is not None else None).serve(sockets=[sock])
+        with library_logs_on_one_line():
+            await _Uvicorn(config, ready=lambda: on_ready(url) if on_ready is not None else None).serve(sockets=[sock])
     finally:
         sock.close()  # uvicorn leaves a socket it was handed open
 
@@ -207,7 +224,7 @@ def serve(
         stdio: Speak MCP on stdin/stdout (for clients that spawn the server) instead of HTTP.
         address: The address to bind; anything but loopback requires `token`.
         port: The TCP port; 0 picks a free one (reported through `on_ready`).
-        path: The HTTP path of the MCP endpoint.
+        path: The HTTP path of the MCP endpoint; it is served at `SDK_PATH` (`/mcp`) as well.
         token: Require `Authorization: Bearer <token>` on every HTTP request.
         allow_hosts: Extra host names clients may use to reach the server (Host/Origin checks).
         on_ready: Called once with the URL (or "stdio") when the server accepts connections (over HTTP,

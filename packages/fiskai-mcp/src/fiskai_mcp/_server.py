@@ -31,7 +31,7 @@ from ._exact import EXACT_STDIN, exact_arguments
 from ._names import describe_tool, servable_tools
 from ._operator import OperatorApproval
 from ._state import ApprovalStates
-from ._verdict import ConfirmMode, Verdict
+from ._verdict import DEFAULT_CONFIRM_MODE, ConfirmMode, Verdict
 
 __all__ = ["DEFAULT_MAX_CONCURRENT", "DEFAULT_TOOL_TIMEOUT", "ServerOptions", "build_server", "trigger_tag"]
 
@@ -53,7 +53,7 @@ class ServerOptions:
     version: str = ""
     instructions: str = ""
     """Sent to clients when non-empty (`expose.agent.mcp.instructions`)."""
-    confirm_mode: ConfirmMode = ConfirmMode.AUTO
+    confirm_mode: ConfirmMode = DEFAULT_CONFIRM_MODE
     confirm_tags: Collection[str] = ()
     """Tags that gate a tool like `ai:confirm` (`harness.confirm_tags`)."""
     max_concurrent: int = DEFAULT_MAX_CONCURRENT
@@ -207,7 +207,7 @@ class _ConnectionLog:
             return "elicitation supported, confirm-tagged tools will request approval"
         if self._mode is ConfirmMode.ALWAYS:
             return "elicitation unsupported, confirm-tagged tools will be refused (confirm_over_mcp=always)"
-        return "elicitation unsupported, confirm-tagged tools run ungated"
+        return "elicitation unsupported, confirm-tagged tools run ungated with nobody asked (confirm_over_mcp=auto)"
 
 
 def _sanitized(log: Callable[[str], None]) -> Callable[[str], None]:

@@ -5,18 +5,24 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-__all__ = ["Channel", "ConfirmMode", "Verdict"]
+__all__ = ["DEFAULT_CONFIRM_MODE", "Channel", "ConfirmMode", "Verdict"]
 
 
 class ConfirmMode(StrEnum):
     """`expose.agent.mcp.confirm_over_mcp`: how a confirm-gated tool is approved over MCP."""
 
-    AUTO = "auto"
-    """Ask clients that can elicit; run the tool ungated, with a warning, for clients that cannot."""
     ALWAYS = "always"
-    """Ask clients that can elicit; refuse the call for clients that cannot."""
+    """The default: ask clients that can elicit; refuse the call for clients that cannot."""
+    AUTO = "auto"
+    """The Go agent's default: ask clients that can elicit; run the tool ungated, with only a warning on the
+    server's stderr, for clients that cannot (so any client without elicitation runs gated commands with
+    nobody asked)."""
     NEVER = "never"
     """Never ask: approval is delegated to the client's own UI."""
+
+
+DEFAULT_CONFIRM_MODE = ConfirmMode.ALWAYS
+"""Refusing, unlike the original's `auto`: nobody approving is a denial, not a pass."""
 
 
 class Channel(StrEnum):

@@ -35,7 +35,7 @@ __all__ = ["mcp"]
 
 _MODE_SUMMARY = {
     ConfirmMode.AUTO: "clients that support elicitation are asked to approve each run, clients that do not run "
-    "them ungated (confirm_over_mcp=auto)",
+    "them ungated with nobody asked (confirm_over_mcp=auto, the Go agent's default)",
     ConfirmMode.ALWAYS: "clients that support elicitation are asked to approve each run, clients that do not are "
     "refused (confirm_over_mcp=always)",
     ConfirmMode.NEVER: "they run ungated with approval delegated to the client (confirm_over_mcp=never)",

@@ -416,7 +416,11 @@ class MCPSettings(_ServerLimits):
     address: Text = ""
     """"" = 127.0.0.1."""
     instructions: Text = ""
-    confirm_over_mcp: Literal["auto", "always", "never"] = "auto"
+    confirm_over_mcp: Literal["auto", "always", "never"] = "always"
+    """How `ai:confirm` and `confirm_tags` commands are approved over MCP. `always`: a client that supports
+    elicitation asks its user, any other client is refused. `auto` (the Go agent's default): the same, but a
+    client without elicitation runs them with nobody asked. `never`: nobody is asked, the client's own UI is
+    trusted. Empty means `always`. `fiskai mcp --approve-on-tty` asks on the server's terminal instead."""
     builtins: list[Text] = Field(default_factory=list[str])
     """Built-in tools to serve too; only `knowledge_search` may be listed."""
 
@@ -426,7 +430,9 @@ class MCPSettings(_ServerLimits):
         value = as_written(value)
         if not isinstance(value, str):
             return value
-        mode = value.strip().lower() or "auto"
+        # Unset is `always`, not the original's `auto`: a client that cannot ask its user must not run a
+        # gated command with nobody asked unless the operator chose that.
+        mode = value.strip().lower() or "always"
         if mode not in ("auto", "always", "never"):
             raise SettingError(f"invalid confirm_over_mcp {go_quote(value)}: must be auto, always or never")
         return mode
