@@ -9,7 +9,6 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass
-from datetime import timedelta
 from typing import Any
 
 import anyio
@@ -17,16 +16,14 @@ import click
 
 from fiskai_cli import _wiring as wiring
 from fiskai_cli._secrets import take_secret
-from fiskai_cli._version import VERSION
+from fiskai_cli._serving import mcp_server
 from fiskai_cli.ui.prompter import LinePrompter
 from fiskai_mcp import (
     DEFAULT_ADDRESS,
     DEFAULT_PORT,
     ConfirmMode,
     ServerOptions,
-    build_server,
     is_loopback,
-    servable_tools,
     serve_async,
     trigger_tag,
 )
@@ -136,7 +133,7 @@ class _Listen:
 
 
 async def _serve(loaded: wiring.Settings, listen: _Listen, approver: LinePrompter | None) -> None:
-    config, settings = loaded.config, _mcp_block(loaded)
+    config = loaded.config
     async with wiring.open_harness(loaded, "mcp") as harness:
         if harness.knowledge is not None:
             _knowledge_notes(harness)
@@ -145,29 +142,17 @@ async def _serve(loaded: wiring.Settings, listen: _Listen, approver: LinePrompte
                 "note: knowledge is enabled but not exposed over MCP; add knowledge_search to "
                 "expose.agent.mcp.builtins to let MCP clients search your knowledge base"
             )
-        served = servable_tools(harness.tools.tools(), warn=lambda text: _say(f"warning: {text}"))
-        if not served:
-            raise click.ClickException(
-                f'no tools available after filtering; check include/exclude in "{loaded.path}"'
-                if config.application_path
-                else "no tools available to expose over MCP"
-            )
-        options = ServerOptions(
-            name=config.identity or "fiskai",
-            version=VERSION,
-            instructions=settings.instructions,
-            confirm_mode=ConfirmMode(settings.confirm_over_mcp),
-            confirm_tags=tuple(config.harness.confirm_tags),
-            max_concurrent=settings.max_concurrent_tools,
-            tool_timeout=(settings.tool_timeout or timedelta(0)).total_seconds(),
-        )
-        server = build_server(served, options, approver=approver, log=_say)
+        serving = mcp_server(harness, approver=approver, log=_say)
         ready = _banner(
-            options, served, stdio=listen.stdio, approve_on_tty=approver is not None, token_env=listen.token_env
+            serving.options,
+            serving.served,
+            stdio=listen.stdio,
+            approve_on_tty=approver is not None,
+            token_env=listen.token_env,
         )
         try:
             await serve_async(
-                server,
+                serving.server,
                 stdio=listen.stdio,
                 address=listen.address,
                 port=listen.port,
