@@ -751,3 +751,78 @@ async def test_client_supplied_text_cannot_drive_the_operators_terminal() -> Non
         'Client "evil\\nname" connected: elicitation unsupported, confirm-tagged tools will be refused '
         "(confirm_over_mcp=always)"
     ]
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_queued_call_whose_client_gives_up_never_starts(mode: Literal["auto", "legacy"]) -> None:
+    """Steps (issue 36: abandoned calls still started):
+    1. One slot: A runs (parked), B arrives and waits for the slot.
+    2. B's caller gives up (its task is cancelled: the client sends notifications/cancelled, or ends the stream).
+    3. A is released and C is called: the slot is first-come, so a B still queued would run before C.
+    4. Only A and C ever started.
+    """
+    tool = _Parked()
+    logged: list[str] = []
+
+    def log(line: str) -> None:
+        logged.append(line)
+        tool.progress.bump()
+
+    server = build_server([tool], ServerOptions(max_concurrent=1), log=log)
+    arrivals = _Arrivals(tool.progress)
+    server.middleware.append(arrivals)
+
+    async with _over_http(server) as url, Client(url, mode=mode) as client:
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(client.call_tool, "parked", {"i": "a"})
+            await tool.progress.until(lambda: tool.started == 1)
+            abandoned = anyio.CancelScope()
+
+            async def b() -> None:
+                with abandoned:
+                    await client.call_tool("parked", {"i": "b"})
+
+            tasks.start_soon(b)
+            await tool.progress.until(lambda: arrivals.count == 2)
+            abandoned.cancel()
+            # The client's notifications/cancelled (2025-11-25) or the end of its stream (2026-07-28) arrives.
+            await tool.progress.until(lambda: any(line.startswith("Withdrawn parked") for line in logged))
+            tool.release.set()
+        after = await client.call_tool("parked", {"i": "c"})
+
+    assert after.is_error is False
+    assert tool.started == 2
+    assert _text(after) == 'done {"i":"c"}'
+    assert [line for line in logged if line.startswith(("Queued", "Running", "Withdrawn"))] == [
+        "Running parked",
+        "Queued parked: 1 calls running",
+        "Withdrawn parked: the client gave up before it started",
+        "Running parked",
+    ]
+
+
+async def test_a_call_past_the_bounded_queue_is_refused_at_once() -> None:
+    """One slot and room for 16 waiting: the 18th call is told the server is busy, without waiting."""
+    tool = _Parked()
+    server = build_server([tool], ServerOptions(max_concurrent=1), log=lambda _line: None)
+    arrivals = _Arrivals(tool.progress)
+    server.middleware.append(arrivals)
+    results: list[types.CallToolResult] = []
+    refusals: list[types.CallToolResult] = []
+
+    async with Client(server, mode="legacy") as client:
+
+        async def one(index: int) -> None:
+            results.append(await client.call_tool("parked", {"i": index}))
+
+        async with anyio.create_task_group() as tasks:
+            for index in range(17):
+                tasks.start_soon(one, index)
+            await tool.progress.until(lambda: arrivals.count == 17 and tool.started == 1)
+            refusals.append(await client.call_tool("parked", {"i": 17}))
+            tool.release.set()
+
+    (refused,) = refusals
+    assert refused.is_error is True
+    assert "is busy: 1 calls running and 16 calls are already waiting; retry later" in _text(refused)
+    assert tool.started == 17 and all(result.is_error is False for result in results)

@@ -14,6 +14,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import anyio
 import mcp_types as types
 from mcp.server import Server
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
@@ -118,8 +119,22 @@ class _Handlers:
             self._log_decision(verdict, display, call.gate_tag)
             if not verdict.allowed:
                 return _error(verdict.reason)
-        self.log(f"Running {call.display}")
-        return _result(await run_call(call, time_limit=self.timeout, slots=self.slots))
+        if self.slots.full:
+            self.log(f"Queued {call.display}: {self.slots.running} calls running")
+        started: list[bool] = []
+
+        def start() -> None:
+            started.append(True)
+            self.log(f"Running {call.display}")
+
+        try:
+            result = await run_call(call, time_limit=self.timeout, slots=self.slots, on_start=start)
+        except anyio.get_cancelled_exc_class():
+            # The client cancelled or went away: a call still waiting for its place is dropped, never run.
+            if not started:
+                self.log(f"Withdrawn {call.display}: the client gave up before it started")
+            raise
+        return _result(result)
 
     def _log_decision(self, verdict: Verdict, display: str, tag: str) -> None:
         outcome = "approved" if verdict.allowed else "denied"

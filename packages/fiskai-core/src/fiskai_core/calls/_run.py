@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import anyio
 
 from fiskai_core.tools import CallContext, ToolResult
@@ -18,6 +20,7 @@ async def run_call(
     *,
     time_limit: float | None = None,
     slots: CallSlots | None = None,
+    on_start: Callable[[], None] | None = None,
 ) -> ToolResult:
     """Run a prepared (and, if gated, approved) call.
 
@@ -26,15 +29,20 @@ async def run_call(
         context: The effect id and delivered citations the tool may use.
         time_limit: Seconds the call may run before it is stopped (its process group killed); None: no limit.
         slots: A bounded place to run in (servers); a call that cannot get one in time is answered busy.
+        on_start: Told when the call really starts (it has its place), for a log line that must not lie.
 
     Returns:
         The tool's result, or an error result saying the call was stopped, failed or found no slot.
     """
     context = context or CallContext()
     if slots is None:
+        if on_start is not None:
+            on_start()
         return await _invoke(call, context, time_limit)
     try:
         async with slots.place():
+            if on_start is not None:
+                on_start()
             return await _invoke(call, context, time_limit)
     except SlotsBusyError as err:
         return ToolResult(output=str(err), is_error=True)
