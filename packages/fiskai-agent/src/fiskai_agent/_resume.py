@@ -19,7 +19,7 @@ from fiskai_runstate.records import JsonObject, MetaRecord
 
 if TYPE_CHECKING:
     from fiskai_agent._options import RunStats
-    from fiskai_agent._setup import Setup
+    from fiskai_agent._prepared import Setup
 
 __all__ = ["DEFAULT_PROMPT", "RESUME_REMINDER", "open_journal"]
 

@@ -8,8 +8,9 @@ import traceback
 import anyio
 
 from fiskai_agent._options import RunOptions, RunResult, RunStats
+from fiskai_agent._prepared import Setup
 from fiskai_agent._runner import Outcome, Runner
-from fiskai_agent._setup import Setup, prepare
+from fiskai_agent._setup import prepare
 from fiskai_agent.errors import AgentError
 from fiskai_agent.events import Advisory
 from fiskai_runstate import JournalError

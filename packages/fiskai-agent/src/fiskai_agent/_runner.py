@@ -26,7 +26,8 @@ from collections.abc import Collection
 from dataclasses import dataclass
 
 from fiskai_agent._options import StopReason
-from fiskai_agent._setup import Setup, fall_back
+from fiskai_agent._prepared import Setup
+from fiskai_agent._setup import fall_back
 from fiskai_agent._tool_finder import refused_capability
 from fiskai_agent._tools import Entry
 from fiskai_agent.errors import ProviderError

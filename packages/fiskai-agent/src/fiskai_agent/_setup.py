@@ -12,13 +12,13 @@ when the operator set `llm.no_tool_search`, every tool sent directly as the orig
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 
 import anyio
 
 from fiskai_agent._budget import Budget
 from fiskai_agent._journal import RunJournal, new_run_id
 from fiskai_agent._options import RunOptions, RunStats
+from fiskai_agent._prepared import Setup
 from fiskai_agent._resume import open_journal
 from fiskai_agent._tool_finder import FinderMode, finder_mode, found_answers
 from fiskai_agent._tools import Entry, entry_of, tool_def, tools_hash_input
@@ -27,7 +27,6 @@ from fiskai_agent.events import Advisory, RunInfo
 from fiskai_agent.llm import (
     Capabilities,
     CapabilityOverrides,
-    Message,
     Provider,
     ProviderSettings,
     ToolDef,
@@ -38,49 +37,9 @@ from fiskai_core.approvals import no_terminal_warning
 from fiskai_core.builtins import FIND_TOOLS
 from fiskai_core.confirm import ConfirmGate
 from fiskai_core.tools import plan_deferral
-from fiskai_runstate import Fingerprint, PendingBatch, sha256_json
-from fiskai_runstate.records import ToolIntentRecord
+from fiskai_runstate import Fingerprint, sha256_json
 
 __all__ = ["Setup", "fall_back", "prepare"]
-
-
-@dataclass(slots=True, kw_only=True)
-class Setup:
-    """Everything the loop needs, built once."""
-
-    options: RunOptions
-    entries: dict[str, Entry]
-    tool_defs: tuple[ToolDef, ...]
-    tool_search: bool
-    gate: ConfirmGate
-    provider: Provider
-    owns_provider: bool
-    capabilities: Capabilities
-    budget: Budget
-    thinking: bool
-    system: list[str]
-    journal: RunJournal
-    messages: list[Message]
-    stats: RunStats
-    delivered: dict[str, None] = field(default_factory=dict[str, None])
-    """Knowledge citations the conversation has received, in order (a search skips them)."""
-    start_iteration: int = 0
-    pending: PendingBatch | None = None
-    intents: dict[str, ToolIntentRecord] = field(default_factory=dict[str, ToolIntentRecord])
-    """Intents of the pending batch with no result: calls that may have had their effect before a crash."""
-    session_id: str | None = None
-    last_stop_reason: str = ""
-    """The stop reason of the last journaled model turn (resume only)."""
-    finder: FinderMode | None = None
-    """The client-side tool finder, when deferred tools are reached through `find_tools`."""
-    deferrable: list[Entry] = field(default_factory=list[Entry])
-    builtins: list[Entry] = field(default_factory=list[Entry])
-    fell_back: bool = False
-    """A server refused a capability and the run dropped them (at most once per run)."""
-
-    def request_tools(self) -> tuple[ToolDef, ...]:
-        """The tool list of the next request."""
-        return self.finder.tools() if self.finder is not None else self.tool_defs
 
 
 def _entries(options: RunOptions, gate: ConfirmGate) -> tuple[dict[str, Entry], list[Entry], list[Entry]]:

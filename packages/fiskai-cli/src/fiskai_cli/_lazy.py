@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from ._entry import resume_collection
+from ._collector import resume_collection
 
 if TYPE_CHECKING:
     from typing_extensions import override
