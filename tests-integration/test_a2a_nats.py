@@ -38,8 +38,9 @@ from fiskai_a2a import (
     import_remote_tools,
     load_context,
 )
-from fiskai_a2a.nats_transport import connect, open_remote_tools
+from fiskai_a2a.nats_transport import connect
 from fiskai_a2a.protocol import ErrorMessage, Event, ToolReply, decode
+from fiskai_a2a.remote_import import open_remote_tools
 from fiskai_agent.testing import MessagesServer, Turn, text, tool_use
 from fiskai_core.config import RemoteToolHost, ToolFilter
 from fiskai_core.remote import RemoteImportError

@@ -1,7 +1,8 @@
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-LIMIT = 800
+LIMIT = 500
+"""Issue 27: no source module reaches 500 lines (a reader takes a module in at once)."""
 
 
 def test_no_module_exceeds_the_size_ceiling() -> None:
@@ -10,7 +11,7 @@ def test_no_module_exceeds_the_size_ceiling() -> None:
     oversized = {
         str(path.relative_to(ROOT)): lines
         for path in sources
-        if (lines := len(path.read_text(encoding="utf-8").splitlines())) > LIMIT
+        if (lines := len(path.read_text(encoding="utf-8").splitlines())) >= LIMIT
     }
     assert oversized == {}
 

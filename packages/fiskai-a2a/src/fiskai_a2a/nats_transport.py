@@ -12,8 +12,7 @@ instance hears, for Cancel. Headers and subjects route and bind; they never carr
   the key in `Fiskai-Cancel-Key`, and the server stops the call only when the two match.
 A Go fisk-ai client sends none of these headers: it gets its reply, no events, and sends no Cancel.
 
-Also here, because they connect: `connect` (a context or URL to a `NatsTransport`, failing fast with a
-line naming the server and the fix) and `open_remote_tools` (what `fiskai run` and `fiskai info` need).
+Also here, because it connects: `connect` (failing fast with a line naming the server and the fix).
 """
 
 from __future__ import annotations
@@ -31,32 +30,27 @@ except ImportError as import_error:  # pragma: no cover - nats-py is a dependenc
 import itertools
 import logging
 import re
-from collections.abc import AsyncGenerator, Awaitable, Callable, Collection, Sequence
-from contextlib import AsyncExitStack, asynccontextmanager
+from collections.abc import AsyncGenerator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 from anyio.abc import TaskStatus
 
-from fiskai_core.remote import RemoteImportError
-
 from ._nats_options import connect_options, failure_reason
-from .client import A2AClient
-from .errors import A2AError, AgentUnavailableError
-from .invoker import RemoteImport, import_remote_tools
+from .errors import AgentUnavailableError
 from .natscontext import NatsContext
 from .transport import EventSink, Handler, OnEvent, Reply, Route, cancel_digest
 
 if TYPE_CHECKING:
-    from fiskai_core.config import RemoteToolHost
+    pass
 
 __all__ = [
     "CANCEL_DIGEST_HEADER",
     "CANCEL_KEY_HEADER",
     "EVENTS_HEADER",
     "EVENT_HEADER",
-    "open_remote_tools",
     "SERVICE_DESCRIPTION",
     "SERVICE_VERSION",
     "SUBJECT_PREFIX",
@@ -443,49 +437,6 @@ async def connect(
         watching[0] = False
         with anyio.CancelScope(shield=True):
             await _close(client)
-
-
-@asynccontextmanager
-async def open_remote_tools(
-    hosts: Sequence[RemoteToolHost],
-    *,
-    context: NatsContext,
-    identity: str,
-    call_timeout: float,
-    taken: Collection[str],
-    strict: bool,
-) -> AsyncGenerator[RemoteImport]:
-    """Connect, import the `remote_tools` hosts' tools, and keep the connection for their calls.
-
-    What `fiskai run` (strict) and `fiskai info` (best-effort) need in one call; the tools work until
-    the block exits. Best-effort turns a connection failure into a warning and imports nothing.
-
-    Args:
-        hosts: The configuration's `remote_tools`.
-        context: The configuration's NATS context (`load_context(config.nats_context)`).
-        identity: This agent's identity, the sender of every request.
-        call_timeout: Seconds each remote request may take (`llm.budget.call_timeout`).
-        taken: Names already in use (local tools and built-ins).
-        strict: Fail on any discovery failure or residual collision.
-
-    Raises:
-        RemoteImportError: strict, and the server or a host could not be reached.
-        ToolNameCollisionError: strict, and final names still collide.
-    """
-    if not hosts:
-        yield RemoteImport()
-        return
-    async with AsyncExitStack() as stack:
-        try:
-            transport = await stack.enter_async_context(connect(context, name=f"fiskai {identity}"))
-        except A2AError as err:
-            message = f'importing tools from remote agent "{hosts[0].name}" on context "{context.name}": {err}'
-            if strict:
-                raise RemoteImportError(message) from err
-            yield RemoteImport(warnings=[message])
-            return
-        client = A2AClient(transport, identity=identity, timeout=call_timeout)
-        yield await import_remote_tools(hosts, client=client, taken=taken, strict=strict, context_name=context.name)
 
 
 async def _close(client: NatsClient) -> None:

@@ -24,7 +24,7 @@ def remote_tools(config: Config, taken: Sequence[str]) -> tuple[list[RemoteTool]
     """
     try:
         from fiskai_a2a import load_context
-        from fiskai_a2a.nats_transport import open_remote_tools
+        from fiskai_a2a.remote_import import open_remote_tools
     except ImportError as err:
         return [], [f"remote_tools are not listed: they need the `a2a` extra, pip install 'fiskai-cli[a2a]' ({err})"]
 
