@@ -8,23 +8,19 @@ body, and SSE (which a run uses for output caps over 21333 tokens, or when the s
 from __future__ import annotations
 
 import json
-import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, cast
 
 import pytest
 
-import fiskai_core._exact_json
-import fiskai_core._gojson
-import fiskai_core.tools._arguments
 from fiskai_agent import RunOptions, SessionOptions, run
 from fiskai_agent.llm import ProviderSettings
 from fiskai_agent.testing import MessagesServer, Turn, text, tool_use
 from fiskai_core.config import BudgetSettings, LLMSettings
 from fiskai_core.fisk import load_application
 from fiskai_core.fisk.execution import CommandTool, command_tools
-from fiskai_core.testing import write_fake_app
+from fiskai_core.testing import DecodeCounter, write_fake_app
 from fiskai_core.tools import ToolSet
 from fiskai_runstate import FileJournalStore, Fingerprint, Record
 from fiskai_runstate.records import AssistantRecord, JsonValue, MetaRecord, ToolIntentRecord, ToolResultRecord
@@ -164,53 +160,6 @@ async def test_a_resumed_call_keeps_the_numbers_the_model_wrote(
     assert scalectl.calls() == [["scale", "--ratio=1.50", "--count=1e2"]] * 2
 
 
-class Decodes:
-    """Counts the calls of fiskai's JSON decoders whose input holds a given text (`marker`).
-
-    The decoders are wrapped, not replaced: each wrapper calls the real function, so the run behaves as
-    it would. Monkeypatch is the one way to count calls of module-level functions other modules have
-    imported by name; every name bound to a decoder in a loaded fiskai module is wrapped. A decoder
-    called by another (parse_arguments calls decode_prefix) counts once, as the outer call.
-    """
-
-    FUNCTIONS = (
-        fiskai_core._exact_json.loads_exact,
-        fiskai_core.tools._arguments.parse_arguments,
-        fiskai_core._gojson.decode_prefix,
-    )
-
-    def __init__(self, monkeypatch: pytest.MonkeyPatch, marker: bytes) -> None:
-        self.seen: list[str] = []
-        self._marker = marker
-        self._depth = 0
-        wrapped = 0
-        for original in self.FUNCTIONS:
-            counting = self._counting(original)
-            for name, module in list(sys.modules.items()):
-                if not name.startswith("fiskai_"):
-                    continue
-                for attribute, value in list(vars(module).items()):
-                    if value is original:
-                        monkeypatch.setattr(module, attribute, counting)
-                        wrapped += 1
-        assert wrapped >= len(self.FUNCTIONS)
-
-    def _counting(self, original: Callable[..., Any]) -> Callable[..., Any]:
-        def counting(*args: Any, **kwargs: Any) -> Any:
-            data = args[0] if args else None
-            if isinstance(data, str):
-                data = data.encode("utf-8", "surrogatepass")
-            if self._depth == 0 and isinstance(data, bytes | bytearray) and self._marker in data:
-                self.seen.append(original.__name__)
-            self._depth += 1
-            try:
-                return original(*args, **kwargs)
-            finally:
-                self._depth -= 1
-
-        return counting
-
-
 @pytest.fixture
 def loaded_provider() -> Iterator[None]:
     # The adapter module is imported when the first run starts; load it first so its names get wrapped.
@@ -225,7 +174,7 @@ async def test_a_tool_calls_arguments_are_decoded_exactly_once_in_a_run(
 ) -> None:
     # Where the response arrives (the JSON body, or the accumulated input_json_delta text), and never again:
     # not to check required parameters, not for the gate, not to journal, not to build the argv.
-    decodes = Decodes(monkeypatch, b"1.50")
+    decodes = DecodeCounter(monkeypatch.setattr, b"1.50")
     with MessagesServer() as server:
         server.add(Turn([tool_use("scale", raw_input=RAW)]), Turn([text("done")]))
         session = SessionOptions(store=store, checkpoint=True, name="d")

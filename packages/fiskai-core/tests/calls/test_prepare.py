@@ -2,22 +2,16 @@
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-import fiskai_core._exact_json
-import fiskai_core._gojson
-import fiskai_core.tools._arguments
 from fiskai_core.builtins import KnowledgeSearchTool
 from fiskai_core.calls import Refusal, ToolCall, prepare_call
 from fiskai_core.confirm import argv_digest
 from fiskai_core.exec.running import CommandTool, command_tools
 from fiskai_core.fisk import load_application
-from fiskai_core.testing import FakeSearcher, FakeTool, write_fake_app
+from fiskai_core.testing import DecodeCounter, FakeSearcher, FakeTool, write_fake_app
 from fiskai_core.tools import Tool, parse_arguments
 
 
@@ -28,55 +22,13 @@ def drain(captured_fixtures: Path, tmp_path_factory: pytest.TempPathFactory) -> 
     return next(tool for tool in command_tools(application) if tool.name == "cluster_node_drain")
 
 
-class Decodes:
-    """Counts the outermost calls of fiskai's JSON decoders that see the arguments' text.
-
-    Monkeypatch only wraps them (each wrapper calls the real decoder), because counting the calls of a
-    module-level function that other modules imported by name needs every one of those names rebound;
-    the call path itself is untouched.
-    """
-
-    FUNCTIONS = (
-        fiskai_core._exact_json.loads_exact,
-        fiskai_core.tools._arguments.parse_arguments,
-        fiskai_core._gojson.decode_prefix,
-    )
-
-    def __init__(self, monkeypatch: pytest.MonkeyPatch, marker: bytes) -> None:
-        self.seen: list[str] = []
-        self._marker = marker
-        self._depth = 0
-        for original in self.FUNCTIONS:
-            counting = self._counting(original)
-            for name, module in list(sys.modules.items()):
-                if name.startswith("fiskai_"):
-                    for attribute, value in list(vars(module).items()):
-                        if value is original:
-                            monkeypatch.setattr(module, attribute, counting)
-
-    def _counting(self, original: Callable[..., Any]) -> Callable[..., Any]:
-        def counting(*args: Any, **kwargs: Any) -> Any:
-            data = args[0] if args else None
-            if isinstance(data, str):
-                data = data.encode("utf-8", "surrogatepass")
-            if self._depth == 0 and isinstance(data, bytes | bytearray) and self._marker in data:
-                self.seen.append(original.__name__)
-            self._depth += 1
-            try:
-                return original(*args, **kwargs)
-            finally:
-                self._depth -= 1
-
-        return counting
-
-
 @pytest.mark.parametrize("encoded", [False, True])
 def test_text_arguments_are_decoded_exactly_once(
     drain: CommandTool, monkeypatch: pytest.MonkeyPatch, encoded: bool
 ) -> None:
     # Required parameters, the schema, the argv, the display lines and the digest all use that one decode.
     text = '{"node": "n-7f3a", "reason": "maintenance", "grace": "1.50s"}'
-    decodes = Decodes(monkeypatch, b"n-7f3a")
+    decodes = DecodeCounter(monkeypatch.setattr, b"n-7f3a")
     call = prepare_call(drain, text.encode() if encoded else text)
     assert isinstance(call, ToolCall)
     assert call.argv is not None and call.argv[-1] == "n-7f3a"
@@ -84,7 +36,7 @@ def test_text_arguments_are_decoded_exactly_once(
 
 
 def test_refused_text_is_decoded_once_too(drain: CommandTool, monkeypatch: pytest.MonkeyPatch) -> None:
-    decodes = Decodes(monkeypatch, b"n-7f3a")
+    decodes = DecodeCounter(monkeypatch.setattr, b"n-7f3a")
     refusal = prepare_call(drain, '{"node": "n-7f3a"}')
     assert isinstance(refusal, Refusal) and refusal.kind == "missing" and refusal.missing == ("reason",)
     assert decodes.seen == ["parse_arguments"]
@@ -92,7 +44,7 @@ def test_refused_text_is_decoded_once_too(drain: CommandTool, monkeypatch: pytes
 
 def test_arguments_already_decoded_are_not_decoded_again(drain: CommandTool, monkeypatch: pytest.MonkeyPatch) -> None:
     arguments = parse_arguments('{"node": "n-7f3a", "reason": "r"}')
-    decodes = Decodes(monkeypatch, b"n-7f3a")
+    decodes = DecodeCounter(monkeypatch.setattr, b"n-7f3a")
     assert isinstance(prepare_call(drain, arguments), ToolCall)
     assert decodes.seen == []
 
