@@ -28,6 +28,8 @@ Run: uv run python bench/agent.py [--runs N] [--iterations N]
 4. Request sizes of a NATS CLI task on the scripted server's local-server mode (issue 17): every
    tool sent on each request, against the client-side find_tools finder.
 
+Sources and installed packages are compiled to bytecode first, as bench/startup.py does.
+
 Needs the captured fisk models in ../shared/fixtures (or FISKAI_SHARED_DIR).
 """
 
@@ -39,6 +41,7 @@ import os
 import statistics
 import subprocess
 import sys
+import sysconfig
 import tempfile
 import time
 from collections.abc import Sequence
@@ -434,8 +437,10 @@ def main() -> int:
         return 0
     if not SHARED.is_dir():
         sys.exit(f"captured fisk models not found at {SHARED}; set FISKAI_SHARED_DIR")
-    for src in sorted((ROOT / "packages").glob("*/src")):
-        compileall.compile_dir(src, quiet=1)
+    # The installed packages too, as bench/startup.py does: with PYTHONDONTWRITEBYTECODE=1 nothing is cached,
+    # and the floor `import anthropic` would time compiling the SDK from source (5 s here) instead of importing it.
+    for folder in [*sorted((ROOT / "packages").glob("*/src")), Path(sysconfig.get_paths()["purelib"])]:
+        compileall.compile_dir(folder, quiet=1, workers=0)
 
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
