@@ -5,9 +5,10 @@ Run: uv run python bench/call_path_ab.py A_DIR B_DIR [--rounds 3] [--only agent,
 A is the baseline (say, a `git worktree` of the starting commit), B the candidate (say, this checkout).
 Each checkout runs its OWN script with its OWN virtual environment (`A_DIR/.venv`, made by
 `uv sync --all-packages --all-extras` there): the bench scripts follow the API of their checkout, so a
-bench from one cannot run against the other's packages. Rounds interleave whole bench runs, A then B for
-each bench in turn, so drift in the machine's load (other processes on a shared machine) hits both
-sides alike; every run logs the 1-minute load average it started under.
+bench from one cannot run against the other's packages. Rounds interleave whole bench runs, each bench
+once per side in turn (A then B in odd rounds, B then A in even ones, so neither side always runs second),
+so drift in the machine's load (other processes on a shared machine) hits both sides alike; every run
+logs the 1-minute load average it started under.
 
 Each bench prints its own table; this driver reads every line that is a label followed by figures (two
 or more spaces, then a number with an optional unit), takes the bench's own figure (its median; for
@@ -240,7 +241,7 @@ def main() -> int:
     figures: dict[str, dict[str, Figure]] = {name: {} for name in chosen}
     for round_no in range(1, args.rounds + 1):
         for bench in chosen:
-            for side in (a, b):
+            for side in (a, b) if round_no % 2 else (b, a):
                 rows = parse_rows(_run(side, bench, bench_args[bench], args.keep, round_no), COLUMN.get(bench, 0))
                 for label, (value, unit) in rows.items():
                     figure = figures[bench].setdefault(label, Figure(unit=unit))
