@@ -8,12 +8,12 @@ Run: uv run python bench/agent.py [--runs N] [--iterations N]
    repeated under new names to reach 250) whose `invoke` starts no process. The time inside the
    provider and inside `invoke` is measured and subtracted; what is left is the loop and the whole
    call path up to the tool: request building, deferral, `prepare_call` (the one decode, the tool's
-   `plan`: argument checks and the argv), the gate, `run_call`, events, stats. (Before the call path,
-   the loop rendered the argv for the gate and `execute` rendered it again, timed as the tool's; a call
-   is now planned once, in the loop, so the figures still compare: the loop's share is the same work,
-   the tool's second render is gone.) The same run is then
-   made through the real Anthropic adapter and SDK against the scripted server, subtracting the
-   server's own time per request (`MessagesServer.service_seconds`): the adapter's conversion of 250
+   `plan`: argument checks and the argv), the gate, `run_call`, events, stats. Before the call path
+   the loop rendered each call's argv itself (for the gate and the journal) and `execute` rendered it
+   again, timed as the tool's; a call is now planned once, in the loop, so the figures still compare:
+   the loop's share is the same work, and the tool's second render is gone. The same run is then made
+   through the real Anthropic adapter and SDK against the scripted server, subtracting the server's
+   own time per request (`MessagesServer.service_seconds`): the adapter's conversion of 250
    tool definitions counts as harness. The floor: the SDK alone, replaying the same request bodies
    through `messages.create` in the same run; run minus floor is printed as a cross-check only: it is
    the difference of two ~55 ms figures and swings by several ms either way on a shared machine. The
