@@ -22,7 +22,7 @@ from fiskai_a2a.errors import (
     ProtocolVersionError,
     UnknownProtocolError,
 )
-from fiskai_core.tools import DecodedValue, dumps_exact, loads_exact, plain_json
+from fiskai_core.tools import DecodedValue, JsonNumber, dumps_exact, loads_exact, plain_json
 
 from ._ids import (
     ACK,
@@ -201,8 +201,9 @@ def _document(data: bytes, loads: Callable[[bytes], object]) -> dict[str, Any]:
     except (ValueError, UnicodeDecodeError) as err:
         raise MessageValidationError(f"invalid message: not JSON: {err}") from None
     if not isinstance(document, dict):
-        kind = type(plain_json(cast("DecodedValue", document))).__name__
-        raise MessageValidationError(f"invalid message: a message is a JSON object, not {kind}")
+        # Named as Python would name the plain value (a JsonNumber is an int or a float).
+        plain = plain_json(document) if isinstance(document, JsonNumber) else document
+        raise MessageValidationError(f"invalid message: a message is a JSON object, not {type(plain).__name__}")
     return cast("dict[str, Any]", document)
 
 
