@@ -8,9 +8,12 @@ measured: discovery of fixturectl (9 tools) and, when ../shared is present, of t
 Setup, all on one machine: a nats-server on a free loopback port; `fiskai a2a` (a real subprocess)
 serving examples/fixturectl; a second server process serving a no-op tool through the same engine (the
 protocol's own cost, with no command at all); and a bare NATS echo responder in a third process, the floor:
-one request/reply with nothing on either side. The bench process is the caller. Every measure runs once
-per round, interleaved, so load drift on the shared machine hits all of them alike; figures are medians.
-Sources and installed packages are compiled to bytecode first, as bench/startup.py does.
+one request/reply with nothing on either side. The bench process is the caller. The local run of the
+command takes the whole call path in this process, `prepare_call` then `run_call`
+(`fiskai_core.testing.call_tool`): the decode, check, render and run that `CommandTool.execute` did in
+one step before the call path. Every measure runs once per round, interleaved, so load drift on the
+shared machine hits all of them alike; figures are medians. Sources and installed packages are compiled
+to bytecode first, as bench/startup.py does.
 """
 
 from __future__ import annotations
@@ -38,9 +41,9 @@ from nats.aio.msg import Msg
 
 from fiskai_a2a import A2AClient, NatsContext, Server
 from fiskai_a2a.nats_transport import connect
+from fiskai_core.exec.running import command_tools
 from fiskai_core.fisk import load_application
-from fiskai_core.fisk.execution import command_tools
-from fiskai_core.testing import FakeTool, write_fake_app
+from fiskai_core.testing import FakeTool, call_tool, write_fake_app
 from fiskai_core.tools import ToolResult
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -82,7 +85,7 @@ def _wait_for(proc: subprocess.Popen[str], marker: str) -> None:
 
 async def _serve_noop(url: str) -> None:
     """Child mode: the a2a engine serving a tool that does nothing (the protocol's own cost)."""
-    result = ToolResult(text=json.dumps({"command": "noop", "exit_code": 0, "output": "ok"}), exit_code=0)
+    result = ToolResult(output="ok", command="noop", exit_code=0)
     server = Server(
         identity="noop", version="0.0.0", tools=[FakeTool(name="noop", description="No-op.", result=result)]
     )
@@ -129,7 +132,8 @@ async def _measure(url: str, rounds: int, *, big: bool) -> dict[str, list[float]
             assert len(card.tools or []) > 200
 
         async def local_command() -> None:
-            await local.execute(arguments)
+            result = await call_tool(local, arguments)
+            assert not result.is_error, result
 
         async def remote_command() -> None:
             reply = await client.call_tool("fixturectl", "cluster_node_list", ARGUMENTS)

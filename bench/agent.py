@@ -5,11 +5,15 @@ Run: uv run python bench/agent.py [--runs N] [--iterations N]
 1. Harness overhead per iteration with 250 tools, excluding tool and model time (target <= 5 ms):
    `fiskai_agent.run` in process with a provider that answers instantly (a tool call per turn, then
    an answer) and the 250 tools of real fisk models (the NATS CLI and fixturectl, with fisk schemas;
-   repeated under new names to reach 250) whose `execute` builds the argv but starts no process. The
-   time inside the provider and inside `execute` is measured and subtracted; what is left is the
-   loop: request building, deferral, argument checks, the gate, events, stats. The same run is then
-   made through the real Anthropic adapter and SDK against the scripted server, subtracting the
-   server's own time per request (`MessagesServer.service_seconds`): the adapter's conversion of 250
+   repeated under new names to reach 250) whose `invoke` starts no process. The time inside the
+   provider and inside `invoke` is measured and subtracted; what is left is the loop and the whole
+   call path up to the tool: request building, deferral, `prepare_call` (the one decode, the tool's
+   `plan`: argument checks and the argv), the gate, `run_call`, events, stats. Before the call path
+   the loop rendered each call's argv itself (for the gate and the journal) and `execute` rendered it
+   again, timed as the tool's; a call is now planned once, in the loop, so the figures still compare:
+   the loop's share is the same work, and the tool's second render is gone. The same run is then made
+   through the real Anthropic adapter and SDK against the scripted server, subtracting the server's
+   own time per request (`MessagesServer.service_seconds`): the adapter's conversion of 250
    tool definitions counts as harness. The floor: the SDK alone, replaying the same request bodies
    through `messages.create` in the same run; run minus floor is printed as a cross-check only: it is
    the difference of two ~55 ms figures and swings by several ms either way on a shared machine. The
@@ -24,6 +28,8 @@ Run: uv run python bench/agent.py [--runs N] [--iterations N]
 4. Request sizes of a NATS CLI task on the scripted server's local-server mode (issue 17): every
    tool sent on each request, against the client-side find_tools finder.
 
+Sources and installed packages are compiled to bytecode first, as bench/startup.py does.
+
 Needs the captured fisk models in ../shared/fixtures (or FISKAI_SHARED_DIR).
 """
 
@@ -35,6 +41,7 @@ import os
 import statistics
 import subprocess
 import sys
+import sysconfig
 import tempfile
 import time
 from collections.abc import Sequence
@@ -46,13 +53,14 @@ import anyio
 from typing_extensions import override
 
 from fiskai_agent import RunOptions, run
-from fiskai_agent.llm import Capabilities, Message, Request, Response, TextBlock, ToolUseBlock, Usage
+from fiskai_agent.llm import Capabilities, Message, ProviderSettings, Request, Response, TextBlock, ToolUseBlock, Usage
 from fiskai_agent.testing import MessagesServer, RecordedRequest, Turn, text, tool_use
+from fiskai_core.calls import Refusal, prepare_call
 from fiskai_core.config import LLMSettings
+from fiskai_core.exec.running import CommandTool, command_tools
 from fiskai_core.fisk import load_application
-from fiskai_core.fisk.execution import CommandTool, command_tools
 from fiskai_core.testing import write_fake_app
-from fiskai_core.tools import ToolResult
+from fiskai_core.tools import CallContext, CallPlan, ToolResult, ToolSet
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = Path(os.environ.get("FISKAI_SHARED_DIR", ROOT.parent / "shared")) / "fixtures" / "fisk" / "with-schemas"
@@ -63,7 +71,8 @@ FIRST_REQUEST_SLACK_MS = 300.0
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class InstantTool(CommandTool):
-    """A real fisk command tool whose call builds the argv (the trust boundary) but runs nothing."""
+    """A real fisk command tool: its plan checks the call and builds the argv (the trust boundary), its
+    invoke runs nothing."""
 
     alias: str = ""
 
@@ -73,11 +82,11 @@ class InstantTool(CommandTool):
         return self.alias or self.spec.name
 
     @override
-    async def execute(self, arguments: str | bytes | None) -> ToolResult:
+    async def invoke(self, plan: CallPlan, context: CallContext) -> ToolResult:
         start = time.perf_counter()
-        argv = self.command_argv(arguments)
+        result = ToolResult(output=" ".join(plan.argv or ()), exit_code=0)
         TIMERS.tool += time.perf_counter() - start
-        return ToolResult(text=" ".join(argv), exit_code=0)
+        return result
 
 
 class _Timers:
@@ -110,7 +119,7 @@ def _ungated_calls(tools: Sequence[CommandTool]) -> list[tuple[str, dict[str, An
     """Tools that need no confirmation and no required argument: calls the loop runs without asking."""
     calls: list[tuple[str, dict[str, Any]]] = []
     for tool in tools:
-        if "ai:confirm" in tool.tags or tool.missing_required("{}"):
+        if "ai:confirm" in tool.tags or isinstance(prepare_call(tool, "{}"), Refusal):
             continue
         calls.append((tool.name, {}))
     return calls
@@ -176,6 +185,11 @@ def _llm(iterations: int) -> LLMSettings:
     )
 
 
+def _sdk(iterations: int, base_url: str) -> ProviderSettings:
+    """The real Anthropic adapter and SDK against the scripted server."""
+    return ProviderSettings(model=_llm(iterations).model, api_key="bench", base_url=base_url)
+
+
 def measure_overhead(tools: list[CommandTool], iterations: int, runs: int, *, convert: bool = False) -> list[float]:
     """Per-iteration loop overhead in ms, one figure per run (with `convert`, the adapter's conversion too)."""
     calls = _ungated_calls(tools)
@@ -184,7 +198,8 @@ def measure_overhead(tools: list[CommandTool], iterations: int, runs: int, *, co
         provider = (ConvertingProvider if convert else InstantProvider)(calls, iterations)
         TIMERS.model = TIMERS.tool = 0.0
         start = time.perf_counter()
-        result = anyio.run(run, RunOptions(prompt="bench", llm=_llm(iterations), app_tools=tools, provider=provider))
+        options = RunOptions(prompt="bench", llm=_llm(iterations), tools=ToolSet.of(tools), provider=provider)
+        result = anyio.run(run, options)
         total = time.perf_counter() - start
         if result.reason != "completed" or provider.seen != iterations:
             sys.exit(f"overhead run ended {result.reason} after {provider.seen} calls: {result.error}")
@@ -211,7 +226,7 @@ def _sdk_run(tools: list[CommandTool], iterations: int) -> tuple[float, list[dic
     with MessagesServer(responder=respond) as server:
         TIMERS.tool = 0.0
         options = RunOptions(
-            prompt="bench", llm=_llm(iterations), app_tools=tools, base_url=server.base_url, api_key="bench"
+            prompt="bench", llm=_llm(iterations), tools=ToolSet.of(tools), provider=_sdk(iterations, server.base_url)
         )
         start = time.perf_counter()
         result = anyio.run(run, options)
@@ -392,9 +407,8 @@ def child_rss(iterations: int) -> None:
             RunOptions(
                 prompt="bench",
                 llm=_llm(iterations),
-                app_tools=tools,
-                base_url=os.environ["ANTHROPIC_BASE_URL"],
-                api_key="bench",
+                tools=ToolSet.of(tools),
+                provider=_sdk(iterations, os.environ["ANTHROPIC_BASE_URL"]),
             ),
         )
     if result.reason != "completed" or result.stats.llm_calls != iterations:
@@ -423,8 +437,10 @@ def main() -> int:
         return 0
     if not SHARED.is_dir():
         sys.exit(f"captured fisk models not found at {SHARED}; set FISKAI_SHARED_DIR")
-    for src in sorted((ROOT / "packages").glob("*/src")):
-        compileall.compile_dir(src, quiet=1)
+    # The installed packages too, as bench/startup.py does: with PYTHONDONTWRITEBYTECODE=1 nothing is cached,
+    # and the floor `import anthropic` would time compiling the SDK from source (5 s here) instead of importing it.
+    for folder in [*sorted((ROOT / "packages").glob("*/src")), Path(sysconfig.get_paths()["purelib"])]:
+        compileall.compile_dir(folder, quiet=1, workers=0)
 
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)

@@ -27,11 +27,13 @@ from pathlib import Path
 import anyio
 
 from fiskai_agent import RunOptions, run
+from fiskai_agent.llm import ProviderSettings
 from fiskai_agent.testing import MessagesServer, RecordedRequest, Turn, text, tool_use
 from fiskai_core.config import LLMSettings
+from fiskai_core.exec.running import command_tools
 from fiskai_core.fisk import load_application
-from fiskai_core.fisk.execution import command_tools
 from fiskai_core.testing import write_fake_app
+from fiskai_core.tools import ToolSet
 
 ROOT = Path(__file__).resolve().parent.parent
 _SCRIPT = [
@@ -64,8 +66,8 @@ async def _requests(settings: LLMSettings, script: list[Turn], folder: Path) -> 
             RunOptions(
                 prompt="what streams, buckets and consumers exist?",
                 llm=settings,
-                app_tools=tools,
-                base_url=local.base_url,
+                tools=ToolSet.of(tools),
+                provider=ProviderSettings(model=settings.model, base_url=local.base_url),
             )
         )
         if result.reason != "completed":

@@ -6,10 +6,12 @@ What is measured (medians; a real `fiskai mcp` server process, the real mcp clie
 
 - tools/list with 300 tools, against tools/list with 1 tool (the protocol round trip).
 - tools/call overhead beyond the command's own runtime: a call of `cluster config get` through MCP minus the
-  same tool executed directly in this process (`CommandTool.execute`, the floor). Target: <= 10 ms.
-  Measured in both protocol eras (2025-11-25 sessions, 2026-07-28 per-request).
+  same tool called directly in this process through the whole call path, `prepare_call` then `run_call`
+  (`fiskai_core.testing.call_tool`: the one decode, the plan, the run), the floor. Target: <= 10 ms.
+  Measured in both protocol eras (2025-11-25 sessions, 2026-07-28 per-request). Before the call path the
+  floor was `CommandTool.execute`, which decoded, checked, rendered and ran in one step: the same work.
 - calls per second with 10 clients against that fast command, at the default cap (2 in flight) and with
-  `max_concurrent_tools: 10`, beside the floor of 10 concurrent direct executions.
+  `max_concurrent_tools: 10`, beside the floor of 10 concurrent direct calls.
 - server start to the first tools/list answer, beside `fiskai info` on the same configuration (the same
   start-up and introspection, no server).
 """
@@ -37,9 +39,9 @@ from typing import Any, Literal, Protocol, Self, cast
 import anyio
 import httpx
 
+from fiskai_core.exec.running import CommandTool, command_tools
 from fiskai_core.fisk import load_application
-from fiskai_core.fisk.execution import command_tools
-from fiskai_core.testing import write_fake_app
+from fiskai_core.testing import call_tool, write_fake_app
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "fixturectl"
@@ -144,18 +146,29 @@ async def _list_times(url: str, rounds: int) -> list[float]:
         return await _timed(client.list_tools, rounds)
 
 
+def _direct_tool(app: Path) -> CommandTool:
+    return next(t for t in command_tools(load_application(str(app))) if t.name == "cluster_config_get")
+
+
+async def _direct_call(tool: CommandTool) -> None:
+    """The call path in this process, no server: what MCP's overhead is measured beyond."""
+    result = await call_tool(tool, '{"key": "replicas"}')
+    if result.is_error:
+        sys.exit(f"the direct call failed: {result.text}")
+
+
 async def _interleaved_calls(url: str, app: Path, calls: int) -> dict[str, list[float]]:
-    """Direct execution and a call in each era, one of each per round, so machine load hits all alike."""
-    tool = next(t for t in command_tools(load_application(str(app))) if t.name == "cluster_config_get")
+    """A direct call and a call in each era, one of each per round, so machine load hits all alike."""
+    tool = _direct_tool(app)
     samples: dict[str, list[float]] = {"direct": [], "legacy": [], "auto": []}
     async with _client(url, "legacy") as legacy, _client(url, "auto") as modern:
         clients = {"legacy": legacy, "auto": modern}
         for client in clients.values():
             await client.list_tools()  # as real clients do; the SDK client validates results against it
             await client.call_tool("cluster_config_get", {"key": "replicas"})
-        await tool.execute('{"key": "replicas"}')
+        await _direct_call(tool)
         for _ in range(calls):
-            samples["direct"] += await _timed(lambda: tool.execute('{"key": "replicas"}'), 1)
+            samples["direct"] += await _timed(lambda: _direct_call(tool), 1)
             for mode, client in clients.items():
                 samples[mode] += await _timed(lambda c=client: c.call_tool("cluster_config_get", {"key": "r"}), 1)
     return samples
@@ -252,14 +265,14 @@ async def _measure(args: argparse.Namespace, work: Path) -> list[list[str]]:
                     f"tools/call ({era})",
                     call,
                     "ms",
-                    "direct execute",
+                    "direct call",
                     direct,
                     f"overhead {overhead:.2f} ms, {verdict}",
                 )
             )
 
-        tool = next(t for t in command_tools(load_application(str(app))) if t.name == "cluster_config_get")
-        floor_rate = await _throughput(lambda: tool.execute('{"key": "replicas"}'), 10, args.calls // 5)
+        tool = _direct_tool(app)
+        floor_rate = await _throughput(lambda: _direct_call(tool), 10, args.calls // 5)
         capped = await _mcp_throughput(servers["example"].url, 10, args.calls // 5)
         rows.append(_row("calls/s, 10 clients, cap 2", capped, "/s", "10 direct concurrent", floor_rate))
     finally:

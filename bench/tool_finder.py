@@ -37,10 +37,11 @@ from types import ModuleType
 
 from pydantic import JsonValue
 
+from fiskai_core.builtins import FindToolsTool
+from fiskai_core.exec.running import command_tools
 from fiskai_core.fisk import load_application
-from fiskai_core.fisk.execution import command_tools
 from fiskai_core.testing import write_fake_app
-from fiskai_core.tools import FindToolsTool, Tool, ToolFinder, ToolResult
+from fiskai_core.tools import CallContext, CallPlan, Tool, ToolArguments, ToolFinder, ToolResult
 
 ROOT = Path(__file__).resolve().parent.parent
 QUESTIONS = ROOT / "packages" / "fiskai-core" / "tests" / "tools" / "test_finder_ranking.py"
@@ -68,8 +69,11 @@ class _Renamed:
     def input_schema(self) -> Mapping[str, JsonValue]:
         return self.tool.input_schema
 
-    async def execute(self, arguments: str | bytes | None) -> ToolResult:
-        return await self.tool.execute(arguments)
+    def plan(self, arguments: ToolArguments) -> CallPlan:
+        return self.tool.plan(arguments)
+
+    async def invoke(self, plan: CallPlan, context: CallContext) -> ToolResult:
+        return await self.tool.invoke(plan, context)
 
 
 def _shared_fixtures() -> Path:

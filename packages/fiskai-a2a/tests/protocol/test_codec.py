@@ -1,4 +1,5 @@
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, cast
 
@@ -39,6 +40,7 @@ from fiskai_a2a.protocol import (
     ToolResultBlock,
     Usage,
     decode,
+    decode_exact,
     encode,
     new_id,
     reply_header,
@@ -46,6 +48,7 @@ from fiskai_a2a.protocol import (
     schema_for,
 )
 from fiskai_a2a.protocol._schemas import checker_for, flat_schema
+from fiskai_core.tools import dumps_exact
 
 _SHIPPED = Path(__file__).resolve().parents[2] / "src" / "fiskai_a2a" / "protocol" / "schemas" / "v1"
 ME = Identity(name="caller", instance="one")
@@ -204,6 +207,14 @@ def _valid_tool_request() -> dict[str, Any]:
     return json.loads(encode(ToolRequest(header=request_header(TOOL_REQUEST, sender=ME), name="x")))
 
 
+def _tool_request_with_input(text: bytes) -> bytes:
+    return json.dumps(_valid_tool_request() | {"input": "I"}).encode().replace(b'"I"', text)
+
+
+def _decode_exact(data: bytes) -> Message:
+    return decode_exact(data)[0]
+
+
 @pytest.mark.parametrize(
     ("data", "error"),
     [
@@ -215,12 +226,29 @@ def _valid_tool_request() -> dict[str, Any]:
         (b'{"protocol": "io.choria.fisk-ai.v2.tool.request"}', ProtocolVersionError),
         (b'{"protocol": "org.example.ping"}', UnknownProtocolError),
         (b'{"protocol": "io.choria.fisk-ai.v1.tool.nonsense"}', UnknownProtocolError),
+        (_tool_request_with_input(b'{"x": NaN}'), MessageValidationError),
+        (_tool_request_with_input(b'{"x": -Infinity}'), MessageValidationError),
+        (b"[" * 200_000 + b"]" * 200_000, MessageValidationError),
     ],
 )
-def test_unusable_messages_raise_a_message_error(data: bytes, error: type[Exception]) -> None:
+@pytest.mark.parametrize("decoder", [decode, _decode_exact])
+def test_unusable_messages_raise_a_message_error(
+    data: bytes, error: type[Exception], decoder: Callable[[bytes], Message]
+) -> None:
+    # decode (every message but a tool request) and decode_exact (a tool request) decode differently,
+    # so each is held to the same refusals: NaN, Infinity and nesting too deep included.
     with pytest.raises(error) as caught:
-        decode(data)
+        decoder(data)
     assert str(caught.value)
+
+
+def test_decode_and_decode_exact_build_the_same_message() -> None:
+    wire = _valid_tool_request() | {"input": {"ratio": "R", "count": 10, "name": "x"}}
+    data = json.dumps(wire).encode().replace(b'"R"', b"1.50")
+    exact_message, exact = decode_exact(data)
+    assert decode(data) == exact_message
+    assert cast("ToolRequest", exact_message).input == {"ratio": 1.5, "count": 10, "name": "x"}
+    assert dumps_exact(exact["input"]) == '{"ratio":1.50,"count":10,"name":"x"}'
 
 
 @pytest.mark.parametrize(

@@ -48,6 +48,11 @@ def dumps_exact(value: DecodedValue, *, sort_keys: bool = False) -> str:
     return "".join(out)
 
 
+# One encoder for every leaf: json.dumps with any option set builds a new JSONEncoder per call, and a
+# remote call's request writes a few dozen keys and strings.
+_encode_leaf = json.JSONEncoder(ensure_ascii=False).encode
+
+
 def _write(value: DecodedValue, out: list[str], sort_keys: bool) -> None:
     if isinstance(value, JsonNumber):
         out.append(value.text)
@@ -57,7 +62,7 @@ def _write(value: DecodedValue, out: list[str], sort_keys: bool) -> None:
         for index, (key, item) in enumerate(items):
             if index:
                 out.append(",")
-            out.append(json.dumps(key, ensure_ascii=False))
+            out.append(_encode_leaf(key))
             out.append(":")
             _write(item, out, sort_keys)
         out.append("}")
@@ -69,7 +74,7 @@ def _write(value: DecodedValue, out: list[str], sort_keys: bool) -> None:
             _write(item, out, sort_keys)
         out.append("]")
     else:
-        out.append(json.dumps(value, ensure_ascii=False))
+        out.append(_encode_leaf(value))
 
 
 def plain_json(value: DecodedValue) -> object:
