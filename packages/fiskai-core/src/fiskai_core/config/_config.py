@@ -28,6 +28,7 @@ from ._schema import (
     RemoteAgent,
     RemoteToolHost,
     SessionsSettings,
+    TelemetrySettings,
     Text,
     ToolFilter,
     as_written,
@@ -67,6 +68,7 @@ class Config(Block):
     expose: ExposeSettings = Field(default_factory=ExposeSettings)
     harness: HarnessSettings = Field(default_factory=HarnessSettings)
     llm: LLMSettings = Field(default_factory=LLMSettings)
+    telemetry: TelemetrySettings = Field(default_factory=TelemetrySettings)
 
     _origin: Origin | None = PrivateAttr(default=None)
 

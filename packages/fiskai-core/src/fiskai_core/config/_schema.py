@@ -36,6 +36,10 @@ from ._yaml import YamlFloat, YamlInt
 
 __all__ = [
     "KNOWLEDGE_SEARCH_TOOL",
+    "CaptureSettings",
+    "HookCommand",
+    "HooksSettings",
+    "TelemetrySettings",
     "A2ASettings",
     "Block",
     "BudgetSettings",
@@ -358,6 +362,10 @@ class EnvironmentSettings(Block):
         return self
 
 
+# After `Block` and its helpers, which the observability blocks build on.
+from ._observe import CaptureSettings, HookCommand, HooksSettings, TelemetrySettings  # noqa: E402
+
+
 class HarnessSettings(Block):
     """`harness`: what the agent loop adds around the tools."""
 
@@ -371,6 +379,8 @@ class HarnessSettings(Block):
     sessions: SessionsSettings = Field(default_factory=SessionsSettings)
     environment: EnvironmentSettings = Field(default_factory=EnvironmentSettings)
     """What tool commands do not inherit from the harness's environment, beyond the defaults."""
+    hooks: HooksSettings = Field(default_factory=HooksSettings)
+    """Commands asked before and after tool calls and about each prompt."""
 
 
 class _ServerLimits(Block):
