@@ -391,14 +391,18 @@ def _deny() -> Prompter:
 
 
 async def _memory_index(harness: Harness, no_index: bool) -> None:
+    from fiskai_core.telemetry import current
     from fiskai_memory import MemoryStoreError, build_memory_index
 
     assert harness.memory is not None
-    try:
-        index = await build_memory_index(harness.memory, no_index=no_index)
-    except MemoryStoreError as err:
-        harness.notices.append(("memory_index", f"could not list memory for the start-of-run index: {err}"))
-        return
+    backend = memory_backend(harness.settings.config.harness.memory)
+    with current().span("memory_index", {"fisk.memory.backend": backend}) as span:
+        try:
+            index = await build_memory_index(harness.memory, no_index=no_index)
+        except MemoryStoreError as err:
+            span.error("memory_index")
+            harness.notices.append(("memory_index", f"could not list memory for the start-of-run index: {err}"))
+            return
     if index is not None:
         harness.start_context.append(index)
 

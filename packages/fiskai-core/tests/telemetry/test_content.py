@@ -36,3 +36,10 @@ def test_a_document_under_the_cap_is_untouched() -> None:
     fitted = fit_messages([_message("user", "hi")], 256)
     assert (fitted.dropped, fitted.truncated) == (0, False)
     assert json.loads(fitted.text) == [_message("user", "hi")]
+
+
+def test_a_bare_string_document_is_cut_too() -> None:
+    fitted = fit_json("x" * 100_000, 1024)
+    assert fitted.truncated
+    assert len(fitted.text.encode()) <= 1024
+    assert json.loads(fitted.text).endswith("bytes omitted]")

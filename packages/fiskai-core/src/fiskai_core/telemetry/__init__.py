@@ -8,9 +8,15 @@ root (`fiskai_cli`, `telemetry` extra) with `using(...)`.
 
 from ._content import OMITTED, Fitted, encoded_size, fit_json, fit_messages
 from ._decide import DEFAULT_ENDPOINT, DEFAULT_SERVICE_NAME, TelemetryPlan, TelemetryRefusedError, decide_telemetry
+from ._names import COUNT_BUCKETS, METRICS, SECONDS_BUCKETS, TOKEN_BUCKETS, MetricSpec
 from ._seam import NO_SPAN, NO_TELEMETRY, AttributeValue, Capture, NoTelemetry, Span, Telemetry, current, using
 
 __all__ = [
+    "COUNT_BUCKETS",
+    "METRICS",
+    "SECONDS_BUCKETS",
+    "TOKEN_BUCKETS",
+    "MetricSpec",
     "DEFAULT_ENDPOINT",
     "DEFAULT_SERVICE_NAME",
     "NO_SPAN",

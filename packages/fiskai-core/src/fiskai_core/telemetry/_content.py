@@ -62,10 +62,11 @@ def fit_json(value: object, max_bytes: int) -> Fitted:
     size = len(text.encode("utf-8", "backslashreplace"))
     if size <= max_bytes:
         return Fitted(text)
-    doc = json.loads(text)  # a private copy to cut
+    # A private copy to cut, boxed so a bare string is cut like any other.
+    box: list[Any] = [json.loads(text)]
     for _ in range(_MAX_ROUNDS):
         excess = size - max_bytes
-        slot = _longest_string(doc)
+        slot = _longest_string(box)
         if slot is None:
             break
         get, put = slot
@@ -73,7 +74,7 @@ def fit_json(value: object, max_bytes: int) -> Fitted:
         current_size = encoded_size(current) - 2
         keep = max(0, current_size - excess - len(_MARKER) - 12)
         put(_cut(current, keep) + _MARKER.format(n=max(1, current_size - keep)))
-        text = _encode(doc)
+        text = _encode(box[0])
         size = len(text.encode("utf-8", "backslashreplace"))
         if size <= max_bytes:
             return Fitted(text, truncated=True)
