@@ -21,11 +21,13 @@ terminal the call is refused in-band.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 from collections.abc import Collection
 from dataclasses import dataclass
 
+from fiskai_agent._hooked import HookAbort, after_tool, before_tool
 from fiskai_agent._options import StopReason
 from fiskai_agent._prepared import Setup
 from fiskai_agent._setup import fall_back
@@ -49,6 +51,7 @@ from fiskai_core.builtins import FIND_TOOLS, found_tool_names
 from fiskai_core.calls import Refusal, ToolCall, prepare_call, run_call
 from fiskai_core.confirm import GateChannel, GateDecision, argv_digest
 from fiskai_core.errors import ArgumentsError
+from fiskai_core.hooks import Decisions
 from fiskai_core.prompter import PromptDeclined
 from fiskai_core.telemetry import current as current_telemetry
 from fiskai_core.tools import CallContext, ToolResult, arguments_from_value
@@ -127,7 +130,10 @@ class Runner:
             if s.budget.exhausted(s.stats.total_tokens):
                 return Outcome("budget", s.budget.exhausted_message(index + 1))
             if uses:
-                results = [await self._dispatch_within_cap(index, use, len(uses)) for index, use in enumerate(uses)]
+                try:
+                    results = [await self._dispatch_within_cap(i, use, len(uses)) for i, use in enumerate(uses)]
+                except HookAbort as err:
+                    return Outcome("error", str(err))
                 s.messages.append(Message(role="user", content=tuple(results)))
         return Outcome("max_iterations", f"max iterations ({s.budget.max_iterations}) reached without a final answer")
 
@@ -329,14 +335,24 @@ class Runner:
             return await journal.result(use, ToolResult(output=f'unknown tool "{use.name}"', is_error=True))
         stats.by_kind[entry.kind] = stats.by_kind.get(entry.kind, 0) + 1
         trace.known(use.name, entry.kind, use.input)
+        original, hooked = use, Decisions()
+        effective = await before_tool(s, use, entry, hooked, trace)
+        if isinstance(effective, ToolResult):
+            self._refused(use, "hook_denied", f'"{use.name}" was not run: {effective.output}')
+            return await journal.result(use, effective, hooks=hooked.records)
+        use, entry = effective
         call = _prepare(entry, use, s.gate.confirm_tags)
+        if not isinstance(call, Refusal) and call.gate_tag is None and s.entries[original.name].gate_tag is not None:
+            # The gate fires if the original or the rewritten tool is gated: a hook can never strip a gate.
+            call = dataclasses.replace(call, gate_tag=s.entries[original.name].gate_tag)
+        ran, use = use, original  # the journal and the model answer the call the model made
         if isinstance(call, Refusal):
             trace.refused("missing_arguments" if call.kind == "missing" else "error")
             if call.kind == "missing":
                 self._refused(
                     use, "missing_required", f'model called tool "{use.name}" without required parameter(s); not run'
                 )
-            return await journal.result(use, call.result)
+            return await journal.result(use, call.result, hooks=hooked.records)
         decision: GateDecision | None = None
         if call.gate_tag is not None:
             asked = time.perf_counter()
@@ -345,7 +361,7 @@ class Runner:
             if not decision.allowed:
                 trace.refused("confirm_unanswered" if decision.channel == "no_terminal" else "confirm_denied")
                 self._refused(use, "confirm_denied", f'"{use.name}" was not run: {decision.reason}')
-                return await journal.result(use, decision.denial_result(), gate=decision)
+                return await journal.result(use, decision.denial_result(), gate=decision, hooks=hooked.records)
         remote = entry.kind == "remote"
         if recovery is None:
             effect = journal.next_effect_id()
@@ -376,10 +392,13 @@ class Runner:
             trace.span.set("fisk.tool.remote", True)
             trace.span.set("fisk.tool.remote_agent", entry.agent or "")
         result = await run_call(call, CallContext(effect_id=effect, delivered=frozenset(s.delivered)))
+        result = await after_tool(s, ran, result, hooked)
         trace.result(result.text, is_error=result.is_error, exit_code=result.exit_code)
         s.delivered.update(dict.fromkeys(result.citations))
         s.options.events.tool_result(_result_trace(use, entry, result))
-        return await journal.result(use, result, remote=remote, gate=recovery, citations=result.citations)
+        return await journal.result(
+            use, result, remote=remote, gate=recovery, citations=result.citations, hooks=hooked.records
+        )
 
     async def _find(self, use: ToolUseBlock) -> ToolResultBlock:
         """Answer `find_tools` and load what it found for the next request: no gate, no intent (no effect)."""

@@ -52,6 +52,7 @@ AdvisoryKind = Literal[
     "tool_not_loaded",
     "knowledge_index_absent",
     "tool_calls_capped",
+    "hook_denied",
 ]
 """Stable tokens for structured sinks; the `message` of an `Advisory` is the line a UI prints."""
 

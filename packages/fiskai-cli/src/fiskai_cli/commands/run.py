@@ -27,6 +27,7 @@ from fiskai_agent import NextPrompt, RunControl, RunOptions, RunResult, SessionO
 from fiskai_agent.events import Advisory
 from fiskai_agent.llm import ProviderSettings, preload_provider
 from fiskai_cli import _wiring as wiring
+from fiskai_cli._hooks import command_hooks
 from fiskai_cli._observe import RunTelemetry, inventory, start_telemetry
 from fiskai_cli._version import VERSION
 from fiskai_cli.commands.run_trace import HttpDebugDump, Observers, TraceFile, open_exclusive
@@ -363,6 +364,7 @@ async def _run_in(
         interactive=request.chat,
         next_prompt=_next_prompt(request.chat, screen, request.prompt),
         verbose=request.verbose,
+        hooks=command_hooks(settings),
     )
     async with anyio.create_task_group() as tg:
         tg.start_soon(watch_signals)
