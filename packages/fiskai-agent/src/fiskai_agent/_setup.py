@@ -135,7 +135,11 @@ def _deferral(
     caps: Capabilities,
 ) -> tuple[tuple[ToolDef, ...], bool, tuple[ToolDef, ...], FinderMode | None]:
     """(base tool list, server tool search, what the fingerprint hashes, the client-side finder or None)."""
-    finder = None if caps.tool_search or options.llm.no_tool_search else finder_mode(deferrable, builtins)
+    finder = (
+        None
+        if caps.tool_search or options.llm.no_tool_search
+        else finder_mode(deferrable, builtins, budget=options.llm.tool_definition_budget)
+    )
     if finder is None:
         tool_defs, tool_search = _tool_defs(options, deferrable, builtins, caps)
         return tool_defs, tool_search, tool_defs, None
@@ -277,7 +281,8 @@ def _advise_finder(options: RunOptions, finder: FinderMode, total: int) -> None:
         Advisory(
             kind="tool_finder",
             count=hidden,
-            message=f"{total} tools are available and the model server has no tool search, so {hidden} are "
+            message=f"{total} tools are available, their definitions take about {finder.tokens:,} tokens (over "
+            f"llm.tool_definition_budget, {finder.budget:,}) and the model server has no tool search, so {hidden} are "
             f"deferred behind the client-side find_tools tool: each request carries {_count(len(finder.base), 'tool')} "
             "plus those the model has found",
         )
@@ -305,7 +310,7 @@ def fall_back(setup: Setup, capability: str, detail: str) -> None:
     if had_search and setup.finder is None:
         finder = None
         if not options.llm.no_tool_search and FIND_TOOLS not in setup.entries:
-            finder = finder_mode(setup.deferrable, setup.builtins)
+            finder = finder_mode(setup.deferrable, setup.builtins, budget=options.llm.tool_definition_budget)
         if finder is not None:
             setup.finder = finder
             setup.entries[FIND_TOOLS] = finder.entry

@@ -21,7 +21,14 @@ from fiskai_cli._wiring import (
 from fiskai_cli.ui.text import clip, items, table
 from fiskai_core.config import Config, Mode
 from fiskai_core.fisk import Application
-from fiskai_core.tools import TOOL_SEARCH_THRESHOLD, plan_deferral, requires_confirmation
+from fiskai_core.tools import (
+    TOOL_SEARCH_THRESHOLD,
+    DeferralPlan,
+    definition_tokens,
+    plan_client_deferral,
+    plan_deferral,
+    requires_confirmation,
+)
 
 if TYPE_CHECKING:
     from fiskai_agent.llm import Capabilities
@@ -100,13 +107,28 @@ def build_report(
     )
     capabilities = _capabilities(config)
     # As a run decides it: application tools, then remote tools (a peer's `ai:no_defer` tag included).
-    plan = plan_deferral(
-        [*app_tools, *remote],
-        builtin_count=len(builtins),
-        # Without server-side tool search a run defers the same tools behind the client-side find_tools.
-        provider_supports_search=capabilities is not None,
-        no_tool_search=config.llm.no_tool_search,
-    )
+    plan: DeferralPlan
+    if capabilities is not None and not capabilities.tool_search and not config.llm.no_tool_search:
+        # Without server-side tool search a run defers them behind find_tools when they are too large.
+        tokens = definition_tokens(
+            [
+                *((tool.name, tool.model_description, tool.input_schema) for tool in app_tools),
+                *((tool.name, tool.description, tool.input_schema) for tool in remote),
+            ]
+        )
+        plan = plan_client_deferral(
+            [*app_tools, *remote],
+            tokens=tokens,
+            budget=config.llm.tool_definition_budget,
+            builtin_count=len(builtins),
+        )
+    else:
+        plan = plan_deferral(
+            [*app_tools, *remote],
+            builtin_count=len(builtins),
+            provider_supports_search=capabilities is not None,
+            no_tool_search=config.llm.no_tool_search,
+        )
     if plan.advisory:
         warnings.append(plan.advisory)
     tag_counts = dict.fromkeys(harness.confirm_tags, 0)
@@ -152,7 +174,7 @@ def build_report(
         "config": str(settings.path),
         "identity": config.identity,
         "application": _application_report(application),
-        "model": _model_report(config, capabilities, plan.deferred_count, len(tools)),
+        "model": _model_report(config, capabilities, plan, len(tools)),
         "tools": tools,
         "global_flags": _global_flags_report(application),
         "prompt": {"text": config.system_prompt, "lines": len(config.system_prompt.splitlines())},
@@ -208,16 +230,20 @@ def _capabilities(config: Config) -> Capabilities | None:
     return provider_capabilities(llm.provider, llm.model, base_url, overrides_from_settings(llm.capabilities))
 
 
-def _model_report(config: Config, caps: Capabilities | None, deferred: int, total: int) -> dict[str, Any] | None:
+def _model_report(config: Config, caps: Capabilities | None, plan: DeferralPlan, total: int) -> dict[str, Any] | None:
     llm = config.llm
     if not llm.model:
         return None
+    deferred = plan.deferred_count
     if llm.no_tool_search:
         status = "disabled (no_tool_search)"
     elif caps is None:
         status = f'unknown (provider "{llm.provider}" is not available)'
     elif not caps.tool_search:
-        status = f"client-side find_tools (the server has none; used when {TOOL_SEARCH_THRESHOLD} or more tools are available)"
+        status = (
+            f"client-side find_tools (the server has none; used when the tool definitions exceed "
+            f"llm.tool_definition_budget, {plan.budget:,} tokens; these take about {plan.tokens or 0:,})"
+        )
     else:
         status = f"enabled (used when {TOOL_SEARCH_THRESHOLD} or more tools are available)"
     output = llm.budget.max_output_tokens or (16384 if llm.thinking.enabled else 8192)
@@ -233,6 +259,8 @@ def _model_report(config: Config, caps: Capabilities | None, deferred: int, tota
         "capabilities": caps.describe() if caps is not None else "",
         "deferred_tools": deferred,
         "total_tools": total,
+        "tool_definition_tokens": plan.tokens,
+        "tool_definition_budget": llm.tool_definition_budget,
     }
 
 
