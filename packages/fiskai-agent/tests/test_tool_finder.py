@@ -395,3 +395,33 @@ async def test_the_budget_is_the_operators_to_lower() -> None:
     assert request.tool_names == ["find_tools"]
     (finder,) = [a for a in events.advisories if a.kind == "tool_finder"]
     assert "(over llm.tool_definition_budget, 20)" in finder.message
+
+
+async def test_vllms_missing_input_schema_400_is_recognised_as_refused_tool_search(nats: list[CommandTool]) -> None:
+    """vLLM validates the tool-search tool against a model requiring input_schema; its 400 names the field."""
+    vllm = (
+        "1 validation error for AnthropicMessagesRequest\ntools.221.input_schema\n  Field required "
+        "[type=missing, input_value={'type': 'x', 'name': 'x'}, input_type=dict]"
+    )
+    events = RecordingEvents()
+    with MessagesServer([Failure(400, vllm, should_retry=False), Turn([text("ok")])]) as server:
+        result = await run(
+            RunOptions(prompt="x", llm=CLAUDE, tools=ToolSet.of(nats), provider=_at(server, CLAUDE), events=events)
+        )
+        refused, served = server.requests
+    assert result.answer == "ok"
+    assert refused.deferred_tool_names and not served.deferred_tool_names
+    assert served.tool_names[-1] == "find_tools" and len(served.tools) < 20
+    (fallback,) = [a for a in events.advisories if a.kind == "capabilities_fallback"]
+    assert fallback.name == "tool_search" and "input_schema" in fallback.message
+
+
+async def test_a_400_naming_input_schema_without_the_search_tool_is_not_a_refusal() -> None:
+    few = [FakeTool(name=f"t{i}", description="t") for i in range(3)]
+    failure = Failure(400, "tools.0.input_schema: Field required", should_retry=False)
+    with MessagesServer([failure]) as server:
+        result = await run(
+            RunOptions(prompt="x", llm=CLAUDE, tools=ToolSet.of(few, "custom"), provider=_at(server, CLAUDE))
+        )
+        assert len(server.requests) == 1
+    assert result.reason == "error" and "input_schema" in result.error

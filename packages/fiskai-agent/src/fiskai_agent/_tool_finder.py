@@ -18,6 +18,7 @@ continues (with this finder when deferral applies) instead of failing.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -132,4 +133,11 @@ def refused_capability(err: ProviderError, request: Request) -> str | None:
     for word, capability in _REFUSALS:
         if word in detail and used[capability]:
             return capability
+    # vLLM validates every tool against a model that requires input_schema: the tool-search tool (which
+    # has none) is a 400 naming the missing field, not the capability.
+    if used["tool_search"] and request.tool_search and "input_schema" in detail and _MISSING.search(detail):
+        return "tool_search"
     return None
+
+
+_MISSING = re.compile(r"\b(field required|missing|required)\b")
