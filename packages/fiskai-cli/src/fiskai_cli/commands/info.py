@@ -21,7 +21,14 @@ from fiskai_cli._wiring import (
 from fiskai_cli.ui.text import clip, items, table
 from fiskai_core.config import Config, Mode
 from fiskai_core.fisk import Application
-from fiskai_core.tools import TOOL_SEARCH_THRESHOLD, plan_deferral, requires_confirmation
+from fiskai_core.tools import (
+    TOOL_SEARCH_THRESHOLD,
+    DeferralPlan,
+    definition_tokens,
+    plan_client_deferral,
+    plan_deferral,
+    requires_confirmation,
+)
 
 if TYPE_CHECKING:
     from fiskai_agent.llm import Capabilities
@@ -52,7 +59,8 @@ def info(ctx: click.Context, output_format: str) -> None:
 
     Introspects the application (APP --fisk-introspect) and applies ai:deny, include, exclude and
     global_flags exactly as a run would, then lists each tool with its confirmation and deferral
-    status. Never contacts a model; needs no API key.
+    status. Never contacts a model and needs no API key; with a base URL that is not Anthropic's it asks
+    the server's metadata endpoints which kind it is (llama.cpp, Ollama, vLLM), as a run does.
 
     \b
     Examples:
@@ -98,15 +106,30 @@ def build_report(
     remote, remote_warnings = (
         import_remote([*(tool.name for tool in app_tools), *builtins]) if import_remote else ((), ())
     )
-    capabilities = _capabilities(config)
+    capabilities, server = _capabilities(config, warnings)
     # As a run decides it: application tools, then remote tools (a peer's `ai:no_defer` tag included).
-    plan = plan_deferral(
-        [*app_tools, *remote],
-        builtin_count=len(builtins),
-        # Without server-side tool search a run defers the same tools behind the client-side find_tools.
-        provider_supports_search=capabilities is not None,
-        no_tool_search=config.llm.no_tool_search,
-    )
+    plan: DeferralPlan
+    if capabilities is not None and not capabilities.tool_search and not config.llm.no_tool_search:
+        # Without server-side tool search a run defers them behind find_tools when they are too large.
+        tokens = definition_tokens(
+            [
+                *((tool.name, tool.model_description, tool.input_schema) for tool in app_tools),
+                *((tool.name, tool.description, tool.input_schema) for tool in remote),
+            ]
+        )
+        plan = plan_client_deferral(
+            [*app_tools, *remote],
+            tokens=tokens,
+            budget=config.llm.tool_definition_budget,
+            builtin_count=len(builtins),
+        )
+    else:
+        plan = plan_deferral(
+            [*app_tools, *remote],
+            builtin_count=len(builtins),
+            provider_supports_search=capabilities is not None,
+            no_tool_search=config.llm.no_tool_search,
+        )
     if plan.advisory:
         warnings.append(plan.advisory)
     tag_counts = dict.fromkeys(harness.confirm_tags, 0)
@@ -152,7 +175,7 @@ def build_report(
         "config": str(settings.path),
         "identity": config.identity,
         "application": _application_report(application),
-        "model": _model_report(config, capabilities, plan.deferred_count, len(tools)),
+        "model": _model_report(config, capabilities, plan, len(tools), server),
         "tools": tools,
         "global_flags": _global_flags_report(application),
         "prompt": {"text": config.system_prompt, "lines": len(config.system_prompt.splitlines())},
@@ -191,33 +214,58 @@ def _application_report(application: Application | None) -> dict[str, Any] | Non
     }
 
 
-def _capabilities(config: Config) -> Capabilities | None:
-    """What a run would use (as `fiskai run` decides it, without the SDK); None for an unknown provider."""
+def _capabilities(config: Config, warnings: list[str]) -> tuple[Capabilities | None, str | None]:
+    """What a run would use (as `fiskai run` decides it, without the SDK), and the recognised server.
+
+    Capabilities are None for an unknown provider; the server is None without a non-Anthropic base URL.
+    """
     llm = config.llm
     if not llm.model:
-        return None
+        return None, None
     # Imported here: only a configuration naming a model pays for the agent package.
     from fiskai_agent.errors import SetupError
-    from fiskai_agent.llm import overrides_from_settings, provider_capabilities, provider_spec
+    from fiskai_agent.llm import (
+        anthropic_url,
+        capabilities_for_server,
+        overrides_from_settings,
+        provider_capabilities,
+        provider_spec,
+        recognise_server,
+    )
 
     try:
         spec = provider_spec(llm.provider)
     except SetupError:
-        return None
+        return None, None
     base_url = llm.base_url or (os.environ.get(spec.base_url_env) if spec.base_url_env else None) or None
-    return provider_capabilities(llm.provider, llm.model, base_url, overrides_from_settings(llm.capabilities))
+    caps = provider_capabilities(llm.provider, llm.model, base_url, overrides_from_settings(llm.capabilities))
+    if not base_url or anthropic_url(base_url):
+        return caps, None
+    # As a run decides it: ask the server what it is (metadata endpoints only, never a model call).
+    kind = recognise_server(base_url)
+    try:
+        return capabilities_for_server(caps, kind, base_url), kind.describe()
+    except SetupError as err:
+        warnings.append(f"a run would stop: {err}")
+        return caps, kind.describe()
 
 
-def _model_report(config: Config, caps: Capabilities | None, deferred: int, total: int) -> dict[str, Any] | None:
+def _model_report(
+    config: Config, caps: Capabilities | None, plan: DeferralPlan, total: int, server: str | None
+) -> dict[str, Any] | None:
     llm = config.llm
     if not llm.model:
         return None
+    deferred = plan.deferred_count
     if llm.no_tool_search:
         status = "disabled (no_tool_search)"
     elif caps is None:
         status = f'unknown (provider "{llm.provider}" is not available)'
     elif not caps.tool_search:
-        status = f"client-side find_tools (the server has none; used when {TOOL_SEARCH_THRESHOLD} or more tools are available)"
+        status = (
+            f"client-side find_tools (the server has none; used when the tool definitions exceed "
+            f"llm.tool_definition_budget, {plan.budget:,} tokens; these take about {plan.tokens or 0:,})"
+        )
     else:
         status = f"enabled (used when {TOOL_SEARCH_THRESHOLD} or more tools are available)"
     output = llm.budget.max_output_tokens or (16384 if llm.thinking.enabled else 8192)
@@ -231,8 +279,11 @@ def _model_report(config: Config, caps: Capabilities | None, deferred: int, tota
         "call_timeout_seconds": llm.budget.call_timeout.total_seconds(),
         "tool_search": status,
         "capabilities": caps.describe() if caps is not None else "",
+        "server": server,
         "deferred_tools": deferred,
         "total_tools": total,
+        "tool_definition_tokens": plan.tokens,
+        "tool_definition_budget": llm.tool_definition_budget,
     }
 
 
@@ -290,6 +341,7 @@ def render_text(report: dict[str, Any]) -> str:
                         f"{model['call_timeout_seconds']:g}s per call, {model['max_output_tokens']} output tokens per call",
                     ),
                     ("Capabilities", model["capabilities"] or "unknown"),
+                    *([("Server", model["server"])] if model["server"] else []),
                     (
                         "Tool search",
                         f"{model['tool_search']}; {model['deferred_tools']} of {model['total_tools']} deferred",

@@ -30,6 +30,7 @@ from pydantic import (
 
 from fiskai_core._gojson import go_quote
 from fiskai_core.exec import HARNESS_CREDENTIAL_PREFIXES as _HARNESS_CREDENTIAL_PREFIXES
+from fiskai_core.tools import DEFINITION_TOKEN_BUDGET
 
 from ._duration import DurationError, parse_go_duration
 from ._yaml import YamlFloat, YamlInt
@@ -223,6 +224,16 @@ class LLMSettings(Block):
     base_url: Text = ""
     """An Anthropic-compatible server (Ollama, llama.cpp, vLLM, a proxy); empty means the provider's own API."""
     capabilities: CapabilitiesSettings = Field(default_factory=CapabilitiesSettings)
+    tool_definition_budget: Int = DEFINITION_TOKEN_BUDGET
+    """Tokens (estimated at 4 bytes each) of application and remote tool definitions a request carries
+    whole on a server without tool search; above it they are deferred behind `find_tools`. 0 = default."""
+
+    @field_validator("tool_definition_budget")
+    @classmethod
+    def _budget_not_negative(cls, value: int) -> int:
+        if value < 0:
+            raise SettingError(f"invalid llm tool_definition_budget {value}: must not be negative")
+        return value or DEFINITION_TOKEN_BUDGET
 
     @field_validator("provider")
     @classmethod
