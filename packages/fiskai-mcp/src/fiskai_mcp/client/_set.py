@@ -195,6 +195,7 @@ def _tool_of(tool: types.Tool, final: str, connection: McpConnection) -> McpTool
         name=final,
         remote_name=tool.name,
         server=connection.name,
+        alias=connection.entry.effective_alias,
         description=capped_description(tool.description or "", ()),
         input_schema=schema,
         tags=tool_tags(connection.entry.confirm, read_only=read_only, destructive=destructive, idempotent=idempotent),

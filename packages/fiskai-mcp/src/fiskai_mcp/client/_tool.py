@@ -96,6 +96,8 @@ class McpTool:
     """The tool's own name on the server."""
     server: str
     """The `mcp_clients` entry's name."""
+    alias: str = ""
+    """The entry's effective alias, the prefix of `name`."""
     description: str
     input_schema: Mapping[str, JsonValue]
     tags: Sequence[str] = ()
