@@ -14,10 +14,10 @@ Faces and what they get:
 
 | face  | tools                                            | gate                    | stores / NATS            |
 | ----- | ------------------------------------------------ | ----------------------- | ------------------------ |
-| run   | application, remote, ask_human, memory, knowledge | operator + saved rules | journal*, memory, index  |
+| run   | application, remote, ask_human, memory, knowledge, mcp_clients | operator + saved rules | journal*, memory, index |
 | mcp   | application by expose.agent.tools, knowledge*    | the server's own        | index*                   |
 | a2a   | application by expose.agent.tools                | none (gated: not served) | NATS                     |
-| tools | application                                      | operator + saved rules  |                          |
+| tools | application, mcp_clients                         | operator + saved rules  |                          |
 
 Import-light: this module is imported by commands that only describe (`info`), so the configuration
 loader, the stores and the tool machinery load inside the functions that need them.
@@ -65,6 +65,7 @@ if TYPE_CHECKING:
     from fiskai_core.fisk import Application
     from fiskai_core.prompter import Prompter
     from fiskai_core.tools import Tool, ToolSet
+    from fiskai_mcp.client import McpClients
     from fiskai_memory import Store as MemoryStore
     from fiskai_rag import Store as KnowledgeStore
     from fiskai_runstate import Store as JournalStore
@@ -132,6 +133,8 @@ class Harness:
     """System blocks describing the world as a run starts (the memory index)."""
     notices: list[tuple[str, str]] = field(default_factory=list[tuple[str, str]])
     """`(kind, message)` the operator should see as the run starts."""
+    mcp: McpClients | None = None
+    """The connected `mcp_clients` servers (run and tools faces), closed with the harness."""
 
     _stack: AsyncExitStack | None = None
     _target: NatsTarget | None = None
@@ -330,6 +333,8 @@ async def open_harness(
                 await _mcp_knowledge(harness, stack)
         elif face == "run":
             await _run_parts(harness, stack, application, prompter, checkpointing=checkpointing, state_dir=state_dir)
+        if face in ("run", "tools") and config.mcp_client_entries:
+            await _mcp_clients(harness, stack, prompter)
         yield harness
 
 
@@ -382,6 +387,18 @@ async def _run_parts(
             knowledge=knowledge,
             has_application=bool(config.application_path),
         )
+
+
+async def _mcp_clients(harness: Harness, stack: AsyncExitStack, prompter: Prompter | None) -> None:
+    """Third-party MCP servers' tools, as kind `mcp` (never on the server faces: they are not served again)."""
+    from fiskai_cli._mcp_clients import open_imported_tools
+
+    harness.notices.extend(("config_renamed_key", notice) for notice in harness.settings.config.notices())
+    harness.mcp, entries = await open_imported_tools(
+        harness.settings, stack, taken=harness.tools.names(), prompter=prompter
+    )
+    with reported():
+        harness.tools = harness.tools.with_entries(entries)
 
 
 def _deny() -> Prompter:

@@ -9,7 +9,7 @@ from fiskai_core.errors import ConfigError
 
 TOP = (
     "identity, application_path, nats_context, system_prompt, include, exclude, global_flags, remote_agents, "
-    "remote_tools, expose, harness, llm, telemetry"
+    "remote_tools, mcp_clients, mcp_servers, expose, harness, llm, telemetry"
 )
 
 

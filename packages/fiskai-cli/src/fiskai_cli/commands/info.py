@@ -32,10 +32,13 @@ from fiskai_core.tools import (
 
 if TYPE_CHECKING:
     from fiskai_agent.llm import Capabilities
+    from fiskai_cli.commands.info_mcp import ImportedTools
     from fiskai_core.remote import RemoteTool
 
     RemoteImporter = Callable[[Sequence[str]], tuple[Sequence[RemoteTool], Sequence[str]]]
     """Imports the remote_tools hosts' tools given the names already taken; returns them and warnings."""
+    McpImporter = Callable[[Sequence[str]], ImportedTools]
+    """Connects the mcp_clients servers (best effort) given the names already taken, and describes them."""
 
 __all__ = ["info"]
 
@@ -75,7 +78,12 @@ def info(ctx: click.Context, output_format: str) -> None:
         from fiskai_cli.commands.info_remote import remote_tools
 
         importer = partial(remote_tools, settings.config)
-    report = build_report(settings, application, import_remote=importer)
+    mcp_importer = None
+    if settings.config.mcp_client_entries:
+        from fiskai_cli.commands.info_mcp import mcp_clients
+
+        mcp_importer = partial(mcp_clients, settings)
+    report = build_report(settings, application, import_remote=importer, import_mcp=mcp_importer)
     if output_format == "json":
         click.echo(json.dumps(report, indent=2, ensure_ascii=False))
         return
@@ -85,9 +93,16 @@ def info(ctx: click.Context, output_format: str) -> None:
 
 
 def build_report(
-    settings: Settings, application: Application | None, *, import_remote: RemoteImporter | None = None
+    settings: Settings,
+    application: Application | None,
+    *,
+    import_remote: RemoteImporter | None = None,
+    import_mcp: McpImporter | None = None,
 ) -> dict[str, Any]:
-    """Everything `info` shows, as one JSON-ready object; `import_remote` lists the remote_tools hosts' tools."""
+    """Everything `info` shows, as one JSON-ready object.
+
+    `import_remote` lists the remote_tools hosts' tools, `import_mcp` the mcp_clients servers'.
+    """
     config = settings.config
     harness = config.harness
     warnings: list[str] = []
@@ -106,26 +121,30 @@ def build_report(
     remote, remote_warnings = (
         import_remote([*(tool.name for tool in app_tools), *builtins]) if import_remote else ((), ())
     )
+    imported = (
+        import_mcp([*(tool.name for tool in app_tools), *builtins, *(t.name for t in remote)]) if import_mcp else None
+    )
+    mcp_tools = imported.tools if imported is not None else []
     capabilities, server = _capabilities(config, warnings)
-    # As a run decides it: application tools, then remote tools (a peer's `ai:no_defer` tag included).
+    # As a run decides it: application tools, then remote and imported MCP tools (a peer's `ai:no_defer` tag included).
     plan: DeferralPlan
     if capabilities is not None and not capabilities.tool_search and not config.llm.no_tool_search:
         # Without server-side tool search a run defers them behind find_tools when they are too large.
         tokens = definition_tokens(
             [
                 *((tool.name, tool.model_description, tool.input_schema) for tool in app_tools),
-                *((tool.name, tool.description, tool.input_schema) for tool in remote),
+                *((tool.name, tool.description, tool.input_schema) for tool in [*remote, *mcp_tools]),
             ]
         )
         plan = plan_client_deferral(
-            [*app_tools, *remote],
+            [*app_tools, *remote, *mcp_tools],
             tokens=tokens,
             budget=config.llm.tool_definition_budget,
             builtin_count=len(builtins),
         )
     else:
         plan = plan_deferral(
-            [*app_tools, *remote],
+            [*app_tools, *remote, *mcp_tools],
             builtin_count=len(builtins),
             provider_supports_search=capabilities is not None,
             no_tool_search=config.llm.no_tool_search,
@@ -171,6 +190,19 @@ def build_report(
         if application is not None and count == 0
     )
     warnings.extend(remote_warnings)
+    tools.extend(
+        {
+            "name": tool.name,
+            "source": f"mcp {tool.alias}",
+            "confirm": requires_confirmation(tool.tags),
+            "deferred": plan.deferred.get(tool.name, False),
+            "description": tool.description,
+            "tags": [],
+        }
+        for tool in mcp_tools
+    )
+    if imported is not None:
+        warnings.extend(imported.warnings)
     return {
         "config": str(settings.path),
         "identity": config.identity,
@@ -192,6 +224,7 @@ def build_report(
         if harness.knowledge.enabled
         else None,
         "mcp": config.expose.agent.mcp is not None,
+        "mcp_clients": imported.servers if imported is not None else [],
         "warnings": warnings,
     }
 
@@ -380,6 +413,10 @@ def render_text(report: dict[str, Any]) -> str:
     ]
     out += ["", f"Tools ({len(rows)})"]
     out.append(table(["tool", "confirm", "deferred", "description", "tags"], rows) if rows else "  none")
+    if report.get("mcp_clients"):
+        from fiskai_cli.commands.info_mcp import render_mcp_clients
+
+        out += render_mcp_clients(report["mcp_clients"])
     flags = report["global_flags"]
     if flags:
         listed = ", ".join(

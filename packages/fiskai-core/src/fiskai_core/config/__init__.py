@@ -8,7 +8,9 @@ file, line, key path and what is allowed. Components receive the sub-model they 
 
 from ._config import DEFAULT_IDENTITY, Config
 from ._load import load_config, parse_config
+from ._mcp_clients import DEFAULT_MCP_CLIENT_TIMEOUT, McpClientEntry, McpConfirm
 from ._modes import Mode
+from ._references import Resolved, UnresolvedReferenceError, check_references, resolve_references
 from ._schema import (
     A2ASettings,
     BudgetSettings,
@@ -37,6 +39,13 @@ from ._schema import (
 
 __all__ = [
     "DEFAULT_IDENTITY",
+    "DEFAULT_MCP_CLIENT_TIMEOUT",
+    "McpClientEntry",
+    "McpConfirm",
+    "Resolved",
+    "UnresolvedReferenceError",
+    "check_references",
+    "resolve_references",
     "A2ASettings",
     "BudgetSettings",
     "CapabilitiesSettings",

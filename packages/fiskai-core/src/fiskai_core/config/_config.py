@@ -17,6 +17,7 @@ from pydantic import Field, PrivateAttr, model_validator
 from fiskai_core._gojson import go_quote
 from fiskai_core.errors import ConfigError
 
+from ._mcp_clients import McpClientEntry
 from ._origin import Origin
 from ._schema import (
     Block,
@@ -65,6 +66,10 @@ class Config(Block):
     """Application global flags the model may set: trimmed, leading dashes dropped, deduplicated."""
     remote_agents: list[RemoteAgent] = Field(default_factory=list[RemoteAgent])
     remote_tools: list[RemoteToolHost] = Field(default_factory=list[RemoteToolHost])
+    mcp_clients: list[McpClientEntry] = Field(default_factory=list[McpClientEntry])
+    """Third-party MCP servers whose tools the run imports as `<alias>_<tool>` (see the section below)."""
+    mcp_servers: list[McpClientEntry] = Field(default_factory=list[McpClientEntry])
+    """The earlier name of `mcp_clients`, still read (with a notice); set one of the two."""
     expose: ExposeSettings = Field(default_factory=ExposeSettings)
     harness: HarnessSettings = Field(default_factory=HarnessSettings)
     llm: LLMSettings = Field(default_factory=LLMSettings)
@@ -105,6 +110,17 @@ class Config(Block):
         """
         origin = self._origin or Origin(label="agent.yaml")
         return origin.error(tuple(path), message, exact=True)
+
+    @property
+    def mcp_client_entries(self) -> list[McpClientEntry]:
+        """The MCP servers to import tools from, under whichever of the two keys the file used."""
+        return self.mcp_clients or self.mcp_servers
+
+    def notices(self) -> list[str]:
+        """What an operator should change in this file though it still loads (an older key name)."""
+        if self.mcp_servers:
+            return ["agent.yaml uses mcp_servers, the earlier name of mcp_clients; rename the key to mcp_clients"]
+        return []
 
     def credential_env_names(self) -> list[str]:
         """Environment variables to strip from tool environments beyond the built-in defaults.
