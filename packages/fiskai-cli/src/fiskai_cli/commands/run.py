@@ -31,6 +31,7 @@ from fiskai_cli.commands.run_trace import HttpDebugDump, Observers, TraceFile, o
 from fiskai_cli.ui.chat import LineChat
 from fiskai_cli.ui.line_events import LineEvents
 from fiskai_cli.ui.line_stats import result_json, stats_line
+from fiskai_runstate import JournalError, fold
 
 if TYPE_CHECKING:
     from fiskai_cli.ui.tui import FullScreen
@@ -46,7 +47,11 @@ _SUSPEND_NOTICE = "\nsuspend requested; finishing current step, press ^C again t
 @click.option("--name", metavar="ID", help="The session id for --checkpoint (default: generated).")
 @click.option("--resume", "resume_id", metavar="ID", help="Resume a checkpointed session (the prompt is restored).")
 @click.option("--force", is_flag=True, help="Resume even though agent.yaml changed since (never across providers).")
-@click.option("--chat", is_flag=True, help="Stay open after each answer for a follow-up (/help lists the commands).")
+@click.option(
+    "--chat",
+    is_flag=True,
+    help="Stay open after each answer for a follow-up (/help lists the commands); a chat session resumes as one.",
+)
 @click.option(
     "--no-tui", is_flag=True, help="Use the line UI even on a terminal (as harness.no_tui; a pipe always does)."
 )
@@ -109,11 +114,18 @@ def run(
       fiskai -c agent.yaml run "which nodes are unhealthy?"
       fiskai -c agent.yaml run --checkpoint "drain node n3"      # Ctrl-C suspends
       fiskai -c agent.yaml run --resume 2abc...
+      fiskai -c agent.yaml run --chat --checkpoint "let's look at the cluster"   # /clear starts a new session
       ANTHROPIC_BASE_URL=http://localhost:11434 fiskai -c agent.yaml run --model qwen3 "status?"
       fiskai -c agent.yaml run --format json "status?" | jq -r .answer
     """
-    _check_flags(prompt, checkpoint=checkpoint, name=name, resume_id=resume_id, force=force, chat=chat)
+    _check_flags(prompt, checkpoint=checkpoint, name=name, resume_id=resume_id, force=force)
     settings = _load(ctx, model)
+    original = " ".join(prompt).strip()
+    if resume_id is not None:
+        # A chat session resumes as a chat (its meta record says so), with or without --chat; /restart
+        # then re-sends the session's own prompt.
+        stored_chat, original = anyio.run(_stored_session, settings, resume_id, state_dir)
+        chat = chat or stored_chat
     config = settings.config
     connection = wiring.model_connection(settings, base_url)
     # The SDK import (seconds) overlaps the introspection in the harness, which waits on a subprocess.
@@ -132,10 +144,11 @@ def run(
             control=control,
             checkpointing=checkpointing,
             line=events,
-            prompt=" ".join(prompt).strip(),
+            prompt=original,
             verbose=verbose,
             chat=chat,
             bell=not config.harness.no_bell,
+            resumed=resume_id is not None,
         )
     request = _Request(
         prompt=" ".join(prompt).strip(),
@@ -152,6 +165,7 @@ def run(
         events=events,
         control=control,
         chat=chat,
+        original=original,
         verbose=verbose,
     )
     try:
@@ -181,11 +195,13 @@ class _Request:
     events: LineEvents
     control: RunControl
     chat: bool
+    original: str
+    """The prompt a chat's /restart sends again (on resume: the session's own)."""
     verbose: bool
 
 
 def _check_flags(
-    prompt: Sequence[str], *, checkpoint: bool, name: str | None, resume_id: str | None, force: bool, chat: bool
+    prompt: Sequence[str], *, checkpoint: bool, name: str | None, resume_id: str | None, force: bool
 ) -> None:
     # The original's messages, in its order.
     if resume_id is not None and checkpoint:
@@ -196,8 +212,19 @@ def _check_flags(
         raise click.UsageError("--name requires --checkpoint")
     if force and resume_id is None:
         raise click.UsageError("--force only applies when resuming")
-    if chat and (checkpoint or resume_id is not None):
-        raise click.UsageError("--chat does not checkpoint yet; drop --checkpoint or --resume")
+
+
+async def _stored_session(settings: wiring.Settings, run_id: str, state_dir: Path | None) -> tuple[bool, str]:
+    """Whether the stored session `run_id` is a chat, and its prompt.
+
+    (False, "") when it cannot be read: the resume itself then says why.
+    """
+    try:
+        async with wiring.journal_store(settings, state_dir=state_dir) as store:
+            state = fold(await store.load(run_id))
+    except (JournalError, OSError):
+        return False, ""
+    return state.interactive, state.prompt
 
 
 def _load(ctx: click.Context, model: str | None) -> wiring.Settings:
@@ -210,7 +237,15 @@ def _load(ctx: click.Context, model: str | None) -> wiring.Settings:
 
 
 def _full_screen(
-    *, control: RunControl, checkpointing: bool, line: LineEvents, prompt: str, verbose: bool, chat: bool, bell: bool
+    *,
+    control: RunControl,
+    checkpointing: bool,
+    line: LineEvents,
+    prompt: str,
+    verbose: bool,
+    chat: bool,
+    bell: bool,
+    resumed: bool,
 ) -> FullScreen | None:
     """The full-screen UI, or None without the `tui` extra (the line UI then serves)."""
     try:
@@ -219,17 +254,26 @@ def _full_screen(
     except ImportError:
         return None
     return FullScreen(
-        control=control, checkpointing=checkpointing, line=line, prompt=prompt, verbose=verbose, chat=chat, bell=bell
+        control=control,
+        checkpointing=checkpointing,
+        line=line,
+        prompt=prompt,
+        verbose=verbose,
+        chat=chat,
+        bell=bell,
+        resumed=resumed,
     )
 
 
-def _next_prompt(chat: bool, screen: FullScreen | None, prompt: str) -> NextPrompt | None:
+def _next_prompt(chat: bool, screen: FullScreen | None, prompt: str, *, resuming: bool) -> NextPrompt | None:
     """The chat input: the full screen's row, or `> ` on the terminal for the line UI."""
     if not chat:
         return None
     if screen is not None:
         return screen.next_prompt
     if not sys.stdin.isatty():
+        if resuming:
+            raise click.UsageError("resuming a chat session needs a terminal on stdin")
         raise click.UsageError("--chat needs a terminal on stdin")
     return LineChat(prompt)
 
@@ -320,7 +364,7 @@ async def _drive(
             session=session,
             control=control,
             interactive=request.chat,
-            next_prompt=_next_prompt(request.chat, screen, request.prompt),
+            next_prompt=_next_prompt(request.chat, screen, request.original, resuming=resume_id is not None),
             verbose=request.verbose,
         )
         async with anyio.create_task_group() as tg:

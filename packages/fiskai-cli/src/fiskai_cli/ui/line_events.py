@@ -14,16 +14,17 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, TextIO, cast
 
 from fiskai_agent.events import Advisory, ResumeInfo, RunInfo, ToolResultTrace, ToolTrace
-from fiskai_agent.llm import ProviderBlock, Response, ThinkingBlock
+from fiskai_agent.llm import Message, ProviderBlock, Response, TextBlock, ThinkingBlock, ToolUseBlock
 from fiskai_core.sanitize import sanitize_for_display, sanitize_for_terminal
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-__all__ = ["LineEvents", "approved_by"]
+__all__ = ["LineEvents", "approved_by", "restored_lines"]
 
 _THOUGHT = "\N{THOUGHT BALLOON}"
 # Stop reasons whose text is not a trustworthy final answer: it goes to stderr, never to stdout.
@@ -92,6 +93,15 @@ class LineEvents:
         )
         for change in info.forced_changes:
             self._line(f"warning: resuming despite a configuration change (--force): {sanitize_for_terminal(change)}")
+        if info.interactive:
+            # A chat goes on where it stopped: the operator sees what was said before typing again.
+            for line in restored_lines(info.messages):
+                self._line(line)
+
+    def session_rotated(self, previous: str, current: str) -> None:
+        """`/clear` in a checkpointed chat: the old session stays resumable."""
+        self._line(f"previous session saved; resume with: fiskai run --resume {sanitize_for_terminal(previous)}")
+        self._line(f'checkpointing session "{sanitize_for_terminal(current)}"')
 
     def llm_request(self, summary: str) -> None:
         """`.. <summary>` before each model call (verbose runs only emit it)."""
@@ -271,3 +281,20 @@ def _capabilities_line(info: RunInfo) -> str:
     if note:
         line += f" ({sanitize_for_terminal(note)})"
     return line
+
+
+def restored_lines(messages: Sequence[Message]) -> list[str]:
+    """A resumed chat's conversation, one line per prompt, reply and call (tool results are left out)."""
+    lines: list[str] = []
+    for message in messages:
+        for block in message.content:
+            match block:
+                case TextBlock(text=text) if text.strip() and message.role == "user":
+                    lines.append(f"> {sanitize_for_terminal(text.strip())}")
+                case TextBlock(text=text) if text.strip():
+                    lines.append(sanitize_for_terminal(text.strip()))
+                case ToolUseBlock(name=name):
+                    lines.append(f"-> {sanitize_for_terminal(name)}")
+                case _:
+                    pass
+    return lines

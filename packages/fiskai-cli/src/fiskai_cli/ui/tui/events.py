@@ -31,6 +31,7 @@ class TuiEvents:
         self._warnings: list[Advisory] = []
         self._start: RunInfo | None = None
         self._answer: Response | None = None
+        self._rotations: list[tuple[str, str]] = []
 
     def _post(self, *entries: Entry) -> None:
         items = list(entries)
@@ -116,6 +117,21 @@ class TuiEvents:
     def panicked(self, error: BaseException, traceback: str) -> None:
         self._post(entry("error", f"internal error: {error}", traceback))
 
+    def session_rotated(self, previous: str, current: str) -> None:
+        """`/clear` in a checkpointed chat: say where the old session went; the status bar names the new one."""
+        self._rotations.append((previous, current))
+        view = self._view
+
+        def update() -> None:
+            view.status.session = current
+            view.add([])
+
+        view.post(update)
+        self._post(
+            entry("meta", f"previous session saved; resume with: fiskai run --resume {previous}"),
+            entry("meta", f'checkpointing session "{current}"'),
+        )
+
     def replay(self, line: LineEvents) -> None:
         """After teardown: what the line UI would have printed that outlives the screen.
 
@@ -127,6 +143,8 @@ class TuiEvents:
         info = self._start
         if info is not None and info.new_session and info.session_id:
             line.starting(info)
+        for previous, current in self._rotations:
+            line.session_rotated(previous, current)
         if self._answer is not None:
             line.message(self._answer, True)
 

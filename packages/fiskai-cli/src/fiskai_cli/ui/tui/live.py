@@ -46,6 +46,8 @@ class FullScreen:
         prompt: The operator's request, shown first.
         chat: Keep an input row open at each turn boundary (`next_prompt`).
         bell: Ring once when a question blocks the run (off with `harness.no_bell`).
+        resumed: The run continues a session: its restored conversation shows the prompt (`prompt` is
+            then only what a chat's /restart sends).
     """
 
     def __init__(
@@ -58,6 +60,7 @@ class FullScreen:
         verbose: bool = False,
         chat: bool = False,
         bell: bool = True,
+        resumed: bool = False,
     ) -> None:
         self._control = control
         self._checkpointing = checkpointing
@@ -68,7 +71,8 @@ class FullScreen:
         self.prompter = TuiPrompter(self.view)
         self._running = True
         self._left = False
-        self.view.transcript.add(entry("prompt", prompt))
+        if not resumed:
+            self.view.transcript.add(entry("prompt", prompt))
 
     async def run(self, drive: Callable[[], Awaitable[RunResult]]) -> RunResult:
         """Run `drive` (the agent) under the screen; returns its result after the terminal is restored."""
