@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import shutil
 import signal
@@ -807,3 +808,44 @@ def test_line_chat_checkpoints_and_resumes_with_the_conversation_printed(
         assert _texts(server.requests[1]) == ["hello", "first answer", "more"]
         resumed.keys("C-d")
         assert resumed.exit_code() == 0
+
+
+def test_no_tui_tool_output_and_no_color_from_the_environment_on_a_terminal(
+    env: dict[str, str], panes: list[TmuxPane], tmp_path: Path
+) -> None:
+    """NO_TUI=1 keeps the line UI on a terminal; TOOL_OUTPUT=full prints the whole node list; NO_COLOR=1
+    prints the answer's Markdown as written (on a terminal it is otherwise rendered)."""
+    script = [Turn([tool_use("cluster_node_list", {}, id="l1")]), Turn([text("All **good**.")])]
+    with MessagesServer(script) as server:
+        env.update(ANTHROPIC_BASE_URL=server.base_url, NO_TUI="1", TOOL_OUTPUT="full", NO_COLOR="1")
+        pane = _start(panes, _fiskai("list the nodes"), env, tmp_path)
+        assert pane.exit_code() == 0
+        shown = pane.restored("Run summary")
+        assert _STATUS not in shown  # never the full screen
+        assert "<- (exit 0)\n   fixturectl was called with 3 argument(s):\n" in shown  # whole, under its head
+        assert "All **good**." in shown
+
+
+def test_full_screen_starts_with_tool_output_unfolded_and_draws_no_colour_with_no_color(
+    env: dict[str, str], panes: list[TmuxPane], tmp_path: Path
+) -> None:
+    """`--tool-output full --no-color`: the result is shown without pressing Z and the screen carries no
+    colour (SGR 30-38/90-97 or 256-colour sequences); `--tool-output none` shows the call alone."""
+    script = [Turn([tool_use("cluster_node_list", {}, id="l1")]), Turn([text("done")])]
+    with MessagesServer(script) as server:
+        env["ANTHROPIC_BASE_URL"] = server.base_url
+        pane = _start(panes, _fiskai("--tool-output", "full", "--no-color", "list"), env, tmp_path)
+        shown = pane.wait_text("--- run complete, press q to quit ---")
+        assert "fixturectl was called" in shown and "(Z to expand)" not in shown
+        coloured = re.findall(r"\x1b\[[0-9;]*(?:3[0-8]|9[0-7]|38;5;\d+)m", pane.screen(escapes=True))
+        assert coloured == []
+        pane.keys("q")
+        assert pane.exit_code() == 0
+
+        server.add(Turn([tool_use("cluster_node_list", {}, id="l2")]), Turn([text("done again")]))
+        quiet = _start(panes, _fiskai("--tool-output", "none", "list"), env, tmp_path)
+        shown = quiet.wait_text("--- run complete, press q to quit ---")
+        assert "-> cluster node list" in shown and "fixturectl was called" not in shown and "<-" not in shown
+        assert re.search(r"\x1b\[[0-9;]*38;5;\d+m", quiet.screen(escapes=True))  # colour when not refused
+        quiet.keys("q")
+        assert quiet.exit_code() == 0

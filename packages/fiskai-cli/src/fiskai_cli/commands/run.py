@@ -27,9 +27,10 @@ from fiskai_agent.events import Advisory
 from fiskai_agent.llm import ProviderSettings, preload_provider
 from fiskai_cli import _wiring as wiring
 from fiskai_cli._version import VERSION
+from fiskai_cli.commands.run_flags import ToolOutputChoice, http_debug_file, no_color, read_api_key_file, tool_output
 from fiskai_cli.commands.run_trace import HttpDebugDump, Observers, TraceFile, open_exclusive
 from fiskai_cli.ui.chat import LineChat
-from fiskai_cli.ui.line_events import LineEvents
+from fiskai_cli.ui.line_events import LineEvents, ToolOutput
 from fiskai_cli.ui.line_stats import result_json, stats_line
 from fiskai_runstate import JournalError, fold
 
@@ -53,9 +54,42 @@ _SUSPEND_NOTICE = "\nsuspend requested; finishing current step, press ^C again t
     help="Stay open after each answer for a follow-up (/help lists the commands); a chat session resumes as one.",
 )
 @click.option(
-    "--no-tui", is_flag=True, help="Use the line UI even on a terminal (as harness.no_tui; a pipe always does)."
+    "--no-tui",
+    is_flag=True,
+    envvar="NO_TUI",
+    help="Use the line UI even on a terminal (as harness.no_tui; a pipe always does). Env: NO_TUI.",
 )
-@click.option("-v", "--verbose", is_flag=True, help="Show start details, request summaries and full tool output.")
+@click.option(
+    "-v",
+    "--verbose",
+    is_flag=True,
+    envvar="VERBOSE",
+    help="Show start details, request summaries and full tool output. Env: VERBOSE.",
+)
+@click.option(
+    "--tool-output",
+    "tool_output_mode",
+    type=ToolOutputChoice(),
+    default="folded",
+    show_default=True,
+    envvar="TOOL_OUTPUT",
+    help="Tool results: one line each (folded), whole (full) or not shown (none); the full screen starts "
+    "with output unfolded for full. Env: TOOL_OUTPUT.",
+)
+@click.option(
+    "--no-color",
+    "no_color_flag",
+    is_flag=True,
+    help="No colour: answers print as written (no Markdown rendering), the full screen in monochrome. "
+    "Env: NO_COLOR (any value).",
+)
+@click.option(
+    "--api-key-file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    envvar="ANTHROPIC_API_KEY_FILE",
+    help="Read the API key from FILE (trailing whitespace dropped), instead of ANTHROPIC_API_KEY. "
+    "Env: ANTHROPIC_API_KEY_FILE.",
+)
 @click.option(
     "--trace",
     "trace_path",
@@ -66,7 +100,8 @@ _SUSPEND_NOTICE = "\nsuspend requested; finishing current step, press ^C again t
     "--http-debug",
     "http_debug_path",
     type=click.Path(dir_okay=False, path_type=Path),
-    help="Dump request and response bodies, pretty-printed, to FILE (replaced; 0600).",
+    help="Dump request and response bodies, pretty-printed, to FILE (replaced; 0600). "
+    "Env: HTTP_DEBUG (1 writes ./http-debug.log; any other value names the file).",
 )
 @click.option(
     "--base-url",
@@ -94,6 +129,9 @@ def run(
     chat: bool,
     no_tui: bool,
     verbose: bool,
+    tool_output_mode: str,
+    no_color_flag: bool,
+    api_key_file: Path | None,
     trace_path: Path | None,
     http_debug_path: Path | None,
     base_url: str | None,
@@ -117,6 +155,9 @@ def run(
       fiskai -c agent.yaml run --chat --checkpoint "let's look at the cluster"   # /clear starts a new session
       ANTHROPIC_BASE_URL=http://localhost:11434 fiskai -c agent.yaml run --model qwen3 "status?"
       fiskai -c agent.yaml run --format json "status?" | jq -r .answer
+      fiskai -c agent.yaml run --tool-output full --no-color "list the nodes"
+      fiskai -c agent.yaml run --api-key-file ~/.config/anthropic.key "status?"
+      NO_TUI=1 TOOL_OUTPUT=none VERBOSE=1 HTTP_DEBUG=1 fiskai -c agent.yaml run "status?"
     """
     _check_flags(prompt, checkpoint=checkpoint, name=name, resume_id=resume_id, force=force)
     settings = _load(ctx, model)
@@ -127,11 +168,20 @@ def run(
         stored_chat, original = anyio.run(_stored_session, settings, resume_id, state_dir)
         chat = chat or stored_chat
     config = settings.config
-    connection = wiring.model_connection(settings, base_url)
+    key = read_api_key_file(api_key_file) if api_key_file is not None else None
+    connection = wiring.model_connection(settings, base_url, api_key=key)
+    http_debug_path = http_debug_file(http_debug_path)
+    plain = no_color(no_color_flag)
     # The SDK import (seconds) overlaps the introspection in the harness, which waits on a subprocess.
     preload_provider(config.llm.provider)
     checkpointing = checkpoint or resume_id is not None
-    events = LineEvents(verbose=verbose, answer_to_stdout=output_format == "text", trace_file=str(trace_path or ""))
+    events = LineEvents(
+        verbose=verbose,
+        answer_to_stdout=output_format == "text",
+        trace_file=str(trace_path or ""),
+        tool_output=tool_output(tool_output_mode),
+        color=not plain,
+    )
     warn = _warner()
     trace = _open_trace(trace_path, config.llm.model, settings.path, warn)
     dump = _open_http_debug(http_debug_path, warn)
@@ -149,6 +199,8 @@ def run(
             chat=chat,
             bell=not config.harness.no_bell,
             resumed=resume_id is not None,
+            tool_output=events.tool_output,
+            color=not plain,
         )
     request = _Request(
         prompt=" ".join(prompt).strip(),
@@ -246,6 +298,8 @@ def _full_screen(
     chat: bool,
     bell: bool,
     resumed: bool,
+    tool_output: ToolOutput,
+    color: bool,
 ) -> FullScreen | None:
     """The full-screen UI, or None without the `tui` extra (the line UI then serves)."""
     try:
@@ -262,6 +316,8 @@ def _full_screen(
         chat=chat,
         bell=bell,
         resumed=resumed,
+        tool_output=tool_output,
+        color=color,
     )
 
 

@@ -25,9 +25,11 @@ _NOT_AN_ANSWER = frozenset({"max_tokens", "refusal", "model_context_window_excee
 class TuiEvents:
     """`fiskai_agent.events.Events` drawing into a `LiveView`."""
 
-    def __init__(self, view: LiveView, *, verbose: bool = False) -> None:
+    def __init__(self, view: LiveView, *, verbose: bool = False, results: bool = True) -> None:
         self._view = view
         self.verbose = verbose
+        self._results = results
+        """False with `--tool-output none`: calls are shown, their results are not."""
         self._warnings: list[Advisory] = []
         self._start: RunInfo | None = None
         self._answer: Response | None = None
@@ -103,7 +105,7 @@ class TuiEvents:
         self._post(entry("call", line), *([entry("meta", approval)] if approval else []))
 
     def tool_result(self, trace: ToolResultTrace) -> None:
-        if trace.presentation in ("traced", "self_rendered") and not self.verbose:
+        if not self._results or (trace.presentation in ("traced", "self_rendered") and not self.verbose):
             return
         output, exit_code = command_output(trace.output, trace.exit_code)
         head = "<- error" if trace.is_error else "<-"

@@ -21,7 +21,7 @@ from collections.abc import Awaitable, Callable
 
 from fiskai_agent import FollowUp, RunControl, RunResult
 from fiskai_cli.ui.chat import End, Help, Send, Unknown, resolve
-from fiskai_cli.ui.line_events import LineEvents
+from fiskai_cli.ui.line_events import LineEvents, ToolOutput
 from fiskai_cli.ui.tui.capture import StderrCapture
 from fiskai_cli.ui.tui.events import TuiEvents
 from fiskai_cli.ui.tui.prompter import TuiPrompter
@@ -48,6 +48,8 @@ class FullScreen:
         bell: Ring once when a question blocks the run (off with `harness.no_bell`).
         resumed: The run continues a session: its restored conversation shows the prompt (`prompt` is
             then only what a chat's /restart sends).
+        tool_output: `full` starts with tool output unfolded; `none` shows no results.
+        color: Off (`--no-color`, `NO_COLOR`) draws the screen in monochrome.
     """
 
     def __init__(
@@ -61,13 +63,16 @@ class FullScreen:
         chat: bool = False,
         bell: bool = True,
         resumed: bool = False,
+        tool_output: ToolOutput = "folded",
+        color: bool = True,
     ) -> None:
         self._control = control
         self._checkpointing = checkpointing
         self._line = line
         self._prompt = prompt
-        self.view = LiveView(on_leave=self._leave, on_abort=self._abort, chat=chat, bell=bell)
-        self.events = TuiEvents(self.view, verbose=verbose)
+        self.view = LiveView(on_leave=self._leave, on_abort=self._abort, chat=chat, bell=bell, color=color)
+        self.view.transcript.fold_output = tool_output != "full"
+        self.events = TuiEvents(self.view, verbose=verbose, results=tool_output != "none")
         self.prompter = TuiPrompter(self.view)
         self._running = True
         self._left = False
