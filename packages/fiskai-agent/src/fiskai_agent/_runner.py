@@ -79,11 +79,33 @@ class Runner:
         self._iteration = setup.start_iteration
         self._limit = setup.budget.max_iterations
         self._chat = ChatTelemetry(current_telemetry())
+        if setup.resumed and setup.options.interactive:
+            # A resumed chat gets a fresh allowance for its next turn (a one-shot run keeps its cap).
+            self._limit = setup.start_iteration + setup.budget.max_iterations
+
+    @property
+    def at_input(self) -> bool:
+        """A resumed chat rests at an input boundary: the last turn was answered, nothing is pending."""
+        s = self._s
+        return (
+            s.resumed
+            and s.pending is None
+            and bool(s.messages)
+            and s.messages[-1].role == "assistant"
+            and s.last_stop_reason != "pause_turn"
+        )
 
     def clear(self) -> None:
         """Forget the conversation (a chat's `/clear`); a journaled run keeps it, as its journal does."""
         if not self._s.journal.active:
             self._s.messages.clear()
+
+    def restart(self, prompt: str) -> None:
+        """A new session's first turn (after a rotation): `prompt` alone, a fresh iteration count."""
+        s = self._s
+        s.messages[:] = [Message(role="user", content=(TextBlock(text=prompt),))]
+        self._iteration = 0
+        self._limit = s.budget.max_iterations
 
     async def follow_up(self, text: str, *, reset: bool) -> None:
         """A chat's next turn: a fresh iteration allowance, the text as a user turn (journaled)."""

@@ -171,8 +171,11 @@ def operator_prompter() -> Prompter:
     return DenyPrompter()
 
 
-def model_connection(settings: Settings, flag_url: str | None) -> ModelConnection:
-    """The API key and the base URL (`--base-url`, else `llm.base_url`, else the provider's variable), checked.
+def model_connection(settings: Settings, flag_url: str | None, *, api_key: str | None = None) -> ModelConnection:
+    """The API key and the base URL, checked.
+
+    The key: `api_key` (from `--api-key-file`), else the provider's variable. The URL: `--base-url`, else
+    `llm.base_url`, else the provider's variable.
 
     Raises:
         click.ClickException: neither is set (the message says exactly what to set), or the URL is unusable.
@@ -195,7 +198,7 @@ def model_connection(settings: Settings, flag_url: str | None) -> ModelConnectio
         url, label = config.llm.base_url, "llm.base_url"
     else:
         url, label = os.environ.get(url_env, ""), url_env
-    api_key = os.environ.get(key_env) or None
+    api_key = api_key or os.environ.get(key_env) or None
     if not url and api_key is None:
         raise click.ClickException(
             f"no model to talk to: set {key_env} to use Anthropic's API, or point fiskai at an "

@@ -30,10 +30,12 @@ from fiskai_cli import _wiring as wiring
 from fiskai_cli._hooks import command_hooks
 from fiskai_cli._observe import RunTelemetry, inventory, start_telemetry
 from fiskai_cli._version import VERSION
+from fiskai_cli.commands.run_flags import ToolOutputChoice, http_debug_file, no_color, read_api_key_file, tool_output
 from fiskai_cli.commands.run_trace import HttpDebugDump, Observers, TraceFile, open_exclusive
 from fiskai_cli.ui.chat import LineChat
-from fiskai_cli.ui.line_events import LineEvents
+from fiskai_cli.ui.line_events import LineEvents, ToolOutput
 from fiskai_cli.ui.line_stats import result_json, stats_line
+from fiskai_runstate import JournalError, fold
 
 if TYPE_CHECKING:
     from fiskai_cli.ui.tui import FullScreen
@@ -49,11 +51,48 @@ _SUSPEND_NOTICE = "\nsuspend requested; finishing current step, press ^C again t
 @click.option("--name", metavar="ID", help="The session id for --checkpoint (default: generated).")
 @click.option("--resume", "resume_id", metavar="ID", help="Resume a checkpointed session (the prompt is restored).")
 @click.option("--force", is_flag=True, help="Resume even though agent.yaml changed since (never across providers).")
-@click.option("--chat", is_flag=True, help="Stay open after each answer for a follow-up (/help lists the commands).")
 @click.option(
-    "--no-tui", is_flag=True, help="Use the line UI even on a terminal (as harness.no_tui; a pipe always does)."
+    "--chat",
+    is_flag=True,
+    help="Stay open after each answer for a follow-up (/help lists the commands); a chat session resumes as one.",
 )
-@click.option("-v", "--verbose", is_flag=True, help="Show start details, request summaries and full tool output.")
+@click.option(
+    "--no-tui",
+    is_flag=True,
+    envvar="NO_TUI",
+    help="Use the line UI even on a terminal (as harness.no_tui; a pipe always does). Env: NO_TUI.",
+)
+@click.option(
+    "-v",
+    "--verbose",
+    is_flag=True,
+    envvar="VERBOSE",
+    help="Show start details, request summaries and full tool output. Env: VERBOSE.",
+)
+@click.option(
+    "--tool-output",
+    "tool_output_mode",
+    type=ToolOutputChoice(),
+    default="folded",
+    show_default=True,
+    envvar="TOOL_OUTPUT",
+    help="Tool results: one line each (folded), whole (full) or not shown (none); the full screen starts "
+    "with output unfolded for full. Env: TOOL_OUTPUT.",
+)
+@click.option(
+    "--no-color",
+    "no_color_flag",
+    is_flag=True,
+    help="No colour: answers print as written (no Markdown rendering), the full screen in monochrome. "
+    "Env: NO_COLOR (any value).",
+)
+@click.option(
+    "--api-key-file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    envvar="ANTHROPIC_API_KEY_FILE",
+    help="Read the API key from FILE (trailing whitespace dropped), instead of ANTHROPIC_API_KEY. "
+    "Env: ANTHROPIC_API_KEY_FILE.",
+)
 @click.option(
     "--trace",
     "trace_path",
@@ -64,7 +103,8 @@ _SUSPEND_NOTICE = "\nsuspend requested; finishing current step, press ^C again t
     "--http-debug",
     "http_debug_path",
     type=click.Path(dir_okay=False, path_type=Path),
-    help="Dump request and response bodies, pretty-printed, to FILE (replaced; 0600).",
+    help="Dump request and response bodies, pretty-printed, to FILE (replaced; 0600). "
+    "Env: HTTP_DEBUG (1 writes ./http-debug.log; any other value names the file).",
 )
 @click.option(
     "--base-url",
@@ -93,6 +133,9 @@ def run(
     chat: bool,
     no_tui: bool,
     verbose: bool,
+    tool_output_mode: str,
+    no_color_flag: bool,
+    api_key_file: Path | None,
     trace_path: Path | None,
     http_debug_path: Path | None,
     base_url: str | None,
@@ -114,18 +157,37 @@ def run(
       fiskai -c agent.yaml run "which nodes are unhealthy?"
       fiskai -c agent.yaml run --checkpoint "drain node n3"      # Ctrl-C suspends
       fiskai -c agent.yaml run --resume 2abc...
+      fiskai -c agent.yaml run --chat --checkpoint "let's look at the cluster"   # /clear starts a new session
       ANTHROPIC_BASE_URL=http://localhost:11434 fiskai -c agent.yaml run --model qwen3 "status?"
       fiskai -c agent.yaml run --format json "status?" | jq -r .answer
+      fiskai -c agent.yaml run --tool-output full --no-color "list the nodes"
+      fiskai -c agent.yaml run --api-key-file ~/.config/anthropic.key "status?"
+      NO_TUI=1 TOOL_OUTPUT=none VERBOSE=1 HTTP_DEBUG=1 fiskai -c agent.yaml run "status?"
     """
-    _check_flags(prompt, checkpoint=checkpoint, name=name, resume_id=resume_id, force=force, chat=chat)
+    _check_flags(prompt, checkpoint=checkpoint, name=name, resume_id=resume_id, force=force)
     settings = _load(ctx, model)
+    original = " ".join(prompt).strip()
+    if resume_id is not None:
+        # A chat session resumes as a chat (its meta record says so), with or without --chat; /restart
+        # then re-sends the session's own prompt.
+        stored_chat, original = anyio.run(_stored_session, settings, resume_id, state_dir)
+        chat = chat or stored_chat
     config = settings.config
-    connection = wiring.model_connection(settings, base_url)
+    key = read_api_key_file(api_key_file) if api_key_file is not None else None
+    connection = wiring.model_connection(settings, base_url, api_key=key)
+    http_debug_path = http_debug_file(http_debug_path)
+    plain = no_color(no_color_flag)
     observed = start_telemetry(settings, no_telemetry=no_telemetry)
     # The SDK import (seconds) overlaps the introspection in the harness, which waits on a subprocess.
     preload_provider(config.llm.provider)
     checkpointing = checkpoint or resume_id is not None
-    events = LineEvents(verbose=verbose, answer_to_stdout=output_format == "text", trace_file=str(trace_path or ""))
+    events = LineEvents(
+        verbose=verbose,
+        answer_to_stdout=output_format == "text",
+        trace_file=str(trace_path or ""),
+        tool_output=tool_output(tool_output_mode),
+        color=not plain,
+    )
     warn = _warner()
     trace = _open_trace(trace_path, config.llm.model, settings.path, warn)
     dump = _open_http_debug(http_debug_path, warn)
@@ -138,10 +200,13 @@ def run(
             control=control,
             checkpointing=checkpointing,
             line=events,
-            prompt=" ".join(prompt).strip(),
+            prompt=original,
             verbose=verbose,
             chat=chat,
             bell=not config.harness.no_bell,
+            resumed=resume_id is not None,
+            tool_output=events.tool_output,
+            color=not plain,
         )
     request = _Request(
         prompt=" ".join(prompt).strip(),
@@ -158,6 +223,7 @@ def run(
         events=events,
         control=control,
         chat=chat,
+        original=original,
         verbose=verbose,
         observed=observed,
     )
@@ -196,12 +262,14 @@ class _Request:
     events: LineEvents
     control: RunControl
     chat: bool
+    original: str
+    """The prompt a chat's /restart sends again (on resume: the session's own)."""
     verbose: bool
     observed: RunTelemetry
 
 
 def _check_flags(
-    prompt: Sequence[str], *, checkpoint: bool, name: str | None, resume_id: str | None, force: bool, chat: bool
+    prompt: Sequence[str], *, checkpoint: bool, name: str | None, resume_id: str | None, force: bool
 ) -> None:
     # The original's messages, in its order.
     if resume_id is not None and checkpoint:
@@ -212,8 +280,19 @@ def _check_flags(
         raise click.UsageError("--name requires --checkpoint")
     if force and resume_id is None:
         raise click.UsageError("--force only applies when resuming")
-    if chat and (checkpoint or resume_id is not None):
-        raise click.UsageError("--chat does not checkpoint yet; drop --checkpoint or --resume")
+
+
+async def _stored_session(settings: wiring.Settings, run_id: str, state_dir: Path | None) -> tuple[bool, str]:
+    """Whether the stored session `run_id` is a chat, and its prompt.
+
+    (False, "") when it cannot be read: the resume itself then says why.
+    """
+    try:
+        async with wiring.journal_store(settings, state_dir=state_dir) as store:
+            state = fold(await store.load(run_id))
+    except (JournalError, OSError):
+        return False, ""
+    return state.interactive, state.prompt
 
 
 def _load(ctx: click.Context, model: str | None) -> wiring.Settings:
@@ -226,7 +305,17 @@ def _load(ctx: click.Context, model: str | None) -> wiring.Settings:
 
 
 def _full_screen(
-    *, control: RunControl, checkpointing: bool, line: LineEvents, prompt: str, verbose: bool, chat: bool, bell: bool
+    *,
+    control: RunControl,
+    checkpointing: bool,
+    line: LineEvents,
+    prompt: str,
+    verbose: bool,
+    chat: bool,
+    bell: bool,
+    resumed: bool,
+    tool_output: ToolOutput,
+    color: bool,
 ) -> FullScreen | None:
     """The full-screen UI, or None without the `tui` extra (the line UI then serves)."""
     try:
@@ -235,17 +324,28 @@ def _full_screen(
     except ImportError:
         return None
     return FullScreen(
-        control=control, checkpointing=checkpointing, line=line, prompt=prompt, verbose=verbose, chat=chat, bell=bell
+        control=control,
+        checkpointing=checkpointing,
+        line=line,
+        prompt=prompt,
+        verbose=verbose,
+        chat=chat,
+        bell=bell,
+        resumed=resumed,
+        tool_output=tool_output,
+        color=color,
     )
 
 
-def _next_prompt(chat: bool, screen: FullScreen | None, prompt: str) -> NextPrompt | None:
+def _next_prompt(chat: bool, screen: FullScreen | None, prompt: str, *, resuming: bool) -> NextPrompt | None:
     """The chat input: the full screen's row, or `> ` on the terminal for the line UI."""
     if not chat:
         return None
     if screen is not None:
         return screen.next_prompt
     if not sys.stdin.isatty():
+        if resuming:
+            raise click.UsageError("resuming a chat session needs a terminal on stdin")
         raise click.UsageError("--chat needs a terminal on stdin")
     return LineChat(prompt)
 
@@ -362,7 +462,7 @@ async def _run_in(
         session=session,
         control=control,
         interactive=request.chat,
-        next_prompt=_next_prompt(request.chat, screen, request.prompt),
+        next_prompt=_next_prompt(request.chat, screen, request.original, resuming=resume_id is not None),
         verbose=request.verbose,
         hooks=command_hooks(settings),
     )
