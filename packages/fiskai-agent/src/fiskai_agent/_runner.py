@@ -337,7 +337,9 @@ class Runner:
         )
         if remote:
             stats.remote_tool_calls += 1
-        result = await run_call(call, CallContext(effect_id=effect, delivered=frozenset(s.delivered)))
+        # A call that waits on the operator is paced by a person, not bounded by the tool timeout.
+        limit = None if entry.presentation == "self_rendered" else s.options.tool_timeout
+        result = await run_call(call, CallContext(effect_id=effect, delivered=frozenset(s.delivered)), time_limit=limit)
         s.delivered.update(dict.fromkeys(result.citations))
         s.options.events.tool_result(_result_trace(use, entry, result))
         return await journal.result(use, result, remote=remote, gate=recovery, citations=result.citations)

@@ -100,6 +100,7 @@ __all__ = [
     "reported",
     "resolve_under",
     "state_home",
+    "tool_time_limit",
 ]
 
 Face = Literal["run", "mcp", "a2a", "tools"]
@@ -155,6 +156,12 @@ class Harness:
                 open_nats(context, name=f"fiskai {self.settings.config.identity}")
             )
         return self.nats
+
+
+def tool_time_limit(config: Any) -> float | None:
+    """`harness.tool_timeout` in seconds for `run_call`: None when `0s` (no limit)."""
+    seconds = config.harness.tool_timeout.total_seconds()
+    return seconds if seconds > 0 else None
 
 
 def operator_prompter() -> Prompter:

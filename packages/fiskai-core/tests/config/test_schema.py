@@ -431,3 +431,14 @@ def test_tool_filters_satisfy_the_selection_rule_protocol() -> None:
     include: FilterRule = config.include
     exclude: FilterRule = config.expose.agent.tools.exclude
     assert (list(include.tools), list(exclude.tags)) == (["a"], ["b"])
+
+
+def test_tool_timeout_defaults_to_five_minutes_and_zero_means_no_limit() -> None:
+    assert _mcp("").harness.tool_timeout == timedelta(minutes=5)
+    assert _mcp("harness:\n  tool_timeout: 0s\n").harness.tool_timeout == timedelta(0)
+    assert _mcp("harness:\n  tool_timeout: 90s\n").harness.tool_timeout == timedelta(seconds=90)
+
+
+def test_a_negative_tool_timeout_is_refused_naming_the_key(tmp_path: Path) -> None:
+    message = _error("harness:\n  tool_timeout: -1s\n", tmp_path)
+    assert 'harness.tool_timeout "-1s": must not be negative; 0s means no limit' in message

@@ -322,6 +322,7 @@ async def _drive(
             interactive=request.chat,
             next_prompt=_next_prompt(request.chat, screen, request.prompt),
             verbose=request.verbose,
+            tool_timeout=wiring.tool_time_limit(config),
         )
         async with anyio.create_task_group() as tg:
             tg.start_soon(watch_signals)

@@ -185,7 +185,7 @@ async def _call(
         verdict["rule"] = decision.rule
     if not decision.allowed:
         return decision.denial_result(), verdict
-    return await run_call(call), verdict
+    return await run_call(call, time_limit=wiring.tool_time_limit(settings.config)), verdict
 
 
 def _settings(ctx: click.Context) -> Settings:

@@ -35,6 +35,7 @@ from ._duration import DurationError, parse_go_duration
 from ._yaml import YamlFloat, YamlInt
 
 __all__ = [
+    "DEFAULT_TOOL_TIMEOUT",
     "KNOWLEDGE_SEARCH_TOOL",
     "A2ASettings",
     "Block",
@@ -65,6 +66,8 @@ __all__ = [
 ]
 
 KNOWLEDGE_SEARCH_TOOL = "knowledge_search"
+DEFAULT_TOOL_TIMEOUT = timedelta(minutes=5)
+"""`harness.tool_timeout` when unset (the Go agent's 0.0.5+ default for `run` and `serve` alike)."""
 MAX_CONCURRENT_TOOLS_CEILING = 1024
 _INT64_MAX = (1 << 63) - 1
 
@@ -371,6 +374,20 @@ class HarnessSettings(Block):
     sessions: SessionsSettings = Field(default_factory=SessionsSettings)
     environment: EnvironmentSettings = Field(default_factory=EnvironmentSettings)
     """What tool commands do not inherit from the harness's environment, beyond the defaults."""
+    tool_timeout: timedelta = DEFAULT_TOOL_TIMEOUT
+    """How long one tool call may run in an agent run (`run`, `serve`, `tools call`); `0s` = no limit. A command
+    is killed with its process group; a call waiting on an operator's answer is not limited."""
+
+    @field_validator("tool_timeout", mode="before")
+    @classmethod
+    def _tool_timeout(cls, value: object) -> object:
+        parsed = _duration(value, key="harness.tool_timeout", default=DEFAULT_TOOL_TIMEOUT)
+        if isinstance(parsed, timedelta) and parsed < timedelta(0):
+            written = str(as_written(value))
+            raise SettingError(
+                f"invalid harness.tool_timeout {go_quote(written)}: must not be negative; 0s means no limit"
+            )
+        return parsed
 
 
 class _ServerLimits(Block):
