@@ -446,8 +446,16 @@ async def _remote_tools(harness: Harness, taken: list[str]) -> list[tuple[Tool, 
         return []
     from fiskai_a2a.client import A2AClient
     from fiskai_a2a.invoker import import_remote_tools
+    from fiskai_a2a.nats_service import NatsStreams
 
-    client = A2AClient(harness.nats, identity=config.identity, timeout=config.llm.budget.call_timeout.total_seconds())
+    client = A2AClient(
+        harness.nats,
+        identity=config.identity,
+        timeout=config.llm.budget.call_timeout.total_seconds(),
+        # Peers old and new: a 0.0.5 server's ack and keepalives, or a pre-0.0.5 single reply.
+        streams=NatsStreams(harness.nats),
+        request_timeout=config.expose.agent.a2a.request_timeout.total_seconds(),
+    )
     with reported():
         imported = await import_remote_tools(
             config.remote_tools, client=client, taken=taken, strict=True, context_name=harness.nats.context.name
