@@ -101,6 +101,7 @@ __all__ = [
     "reported",
     "resolve_under",
     "state_home",
+    "tool_time_limit",
 ]
 
 Face = Literal["run", "mcp", "a2a", "tools"]
@@ -158,6 +159,12 @@ class Harness:
                 open_nats(context, name=f"fiskai {self.settings.config.identity}")
             )
         return self.nats
+
+
+def tool_time_limit(config: Any) -> float | None:
+    """`harness.tool_timeout` in seconds for `run_call`: None when `0s` (no limit)."""
+    seconds = config.harness.tool_timeout.total_seconds()
+    return seconds if seconds > 0 else None
 
 
 def operator_prompter() -> Prompter:
@@ -463,8 +470,16 @@ async def _remote_tools(harness: Harness, taken: list[str]) -> list[tuple[Tool, 
         return []
     from fiskai_a2a.client import A2AClient
     from fiskai_a2a.invoker import import_remote_tools
+    from fiskai_a2a.nats_service import NatsStreams
 
-    client = A2AClient(harness.nats, identity=config.identity, timeout=config.llm.budget.call_timeout.total_seconds())
+    client = A2AClient(
+        harness.nats,
+        identity=config.identity,
+        timeout=config.llm.budget.call_timeout.total_seconds(),
+        # Peers old and new: a 0.0.5 server's ack and keepalives, or a pre-0.0.5 single reply.
+        streams=NatsStreams(harness.nats),
+        request_timeout=config.expose.agent.a2a.request_timeout.total_seconds(),
+    )
     with reported():
         imported = await import_remote_tools(
             config.remote_tools, client=client, taken=taken, strict=True, context_name=harness.nats.context.name

@@ -72,7 +72,7 @@ def _error(text: str, tmp_path: Path) -> str:
         (
             "expose:\n  agent:\n    a2a:\n      timeout: 5s\n",
             'agent.yaml:4: expose.agent.a2a.timeout: unknown key; did you mean "tool_timeout"? allowed keys: '
-            "max_concurrent_tools, tool_timeout",
+            "max_concurrent_tools, tool_timeout, serve_tools, request_timeout, prompts",
         ),
         (
             "expose:\n  mcp: {}\n",

@@ -186,7 +186,7 @@ async def _call(
         if not decision.allowed:
             return decision.denial_result(), verdict
         # Inside the harness: an imported MCP tool needs its server's session, closed with the harness.
-        return await run_call(call), verdict
+        return await run_call(call, time_limit=wiring.tool_time_limit(settings.config)), verdict
 
 
 def _settings(ctx: click.Context) -> Settings:
