@@ -6,6 +6,7 @@ import pytest
 
 from fiskai_core.errors import ArgumentsError
 from fiskai_core.pycli import ParamModel, PyCommandModel, build_argv, command_schema
+from fiskai_core.pycli._model import TypeModel
 from fiskai_core.tools._arguments import parse_arguments
 
 
@@ -52,7 +53,7 @@ def test_optional_value_options_refuse_a_leading_dash() -> None:
 
 
 def test_fromfile_prefix_and_dash_and_double_dash_are_refused_where_they_mean_something_else() -> None:
-    pos = ParamModel(name="path", kind="argument", opts=["path"], type={"kind": "path", "allow_dash": True})
+    pos = ParamModel(name="path", kind="argument", opts=["path"], type=TypeModel(kind="path", allow_dash=True))
     with pytest.raises(ArgumentsError, match="contents of a file"):
         _argv([pos], '{"path": "@/etc/passwd"}', framework="argparse", fromfile_prefix_chars="@")
     with pytest.raises(ArgumentsError, match="standard input"):

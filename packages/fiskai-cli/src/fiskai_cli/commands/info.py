@@ -16,6 +16,7 @@ from fiskai_cli._wiring import (
     knowledge_paths,
     load_application,
     load_settings,
+    load_tool_sources,
     state_home,
 )
 from fiskai_cli.ui.text import clip, items, table
@@ -26,6 +27,7 @@ from fiskai_core.tools import TOOL_SEARCH_THRESHOLD, plan_deferral, requires_con
 if TYPE_CHECKING:
     from fiskai_agent.llm import Capabilities
     from fiskai_core.remote import RemoteTool
+    from fiskai_core.sources import LoadedSource
 
     RemoteImporter = Callable[[Sequence[str]], tuple[Sequence[RemoteTool], Sequence[str]]]
     """Imports the remote_tools hosts' tools given the names already taken; returns them and warnings."""
@@ -67,7 +69,8 @@ def info(ctx: click.Context, output_format: str) -> None:
         from fiskai_cli.commands.info_remote import remote_tools
 
         importer = partial(remote_tools, settings.config)
-    report = build_report(settings, application, import_remote=importer)
+    sources = load_tool_sources(settings)
+    report = build_report(settings, application, import_remote=importer, sources=sources)
     if output_format == "json":
         click.echo(json.dumps(report, indent=2, ensure_ascii=False))
         return
@@ -77,9 +80,16 @@ def info(ctx: click.Context, output_format: str) -> None:
 
 
 def build_report(
-    settings: Settings, application: Application | None, *, import_remote: RemoteImporter | None = None
+    settings: Settings,
+    application: Application | None,
+    *,
+    import_remote: RemoteImporter | None = None,
+    sources: Sequence[LoadedSource] = (),
 ) -> dict[str, Any]:
-    """Everything `info` shows, as one JSON-ready object; `import_remote` lists the remote_tools hosts' tools."""
+    """Everything `info` shows, as one JSON-ready object.
+
+    `import_remote` lists the remote_tools hosts' tools; `sources` are the loaded `tool_sources`.
+    """
     config = settings.config
     harness = config.harness
     warnings: list[str] = []
@@ -90,18 +100,23 @@ def build_report(
     if application is not None:
         warnings.extend(application.warnings)
     app_tools = list(application.selected) if application is not None else []
+    source_tools = [(loaded.label, spec) for loaded in sources for spec in loaded.source.selected]
+    for loaded in sources:
+        warnings.extend(f"{loaded.label}: {warning}" for warning in loaded.warnings)
     builtins = [
         *(_HITL_TOOLS if harness.human_in_the_loop.enabled else ()),
         *(_MEMORY_TOOLS if harness.memory.enabled else ()),
         *(_KNOWLEDGE_TOOLS if harness.knowledge.enabled else ()),
     ]
     remote, remote_warnings = (
-        import_remote([*(tool.name for tool in app_tools), *builtins]) if import_remote else ((), ())
+        import_remote([*(tool.name for tool in app_tools), *(spec.name for _, spec in source_tools), *builtins])
+        if import_remote
+        else ((), ())
     )
     capabilities = _capabilities(config)
     # As a run decides it: application tools, then remote tools (a peer's `ai:no_defer` tag included).
     plan = plan_deferral(
-        [*app_tools, *remote],
+        [*app_tools, *(spec for _, spec in source_tools), *remote],
         builtin_count=len(builtins),
         # Without server-side tool search a run defers the same tools behind the client-side find_tools.
         provider_supports_search=capabilities is not None,
@@ -127,6 +142,21 @@ def build_report(
                 "schema": tool.schema_source,
             }
         )
+    for label, spec in source_tools:
+        for tag in spec.tags:
+            if tag in tag_counts:
+                tag_counts[tag] += 1
+        tools.append(
+            {
+                "name": spec.name,
+                "source": label,
+                "command": spec.command,
+                "confirm": requires_confirmation(spec.tags, harness.confirm_tags),
+                "deferred": plan.deferred.get(spec.name, False),
+                "description": spec.description,
+                "tags": list(spec.tags),
+            }
+        )
     tools.extend(
         {"name": name, "source": "built-in", "confirm": False, "deferred": False, "description": "", "tags": []}
         for name in builtins
@@ -145,13 +175,23 @@ def build_report(
     warnings.extend(
         f"confirm_tags entry {tag!r} matches no loaded tool; check the tag spelling"
         for tag, count in tag_counts.items()
-        if application is not None and count == 0
+        if (application is not None or sources) and count == 0
     )
     warnings.extend(remote_warnings)
     return {
         "config": str(settings.path),
         "identity": config.identity,
         "application": _application_report(application),
+        "tool_sources": [
+            {
+                "source": loaded.label,
+                **loaded.details,
+                "commands": loaded.commands,
+                "denied": loaded.denied,
+                "offered": len(loaded.source.selected),
+            }
+            for loaded in sources
+        ],
         "model": _model_report(config, capabilities, plan.deferred_count, len(tools)),
         "tools": tools,
         "global_flags": _global_flags_report(application),
@@ -272,8 +312,16 @@ def render_text(report: dict[str, Any]) -> str:
                 ]
             ),
         ]
-    else:
+    elif not report["tool_sources"]:
         out += ["Application", items([("Identity", report["identity"]), ("Binary", "none (no application_path)")])]
+    for source in report["tool_sources"]:
+        rows = [
+            (key.capitalize(), str(source[key])) for key in ("framework", "version", "python", "path") if key in source
+        ]
+        rows.append(
+            ("Commands", f"{source['commands']} runnable, {source['offered']} offered ({source['denied']} ai:deny)")
+        )
+        out += ["", f"Tool source {source['source']}", items(rows)]
     model = report["model"]
     if model is not None:
         out += [

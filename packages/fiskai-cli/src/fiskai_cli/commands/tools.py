@@ -191,7 +191,7 @@ async def _call(
 def _settings(ctx: click.Context) -> Settings:
     settings = load_settings(ctx, "mcp", required=True)
     assert settings is not None  # required=True: a missing file is an error above
-    if not settings.config.application_path:
+    if not settings.config.has_tool_source:
         raise click.ClickException(
             f"{settings.path} names no application_path; `fiskai tools` lists and calls an application's commands"
         )

@@ -30,6 +30,7 @@ from ._schema import (
     ThinkingSettings,
     ToolFilter,
 )
+from ._tool_sources import ToolSourceRule, ToolSourceSettings
 
 __all__ = [
     "DEFAULT_IDENTITY",
@@ -54,6 +55,8 @@ __all__ = [
     "SessionsSettings",
     "ThinkingSettings",
     "ToolFilter",
+    "ToolSourceRule",
+    "ToolSourceSettings",
     "load_config",
     "parse_config",
 ]
