@@ -231,6 +231,12 @@ def _leaves(
     if node.commands is None:
         yield prefix, node
         return
+    if _takes_own_arguments(node):
+        warnings.append(
+            f"the commands under {go_quote(' '.join(prefix) or node.name)} were skipped: the group takes arguments of its own, "
+            "which fiskai does not pass"
+        )
+        return
     for sub in node.commands:
         if sub.hidden or sub.deprecated:
             continue
@@ -240,6 +246,11 @@ def _leaves(
             )
             continue
         yield from _leaves(sub, (*prefix, sub.name), warnings)
+
+
+def _takes_own_arguments(group: PyCommandModel) -> bool:
+    """A group with a positional or a required option cannot be passed through by its name alone."""
+    return any(not p.skip and (p.kind == "argument" or p.required or p.prompt) for p in group.params)
 
 
 def _compiled(rules: Sequence[TagRule]) -> list[tuple[re.Pattern[str], TagRule]]:
