@@ -312,7 +312,7 @@ def _specs(
             else:
                 offered.append(param)
                 continue
-            if param.required and not param.confirmation:
+            if param.required and not param.confirmation and not param.passthrough:
                 unusable = f"its required parameter {go_quote(param.name)} is not offered ({denied[param.name]})"
         if unusable:
             warnings.append(f"command {shown} was skipped: {unusable}")
