@@ -29,19 +29,29 @@ def subjects_python() -> str:
     given = os.environ.get("FISKAI_PYCLI_SUBJECTS_PYTHON")
     if given:
         return given
-    python = _VENV / "bin" / "python"
-    marker = _VENV / "installed.txt"
-    wanted = "\n".join(REQUIREMENTS)
+    return _venv(_VENV, REQUIREMENTS)
+
+
+@pytest.fixture(scope="session")
+def old_typer_python() -> str:
+    """A venv with typer 0.25 (before it vendored click: `get_command` returns a click Group) and the subjects."""
+    return _venv(_VENV.with_name("pycli-typer025-1"), ("typer==0.25.1", "click==8.5.1"))
+
+
+def _venv(where: Path, requirements: tuple[str, ...]) -> str:
+    python = where / "bin" / "python"
+    marker = where / "installed.txt"
+    wanted = "\n".join(requirements)
     uv = shutil.which("uv")
     if uv is None:
         pytest.skip("needs uv to build the subject venv")
     try:
         if not python.exists() or not marker.exists() or marker.read_text() != wanted:
-            shutil.rmtree(_VENV, ignore_errors=True)
-            _run([uv, "venv", "--quiet", "--python", sys.executable, str(_VENV)])
-            _run([uv, "pip", "install", "--quiet", "--python", str(python), *REQUIREMENTS])
+            shutil.rmtree(where, ignore_errors=True)
+            _run([uv, "venv", "--quiet", "--python", sys.executable, str(where)])
+            _run([uv, "pip", "install", "--quiet", "--python", str(python), *requirements])
             marker.write_text(wanted)
-        # The written subjects follow the checkout: reinstalled each session (fast, already built deps).
+        # The written subjects follow the checkout: reinstalled each session (fast, deps already there).
         _run(
             [
                 uv,
@@ -50,6 +60,7 @@ def subjects_python() -> str:
                 "--quiet",
                 "--python",
                 str(python),
+                "--no-deps",
                 "--reinstall-package",
                 "fiskai-pycli-subjects",
                 str(SUBJECTS),

@@ -28,7 +28,8 @@ def _argv(spec: PyCommandSpec, values: Mapping[str, object]) -> list[str]:
 def _parsed(python: str, spec: PyCommandSpec, target: str, argv: list[str]) -> dict[str, object]:
     [result] = parse(python, [{"framework": spec.framework, "target": target, "argv": argv}])
     assert "error" not in result, result
-    return result["params"]
+    # An older click reports a positional it saw no value for as None.
+    return {key: value for key, value in result["params"].items() if value is not None}
 
 
 def test_abbreviation_cannot_reach_an_option_the_json_did_not_name(subjects_python: str) -> None:
@@ -151,3 +152,29 @@ def test_the_description_is_cached_until_the_app_changes(
     os.utime(module)  # the app changed: the cache entry is stale
     with pytest.raises(AssertionError, match="fresh cache"):
         load_python_cli("typer", script)
+
+
+def test_typer_before_it_vendored_click_goes_through_click(old_typer_python: str) -> None:
+    source = load(old_typer_python, "typer", "subject-typer")
+    assert (source.document.framework, source.document.framework_version) == ("typer", "0.25.1")
+    hello = _spec(source, "hello")
+    properties = hello.input_schema["properties"]
+    assert isinstance(properties, dict)
+    assert properties["color"] == {"description": "default: r", "type": "string", "enum": ["r", "g"]}  # by value
+    argv = _argv(hello, {"name": "--count=9", "color": "g", "tags": ["-x"], "force": False})
+    assert argv == ["hello", "--color=g", "--tags=-x", "--no-force", "--", "--count=9"]
+    assert _parsed(old_typer_python, hello, "subject-typer", argv) == {
+        "name": "--count=9",
+        "color": "g",
+        "tags": ["-x"],
+        "force": False,
+    }
+
+
+def test_a_parser_factory_and_the_apps_own_tags(subjects_python: str) -> None:
+    built = load(
+        subjects_python, "argparse", "subject-argparse", parser="fiskai_pycli_subjects.argparse_app:build_parser"
+    )
+    assert [spec.name for spec in built.commands] == ["rows", "run"]
+    click_app = load(subjects_python, "click", "subject-click", rules=[TagRule(commands="show", tags=("audit",))])
+    assert _spec(click_app, "show").tags == ("impact:ro", "audit")

@@ -31,6 +31,9 @@ def show(**kwargs):
     click.echo(repr(sorted(kwargs.items())))
 
 
+show.__fiskai__ = {"tags": ["impact:ro"]}  # the app's own opt-in; config rules add to it
+
+
 @cli.command("delete-all")
 @click.confirmation_option(prompt="Really delete everything?")
 @click.argument("table")
