@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -48,6 +49,9 @@ tool_sources:
     include: {{tools: ["^delete-all$"]}}
 harness:
   confirm_tags: [impact:destructive]
+expose:
+  agent:
+    mcp: {{}}
 """,
         encoding="utf-8",
     )
@@ -99,3 +103,25 @@ def test_a_confirmation_option_goes_through_the_gate(config: Path) -> None:
     assert code == 0, err
     assert out.strip().endswith("delete-all --yes -- t")
     assert "needs approval and no terminal is attached" in err
+
+
+@pytest.mark.anyio
+async def test_mcp_serves_python_cli_tools_unchanged(config: Path, tmp_path: Path) -> None:
+    import mcp_types as types
+    from mcp import Client, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    fiskai = str(Path(sys.executable).parent / "fiskai")
+    params = StdioServerParameters(command=fiskai, args=["-c", str(config), "mcp", "--stdio"])
+    with (tmp_path / "stderr.txt").open("w", encoding="utf-8") as errlog:
+        async with Client(stdio_client(params, errlog=errlog)) as client:
+            listed = {tool.name: tool for tool in (await client.list_tools()).tools}
+            result = await client.call_tool("rows", {"table": "@/etc/passwd"})
+            ran = await client.call_tool("rows", {"table": "t", "tag": ["--delete-all"]})
+    assert "su_query" in listed and "dev" in listed and "su_install" not in listed
+    assert "delete_all" not in listed["rows"].input_schema["properties"]
+    refused = result.content[0]
+    assert isinstance(refused, types.TextContent) and "contents of a file" in refused.text
+    output = ran.content[0]
+    assert isinstance(output, types.TextContent)
+    assert "'delete_all': False" in output.text and "'tag': ['--delete-all']" in output.text
