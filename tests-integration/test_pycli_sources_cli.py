@@ -125,3 +125,15 @@ async def test_mcp_serves_python_cli_tools_unchanged(config: Path, tmp_path: Pat
     output = ran.content[0]
     assert isinstance(output, types.TextContent)
     assert "'delete_all': False" in output.text and "'tag': ['--delete-all']" in output.text
+
+
+def test_a_denied_parameter_is_not_set_from_the_operators_environment(
+    config: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    script = config.read_text().split("click: ")[-1].split("\n")[0]  # subject-click, beside the venv's python
+    denied = tmp_path / "denied.yaml"
+    denied.write_text(f"tool_sources:\n  - click: {script}\n    deny_params: [token]\n", encoding="utf-8")
+    monkeypatch.setenv("SUBJECT_TOKEN", "from-the-operators-shell")
+    code, out, err = _invoke("-c", str(denied), "tools", "call", "show", '{"src": "x"}')
+    assert code == 0, err
+    assert "('token', None)" in out and "from-the-operators-shell" not in out

@@ -253,17 +253,18 @@ def application_tools(settings: Settings, application: Application | None = None
     `application_path` first, then `tool_sources` in order.
     """
     application = application if application is not None else load_application(settings)
-    sources = [loaded.source for loaded in load_tool_sources(settings)]
+    sources = [(loaded.source, loaded.strip_env) for loaded in load_tool_sources(settings)]
     if application is not None:
-        sources.insert(0, application)
+        sources.insert(0, (application, ()))
     if not sources:
         return []
     from fiskai_core.exec.running import command_tools
 
     config = settings.config
     tools: list[CommandTool] = []
-    for source in sources:
-        tools.extend(command_tools(source, strip_env=config.credential_env_names(), pass_env=config.passed_env_names()))
+    for source, strip in sources:
+        strip_env = [*config.credential_env_names(), *strip]
+        tools.extend(command_tools(source, strip_env=strip_env, pass_env=config.passed_env_names()))
     return tools
 
 

@@ -178,3 +178,10 @@ def test_a_parser_factory_and_the_apps_own_tags(subjects_python: str) -> None:
     assert [spec.name for spec in built.commands] == ["rows", "run"]
     click_app = load(subjects_python, "click", "subject-click", rules=[TagRule(commands="show", tags=("audit",))])
     assert _spec(click_app, "show").tags == ("impact:ro", "audit")
+
+
+def test_a_denied_parameter_cannot_be_set_from_the_environment_either(subjects_python: str) -> None:
+    offered = load(subjects_python, "click", "subject-click")
+    assert "SUBJECT_TOKEN" not in offered.strip_env
+    denied = load(subjects_python, "click", "subject-click", deny_params=("token",))
+    assert "SUBJECT_TOKEN" in denied.strip_env

@@ -71,6 +71,8 @@ class ParamModel(BaseModel):
     prompt: bool = False
     confirmation: bool = False
     passthrough: bool = False
+    envvars: list[str] = Field(default_factory=list[str])
+    """click: environment variables the app reads this parameter from (`envvar`, `auto_envvar_prefix`)."""
     skip: str = ""
     """Why the parameter is never offered (eager, hidden, deprecated, custom action, ...); empty to offer it."""
 

@@ -94,6 +94,9 @@ class PyCliSource:
     selected: Sequence[PyCommandSpec]
     label: str = ""
     warnings: Sequence[str] = ()
+    strip_env: Sequence[str] = ()
+    """Variables the app would read a parameter that is not offered from (click `envvar`): removed from the
+    commands' environment, so a denied parameter cannot be set that way either."""
 
     @override
     def __repr__(self) -> str:
@@ -215,6 +218,16 @@ def load_python_cli(
     )
     warnings: list[str] = []
     commands = _specs(document, prefix, rules, tuple(deny_params), tuple(allow_passthrough), warnings)
+    offered = {(id(spec.node), name) for spec in commands for name in (p.name for p in spec.params)}
+    strip_env = sorted(
+        {
+            env
+            for _, node in _leaves(document.root, (), [])
+            for param in node.params
+            if (id(node), param.name) not in offered
+            for env in param.envvars
+        }
+    )
     return PyCliSource(
         path=binary,
         document=document,
@@ -222,6 +235,7 @@ def load_python_cli(
         selected=select_tools(commands, include=include, exclude=exclude),
         label=f"{framework}: {target}",
         warnings=tuple(warnings),
+        strip_env=tuple(strip_env),
     )
 
 

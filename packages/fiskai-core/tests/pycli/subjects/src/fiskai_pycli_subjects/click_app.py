@@ -16,6 +16,7 @@ def cli(debug):
 @cli.command()
 @click.option("--mode", is_flag=False, flag_value="auto", help="Mode; the value may be left out.")
 @click.option("--limit", type=int)
+@click.option("--token", envvar="SUBJECT_TOKEN", help="Read from SUBJECT_TOKEN too.")
 @click.option("-n", type=int, help="Short-only.")
 @click.option("--shout/--no-shout")
 @click.option("--upper", "case", flag_value="upper", default=True)
