@@ -130,7 +130,9 @@ async def test_mcp_serves_python_cli_tools_unchanged(config: Path, tmp_path: Pat
 def test_a_denied_parameter_is_not_set_from_the_operators_environment(
     config: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    script = config.read_text().split("click: ")[-1].split("\n")[0]  # subject-click, beside the venv's python
+    script = (
+        config.read_text(encoding="utf-8").split("click: ")[-1].split("\n")[0]
+    )  # subject-click, beside the venv's python
     denied = tmp_path / "denied.yaml"
     denied.write_text(f"tool_sources:\n  - click: {script}\n    deny_params: [token]\n", encoding="utf-8")
     monkeypatch.setenv("SUBJECT_TOKEN", "from-the-operators-shell")
