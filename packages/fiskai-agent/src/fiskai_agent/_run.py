@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 import traceback
 
@@ -14,6 +15,7 @@ from fiskai_agent._runner import Outcome, Runner
 from fiskai_agent._setup import prepare
 from fiskai_agent.errors import AgentError
 from fiskai_agent.events import Advisory
+from fiskai_core.hooks import Decisions, Deny, PromptSubmit, user_prompt_submit
 from fiskai_runstate import JournalError
 
 __all__ = ["INTERNAL_ERROR", "run", "run_sync"]
@@ -42,6 +44,14 @@ async def run(options: RunOptions) -> RunResult:
         fiskai_runstate.JournalError: The session store failed before the loop started.
     """
     started = time.monotonic()
+    resuming = options.session is not None and options.session.resume_id is not None
+    if options.hooks.user_prompt_submit and not resuming:
+        # A resumed run's prompt was submitted (and checked) when the session began.
+        decided = await user_prompt_submit(options.hooks, PromptSubmit(prompt=options.prompt), Decisions())
+        if isinstance(decided, Deny):
+            stats = RunStats(model=options.llm.model, elapsed=time.monotonic() - started)
+            return RunResult(reason="error", answer="", error=f"prompt denied by policy: {decided.reason}", stats=stats)
+        options = dataclasses.replace(options, prompt=decided.prompt)
     try:
         setup = await prepare(options)
     except (AgentError, JournalError):

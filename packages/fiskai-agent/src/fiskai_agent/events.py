@@ -52,6 +52,9 @@ AdvisoryKind = Literal[
     "tool_not_loaded",
     "knowledge_index_absent",
     "tool_calls_capped",
+    "hook_denied",
+    "config_renamed_key",
+    "mcp_tools_changed",
     "session_rotate",
 ]
 """Stable tokens for structured sinks; the `message` of an `Advisory` is the line a UI prints."""
@@ -60,7 +63,7 @@ Presentation = Literal["command", "remote", "self_rendered", "traced"]
 """How a tool call is shown: a command line; a remote call naming its agent; only when verbose (the
 ask_human tools draw their own prompt); or a one-line trace whose result is not shown (memory, knowledge)."""
 
-ToolKind = Literal["application", "builtin", "remote", "custom", "unknown"]
+ToolKind = Literal["application", "builtin", "remote", "custom", "mcp", "unknown"]
 """Accounting bucket of a tool call."""
 
 

@@ -14,10 +14,11 @@ from __future__ import annotations
 import json
 import signal
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Coroutine, Sequence
+from contextlib import AsyncExitStack
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import click
@@ -26,6 +27,8 @@ from fiskai_agent import NextPrompt, RunControl, RunOptions, RunResult, SessionO
 from fiskai_agent.events import Advisory
 from fiskai_agent.llm import ProviderSettings, preload_provider
 from fiskai_cli import _wiring as wiring
+from fiskai_cli._hooks import command_hooks
+from fiskai_cli._observe import RunTelemetry, inventory, start_telemetry
 from fiskai_cli._version import VERSION
 from fiskai_cli.commands.run_flags import ToolOutputChoice, http_debug_file, no_color, read_api_key_file, tool_output
 from fiskai_cli.commands.run_trace import HttpDebugDump, Observers, TraceFile, open_exclusive
@@ -118,6 +121,7 @@ _SUSPEND_NOTICE = "\nsuspend requested; finishing current step, press ^C again t
     show_default=True,
     help="`json` prints the outcome, answer, stats and session id as one object on stdout.",
 )
+@click.option("--no-telemetry", is_flag=True, help="Export no telemetry, whatever agent.yaml's telemetry says.")
 @click.pass_context
 def run(
     ctx: click.Context,
@@ -138,6 +142,7 @@ def run(
     model: str | None,
     state_dir: Path | None,
     output_format: str,
+    no_telemetry: bool,
 ) -> None:
     """Run the agent: the model may call only the configured application's commands.
 
@@ -172,6 +177,7 @@ def run(
     connection = wiring.model_connection(settings, base_url, api_key=key)
     http_debug_path = http_debug_file(http_debug_path)
     plain = no_color(no_color_flag)
+    observed = start_telemetry(settings, no_telemetry=no_telemetry)
     # The SDK import (seconds) overlaps the introspection in the harness, which waits on a subprocess.
     preload_provider(config.llm.provider)
     checkpointing = checkpoint or resume_id is not None
@@ -219,6 +225,7 @@ def run(
         chat=chat,
         original=original,
         verbose=verbose,
+        observed=observed,
     )
     try:
         if screen is not None:
@@ -231,7 +238,15 @@ def run(
         # Closed even when setup failed, so what was written reaches the disk.
         for writer in writers:
             writer.close()
-    _finish(result, output_format=output_format, verbose=verbose, config_path=settings.path, aborted=control.aborted)
+        observed.shutdown(verbose=verbose)
+    _finish(
+        result,
+        output_format=output_format,
+        verbose=verbose,
+        config_path=settings.path,
+        aborted=control.aborted,
+        trace=observed.summary(),
+    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -250,6 +265,7 @@ class _Request:
     original: str
     """The prompt a chat's /restart sends again (on resume: the session's own)."""
     verbose: bool
+    observed: RunTelemetry
 
 
 def _check_flags(
@@ -380,7 +396,7 @@ async def _drive(
     `on_signal` (the full screen's) is told of each signal after the run was steered, to show it.
     """
     control = request.control
-    checkpoint, name, resume_id, force = request.session
+    checkpoint, _, resume_id, _ = request.session
     checkpointing = checkpoint or resume_id is not None
     screen = request.screen
     outcome: list[RunResult | Exception] = []
@@ -397,54 +413,81 @@ async def _drive(
                     on_signal(signum)
 
     prompter = screen.prompter if screen is not None else wiring.operator_prompter()
-    async with wiring.open_harness(
-        settings, "run", prompter=prompter, checkpointing=checkpointing, state_dir=request.state_dir
-    ) as harness:
-        config = settings.config
-        session = None
-        if harness.journal is not None:
-            session = SessionOptions(
-                store=harness.journal, checkpoint=checkpoint, name=name, resume_id=resume_id, force=force
-            )
-        options = RunOptions(
-            prompt=request.prompt,
-            llm=config.llm,
-            tools=harness.tools,
-            gate=harness.gate,
-            provider=request.provider,
-            system_prompt=config.system_prompt,
-            start_context=harness.start_context,
-            config_file=str(settings.path),
-            notices=[Advisory(kind=kind, message=message) for kind, message in harness.notices],  # pyright: ignore[reportArgumentType]
-            events=screen.events if screen is not None else request.events,
-            session=session,
-            control=control,
-            interactive=request.chat,
-            next_prompt=_next_prompt(request.chat, screen, request.original, resuming=resume_id is not None),
-            verbose=request.verbose,
-        )
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(watch_signals)
-            try:
-                with wiring.reported():
-                    outcome.append(await run_agent(options))
-            except Exception as err:  # noqa: BLE001 - re-raised below, outside the task group
-                # Raised outside the group, so the caller sees the error itself, not an exception group.
-                outcome.append(err)
-            finally:
-                tg.cancel_scope.cancel()
+    config = settings.config
+    observed = request.observed
+    with observed.root(config.identity, interactive=request.chat, resumed=resume_id is not None) as root:
+        async with AsyncExitStack() as stack:
+            with observed.startup(config.identity) as startup:
+                harness = await stack.enter_async_context(
+                    wiring.open_harness(
+                        settings, "run", prompter=prompter, checkpointing=checkpointing, state_dir=request.state_dir
+                    )
+                )
+                inventory(startup, harness.tools, remote_hosts=len(config.remote_tools))
+            await _run_in(harness, request, outcome, watch_signals)
+        result = outcome[0] if outcome else None
+        failed = isinstance(result, Exception)
+        observed.finish(root, None if failed else result, setup_failed=failed)
     if isinstance(outcome[0], Exception):
         raise outcome[0]
     return outcome[0]
 
 
-def _finish(result: RunResult, *, output_format: str, verbose: bool, config_path: Path, aborted: bool) -> None:
+async def _run_in(
+    harness: wiring.Harness,
+    request: _Request,
+    outcome: list[RunResult | Exception],
+    watch_signals: Callable[[], Coroutine[Any, Any, None]],
+) -> None:
+    """Run the agent over a built harness, with the signal watcher beside it; the result or error in `outcome`."""
+    settings, screen, control = harness.settings, request.screen, request.control
+    checkpoint, name, resume_id, force = request.session
+    config = settings.config
+    session = None
+    if harness.journal is not None:
+        session = SessionOptions(
+            store=harness.journal, checkpoint=checkpoint, name=name, resume_id=resume_id, force=force
+        )
+    options = RunOptions(
+        prompt=request.prompt,
+        llm=config.llm,
+        tools=harness.tools,
+        gate=harness.gate,
+        provider=request.provider,
+        system_prompt=config.system_prompt,
+        start_context=harness.start_context,
+        config_file=str(settings.path),
+        notices=[Advisory(kind=kind, message=message) for kind, message in harness.notices],  # pyright: ignore[reportArgumentType]
+        events=screen.events if screen is not None else request.events,
+        session=session,
+        control=control,
+        interactive=request.chat,
+        next_prompt=_next_prompt(request.chat, screen, request.original, resuming=resume_id is not None),
+        verbose=request.verbose,
+        hooks=command_hooks(settings),
+        tool_timeout=wiring.tool_time_limit(config),
+    )
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(watch_signals)
+        try:
+            with wiring.reported():
+                outcome.append(await run_agent(options))
+        except Exception as err:  # noqa: BLE001 - re-raised below, outside the task group
+            # Raised outside the group, so the caller sees the error itself, not an exception group.
+            outcome.append(err)
+        finally:
+            tg.cancel_scope.cancel()
+
+
+def _finish(
+    result: RunResult, *, output_format: str, verbose: bool, config_path: Path, aborted: bool, trace: str = ""
+) -> None:
     if result.internal_error:
         click.echo("internal error: fiskai crashed (a bug, not a model or tool failure); please report it", err=True)
     if result.reason == "suspended" and result.session_id:
         click.echo(f"\nsuspended; resume with: fiskai -c {config_path} run --resume {result.session_id}", err=True)
     click.echo("", err=True)
-    click.echo(stats_line(result.stats, verbose=verbose), err=True)
+    click.echo(stats_line(result.stats, verbose=verbose) + trace, err=True)
     if output_format == "json":
         click.echo(json.dumps(result_json(result), indent=2, ensure_ascii=False))
     if result.ok:
