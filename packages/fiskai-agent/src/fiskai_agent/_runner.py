@@ -83,18 +83,6 @@ class Runner:
             # A resumed chat gets a fresh allowance for its next turn (a one-shot run keeps its cap).
             self._limit = setup.start_iteration + setup.budget.max_iterations
 
-    @property
-    def at_input(self) -> bool:
-        """A resumed chat rests at an input boundary: the last turn was answered, nothing is pending."""
-        s = self._s
-        return (
-            s.resumed
-            and s.pending is None
-            and bool(s.messages)
-            and s.messages[-1].role == "assistant"
-            and s.last_stop_reason != "pause_turn"
-        )
-
     def clear(self) -> None:
         """Forget the conversation (a chat's `/clear`); a journaled run keeps it, as its journal does."""
         if not self._s.journal.active:

@@ -106,6 +106,7 @@ class LineEvents:
             # A chat goes on where it stopped: the operator sees what was said before typing again.
             for line in restored_lines(info.messages):
                 self._line(line)
+            self._line("--- continuing ---")
 
     def session_rotated(self, previous: str, current: str) -> None:
         """`/clear` in a checkpointed chat: the old session stays resumable."""

@@ -82,6 +82,7 @@ class TuiEvents:
             status.cache_write += usage.cache_create_tokens
 
         view.post(count)
+        view.post(view.dismiss_splash)
         entries = [
             entry("thinking", "thinking", block.text)
             for block in response.message.content
