@@ -138,6 +138,8 @@ class Harness:
     """`(kind, message)` the operator should see as the run starts."""
     mcp: McpClients | None = None
     """The connected `mcp_clients` servers (run and tools faces), closed with the harness."""
+    tool_updates: Any = None
+    """The part of `tools` that `watch_tools` servers may change during a run (`fiskai_agent.ToolUpdates`)."""
 
     _stack: AsyncExitStack | None = None
     _target: NatsTarget | None = None
@@ -420,6 +422,10 @@ async def _mcp_clients(harness: Harness, stack: AsyncExitStack, prompter: Prompt
     )
     with reported():
         harness.tools = harness.tools.with_entries(entries)
+    if any(entry.watch_tools for entry in harness.settings.config.mcp_client_entries):
+        from fiskai_cli._mcp_clients import ImportedToolUpdates
+
+        harness.tool_updates = ImportedToolUpdates(harness.settings, harness.mcp)
 
 
 def _deny() -> Prompter:

@@ -210,6 +210,9 @@ class McpConnection:
                     self._target(url, headers, env, stack),
                     elicitation_callback=elicitation_relay(self._prompter, self.name) if self._prompter else None,
                     message_handler=self._message if self.entry.watch_tools else None,
+                    # Watching needs the server's list-changed notifications: the handshake era sends them on
+                    # the session; 2026-07-28 only on a `subscriptions/listen` stream many servers refuse.
+                    mode="legacy" if self.entry.watch_tools else "auto",
                     cache=None,
                 )
                 await stack.enter_async_context(client)
