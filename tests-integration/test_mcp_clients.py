@@ -318,3 +318,15 @@ async def test_server_faces_never_connect_or_serve_imported_tools(tmp_path: Path
             assert harness.mcp is None
             assert all(entry.kind != "mcp" for entry in harness.tools)
             assert "cluster_node_list" in harness.tools.names()
+
+
+@pytest.mark.parametrize("page", ["README.md", "docs/agent-yaml.md"])
+def test_the_documented_mcp_clients_example_loads_as_written(page: str) -> None:
+    text = (ROOT / page).read_text(encoding="utf-8")
+    start = text.index("```yaml\nmcp_clients:") + len("```yaml\n")
+    example = text[start : text.index("```", start)]
+    configured = parse_config(example, Mode.MCP).mcp_client_entries
+    assert [(e.name, e.effective_alias, e.transport) for e in configured][:2] == [
+        ("filesystem", "fs", "stdio"),
+        ("docs", "docs", "http"),
+    ]
