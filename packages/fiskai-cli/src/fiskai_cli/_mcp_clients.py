@@ -18,14 +18,15 @@ from typing import TYPE_CHECKING
 
 import click
 
-from fiskai_cli._settings import Settings
+from fiskai_cli._settings import Settings, reported
 
 if TYPE_CHECKING:
+    from fiskai_cli._wiring import Harness
     from fiskai_core.prompter import Prompter
     from fiskai_core.tools import ToolEntry
     from fiskai_mcp.client import McpClients, McpTool
 
-__all__ = ["ImportedToolUpdates", "open_imported_tools", "top_level_kept"]
+__all__ = ["ImportedToolUpdates", "attach_imported_tools", "open_imported_tools", "top_level_kept"]
 
 _MISSING = "mcp_clients needs the MCP client: install the mcp extra, pip install 'fiskai-cli[mcp]'"
 
@@ -107,3 +108,14 @@ class ImportedToolUpdates:
     def take_notices(self) -> list[str]:
         """What the watched servers reported since the last model call."""
         return self._clients.take_notices()
+
+
+async def attach_imported_tools(harness: Harness, stack: AsyncExitStack, prompter: Prompter | None) -> None:
+    """Connect the servers for `harness` (run and tools faces) and add their tools to its set as kind `mcp`."""
+    settings = harness.settings
+    harness.notices.extend(("config_renamed_key", notice) for notice in settings.config.notices())
+    harness.mcp, entries = await open_imported_tools(settings, stack, taken=harness.tools.names(), prompter=prompter)
+    with reported():
+        harness.tools = harness.tools.with_entries(entries)
+    if any(entry.watch_tools for entry in settings.config.mcp_client_entries):
+        harness.tool_updates = ImportedToolUpdates(settings, harness.mcp)

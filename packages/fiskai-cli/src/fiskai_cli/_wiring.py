@@ -357,7 +357,10 @@ async def open_harness(
         elif face == "run":
             await _run_parts(harness, stack, application, prompter, checkpointing=checkpointing, state_dir=state_dir)
         if face in ("run", "tools") and config.mcp_client_entries:
-            await _mcp_clients(harness, stack, prompter)
+            # Never on the server faces: imported tools are not served again.
+            from fiskai_cli._mcp_clients import attach_imported_tools
+
+            await attach_imported_tools(harness, stack, prompter)
         yield harness
 
 
@@ -410,22 +413,6 @@ async def _run_parts(
             knowledge=knowledge,
             has_application=config.has_tool_source,
         )
-
-
-async def _mcp_clients(harness: Harness, stack: AsyncExitStack, prompter: Prompter | None) -> None:
-    """Third-party MCP servers' tools, as kind `mcp` (never on the server faces: they are not served again)."""
-    from fiskai_cli._mcp_clients import open_imported_tools
-
-    harness.notices.extend(("config_renamed_key", notice) for notice in harness.settings.config.notices())
-    harness.mcp, entries = await open_imported_tools(
-        harness.settings, stack, taken=harness.tools.names(), prompter=prompter
-    )
-    with reported():
-        harness.tools = harness.tools.with_entries(entries)
-    if any(entry.watch_tools for entry in harness.settings.config.mcp_client_entries):
-        from fiskai_cli._mcp_clients import ImportedToolUpdates
-
-        harness.tool_updates = ImportedToolUpdates(harness.settings, harness.mcp)
 
 
 def _deny() -> Prompter:
