@@ -330,3 +330,33 @@ def test_the_documented_mcp_clients_example_loads_as_written(page: str) -> None:
         ("filesystem", "fs", "stdio"),
         ("docs", "docs", "http"),
     ]
+
+
+def test_info_reports_every_server_best_effort_and_lists_imported_tools_by_alias(tmp_path: Path) -> None:
+    binaries = reference_bin()
+    config = tmp_path / "agent.yaml"
+    config.write_text(
+        "identity: files\nmcp_clients:\n"
+        f"  - name: filesystem\n    alias: fs\n    command: {binaries / 'mcp-server-filesystem'}\n    args: [{tmp_path}]\n"
+        "    exclude: {tools: [media]}\n"
+        "  - {name: broken, command: /nonexistent/mcp-server}\n",
+        encoding="utf-8",
+    )
+    env = {**os.environ, "XDG_STATE_HOME": str(tmp_path / "state")}
+    done = subprocess.run(
+        [sys.executable, "-m", "fiskai_cli", "-c", str(config), "info"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    section = done.stdout.split("MCP clients", 1)[1]
+    assert f"filesystem (alias fs), stdio: {binaries / 'mcp-server-filesystem'} {tmp_path}" in section
+    assert "kept by filters" in section
+    assert "fs_read_text_file" in section
+    assert "fs_read_media_file" not in done.stdout
+    assert 'unavailable: MCP server "broken" (/nonexistent/mcp-server): connecting:' in section
+    row = next(line for line in done.stdout.splitlines() if line.strip().startswith("fs_write_file "))
+    assert row.split()[1:4] == ["mcp", "fs", "yes"]
+    assert 'warning: broken is unavailable: MCP server "broken"' in done.stderr
