@@ -114,6 +114,10 @@ def test_run_reads_through_the_filesystem_server_denies_a_write_and_a_saved_rule
     added = fiskai(["-c", str(config), "approvals", "add", "fs_write_file", f"--path={notes}/*", "..."], env)
     assert added.returncode == 0, added.stderr
     assert "added " in added.stdout
+    checked = fiskai(["-c", str(config), "approvals", "check", "fs_write_file", json.dumps(write)], env)
+    assert checked.returncode == 0, checked.stderr
+    assert checked.stdout.splitlines()[0] == f"fs_write_file --path={notes}/b.txt '--content=moved to Wednesday'"
+    assert "approved by " in checked.stdout
 
     with MessagesServer(
         [Turn([tool_use("fs_write_file", write, id="toolu_write")])], responder=answer_with_results
