@@ -360,3 +360,18 @@ def test_info_reports_every_server_best_effort_and_lists_imported_tools_by_alias
     row = next(line for line in done.stdout.splitlines() if line.strip().startswith("fs_write_file "))
     assert row.split()[1:4] == ["mcp", "fs", "yes"]
     assert 'warning: broken is unavailable: MCP server "broken"' in done.stderr
+
+
+async def test_an_imported_name_a_local_tool_holds_fails_a_strict_import_naming_both() -> None:
+    binaries = reference_bin()
+    configured = entries(
+        f"mcp_clients:\n  - {{name: local, command: {binaries / 'mcp-server-everything'}, args: [stdio]}}\n"
+    )
+    with anyio.fail_after(60), pytest.raises(McpServerError) as caught:
+        async with open_mcp_clients(configured, root=None, taken=("local_echo",)):
+            pass
+    assert str(caught.value).startswith('imported tool name collision: "local_echo" (MCP server "local")')
+    with anyio.fail_after(60):
+        async with open_mcp_clients(configured, root=None, taken=("local_echo",), strict=False) as clients:
+            assert clients.collisions == ['"local_echo" (MCP server "local")']
+            assert "local_echo" not in [tool.name for tool in clients.tools]
