@@ -33,6 +33,7 @@ from fiskai_agent._prepared import Setup
 from fiskai_agent._setup import fall_back
 from fiskai_agent._telemetry import ChatTelemetry, ToolSpan
 from fiskai_agent._tool_finder import refused_capability
+from fiskai_agent._tool_updates import apply_tool_updates
 from fiskai_agent._tools import Entry
 from fiskai_agent.errors import ProviderError
 from fiskai_agent.events import Advisory, AdvisoryKind, ToolResultTrace, ToolTrace
@@ -79,6 +80,7 @@ class Runner:
         self._iteration = setup.start_iteration
         self._limit = setup.budget.max_iterations
         self._chat = ChatTelemetry(current_telemetry())
+        self._tools_seen = 0
         if setup.resumed and setup.options.interactive:
             # A resumed chat gets a fresh allowance for its next turn (a one-shot run keeps its cap).
             self._limit = setup.start_iteration + setup.budget.max_iterations
@@ -192,6 +194,7 @@ class Runner:
 
     def _request(self, iteration: int) -> Request:
         s = self._s
+        self._tools_seen = apply_tool_updates(s, s.options.tool_updates, self._tools_seen)
         llm = s.options.llm
         return Request(
             model=llm.model,

@@ -452,6 +452,7 @@ async def _run_in(
         next_prompt=_next_prompt(request.chat, screen, request.original, resuming=resume_id is not None),
         verbose=request.verbose,
         hooks=command_hooks(settings),
+        tool_updates=harness.tool_updates,
         tool_timeout=wiring.tool_time_limit(config),
     )
     async with anyio.create_task_group() as tg:

@@ -87,7 +87,7 @@ class LineEvents:
             # Without -v a reduced capability arrives as its own `capabilities_reduced` warning.
             self._line(_capabilities_line(info))
         if info.no_application:
-            self._line("running without a wrapped application; built-in and remote tools only")
+            self._line("running without a wrapped application; built-in, remote and MCP server tools only")
         if self.trace_file:
             self._line(f"tracing session to {sanitize_for_terminal(self.trace_file)}")
         if info.new_session and info.session_id:
