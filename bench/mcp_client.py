@@ -94,7 +94,6 @@ async def _time(action: Callable[[], Awaitable[object]]) -> float:
 
 
 async def _bench(rounds: int) -> None:
-    # Imported here, after `main` takes this folder off the path: bench/mcp.py would shadow the mcp package.
     from mcp import Client, StdioServerParameters
 
     from fiskai_mcp.client import open_mcp_clients
@@ -159,8 +158,6 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--rounds", type=int, default=200)
     rounds = parser.parse_args().rounds
-    here = Path(__file__).resolve().parent
-    sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != here]
     anyio.run(_bench, rounds)
 
 
