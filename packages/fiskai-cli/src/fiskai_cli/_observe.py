@@ -65,6 +65,12 @@ class RunTelemetry:
             yield span
 
     @contextmanager
+    def installed(self) -> Generator[None]:
+        """Current for the block without a root span: a server, whose every served call is its own span."""
+        with using(self.telemetry):
+            yield
+
+    @contextmanager
     def startup(self, identity: str) -> Generator[Span]:
         """`startup <identity>`: tools, stores, remote imports."""
         with self.telemetry.span(f"startup {identity}", {"gen_ai.operation.name": "startup"}) as span:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from typing_extensions import override
 
-from fiskai_core.telemetry import METRICS, AttributeValue, Capture, TelemetryPlan
+from fiskai_core.telemetry import METRICS, AttributeValue, Capture, TelemetryPlan, remote_parent
 
 try:
     from opentelemetry import trace
@@ -220,6 +220,10 @@ class OtelTelemetry:
             yield _Span(span)
 
     def span(self, name: str, attributes: Mapping[str, AttributeValue] | None = None) -> AbstractContextManager[_Span]:
+        carrier = remote_parent()
+        if carrier is not None and not trace.get_current_span().get_span_context().is_valid:
+            # A served request's first span: a child of the caller's span, in the caller's trace.
+            return self._open(name, attributes, self._propagator.extract(dict(carrier)))
         return self._open(name, attributes, None)
 
     def remote_span(
