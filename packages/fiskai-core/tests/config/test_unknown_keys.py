@@ -8,8 +8,8 @@ from fiskai_core.config import Mode, load_config
 from fiskai_core.errors import ConfigError
 
 TOP = (
-    "identity, application_path, nats_context, system_prompt, include, exclude, global_flags, remote_agents, "
-    "remote_tools, mcp_clients, mcp_servers, expose, harness, llm, telemetry"
+    "identity, application_path, tool_sources, nats_context, system_prompt, include, exclude, global_flags, "
+    "remote_agents, remote_tools, mcp_clients, mcp_servers, expose, harness, llm, telemetry"
 )
 
 

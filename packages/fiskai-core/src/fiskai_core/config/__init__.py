@@ -37,6 +37,7 @@ from ._schema import (
     ThinkingSettings,
     ToolFilter,
 )
+from ._tool_sources import ToolSourceRule, ToolSourceSettings
 
 __all__ = [
     "DEFAULT_IDENTITY",
@@ -73,6 +74,8 @@ __all__ = [
     "TelemetrySettings",
     "ThinkingSettings",
     "ToolFilter",
+    "ToolSourceRule",
+    "ToolSourceSettings",
     "load_config",
     "parse_config",
 ]
