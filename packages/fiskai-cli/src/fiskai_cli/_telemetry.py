@@ -267,7 +267,7 @@ class OtelTelemetry:
             self._provider.shutdown()
             if self._meters is not None:
                 self._aggregate()
-                self._meters.force_flush(_FLUSH_MILLIS)
+                # Shutdown collects and exports once more itself: a flush before it would send everything twice.
                 self._meters.shutdown(timeout_millis=_FLUSH_MILLIS)
         finally:
             self._logger.removeHandler(self._errors)
