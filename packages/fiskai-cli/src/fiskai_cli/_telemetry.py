@@ -44,7 +44,8 @@ if TYPE_CHECKING:
 __all__ = ["Delivery", "OtelTelemetry", "open_telemetry"]
 
 _FLUSH_MILLIS = 5000
-_EXPORT_TIMEOUT = 10.0
+_EXPORT_TIMEOUT = 4.0
+"""Per export, retries included: a collector that is down must not hold the command's exit for long."""
 _INTERVAL_MILLIS = 24 * 3600 * 1000
 """Metrics are exported at shutdown; the periodic reader must not fire during a run."""
 _PENDING_LIMIT = 4096
@@ -272,8 +273,9 @@ class OtelTelemetry:
         finally:
             self._logger.removeHandler(self._errors)
         error = self._errors.message
-        if not error and self._spans.delivered < self._spans.total:
-            error = f"the collector at {self._plan.endpoint} did not accept them"
+        if not error or any(word in error for word in ("NewConnectionError", "Connection refused", "Max retries")):
+            # The SDK's own text for a refused connection is a long urllib3 chain; say what it means.
+            error = f"no collector accepted them at {self._plan.endpoint}"
         return Delivery(
             self._spans.delivered, self._spans.total, error if self._spans.delivered < self._spans.total else ""
         )
