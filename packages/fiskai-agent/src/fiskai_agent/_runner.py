@@ -21,13 +21,12 @@ terminal the call is refused in-band.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import time
 from collections.abc import Collection
 from dataclasses import dataclass
 
-from fiskai_agent._hooked import HookAbort, after_tool, before_tool
+from fiskai_agent._hooked import HookAbort, after_tool, before_tool, gated_as_original
 from fiskai_agent._options import StopReason
 from fiskai_agent._prepared import Setup
 from fiskai_agent._setup import fall_back
@@ -355,9 +354,7 @@ class Runner:
             return await journal.result(use, effective, hooks=hooked.records)
         use, entry = effective
         call = _prepare(entry, use, s.gate.confirm_tags)
-        if not isinstance(call, Refusal) and call.gate_tag is None and s.entries[original.name].gate_tag is not None:
-            # The gate fires if the original or the rewritten tool is gated: a hook can never strip a gate.
-            call = dataclasses.replace(call, gate_tag=s.entries[original.name].gate_tag)
+        call = gated_as_original(call, s.entries[original.name])
         ran, use = use, original  # the journal and the model answer the call the model made
         if isinstance(call, Refusal):
             trace.refused("missing_arguments" if call.kind == "missing" else "error")

@@ -412,9 +412,7 @@ async def _drive(
                 )
                 inventory(startup, harness.tools, remote_hosts=len(config.remote_tools))
             await _run_in(harness, request, outcome, watch_signals)
-        result = outcome[0] if outcome else None
-        failed = isinstance(result, Exception)
-        observed.finish(root, None if failed else result, setup_failed=failed)
+        observed.finish(root, outcome[0] if outcome else None)
     if isinstance(outcome[0], Exception):
         raise outcome[0]
     return outcome[0]
