@@ -75,6 +75,9 @@ async def _loop(setup: Setup) -> Outcome:
         if control is not None:
             control._attach(scope)  # pyright: ignore[reportPrivateUsage]
         runner = Runner(setup)
+        session = setup.options.session
+        if session is not None and session.resume_id and session.follow_up:
+            await runner.continue_with(session.follow_up)
         outcome = await runner.loop()
         ask = setup.options.next_prompt
         # A chat (reference 6.6): after an answer, a failed turn or the cap, the operator may go on.

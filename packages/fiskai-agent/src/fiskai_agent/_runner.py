@@ -93,6 +93,12 @@ class Runner:
         else:
             s.messages.append(turn)
 
+    async def continue_with(self, text: str) -> None:
+        """A resumed conversation's next turn: settle the last turn's unfinished calls, then add `text`."""
+        if self._s.pending is not None:
+            await self._complete_pending()
+        await self.follow_up(text, reset=False)
+
     async def loop(self) -> Outcome:
         """Run until an answer, a budget, the cap, an error or a suspend."""
         s = self._s
