@@ -336,9 +336,9 @@ async def open_harness(
         elif face == "run":
             await _run_parts(harness, stack, application, prompter, checkpointing=checkpointing, state_dir=state_dir)
         elif face == "serve":
-            await harness.connected(needs)
             harness.served = ToolSet.of(_exposed(settings, application), has_application=bool(config.application_path))
-            if checkpointing:
+            if checkpointing:  # channel runs: their stores (and the connection) before anything listens
+                await harness.connected(needs)
                 await _run_parts(harness, stack, application, None, checkpointing=True, state_dir=state_dir)
         yield harness
 

@@ -41,6 +41,10 @@ async def serve_with(settings: wiring.Settings, flags: Flags, connection: wiring
         _check_storage(harness)
         if flags.work_dir is not None:
             os.chdir(flags.work_dir)  # every command tool of every run starts here
+        tools = None
+        tool_rows: list[tuple[str, str]] = []
+        if a2a.serve_tools or flags.tools_only:
+            tools, tool_rows = _tool_endpoint(harness)  # refuses a set with nothing to serve before connecting
         transport = await harness.connected()
         from fiskai_a2a.nats_service import ServiceHost
 
@@ -60,12 +64,10 @@ async def serve_with(settings: wiring.Settings, flags: Flags, connection: wiring
                 click.echo(
                     "warning: expose.agent.a2a.prompts.elicit is not supported yet: gated tools are refused", err=True
                 )
-        tools = None
-        if a2a.serve_tools or flags.tools_only:
-            tools, rows = _tool_endpoint(harness)
+        if tools is not None:
             tools.add_to(service)
             endpoints.append("a2a")
-            sections.append(rows)
+            sections.append(tool_rows)
 
         def ready() -> None:
             click.echo(

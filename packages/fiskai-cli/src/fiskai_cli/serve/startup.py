@@ -69,11 +69,34 @@ def start(settings: wiring.Settings, flags: Flags) -> int:
         )
     if flags.work_dir is not None and not (flags.work_dir.is_absolute() and flags.work_dir.is_dir()):
         raise click.ClickException(f'--work-dir "{flags.work_dir}" must be an absolute path to a directory that exists')
+    if prompts is not None:
+        _check_session_directory(settings, flags.state_dir)
     connection = _connection(settings, flags) if prompts is not None else None
     _log_to_stderr(flags.verbose)
     from .start import serve_with
 
     return anyio.run(serve_with, settings, flags, connection)
+
+
+def _check_session_directory(settings: wiring.Settings, state_dir: Path | None) -> None:
+    """The file backend's directory must exist: a worker provisions nothing (a supervisor would crash-loop)."""
+    from fiskai_cli._stores import journal_backend
+
+    sessions = settings.config.harness.sessions
+    if journal_backend(sessions) != "file":
+        return  # the jetstream stream is checked when the store binds to it
+    from fiskai_runstate.options import parse_file_options
+
+    with wiring.reported():
+        configured = parse_file_options(sessions.options).directory
+    directory = state_dir or (
+        wiring.resolve_under(configured, settings.folder) if configured else wiring.state_home() / "runs"
+    )
+    if not Path(directory).is_dir():
+        raise click.ClickException(
+            f'the session directory "{directory}" does not exist; create it (mkdir -p -m 700 {directory}) or pass '
+            "--state-dir: fiskai serve provisions nothing"
+        )
 
 
 def _check_prompts(settings: wiring.Settings) -> None:
