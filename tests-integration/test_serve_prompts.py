@@ -82,8 +82,19 @@ def serving(config: Path, url: str, model: MessagesServer, *extra: str) -> Gener
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "FISKAI_"))}
     env.update(ANTHROPIC_BASE_URL=model.base_url, ANTHROPIC_API_KEY="test-key")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "fiskai_cli", "-c", str(config), "serve", "--server", url,
-         "--state-dir", str(config.parent / "runs"), *extra],
+        [
+            sys.executable,
+            "-m",
+            "fiskai_cli",
+            "-c",
+            str(config),
+            "serve",
+            "--server",
+            url,
+            "--state-dir",
+            str(config.parent / "runs"),
+            *extra,
+        ],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
@@ -181,8 +192,12 @@ async def test_a_three_turn_conversation_streams_in_order_and_continues_after_a_
     assert events[0].block["phase"] == "replay_start" and events[-1].block["phase"] == "replay_end"
     replayed = [(e.kind, e.block.get("text")) for e in events[1:-1] if e.kind in ("prompt", "text")]
     assert replayed == [
-        ("prompt", "list the nodes"), ("text", "one"), ("prompt", "and again"), ("text", "two"),
-        ("prompt", "once more"), ("text", "three"),
+        ("prompt", "list the nodes"),
+        ("text", "one"),
+        ("prompt", "and again"),
+        ("text", "two"),
+        ("prompt", "once more"),
+        ("text", "three"),
     ]
     assert isinstance(end, wire.ResultReply)
 
@@ -197,10 +212,16 @@ async def test_a_cancel_stops_the_command_s_process_group_and_ends_suspended(nat
                 done: list[wire.ServeMessage] = []
 
                 async def turn() -> None:
-                    done.append(await send_turn(
-                        streams, _AGENT, sender="tester", prompt="read slow", request="cancel-me",
-                        on_message=messages.append,
-                    ))
+                    done.append(
+                        await send_turn(
+                            streams,
+                            _AGENT,
+                            sender="tester",
+                            prompt="read slow",
+                            request="cancel-me",
+                            on_message=messages.append,
+                        )
+                    )
 
                 tasks.start_soon(turn)
                 pid_file = tmp_path / "slow.pid"
@@ -243,14 +264,45 @@ def test_fiskai_ask_streams_the_answer_and_prints_the_token(nats_server: str, tm
         model.add(Turn([text("all nodes are healthy")]))
         with serving(config, nats_server, model):
             done = subprocess.run(
-                [sys.executable, "-m", "fiskai_cli", "ask", _AGENT, "how", "are", "the", "nodes?", "--server",
-                 nats_server],
-                capture_output=True, text=True, timeout=60, check=False, stdin=subprocess.DEVNULL,
+                [
+                    sys.executable,
+                    "-m",
+                    "fiskai_cli",
+                    "ask",
+                    _AGENT,
+                    "how",
+                    "are",
+                    "the",
+                    "nodes?",
+                    "--server",
+                    nats_server,
+                ],
+                capture_output=True,
+                text=True,
+                timeout=60,
+                check=False,
+                stdin=subprocess.DEVNULL,
             )
             unknown = subprocess.run(
-                [sys.executable, "-m", "fiskai_cli", "ask", _AGENT, "hi", "--continue", "nope", "--server",
-                 nats_server, "--format", "json"],
-                capture_output=True, text=True, timeout=60, check=False, stdin=subprocess.DEVNULL,
+                [
+                    sys.executable,
+                    "-m",
+                    "fiskai_cli",
+                    "ask",
+                    _AGENT,
+                    "hi",
+                    "--continue",
+                    "nope",
+                    "--server",
+                    nats_server,
+                    "--format",
+                    "json",
+                ],
+                capture_output=True,
+                text=True,
+                timeout=60,
+                check=False,
+                stdin=subprocess.DEVNULL,
             )
     assert done.returncode == 0, done.stderr
     assert done.stdout == "all nodes are healthy\n" and "conversation: " in done.stderr
