@@ -17,6 +17,7 @@ from fiskai_agent.events import Advisory, Events, NullEvents
 from fiskai_agent.llm import Provider, ProviderSettings
 from fiskai_core.config import LLMSettings
 from fiskai_core.confirm import ConfirmGate
+from fiskai_core.hooks import Hooks
 from fiskai_core.prompter import DenyPrompter
 from fiskai_core.tools import ToolSet
 from fiskai_runstate import Store as SessionStore
@@ -150,6 +151,8 @@ class RunOptions:
     """Calls run from one model turn; the rest are answered, unrun, with a note (0: no limit)."""
     verbose: bool = False
     """Emit `llm_request` summaries."""
+    hooks: Hooks = field(default_factory=Hooks)
+    """Policy around tool calls (`fiskai_core.hooks`); every decision is journaled with the call's result."""
 
 
 @dataclass(slots=True, kw_only=True)

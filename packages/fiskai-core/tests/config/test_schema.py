@@ -315,7 +315,7 @@ def test_options_keep_the_raw_values_for_the_backend() -> None:
         ),
         (
             "llm: fast\n",
-            'agent.yaml:1: llm: got the string "fast"; expected a mapping with keys model, provider, budget, thinking, no_prompt_cache, no_tool_search, base_url, capabilities',
+            'agent.yaml:1: llm: got the string "fast"; expected a mapping with keys model, provider, budget, thinking, no_prompt_cache, no_tool_search, base_url, capabilities, tool_definition_budget',
         ),
         (
             "remote_tools:\n  - billing\n",

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import signal
 from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import anyio
 
@@ -65,7 +65,7 @@ class ServeHost:
         for channel in self.channels:
             channel.drain()
         if self.tools is not None:
-            self.tools.draining = True
+            self.tools.drain()
         if self.service is not None:
             self.service.stop_intake()
 
@@ -101,8 +101,13 @@ class ServeHost:
         try:
             await serve(task_status=task_status)
         except Exception as err:  # noqa: BLE001 - the serving boundary: any endpoint failure drains the worker
-            _log.error("endpoint failed: %s", err)
-            fault.append(err)
+            cause: BaseException = err
+            while isinstance(cause, BaseExceptionGroup):
+                # A failure inside an endpoint's task group arrives grouped; the operator needs the cause.
+                group = cast("BaseExceptionGroup[BaseException]", cause)
+                cause = group.exceptions[0]
+            _log.error("endpoint failed: %s", cause)
+            fault.append(cause)
             self.drain()
 
     async def _signals(self, scope: anyio.CancelScope) -> None:

@@ -6,9 +6,8 @@ Every refusal is one line naming the fix, before anything listens (the reference
 from __future__ import annotations
 
 import logging
-import os
 import sys
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO, cast
 
@@ -124,22 +123,10 @@ def _identity_written(path: Path) -> bool:
 
 
 def _connection(settings: wiring.Settings, flags: Flags) -> wiring.ModelConnection:
-    key = _read_key(flags.api_key_file) if flags.api_key_file is not None else None
-    configured_url = flags.base_url or settings.config.llm.base_url or os.environ.get("ANTHROPIC_BASE_URL")
-    if key is not None and not configured_url:
-        return wiring.ModelConnection(api_key=key, base_url=None)
-    connection = wiring.model_connection(settings, flags.base_url)
-    return replace(connection, api_key=key) if key is not None else connection
+    from fiskai_cli.commands.run_flags import read_api_key_file
 
-
-def _read_key(path: Path) -> str:
-    try:
-        key = path.read_text(encoding="utf-8").rstrip()
-    except OSError as err:
-        raise click.ClickException(f'--api-key-file "{path}": {err.strerror or err}') from None
-    if not key:
-        raise click.ClickException(f'--api-key-file "{path}" is empty; put the API key in it')
-    return key
+    key = read_api_key_file(flags.api_key_file) if flags.api_key_file is not None else None
+    return wiring.model_connection(settings, flags.base_url, api_key=key)
 
 
 class _StderrLines(logging.StreamHandler[TextIO]):

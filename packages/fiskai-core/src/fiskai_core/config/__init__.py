@@ -8,17 +8,22 @@ file, line, key path and what is allowed. Components receive the sub-model they 
 
 from ._config import DEFAULT_IDENTITY, Config
 from ._load import load_config, parse_config
+from ._mcp_clients import DEFAULT_MCP_CLIENT_TIMEOUT, McpClientEntry, McpConfirm
 from ._modes import Mode
+from ._references import Resolved, UnresolvedReferenceError, check_references, resolve_references
 from ._schema import (
     A2ASettings,
     BudgetSettings,
     CapabilitiesSettings,
+    CaptureSettings,
     EmbeddingsSettings,
     EnvironmentSettings,
     ExposeAgentSettings,
     ExposeSettings,
     ExposeToolsSettings,
     HarnessSettings,
+    HookCommand,
+    HooksSettings,
     HumanInTheLoopSettings,
     KnowledgeSettings,
     LLMSettings,
@@ -28,15 +33,25 @@ from ._schema import (
     RemoteAgent,
     RemoteToolHost,
     SessionsSettings,
+    TelemetrySettings,
     ThinkingSettings,
     ToolFilter,
 )
+from ._tool_sources import ToolSourceRule, ToolSourceSettings
 
 __all__ = [
     "DEFAULT_IDENTITY",
+    "DEFAULT_MCP_CLIENT_TIMEOUT",
+    "McpClientEntry",
+    "McpConfirm",
+    "Resolved",
+    "UnresolvedReferenceError",
+    "check_references",
+    "resolve_references",
     "A2ASettings",
     "BudgetSettings",
     "CapabilitiesSettings",
+    "CaptureSettings",
     "Config",
     "EmbeddingsSettings",
     "EnvironmentSettings",
@@ -44,6 +59,8 @@ __all__ = [
     "ExposeSettings",
     "ExposeToolsSettings",
     "HarnessSettings",
+    "HookCommand",
+    "HooksSettings",
     "HumanInTheLoopSettings",
     "KnowledgeSettings",
     "LLMSettings",
@@ -54,8 +71,11 @@ __all__ = [
     "RemoteAgent",
     "RemoteToolHost",
     "SessionsSettings",
+    "TelemetrySettings",
     "ThinkingSettings",
     "ToolFilter",
+    "ToolSourceRule",
+    "ToolSourceSettings",
     "load_config",
     "parse_config",
 ]

@@ -30,6 +30,7 @@ from pydantic import (
 
 from fiskai_core._gojson import go_quote
 from fiskai_core.exec import HARNESS_CREDENTIAL_PREFIXES as _HARNESS_CREDENTIAL_PREFIXES
+from fiskai_core.tools import DEFINITION_TOKEN_BUDGET
 
 from ._duration import DurationError, parse_go_duration
 from ._yaml import YamlFloat, YamlInt
@@ -37,6 +38,10 @@ from ._yaml import YamlFloat, YamlInt
 __all__ = [
     "DEFAULT_TOOL_TIMEOUT",
     "KNOWLEDGE_SEARCH_TOOL",
+    "CaptureSettings",
+    "HookCommand",
+    "HooksSettings",
+    "TelemetrySettings",
     "A2ASettings",
     "Block",
     "BudgetSettings",
@@ -225,6 +230,16 @@ class LLMSettings(Block):
     base_url: Text = ""
     """An Anthropic-compatible server (Ollama, llama.cpp, vLLM, a proxy); empty means the provider's own API."""
     capabilities: CapabilitiesSettings = Field(default_factory=CapabilitiesSettings)
+    tool_definition_budget: Int = DEFINITION_TOKEN_BUDGET
+    """Tokens (estimated at 4 bytes each) of application and remote tool definitions a request carries
+    whole on a server without tool search; above it they are deferred behind `find_tools`. 0 = default."""
+
+    @field_validator("tool_definition_budget")
+    @classmethod
+    def _budget_not_negative(cls, value: int) -> int:
+        if value < 0:
+            raise SettingError(f"invalid llm tool_definition_budget {value}: must not be negative")
+        return value or DEFINITION_TOKEN_BUDGET
 
     @field_validator("provider")
     @classmethod
@@ -364,6 +379,10 @@ class EnvironmentSettings(Block):
         return self
 
 
+# After `Block` and its helpers, which the observability blocks build on.
+from ._observe import CaptureSettings, HookCommand, HooksSettings, TelemetrySettings  # noqa: E402
+
+
 class HarnessSettings(Block):
     """`harness`: what the agent loop adds around the tools."""
 
@@ -377,6 +396,8 @@ class HarnessSettings(Block):
     sessions: SessionsSettings = Field(default_factory=SessionsSettings)
     environment: EnvironmentSettings = Field(default_factory=EnvironmentSettings)
     """What tool commands do not inherit from the harness's environment, beyond the defaults."""
+    hooks: HooksSettings = Field(default_factory=HooksSettings)
+    """Commands asked before and after tool calls and about each prompt."""
     tool_timeout: timedelta = DEFAULT_TOOL_TIMEOUT
     """How long one tool call may run in an agent run (`run`, `serve`, `tools call`); `0s` = no limit. A command
     is killed with its process group; a call waiting on an operator's answer is not limited."""
