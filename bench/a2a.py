@@ -217,10 +217,10 @@ def main() -> int:
             _wait_for(nats_server, "Server is ready")
             fiskai = str(Path(sys.executable).parent / "fiskai")
             spawn: list[tuple[list[str], str]] = [
-                ([fiskai, "-c", str(config), "a2a", "--server", url], "Serving tools over a2a"),
+                ([fiskai, "-c", str(config), "a2a", "--server", url], "Serving "),
                 ([sys.executable, __file__, "--serve-noop", url], "ready"),
                 ([sys.executable, __file__, "--serve-echo", url], "ready"),
-                *([([fiskai, "-c", str(big_config), "a2a", "--server", url], "Serving tools over a2a")] if big else []),
+                *([([fiskai, "-c", str(big_config), "a2a", "--server", url], "Serving ")] if big else []),
             ]
             for argv, marker in spawn:
                 proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)

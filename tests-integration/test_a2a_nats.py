@@ -104,7 +104,7 @@ class Served:
         self.proc = proc
         self.lines = lines
         self.startup = startup
-        """The stderr lines up to and including the tool endpoint's banner section."""
+        """The stderr lines up to and including `Serving ...`."""
 
     def wait_for_line(self, text: str) -> bool:
         """Block until a stderr line contains `text` (True), or 20 s pass or the output ends (False)."""
@@ -145,7 +145,7 @@ def serving(config: Path) -> Generator[Served]:
                     pytest.fail(f"fiskai a2a did not start in 20 s: {''.join(seen)}")
                 continue
             seen.append(line)
-            if "Serving tools over a2a" in line:
+            if line.startswith("Serving "):
                 break
         yield Served(proc, lines, seen)
     finally:

@@ -158,7 +158,12 @@ async def test_a_three_turn_conversation_streams_in_order_and_continues_after_a_
     config = _write_config(tmp_path)
     with MessagesServer() as model:
         model.add(
-            Turn([tool_use("cluster_node_list", {"limit": 2}, id="toolu_list")]),
+            Turn(
+                [
+                    tool_use("cluster_node_drain", {"node": "n1", "reason": "test"}, id="toolu_drain"),
+                    tool_use("cluster_node_list", {"limit": 2}, id="toolu_list"),
+                ]
+            ),
             Turn([text("one")]),
             Turn([text("two")]),
             Turn([text("three")]),
@@ -186,6 +191,9 @@ async def test_a_three_turn_conversation_streams_in_order_and_continues_after_a_
                 assert isinstance(result, wire.ResultReply) and result.text == "three"
                 assert result.usage is not None and result.usage["llm_calls"] == 4
                 read, end = await _turn(streams, token=token, read=50)
+    # No elicit: the gated command is refused (nobody to ask) and the model is told so; it never ran.
+    denied = {block["tool_use_id"]: block for block in model.requests[1].tool_results()}["toolu_drain"]
+    assert json.loads(str(denied["content"]))["allowed"] is False
     sent = json.dumps(model.requests[-1].messages)
     assert all(word in sent for word in ("list the nodes", "one", "and again", "two", "once more"))
     events = [m for m in read if isinstance(m, wire.EventMessage)]

@@ -83,6 +83,12 @@ async def serve_with(settings: wiring.Settings, flags: Flags, connection: wiring
                 ),
                 err=True,
             )
+            if tools is not None:  # the line scripts and supervisors wait for, as `fiskai a2a` printed it
+                served = tools.server
+                _say(
+                    f"Serving {len(served.tools)} tools over a2a as {served.identity}/{served.version} on "
+                    f"{transport.context.describe()}"
+                )
 
         host = ServeHost(runner or _NoRunner(), channels, service=service, tools=tools, say=_say)
         fault = await host.run(ready=ready)
