@@ -89,7 +89,7 @@ async def _loop(setup: Setup) -> Outcome:
         session = setup.options.session
         if session is not None and session.resume_id and session.follow_up:
             # A served conversation's next turn arrives with the resume, not from `next_prompt`.
-            await runner.continue_with(session.follow_up)
+            await runner.follow_up(session.follow_up, reset=False)
         ask = setup.options.next_prompt
         # A chat resumed at an input boundary asks first: its last turn was already answered.
         outcome = Outcome("completed") if ask is not None and runner.at_input else await runner.loop()

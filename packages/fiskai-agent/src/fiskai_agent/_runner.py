@@ -109,6 +109,8 @@ class Runner:
 
     async def follow_up(self, text: str, *, reset: bool) -> None:
         """A chat's next turn: a fresh iteration allowance, the text as a user turn (journaled)."""
+        if self._s.pending is not None:  # a resumed conversation's next turn settles the last turn's calls first
+            await self._complete_pending()
         s = self._s
         if reset:
             self.clear()
@@ -121,12 +123,6 @@ class Runner:
             s.messages[-1] = Message(role="user", content=(*last.content, *turn.content))
         else:
             s.messages.append(turn)
-
-    async def continue_with(self, text: str) -> None:
-        """A resumed conversation's next turn: settle the last turn's unfinished calls, then add `text`."""
-        if self._s.pending is not None:
-            await self._complete_pending()
-        await self.follow_up(text, reset=False)
 
     async def loop(self) -> Outcome:
         """Run until an answer, a budget, the cap, an error or a suspend."""
