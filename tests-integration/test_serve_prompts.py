@@ -172,8 +172,9 @@ async def test_a_three_turn_conversation_streams_in_order_and_continues_after_a_
             async with caller(nats_server) as streams:
                 first, result = await _turn(streams, prompt="list the nodes")
                 _in_order([*first])
-                token = first[0].conversation_token  # pyright: ignore[reportAttributeAccessIssue]
-                assert token
+                ack = first[0]
+                assert isinstance(ack, wire.Ack) and ack.conversation_token
+                token = ack.conversation_token
                 kinds = [m.kind for m in first if isinstance(m, wire.EventMessage) and m.kind != "warning"]
                 assert kinds == ["status", "tool_call", "tool_result", "text"], kinds
                 call = next(m for m in first if isinstance(m, wire.EventMessage) and m.kind == "tool_call")
@@ -212,12 +213,13 @@ async def test_a_three_turn_conversation_streams_in_order_and_continues_after_a_
 
 async def test_a_cancel_stops_the_command_s_process_group_and_ends_suspended(nats_server: str, tmp_path: Path) -> None:
     config = _write_config(tmp_path)
+    messages: list[wire.ServeMessage] = []
+    done: list[wire.ServeMessage] = []
+    pid = 0
     with MessagesServer() as model:
         model.add(Turn([tool_use("cluster_config_get", {"key": "slow"}, id="toolu_slow")]), Turn([text("after")]))
         with serving(config, nats_server, model):
             async with caller(nats_server) as streams, anyio.create_task_group() as tasks:
-                messages: list[wire.ServeMessage] = []
-                done: list[wire.ServeMessage] = []
 
                 async def turn() -> None:
                     done.append(
@@ -248,6 +250,9 @@ async def test_a_cancel_stops_the_command_s_process_group_and_ends_suspended(nat
 
 async def test_a_saturated_prompts_channel_answers_capacity_at_once(nats_server: str, tmp_path: Path) -> None:
     config = _write_config(tmp_path, workers=1)
+    refused: list[wire.ServeMessage] = []
+    terminal: wire.ServeMessage | None = None
+    waited = 0.0
     with MessagesServer() as model:
         model.add(Turn([tool_use("cluster_config_get", {"key": "slow"}, id="toolu_slow")]), Turn([text("late")]))
         with serving(config, nats_server, model):
@@ -261,7 +266,8 @@ async def test_a_saturated_prompts_channel_answers_capacity_at_once(nats_server:
                 refused, terminal = await _turn(streams, prompt="me too")
                 waited = time.monotonic() - started
                 assert await cancel_turn(streams, _AGENT, "holder", sender="tester")
-    assert isinstance(refused[0], wire.Ack) and refused[0].accepted is False
+    ack = refused[0]
+    assert isinstance(ack, wire.Ack) and ack.accepted is False
     assert isinstance(terminal, wire.ErrorReply) and terminal.code == "capacity"
     assert waited < 2
 
@@ -317,3 +323,36 @@ def test_fiskai_ask_streams_the_answer_and_prints_the_token(nats_server: str, tm
     assert unknown.returncode == 1
     last = json.loads(unknown.stdout.splitlines()[-1])
     assert last["protocol"] == "io.choria.fisk-ai.v1.error" and last["code"] == "unknown_conversation"
+
+
+async def test_the_first_sigterm_drains_and_the_second_stops_the_turn_now(nats_server: str, tmp_path: Path) -> None:
+    config = _write_config(tmp_path)
+    done: list[wire.ServeMessage] = []
+    pid = code = 0
+    with MessagesServer() as model:
+        model.add(Turn([tool_use("cluster_config_get", {"key": "slow"}, id="toolu_slow")]), Turn([text("late")]))
+        with serving(config, nats_server, model) as worker:
+            async with caller(nats_server) as streams, anyio.create_task_group() as tasks:
+
+                async def turn() -> None:
+                    done.append(await send_turn(streams, _AGENT, sender="tester", prompt="hold"))
+
+                tasks.start_soon(turn)
+                pid_file = tmp_path / "slow.pid"
+                with anyio.fail_after(20):
+                    while not pid_file.exists() or not pid_file.read_text(encoding="utf-8").strip():  # noqa: ASYNC110
+                        await anyio.sleep(0.05)
+                    pid = int(pid_file.read_text(encoding="utf-8"))
+                    worker.proc.send_signal(signal.SIGTERM)  # drain: the turn goes on
+                    while "draining" not in worker.stderr():  # noqa: ASYNC110
+                        await anyio.sleep(0.05)
+                    assert not done
+                    worker.proc.send_signal(signal.SIGTERM)  # stop now
+                    while not done:  # noqa: ASYNC110
+                        await anyio.sleep(0.05)
+                    code = await anyio.to_thread.run_sync(worker.proc.wait)
+    (terminal,) = done
+    assert isinstance(terminal, wire.ErrorReply) and terminal.code == "failed"
+    assert code == 0 and "stopping now" in worker.stderr()
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
