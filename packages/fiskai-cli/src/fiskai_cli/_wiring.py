@@ -371,7 +371,13 @@ async def _run_parts(
     knowledge = None
     if config.harness.knowledge.enabled:
         _open_knowledge(harness, stack)
-        knowledge = KnowledgeAccess(harness.knowledge, max_injected_tokens=config.harness.knowledge.max_injected_tokens)
+        settings = config.harness.knowledge
+        knowledge = KnowledgeAccess(
+            harness.knowledge,
+            max_injected_tokens=settings.max_injected_tokens,
+            top_k=settings.top_k,
+            result_format=settings.result_format,
+        )
         if harness.knowledge is None:
             harness.notices.append(
                 (
@@ -433,7 +439,9 @@ def _open_knowledge(harness: Harness, stack: AsyncExitStack) -> None:
     directory = knowledge_directory(config.harness.knowledge, identity=config.identity, folder=settings.folder)
     harness.knowledge_directory = str(directory)
     if (directory / "knowledge.db").exists():
-        harness.knowledge = stack.enter_context(open_knowledge_store(directory, read_only=True))
+        # The index's own tier (`_retrieval`): a server-built index searches through the configured server.
+        embeddings = config.harness.knowledge.embeddings
+        harness.knowledge = stack.enter_context(open_knowledge_store(directory, read_only=True, embeddings=embeddings))
 
 
 async def _mcp_knowledge(harness: Harness, stack: AsyncExitStack) -> None:
@@ -448,10 +456,18 @@ async def _mcp_knowledge(harness: Harness, stack: AsyncExitStack) -> None:
     directory = knowledge_directory(config.harness.knowledge, identity=config.identity, folder=harness.settings.folder)
     harness.knowledge_directory = str(directory)
     try:
-        harness.knowledge = stack.enter_context(open_knowledge_store(directory, read_only=True))
+        harness.knowledge = stack.enter_context(
+            open_knowledge_store(directory, read_only=True, embeddings=config.harness.knowledge.embeddings)
+        )
     except click.ClickException as err:
         raise click.ClickException(f"cannot expose knowledge_search over MCP: {err.message}") from err
-    tool = KnowledgeSearchTool(harness.knowledge, max_injected_tokens=config.harness.knowledge.max_injected_tokens)
+    settings = config.harness.knowledge
+    tool = KnowledgeSearchTool(
+        harness.knowledge,
+        max_injected_tokens=settings.max_injected_tokens,
+        top_k=settings.top_k,
+        result_format=settings.result_format,
+    )
     with reported():
         harness.tools = harness.tools.with_entries([ToolEntry(tool=tool, kind="builtin")])
 
