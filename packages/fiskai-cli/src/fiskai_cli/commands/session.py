@@ -475,17 +475,31 @@ def remove(ctx: click.Context, run_id: str) -> None:
     default=None,
     help="Write to this new file instead of stdout (an existing file is never overwritten).",
 )
+@click.option(
+    "--go",
+    "go_format",
+    is_flag=True,
+    help="Write a journal the Go agent reads: its record formats only (no fiskai-only records or fields, "
+    "meta version 3, renumbered). Save it as <id>.json in the Go agent's runs directory to resume it there.",
+)
 @click.pass_context
-def export(ctx: click.Context, run_id: str, output: Path | None) -> None:
-    """Write a run's records as JSON lines, exactly as journaled.
+def export(ctx: click.Context, run_id: str, output: Path | None, go_format: bool) -> None:
+    """Write a run's records as JSON lines, exactly as journaled (or as the Go agent writes them).
 
     \b
     Examples:
       fiskai session export orders-report > orders-report.jsonl
       fiskai session export orders-report -o orders-report.jsonl
+      fiskai session export --go orders-report -o ~/.local/state/fisk-ai/runs/orders-report.json
     """
     records = _run(ctx, lambda store: store.load(run_id))
-    data = b"".join(encode_record(r) + b"\n" for r in records)
+    if go_format:
+        from fiskai_runstate.go_export import go_journal
+
+        lines = go_journal(records)
+    else:
+        lines = [encode_record(r) for r in records]
+    data = b"".join(line + b"\n" for line in lines)
     if output is None:
         click.echo(data, nl=False)
         return
@@ -496,4 +510,4 @@ def export(ctx: click.Context, run_id: str, output: Path | None) -> None:
         raise click.ClickException(f"{output} already exists; choose a new file name") from None
     except OSError as err:
         raise click.ClickException(f"writing {output}: {err.strerror or err}") from err
-    click.echo(f"Exported {len(records)} records of session {run_id} to {output}", err=True)
+    click.echo(f"Exported {len(lines)} records of session {run_id} to {output}", err=True)
