@@ -141,6 +141,9 @@ class RunOptions:
     """A chat run (1 h prompt-cache TTL; journaled as interactive)."""
     next_prompt: NextPrompt | None = None
     """A chat: after each answer the run asks for the next turn instead of ending (see `NextPrompt`)."""
+    tool_timeout: float | None = None
+    """Seconds one tool call may run (`harness.tool_timeout`; the command's process group is killed);
+    None: no limit. Tools that wait on the operator (ask_human) are never limited."""
     max_tool_calls_per_turn: int = 64
     """Calls run from one model turn; the rest are answered, unrun, with a note (0: no limit)."""
     verbose: bool = False

@@ -413,7 +413,9 @@ class Runner:
             stats.remote_tool_calls += 1
             trace.span.set("fisk.tool.remote", True)
             trace.span.set("fisk.tool.remote_agent", entry.agent or "")
-        result = await run_call(call, CallContext(effect_id=effect, delivered=frozenset(s.delivered)))
+        # A call that waits on the operator is paced by a person, not bounded by the tool timeout.
+        limit = None if entry.presentation == "self_rendered" else s.options.tool_timeout
+        result = await run_call(call, CallContext(effect_id=effect, delivered=frozenset(s.delivered)), time_limit=limit)
         result = await after_tool(s, ran, result, hooked)
         trace.result(result.text, is_error=result.is_error, exit_code=result.exit_code)
         s.delivered.update(dict.fromkeys(result.citations))

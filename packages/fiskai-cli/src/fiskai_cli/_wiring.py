@@ -46,6 +46,7 @@ from fiskai_cli._settings import (
     resolve_under,
     state_home,
 )
+from fiskai_cli._sources import load_tool_sources
 from fiskai_cli._stores import (
     journal_backend,
     knowledge_directory,
@@ -87,6 +88,7 @@ __all__ = [
     "knowledge_paths",
     "load_application",
     "load_settings",
+    "load_tool_sources",
     "manifest_embedder",
     "memory_store",
     "model_connection",
@@ -101,6 +103,7 @@ __all__ = [
     "reported",
     "resolve_under",
     "state_home",
+    "tool_time_limit",
 ]
 
 Face = Literal["run", "mcp", "a2a", "tools"]
@@ -158,6 +161,12 @@ class Harness:
                 open_nats(context, name=f"fiskai {self.settings.config.identity}")
             )
         return self.nats
+
+
+def tool_time_limit(config: Any) -> float | None:
+    """`harness.tool_timeout` in seconds for `run_call`: None when `0s` (no limit)."""
+    seconds = config.harness.tool_timeout.total_seconds()
+    return seconds if seconds > 0 else None
 
 
 def operator_prompter() -> Prompter:
@@ -239,14 +248,23 @@ def load_application(settings: Settings) -> Application | None:
 
 
 def application_tools(settings: Settings, application: Application | None = None) -> list[CommandTool]:
-    """The application's selected commands as runnable tools, with the scrubbed environment every call gets."""
+    """Every wrapped program's selected commands as runnable tools, with the scrubbed environment.
+
+    `application_path` first, then `tool_sources` in order.
+    """
     application = application if application is not None else load_application(settings)
-    if application is None:
+    sources = [loaded.source for loaded in load_tool_sources(settings)]
+    if application is not None:
+        sources.insert(0, application)
+    if not sources:
         return []
     from fiskai_core.exec.running import command_tools
 
     config = settings.config
-    return command_tools(application, strip_env=config.credential_env_names(), pass_env=config.passed_env_names())
+    tools: list[CommandTool] = []
+    for source in sources:
+        tools.extend(command_tools(source, strip_env=config.credential_env_names(), pass_env=config.passed_env_names()))
+    return tools
 
 
 def _exposed(settings: Settings, tools: list[CommandTool]) -> list[Tool]:
@@ -320,7 +338,7 @@ async def open_harness(
         harness = Harness(
             settings=settings,
             face=face,
-            tools=ToolSet.of(application, has_application=bool(config.application_path)),
+            tools=ToolSet.of(application, has_application=config.has_tool_source),
             gate=_gate(settings, prompter, approvals=face in ("run", "tools")),
             _stack=stack,
             _target=nats,
@@ -331,7 +349,7 @@ async def open_harness(
             # connects when it is ready to serve (`connected`), after its tools are known to be servable.
             await harness.connected(needs)
         if face in ("mcp", "a2a"):
-            harness.tools = ToolSet.of(_exposed(settings, application), has_application=bool(config.application_path))
+            harness.tools = ToolSet.of(_exposed(settings, application), has_application=config.has_tool_source)
             if face == "mcp":
                 await _mcp_knowledge(harness, stack)
         elif face == "run":
@@ -394,7 +412,7 @@ async def _run_parts(
             ask_human=(prompter or _deny()) if config.harness.human_in_the_loop.enabled else None,
             memory=memory_access,
             knowledge=knowledge,
-            has_application=bool(config.application_path),
+            has_application=config.has_tool_source,
         )
 
 
@@ -479,8 +497,16 @@ async def _remote_tools(harness: Harness, taken: list[str]) -> list[tuple[Tool, 
         return []
     from fiskai_a2a.client import A2AClient
     from fiskai_a2a.invoker import import_remote_tools
+    from fiskai_a2a.nats_service import NatsStreams
 
-    client = A2AClient(harness.nats, identity=config.identity, timeout=config.llm.budget.call_timeout.total_seconds())
+    client = A2AClient(
+        harness.nats,
+        identity=config.identity,
+        timeout=config.llm.budget.call_timeout.total_seconds(),
+        # Peers old and new: a 0.0.5 server's ack and keepalives, or a pre-0.0.5 single reply.
+        streams=NatsStreams(harness.nats),
+        request_timeout=config.expose.agent.a2a.request_timeout.total_seconds(),
+    )
     with reported():
         imported = await import_remote_tools(
             config.remote_tools, client=client, taken=taken, strict=True, context_name=harness.nats.context.name

@@ -8,8 +8,8 @@ from fiskai_core.config import Mode, load_config
 from fiskai_core.errors import ConfigError
 
 TOP = (
-    "identity, application_path, nats_context, system_prompt, include, exclude, global_flags, remote_agents, "
-    "remote_tools, mcp_clients, mcp_servers, expose, harness, llm, telemetry"
+    "identity, application_path, tool_sources, nats_context, system_prompt, include, exclude, global_flags, "
+    "remote_agents, remote_tools, mcp_clients, mcp_servers, expose, harness, llm, telemetry"
 )
 
 
@@ -72,7 +72,7 @@ def _error(text: str, tmp_path: Path) -> str:
         (
             "expose:\n  agent:\n    a2a:\n      timeout: 5s\n",
             'agent.yaml:4: expose.agent.a2a.timeout: unknown key; did you mean "tool_timeout"? allowed keys: '
-            "max_concurrent_tools, tool_timeout",
+            "max_concurrent_tools, tool_timeout, serve_tools, request_timeout, prompts",
         ),
         (
             "expose:\n  mcp: {}\n",

@@ -465,6 +465,7 @@ async def _run_in(
         next_prompt=_next_prompt(request.chat, screen, request.original, resuming=resume_id is not None),
         verbose=request.verbose,
         hooks=command_hooks(settings),
+        tool_timeout=wiring.tool_time_limit(config),
     )
     async with anyio.create_task_group() as tg:
         tg.start_soon(watch_signals)

@@ -186,13 +186,13 @@ async def _call(
         if not decision.allowed:
             return decision.denial_result(), verdict
         # Inside the harness: an imported MCP tool needs its server's session, closed with the harness.
-        return await run_call(call), verdict
+        return await run_call(call, time_limit=wiring.tool_time_limit(settings.config)), verdict
 
 
 def _settings(ctx: click.Context) -> Settings:
     settings = load_settings(ctx, "mcp", required=True)
     assert settings is not None  # required=True: a missing file is an error above
-    if not settings.config.application_path and not settings.config.mcp_client_entries:
+    if not settings.config.has_tool_source and not settings.config.mcp_client_entries:
         raise click.ClickException(
             f"{settings.path} names no application_path and no mcp_clients; `fiskai tools` lists and calls an "
             "application's commands and the tools of mcp_clients servers"

@@ -29,6 +29,7 @@ from ._schema import (
     LLMSettings,
     MCPSettings,
     MemorySettings,
+    PromptsSettings,
     RemoteAgent,
     RemoteToolHost,
     SessionsSettings,
@@ -36,6 +37,7 @@ from ._schema import (
     ThinkingSettings,
     ToolFilter,
 )
+from ._tool_sources import ToolSourceRule, ToolSourceSettings
 
 __all__ = [
     "DEFAULT_IDENTITY",
@@ -65,12 +67,15 @@ __all__ = [
     "MCPSettings",
     "MemorySettings",
     "Mode",
+    "PromptsSettings",
     "RemoteAgent",
     "RemoteToolHost",
     "SessionsSettings",
     "TelemetrySettings",
     "ThinkingSettings",
     "ToolFilter",
+    "ToolSourceRule",
+    "ToolSourceSettings",
     "load_config",
     "parse_config",
 ]

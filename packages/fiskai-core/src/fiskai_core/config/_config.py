@@ -34,6 +34,7 @@ from ._schema import (
     ToolFilter,
     as_written,
 )
+from ._tool_sources import ToolSourceSettings
 
 __all__ = ["DEFAULT_IDENTITY", "Config", "attach_origin", "go_base"]
 
@@ -57,7 +58,10 @@ class Config(Block):
     identity: Text = DEFAULT_IDENTITY
     """Explicit, else the basename of `application_path`, else `fiskai`; doubles as the NATS queue group."""
     application_path: Text = ""
-    """The wrapped fisk application; optional except for the a2a server."""
+    """The wrapped fisk application (shorthand for one `tool_sources` entry `fisk: PATH`, listed first)."""
+    tool_sources: list[ToolSourceSettings] = Field(default_factory=list[ToolSourceSettings])
+    """Further programs whose commands become tools: fisk applications and Python CLIs (click, typer,
+    argparse), each with its own include/exclude, tag rules, denied parameters and name prefix."""
     nats_context: Text = ""
     system_prompt: Text = ""
     include: ToolFilter = Field(default_factory=ToolFilter)
@@ -92,6 +96,11 @@ class Config(Block):
             harness = fields.get("harness")
             fields["harness"] = _with_knowledge_directory(harness, f"knowledge/{identity}")
         return fields
+
+    @property
+    def has_tool_source(self) -> bool:
+        """Whether any program's commands are wrapped (`application_path` or `tool_sources`)."""
+        return bool(self.application_path or self.tool_sources)
 
     @property
     def source_path(self) -> Path | None:

@@ -118,7 +118,7 @@ def _check_remote_host(index: int, name: str, alias: str, exclude_tags: bool, or
 
 
 def _check_server(config: Config, origin: Origin) -> None:
-    if not config.application_path:
+    if not config.has_tool_source:
         raise origin.error(
             ("application_path",),
             "application_path is required for the a2a server: a2a serves the wrapped application's tools and "
