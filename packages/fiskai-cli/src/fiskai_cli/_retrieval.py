@@ -15,13 +15,31 @@ named. The index's manifest decides the tier, not the command:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from fiskai_core.config import EmbeddingsSettings
-    from fiskai_rag import Embedder, Manifest
+    from pathlib import Path
 
-__all__ = ["AbsentServer", "server_embedder"]
+    from fiskai_core.config import EmbeddingsSettings, KnowledgeSettings
+    from fiskai_rag import Embedder, Manifest, Store
+
+__all__ = ["AbsentServer", "knowledge_tool_options", "open_knowledge_reader", "server_embedder"]
+
+
+def open_knowledge_reader(directory: Path, knowledge: KnowledgeSettings) -> Store:
+    """The index in `directory` opened read-only for an agent or `fiskai mcp`, in the tier it was built with."""
+    from fiskai_cli._stores import open_knowledge_store
+
+    return open_knowledge_store(directory, read_only=True, embeddings=knowledge.embeddings)
+
+
+def knowledge_tool_options(knowledge: KnowledgeSettings) -> dict[str, Any]:
+    """`knowledge_search`'s settings from `harness.knowledge`: budget, `top_k` cap and result format."""
+    return {
+        "max_injected_tokens": knowledge.max_injected_tokens,
+        "top_k": knowledge.top_k,
+        "result_format": knowledge.result_format,
+    }
 
 
 class AbsentServer:

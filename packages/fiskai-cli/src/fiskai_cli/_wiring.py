@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import click
 
 from fiskai_cli._nats import NatsTarget, nats_target, open_nats
+from fiskai_cli._retrieval import knowledge_tool_options, open_knowledge_reader
 from fiskai_cli._settings import (
     DEFAULT_CONFIG,
     Invocation,
@@ -389,13 +390,7 @@ async def _run_parts(
     knowledge = None
     if config.harness.knowledge.enabled:
         _open_knowledge(harness, stack)
-        settings = config.harness.knowledge
-        knowledge = KnowledgeAccess(
-            harness.knowledge,
-            max_injected_tokens=settings.max_injected_tokens,
-            top_k=settings.top_k,
-            result_format=settings.result_format,
-        )
+        knowledge = KnowledgeAccess(harness.knowledge, **knowledge_tool_options(config.harness.knowledge))
         if harness.knowledge is None:
             harness.notices.append(
                 (
@@ -458,8 +453,7 @@ def _open_knowledge(harness: Harness, stack: AsyncExitStack) -> None:
     harness.knowledge_directory = str(directory)
     if (directory / "knowledge.db").exists():
         # The index's own tier (`_retrieval`): a server-built index searches through the configured server.
-        embeddings = config.harness.knowledge.embeddings
-        harness.knowledge = stack.enter_context(open_knowledge_store(directory, read_only=True, embeddings=embeddings))
+        harness.knowledge = stack.enter_context(open_knowledge_reader(directory, config.harness.knowledge))
 
 
 async def _mcp_knowledge(harness: Harness, stack: AsyncExitStack) -> None:
@@ -474,18 +468,10 @@ async def _mcp_knowledge(harness: Harness, stack: AsyncExitStack) -> None:
     directory = knowledge_directory(config.harness.knowledge, identity=config.identity, folder=harness.settings.folder)
     harness.knowledge_directory = str(directory)
     try:
-        harness.knowledge = stack.enter_context(
-            open_knowledge_store(directory, read_only=True, embeddings=config.harness.knowledge.embeddings)
-        )
+        harness.knowledge = stack.enter_context(open_knowledge_reader(directory, config.harness.knowledge))
     except click.ClickException as err:
         raise click.ClickException(f"cannot expose knowledge_search over MCP: {err.message}") from err
-    settings = config.harness.knowledge
-    tool = KnowledgeSearchTool(
-        harness.knowledge,
-        max_injected_tokens=settings.max_injected_tokens,
-        top_k=settings.top_k,
-        result_format=settings.result_format,
-    )
+    tool = KnowledgeSearchTool(harness.knowledge, **knowledge_tool_options(config.harness.knowledge))
     with reported():
         harness.tools = harness.tools.with_entries([ToolEntry(tool=tool, kind="builtin")])
 
