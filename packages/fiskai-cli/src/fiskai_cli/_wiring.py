@@ -452,7 +452,6 @@ def _open_knowledge(harness: Harness, stack: AsyncExitStack) -> None:
     directory = knowledge_directory(config.harness.knowledge, identity=config.identity, folder=settings.folder)
     harness.knowledge_directory = str(directory)
     if (directory / "knowledge.db").exists():
-        # The index's own tier (`_retrieval`): a server-built index searches through the configured server.
         harness.knowledge = stack.enter_context(open_knowledge_reader(directory, config.harness.knowledge))
 
 
