@@ -247,7 +247,8 @@ def open_knowledge_store(
     with reported():
         store = open_store(directory, read_only=read_only, embedder=embedder, without_stages=without_stages)
         if embedder is None:
-            follow = _manifest_embedder(store) or _server_embedder(store, embeddings)
+            # A writer never gets the stand-in for an absent server: its index run would fail on it.
+            follow = _manifest_embedder(store) or (_server_embedder(store, embeddings) if read_only else None)
             if follow is not None:
                 store.close()
                 store = open_store(directory, read_only=read_only, embedder=follow, without_stages=without_stages)
