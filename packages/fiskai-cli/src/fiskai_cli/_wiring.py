@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import click
 
 from fiskai_cli._nats import NatsTarget, nats_target, open_nats
+from fiskai_cli._retrieval import knowledge_tool_options, open_knowledge_reader
 from fiskai_cli._settings import (
     DEFAULT_CONFIG,
     Invocation,
@@ -398,7 +399,7 @@ async def _run_parts(
     knowledge = None
     if config.harness.knowledge.enabled:
         _open_knowledge(harness, stack)
-        knowledge = KnowledgeAccess(harness.knowledge, max_injected_tokens=config.harness.knowledge.max_injected_tokens)
+        knowledge = KnowledgeAccess(harness.knowledge, **knowledge_tool_options(config.harness.knowledge))
         if harness.knowledge is None:
             harness.notices.append(
                 (
@@ -448,7 +449,7 @@ def _open_knowledge(harness: Harness, stack: AsyncExitStack) -> None:
     directory = knowledge_directory(config.harness.knowledge, identity=config.identity, folder=settings.folder)
     harness.knowledge_directory = str(directory)
     if (directory / "knowledge.db").exists():
-        harness.knowledge = stack.enter_context(open_knowledge_store(directory, read_only=True))
+        harness.knowledge = stack.enter_context(open_knowledge_reader(directory, config.harness.knowledge))
 
 
 async def _mcp_knowledge(harness: Harness, stack: AsyncExitStack) -> None:
@@ -463,10 +464,10 @@ async def _mcp_knowledge(harness: Harness, stack: AsyncExitStack) -> None:
     directory = knowledge_directory(config.harness.knowledge, identity=config.identity, folder=harness.settings.folder)
     harness.knowledge_directory = str(directory)
     try:
-        harness.knowledge = stack.enter_context(open_knowledge_store(directory, read_only=True))
+        harness.knowledge = stack.enter_context(open_knowledge_reader(directory, config.harness.knowledge))
     except click.ClickException as err:
         raise click.ClickException(f"cannot expose knowledge_search over MCP: {err.message}") from err
-    tool = KnowledgeSearchTool(harness.knowledge, max_injected_tokens=config.harness.knowledge.max_injected_tokens)
+    tool = KnowledgeSearchTool(harness.knowledge, **knowledge_tool_options(config.harness.knowledge))
     with reported():
         harness.tools = harness.tools.with_entries([ToolEntry(tool=tool, kind="builtin")])
 

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     import datetime as dt
 
     from fiskai_rag.index._index import IndexStats, Progress
-    from fiskai_rag.pack._build import Pack
+    from fiskai_rag.pack._build import Pack, SeedHits
 
 __all__ = ["Store", "open_store"]
 
@@ -174,6 +174,7 @@ class Store:
         since_receipt: str | None = None,
         save_receipt: bool = False,
         today: dt.date | None = None,
+        limit: int | None = None,
     ) -> Pack:
         """Build a context pack: the best few chunks for `query` under a hard token budget, with a receipt.
 
@@ -193,6 +194,7 @@ class Store:
             since_receipt: A saved receipt's input_digest: keep only chunks new or changed since it.
             save_receipt: Save this pack's manifest for later `since_receipt` calls.
             today: The day temporal expressions resolve against (default: the local date).
+            limit: At most this many items (pins aside); None for as many as the budget holds.
 
         Returns:
             The pack; a missing index gives status `index_not_built` rather than an error.
@@ -227,11 +229,21 @@ class Store:
                 save_receipt=save_receipt,
                 today=today,
                 seed=self._seed_ids,
+                limit=limit,
             )
 
-    def _seed_ids(self, text: str) -> list[tuple[int, str, tuple[str, ...]]]:
+    def _seed_ids(self, text: str) -> SeedHits:
         # A pack starts from what search would show for the same words (see `fiskai_rag.pack._build`).
-        return [(hit.chunk_id, hit.citation, hit.also) for hit in self.search(text, top_k=MAX_TOP_K).hits]
+        from fiskai_rag.pack._build import SeedHits
+
+        result = self.search(text, top_k=MAX_TOP_K)
+        manifest = self._files.manifest
+        vectors = self.embedder is not None and manifest is not None and manifest.has_vectors
+        return SeedHits(
+            [(hit.chunk_id, hit.citation, hit.also) for hit in result.hits],
+            vectors=vectors and result.degraded is None,
+            degraded=result.degraded,
+        )
 
     @_serialised
     def show(self, citation: str | Citation, *, base: str | os.PathLike[str] | None = None) -> Hit:
