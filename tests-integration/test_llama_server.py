@@ -103,7 +103,7 @@ def test_fixturectl_is_shown_whole_and_a_real_tool_call_runs_its_command(
     tmp_path: Path, env: dict[str, str], request_log: RequestLog, output_tokens: int
 ) -> None:
     """11 tools take about 1,900 tokens, under the budget: no find_tools, no deferral fields."""
-    config = _fixturectl(tmp_path, output_tokens=output_tokens, extra="  capabilities: {}\n")
+    config = _fixturectl(tmp_path, output_tokens=output_tokens)
     request_log.inject[0] = _FORCE_TOOL
     done = _fiskai(["-c", str(config), "run", "-v", "which nodes are there?"], env, request_log)
     entries = request_log.entries
