@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import shutil
 import signal
@@ -22,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from fiskai_agent.testing import MessagesServer, RecordedRequest, Turn, text, tool_use
+from fiskai_agent.testing import Hang, MessagesServer, RecordedRequest, Turn, text, tool_use
 from fiskai_core.approvals import load_rules
 from fiskai_runstate import FileJournalStore, decode_record
 from fiskai_runstate.records import TerminalRecord, ToolIntentRecord
@@ -713,3 +714,138 @@ def test_session_viewer_shows_a_denied_call_with_its_tool_arguments_channel_and_
     assert denial[0].endswith("): no interactive terminal is attached, so no operator could be asked")
     pane.keys("q")
     assert pane.exit_code() == 0
+
+
+def _sessions(env: dict[str, str], cwd: Path) -> list[dict[str, object]]:
+    """`fiskai session list --format json` against the pane's state home."""
+    done = subprocess.run(
+        [sys.executable, "-m", "fiskai_cli", "-c", str(_CONFIG), "session", "list", "--format", "json"],
+        env=env,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return json.loads(done.stdout)
+
+
+def test_a_checkpointed_chat_killed_mid_turn_resumes_as_a_chat_and_clear_links_a_new_session(
+    env: dict[str, str], panes: list[TmuxPane], tmp_path: Path
+) -> None:
+    """Steps:
+    1. `--chat --checkpoint`: three turns answered; the fourth is sent and the model never answers.
+    2. SIGKILL mid-turn: no terminal record, nothing cleaned up.
+    3. `--resume` (no --chat: the session says it is a chat): the transcript is back on screen and the
+       fourth turn's request carries the first three turns; the answer arrives and the input reopens.
+    4. `/clear fresh start` rotates: the model sees only the new prompt, the screen names the saved
+       session; Ctrl-D suspends. `session list` shows two sessions, the new one continuing the old.
+    """
+    script = [Turn([text("answer one")]), Turn([text("answer two")]), Turn([text("answer three")]), Hang()]
+    with MessagesServer(script) as server:
+        env["ANTHROPIC_BASE_URL"] = server.base_url
+        pane = _start(panes, _fiskai("--chat", "--checkpoint", "--name", "talk", "turn one"), env, tmp_path, height=40)
+        pane.wait_text("ready for input")
+        assert 'checkpointing session "talk"' in pane.screen()
+        for turn, answer in (("turn two", "answer two"), ("turn three", "answer three")):
+            pane.keys(turn, "Enter")
+            pane.wait_text(answer)
+            pane.wait_text("ready for input")
+        pane.keys("turn four", "Enter")
+        server.wait_for_requests(4)
+        os.kill(_child_pid(pane), signal.SIGKILL)
+        assert pane.exit_code() != 0
+
+        server.add(Turn([text("answer four")]), Turn([text("fresh answer")]))
+        resumed = _start(panes, _fiskai("--resume", "talk"), env, tmp_path, height=40)
+        shown = resumed.wait_for(lambda s: "answer four" in s and "ready for input" in s, "the fourth answer")
+        for line in ('--- resuming "talk"', "> turn one", "answer one", "> turn three", "> turn four"):
+            assert line in shown
+        assert shown.index("--- continuing ---") < shown.index("answer four")
+        assert _texts(server.requests[4]) == [
+            "turn one", "answer one", "turn two", "answer two", "turn three", "answer three", "turn four",
+        ]  # fmt: skip
+
+        resumed.keys("/clear fresh start", "Enter")
+        shown = resumed.wait_text("fresh answer")
+        assert "previous session saved; resume with: fiskai run --resume talk" in shown
+        assert _texts(server.requests[5]) == ["fresh start"]
+        resumed.wait_text("ready for input")
+        resumed.keys("C-d")
+        assert resumed.exit_code() == 0
+        resumed.restored("previous session saved; resume with: fiskai run --resume talk", "Run suspended")
+        assert len(server.requests) == 6
+
+    listed = {str(s["id"]): s for s in _sessions(env, tmp_path)}
+    assert len(listed) == 2 and listed["talk"]["status"] == "suspended"
+    (new_id,) = set(listed) - {"talk"}
+    assert (listed[new_id]["previous"], listed[new_id]["prompt"], listed[new_id]["status"]) == (
+        "talk",
+        "fresh start",
+        "suspended",
+    )
+
+
+def test_line_chat_checkpoints_and_resumes_with_the_conversation_printed(
+    env: dict[str, str], panes: list[TmuxPane], tmp_path: Path
+) -> None:
+    """`--chat --checkpoint --no-tui`: Ctrl-D suspends; `--resume --no-tui` prints the conversation, asks
+    first (no model call), and the next turn carries the earlier ones."""
+    script = [Turn([text("first answer")]), Turn([text("second answer")])]
+    with MessagesServer(script) as server:
+        env["ANTHROPIC_BASE_URL"] = server.base_url
+        pane = _start(panes, _fiskai("--chat", "--checkpoint", "--name", "lc", "--no-tui", "hello"), env, tmp_path)
+        pane.wait_for(lambda s: "first answer" in s and s.rstrip().endswith(">"), "the chat prompt")
+        pane.keys("C-d")
+        assert pane.exit_code() == 0
+        pane.restored("suspended; resume with:", "run --resume lc")
+
+        resumed = _start(panes, _fiskai("--resume", "lc", "--no-tui"), env, tmp_path)
+        shown = resumed.wait_for(lambda s: s.rstrip().endswith(">"), "the chat prompt")
+        assert "> hello" in shown and "first answer" in shown
+        assert len(server.requests) == 1
+        resumed.keys("more", "Enter")
+        resumed.wait_text("second answer")
+        assert _texts(server.requests[1]) == ["hello", "first answer", "more"]
+        resumed.keys("C-d")
+        assert resumed.exit_code() == 0
+
+
+def test_no_tui_tool_output_and_no_color_from_the_environment_on_a_terminal(
+    env: dict[str, str], panes: list[TmuxPane], tmp_path: Path
+) -> None:
+    """NO_TUI=1 keeps the line UI on a terminal; TOOL_OUTPUT=full prints the whole node list; NO_COLOR=1
+    prints the answer's Markdown as written (on a terminal it is otherwise rendered)."""
+    script = [Turn([tool_use("cluster_node_list", {}, id="l1")]), Turn([text("All **good**.")])]
+    with MessagesServer(script) as server:
+        env.update(ANTHROPIC_BASE_URL=server.base_url, NO_TUI="1", TOOL_OUTPUT="full", NO_COLOR="1")
+        pane = _start(panes, _fiskai("list the nodes"), env, tmp_path)
+        assert pane.exit_code() == 0
+        shown = pane.restored("Run summary")
+        assert _STATUS not in shown  # never the full screen
+        assert "<- (exit 0)\n   fixturectl was called with 3 argument(s):\n" in shown  # whole, under its head
+        assert "All **good**." in shown
+
+
+def test_full_screen_starts_with_tool_output_unfolded_and_draws_no_colour_with_no_color(
+    env: dict[str, str], panes: list[TmuxPane], tmp_path: Path
+) -> None:
+    """`--tool-output full --no-color`: the result is shown without pressing Z and the screen carries no
+    colour (SGR 30-38/90-97 or 256-colour sequences); `--tool-output none` shows the call alone."""
+    script = [Turn([tool_use("cluster_node_list", {}, id="l1")]), Turn([text("done")])]
+    with MessagesServer(script) as server:
+        env["ANTHROPIC_BASE_URL"] = server.base_url
+        pane = _start(panes, _fiskai("--tool-output", "full", "--no-color", "list"), env, tmp_path)
+        shown = pane.wait_text("--- run complete, press q to quit ---")
+        assert "fixturectl was called" in shown and "(Z to expand)" not in shown
+        coloured = re.findall(r"\x1b\[[0-9;]*(?:3[0-8]|9[0-7]|38;5;\d+)m", pane.screen(escapes=True))
+        assert coloured == []
+        pane.keys("q")
+        assert pane.exit_code() == 0
+
+        server.add(Turn([tool_use("cluster_node_list", {}, id="l2")]), Turn([text("done again")]))
+        quiet = _start(panes, _fiskai("--tool-output", "none", "list"), env, tmp_path)
+        shown = quiet.wait_text("--- run complete, press q to quit ---")
+        assert "-> cluster node list" in shown and "fixturectl was called" not in shown and "<-" not in shown
+        assert re.search(r"\x1b\[[0-9;]*38;5;\d+m", quiet.screen(escapes=True))  # colour when not refused
+        quiet.keys("q")
+        assert quiet.exit_code() == 0

@@ -9,10 +9,10 @@ import pytest
 
 from fiskai_agent import FollowUp, RunOptions, SessionOptions, run
 from fiskai_agent.llm import TextBlock
-from fiskai_agent.testing import ScriptedProvider, answer, calls
+from fiskai_agent.testing import RecordingEvents, ScriptedProvider, answer, calls
 from fiskai_core.config import BudgetSettings, LLMSettings
 from fiskai_core.tools import Tool, ToolSet
-from fiskai_runstate import FileJournalStore
+from fiskai_runstate import FileJournalStore, fold
 from fiskai_runstate.records import UserRecord
 
 pytestmark = pytest.mark.anyio
@@ -98,3 +98,74 @@ async def test_a_journaled_chat_records_each_follow_up_and_ends_suspended(app: A
     records = [record.payload for record in await store.load("chat")]
     users = [r for r in records if isinstance(r, UserRecord)]
     assert len(users) == 1 and "more" in str(users[0].message)
+
+
+def _chat(
+    app: App, store: FileJournalStore, provider: ScriptedProvider, operator: Operator, **session: Any
+) -> RunOptions:
+    return RunOptions(
+        prompt="hello",
+        llm=_llm(),
+        tools=ToolSet.of(app.tools),
+        provider=provider,
+        next_prompt=operator,
+        interactive=True,
+        events=RecordingEvents(),
+        session=SessionOptions(store=store, **session),
+    )
+
+
+async def test_clear_with_a_prompt_rotates_to_a_new_session_that_names_the_old_one(app: App, tmp_path: Path) -> None:
+    store = FileJournalStore(tmp_path)
+    provider = ScriptedProvider.of(answer("first"), answer("fresh"))
+    operator = Operator(FollowUp(text="", reset=True), FollowUp(text="again", reset=True), None)
+    options = _chat(app, store, provider, operator, checkpoint=True, name="chat")
+    result = await run(options)
+    assert _texts(provider, 1) == ["again"]
+    assert result.reason == "suspended" and result.session_id not in (None, "chat")
+    new = fold(await store.load(str(result.session_id)))
+    old = fold(await store.load("chat"))
+    assert (new.previous, new.prompt, new.interactive, new.status) == ("chat", "again", True, "suspended")
+    assert (old.previous, old.status, len(old.messages)) == ("", "suspended", 2)  # the old one stays resumable
+    assert not any(isinstance(r.payload, UserRecord) for r in await store.load(str(result.session_id)))
+    events = options.events
+    assert isinstance(events, RecordingEvents)
+    assert ("session_rotated", ("chat", result.session_id)) in events.events
+
+
+async def test_a_bare_clear_then_leaving_rotates_nothing(app: App, tmp_path: Path) -> None:
+    store = FileJournalStore(tmp_path)
+    provider = ScriptedProvider.of(answer("first"))
+    result = await run(
+        _chat(app, store, provider, Operator(FollowUp(text="", reset=True), None), checkpoint=True, name="c")
+    )
+    assert result.session_id == "c"
+    assert [s.run_id for s in await store.list()] == ["c"]
+
+
+async def test_a_chat_resumed_at_the_input_asks_first_and_its_next_turn_sees_the_earlier_ones(
+    app: App, tmp_path: Path
+) -> None:
+    store = FileJournalStore(tmp_path)
+    first = ScriptedProvider.of(answer("one"), answer("two"))
+    await run(_chat(app, store, first, Operator(FollowUp(text="more"), None), checkpoint=True, name="c"))
+    later = ScriptedProvider.of(answer("three"))
+    operator = Operator(FollowUp(text="and then?"), None)
+    result = await run(_chat(app, store, later, operator, resume_id="c"))
+    assert operator.ended == ["", ""]  # asked before any model call
+    assert len(later.requests) == 1
+    assert _texts(later, 0) == ["hello", "one", "more", "two", "and then?"]
+    assert result.reason == "suspended"
+
+
+async def test_a_chat_that_crashed_after_a_follow_up_resumes_by_answering_it(app: App, tmp_path: Path) -> None:
+    store = FileJournalStore(tmp_path)
+    # No answer for the follow-up: the conversation ends on its user record, as after a crash mid-turn.
+    crashed = ScriptedProvider.of(answer("one"))
+    await run(_chat(app, store, crashed, Operator(FollowUp(text="more"), None), checkpoint=True, name="c"))
+    assert isinstance((await store.load("c"))[-2].payload, UserRecord)
+    later = ScriptedProvider.of(answer("two"))
+    operator = Operator(None)
+    result = await run(_chat(app, store, later, operator, resume_id="c"))
+    assert _texts(later, 0) == ["hello", "one", "more"]
+    assert operator.ended == [""] and result.answer == "two"

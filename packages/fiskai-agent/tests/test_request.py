@@ -85,7 +85,8 @@ async def test_built_ins_count_toward_the_threshold(app: App) -> None:
 async def test_a_backend_without_tool_search_gets_find_tools_instead_of_the_deferred_tools(app: App) -> None:
     provider = ScriptedProvider.of(answer("ok"), capabilities=Capabilities(provider="anthropic"))
     events = RecordingEvents()
-    many = [FakeTool(name=f"t{i}", description="t") for i in range(12)]
+    # 12 definitions of about 500 tokens each: over the default budget of 4,096 tokens.
+    many = [FakeTool(name=f"t{i}", description="t" * 2000) for i in range(12)]
     request = await _first_request(
         RunOptions(prompt="x", llm=LLM, tools=ToolSet.of(many, "custom"), provider=provider, events=events), provider
     )

@@ -112,7 +112,10 @@ async def test_a_local_server_run_finds_a_deferred_tool_then_calls_it(nats: list
     assert events.info is not None and events.info.tool_finder and not events.info.tool_search
     assert events.info.deferred_tools == len(nats) - len(_pinned(nats))
     (finder,) = [a for a in events.advisories if a.kind == "tool_finder"]
-    assert finder.message.startswith(f"{len(nats)} tools are available and the model server has no tool search")
+    assert (
+        finder.message.startswith(f"{len(nats)} tools are available, their definitions take about 44,")
+        and "(over llm.tool_definition_budget, 4,096) and the model server has no tool search" in finder.message
+    )
     assert events.info.total_tools == len(nats)
     assert [t.display for t in events.tool_calls][0] == 'find_tools("list the streams")'
 
@@ -272,7 +275,8 @@ async def test_a_400_about_something_else_is_not_a_capability_refusal() -> None:
 
 async def test_an_application_tool_named_find_tools_stops_setup_when_the_finder_is_needed() -> None:
     provider = ScriptedProvider.of(answer("ok"), capabilities=Capabilities(provider="anthropic"))
-    tools = [FakeTool(name=f"t{i}", description="t") for i in range(11)] + [FakeTool(name="find_tools")]
+    # Definitions over the default budget (4,096 tokens), so the finder is needed.
+    tools = [FakeTool(name=f"t{i}", description="t" * 2000) for i in range(11)] + [FakeTool(name="find_tools")]
     with pytest.raises(SetupError) as caught:
         await run(RunOptions(prompt="x", llm=CLAUDE, tools=ToolSet.of(tools, "custom"), provider=provider))
     assert '"find_tools" clashes with the client-side tool finder' in str(caught.value)
@@ -360,3 +364,64 @@ async def test_capabilities_are_decided_per_run_without_the_sdk(
     assert shown.startswith("server tool search ") and ("(llm.capabilities)" in shown) is (overrides is not None)
     # A warning only for what the automatic choice turned off and the operator did not decide.
     assert bool(caps.reason) is warned
+
+
+async def test_a_short_tool_list_is_sent_whole_however_many_tools_it_has() -> None:
+    """The finder starts by size (llm.tool_definition_budget), not at 10 tools: 15 small tools are shown whole."""
+    small = [FakeTool(name=f"t{i}", description="lists things") for i in range(15)]
+    events = RecordingEvents()
+    with MessagesServer([Turn([text("ok")])], local=True) as local:
+        await run(
+            RunOptions(
+                prompt="x", llm=LOCAL, tools=ToolSet.of(small, "custom"), provider=_at(local, LOCAL), events=events
+            )
+        )
+        (request,) = local.requests
+    assert request.tool_names == [f"t{i}" for i in range(15)]
+    assert "tool_finder" not in events.advisory_kinds()
+
+
+async def test_the_budget_is_the_operators_to_lower() -> None:
+    small = [FakeTool(name=f"t{i}", description="lists things") for i in range(3)]
+    tight = LLMSettings(model="qwen3:8b", tool_definition_budget=20)
+    events = RecordingEvents()
+    with MessagesServer([Turn([text("ok")])], local=True) as local:
+        await run(
+            RunOptions(
+                prompt="x", llm=tight, tools=ToolSet.of(small, "custom"), provider=_at(local, tight), events=events
+            )
+        )
+        (request,) = local.requests
+    assert request.tool_names == ["find_tools"]
+    (finder,) = [a for a in events.advisories if a.kind == "tool_finder"]
+    assert "(over llm.tool_definition_budget, 20)" in finder.message
+
+
+async def test_vllms_missing_input_schema_400_is_recognised_as_refused_tool_search(nats: list[CommandTool]) -> None:
+    """vLLM validates the tool-search tool against a model requiring input_schema; its 400 names the field."""
+    vllm = (
+        "1 validation error for AnthropicMessagesRequest\ntools.221.input_schema\n  Field required "
+        "[type=missing, input_value={'type': 'x', 'name': 'x'}, input_type=dict]"
+    )
+    events = RecordingEvents()
+    with MessagesServer([Failure(400, vllm, should_retry=False), Turn([text("ok")])]) as server:
+        result = await run(
+            RunOptions(prompt="x", llm=CLAUDE, tools=ToolSet.of(nats), provider=_at(server, CLAUDE), events=events)
+        )
+        refused, served = server.requests
+    assert result.answer == "ok"
+    assert refused.deferred_tool_names and not served.deferred_tool_names
+    assert served.tool_names[-1] == "find_tools" and len(served.tools) < 20
+    (fallback,) = [a for a in events.advisories if a.kind == "capabilities_fallback"]
+    assert fallback.name == "tool_search" and "input_schema" in fallback.message
+
+
+async def test_a_400_naming_input_schema_without_the_search_tool_is_not_a_refusal() -> None:
+    few = [FakeTool(name=f"t{i}", description="t") for i in range(3)]
+    failure = Failure(400, "tools.0.input_schema: Field required", should_retry=False)
+    with MessagesServer([failure]) as server:
+        result = await run(
+            RunOptions(prompt="x", llm=CLAUDE, tools=ToolSet.of(few, "custom"), provider=_at(server, CLAUDE))
+        )
+        assert len(server.requests) == 1
+    assert result.reason == "error" and "input_schema" in result.error

@@ -30,3 +30,12 @@ def test_help_shows_runnable_examples_unwrapped(path: list[str]) -> None:
     assert examples, path
     # Most lines run fiskai; a few show the other side (e.g. `claude mcp add ...` for the MCP server).
     assert sum("fiskai " in line for line in examples) >= max(1, len(examples) - 1), examples
+
+
+def test_run_examples_show_the_chat_session_presentation_and_credential_flags() -> None:
+    result = CliRunner().invoke(cli, ["run", "--help"], prog_name="fiskai")
+    examples = result.stdout.split("Examples:", 1)[1]
+    for flag in ("--chat --checkpoint", "--tool-output", "--no-color", "--api-key-file", "NO_TUI=1", "TOOL_OUTPUT="):
+        assert flag in examples, flag
+    for variable in ("VERBOSE=1", "HTTP_DEBUG=1"):
+        assert variable in examples, variable

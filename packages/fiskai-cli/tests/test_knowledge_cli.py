@@ -245,7 +245,7 @@ def test_the_vector_tier_from_config_estimates_then_embeds(workdir: Path, embedd
         indexed.stdout.splitlines()[-1]
         == "indexed: added=2 updated=0 skipped=0 removed=0 (2 files, 2 chunks, 2 embeddings)"
     )
-    assert searched["tier"].startswith(f"hybrid (FTS5 + vectors, score blend) - model={embeddings.model} dim=")
+    assert searched["tier"].startswith(f"hybrid (FTS5 + vectors, RRF) - model={embeddings.model} dim=")
     assert searched["results"][0]["citation"] == "docs/design.md#0"
     assert stats["vectors"] == 2
 

@@ -9,7 +9,7 @@ from click.testing import CliRunner
 
 from fiskai_cli._root import cli
 from fiskai_runstate import FileJournalStore, Record, encode_record
-from fiskai_runstate.records import JsonObject, TerminalRecord, ToolResultRecord, UserRecord
+from fiskai_runstate.records import SCHEMA_VERSION, JsonObject, MetaRecord, TerminalRecord, ToolResultRecord, UserRecord
 from fiskai_runstate.testing import sample_meta, sample_turn
 
 
@@ -59,6 +59,28 @@ def test_list_shows_a_table_sorted_by_update_and_json_for_scripts(tmp_path: Path
     assert listed[0]["status"] == "open"
     assert listed[1]["records"] == 5
     assert listed[0]["model"] == "claude-test"
+
+
+def test_a_session_a_chat_rotated_to_names_the_one_it_continues(tmp_path: Path) -> None:
+    _journal(tmp_path, "first", turns=0, end=None)
+
+    async def rotated() -> None:
+        base = sample_meta("second")
+        meta = MetaRecord(
+            run_id="second", created=base.created, fingerprint=base.fingerprint, prompt="again", previous="first"
+        )
+        await (await FileJournalStore(tmp_path).create(meta)).aclose()
+
+    anyio.run(rotated)
+    code, out, _ = _invoke("session", "--state-dir", str(tmp_path), "list")
+    assert code == 0
+    rows = {line.split()[0]: line.split() for line in out.splitlines()}
+    assert rows["ID"][-1] == "CONTINUES"
+    assert (rows["second"][-1], rows["first"][-1]) == ("first", "-")
+    code, out, _ = _invoke("session", "--state-dir", str(tmp_path), "list", "--format", "json")
+    assert {s["id"]: s["previous"] for s in json.loads(out)} == {"first": None, "second": "first"}
+    code, out, _ = _invoke("session", "--state-dir", str(tmp_path), "show", "second")
+    assert "Continues" in out and "first (a chat's /clear started this session)" in out
 
 
 def test_list_without_sessions_says_where_it_looked(tmp_path: Path) -> None:
@@ -155,7 +177,7 @@ def test_show_of_a_newer_journal_names_both_versions(tmp_path: Path) -> None:
     code, _, err = _invoke("session", "--state-dir", str(tmp_path), "show", "future")
     assert code == 1
     assert "schema version 7" in err
-    assert "versions up to 4" in err
+    assert f"versions up to {SCHEMA_VERSION}" in err
 
 
 def test_rm_removes_and_refuses_a_run_held_by_a_writer(tmp_path: Path) -> None:
@@ -261,7 +283,7 @@ def _hostile(kind: str, lines: list[bytes]) -> bytes:
         lines[1] = lines[1].replace(b'"iteration":0', b'"iteration":1')
     elif kind == "newer-version":
         turn = sample_turn("hostile", seq=2, iteration=0)
-        lines[3] = encode_record(Record(seq=4, payload=turn[2].payload, version=5)) + b"\n"
+        lines[3] = encode_record(Record(seq=4, payload=turn[2].payload, version=SCHEMA_VERSION + 1)) + b"\n"
     elif kind == "duplicated-seq":
         lines.insert(3, lines[2])
     elif kind == "oversize-line":
@@ -274,7 +296,7 @@ def _hostile(kind: str, lines: list[bytes]) -> bytes:
     [
         ("head-truncated", 1, "checksum mismatch"),
         ("bit-flipped", 2, "checksum mismatch"),
-        ("newer-version", 4, "schema version 5"),
+        ("newer-version", 4, f"schema version {SCHEMA_VERSION + 1}"),
         ("duplicated-seq", 4, "seq 3 does not follow seq 3"),
         ("oversize-line", 3, "record limit"),
     ],

@@ -140,10 +140,10 @@ def test_hybrid_search_with_a_contextual_model_indexes_and_searches(
         manifest = reader.manifest()
         assert manifest is not None and manifest.model == f"bert:{model.resolve()}" and manifest.dimension == 8
         result = reader.search("zeppelin", top_k=3)  # no chunk has the word: only the vectors rank
-        assert result.tier.startswith("hybrid (FTS5 + vectors, score blend) - model=bert:") and result.hits
-        # A contextual model's scores are blended (the nearest chunk scores 1 when no word matches), where
-        # a static model's rank would add only 0.05 / (RRF_K + 1).
-        assert result.hits[0].score == pytest.approx(1.0)
+        assert result.tier.startswith("hybrid (FTS5 + vectors, RRF) - model=bert:") and result.hits
+        # A contextual model's nearest chunk counts fully in RRF, where a static model's would add only
+        # 0.05 / (RRF_K + 1).
+        assert result.hits[0].score == pytest.approx(1 / (RRF_K + 1))
         assert result.hits[0].score > STATIC_VECTOR_WEIGHT / (RRF_K + 1)
 
 

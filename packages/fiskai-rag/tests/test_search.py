@@ -83,25 +83,28 @@ def test_normalise_gives_unit_length_and_leaves_zero_alone() -> None:
     assert normalise([0.0, 0.0]) == [0.0, 0.0]
 
 
-def test_blend_keeps_a_clear_lexical_lead_that_rrf_would_flatten() -> None:
-    from fiskai_rag.search._fusion import blend, rrf
+def test_fuse_is_rrf_with_k_60_over_fifty_a_side_for_a_server_or_contextual_model() -> None:
+    from fiskai_rag.search._fusion import RRF_K, SEARCH_FANOUT, fuse
 
-    lexical = [(1, 30.0), (2, 10.5), (3, 10.0)]  # chunk 1 far ahead on the words
-    # L2 distances of unit vectors: 2, 3 and 1 nearly tied in meaning, 4 far off.
-    vectors = [(2, 0.6), (3, 0.61), (1, 0.62), (4, 1.2)]
-    assert [c for c, _ in rrf([c for c, _ in lexical], [c for c, _ in vectors])][0] == 2  # ranks only
-    fused = blend(lexical, vectors)
-    assert [c for c, _ in fused] == [1, 2, 3, 4]
-    assert fused[1][1] == pytest.approx(0.025 + 1.0) and fused[3][1] == pytest.approx(0.0)
+    lexical = [(1, 30.0), (2, 10.5), (3, 10.0)]  # chunk 1 far ahead on the words: RRF keeps only ranks
+    vectors = [(2, 0.6), (3, 0.61), (1, 0.62), (4, 1.2)]  # L2 distances of unit vectors
+    fused = fuse(lexical, vectors, static=False)
+    assert [c for c, _ in fused] == [2, 1, 3, 4]
+    assert dict(fused)[2] == pytest.approx(1 / (RRF_K + 2) + 1 / (RRF_K + 1))
+    assert dict(fused)[4] == pytest.approx(1 / (RRF_K + 4))
+    # Only the best fifty of each side take part.
+    many = [(chunk_id, 1000.0 - chunk_id) for chunk_id in range(100)]
+    far = [(chunk_id, 0.01 * chunk_id) for chunk_id in range(200, 300)]
+    ids = {c for c, _ in fuse(many, far, static=False)}
+    assert len(ids) == 2 * SEARCH_FANOUT and 50 not in ids and 250 not in ids
 
 
-def test_blend_scores_a_chunk_from_one_side_only_by_that_side() -> None:
-    from fiskai_rag.search._fusion import blend
+def test_fuse_weights_a_static_models_vectors_down_to_tie_breaking() -> None:
+    from fiskai_rag.search._fusion import RRF_K, STATIC_VECTOR_WEIGHT, fuse
 
-    fused = dict(blend([(5, 2.0)], [(7, 0.1), (8, 0.9)]))
-    assert fused == {5: pytest.approx(1.0), 7: pytest.approx(1.0), 8: pytest.approx(0.0)}
-    assert blend([], []) == []
-    assert [c for c, _ in blend([(4, 1.0), (3, 1.0)], [])] == [3, 4]  # equal scores: the smaller id first
+    fused = fuse([(1, 3.0), (2, 2.0)], [(9, 0.1), (8, 0.2)], static=True)
+    assert [c for c, _ in fused] == [1, 2, 9, 8]  # chunks only the vectors find come after every word match
+    assert dict(fused)[9] == pytest.approx(STATIC_VECTOR_WEIGHT / (RRF_K + 1))
 
 
 @pytest.mark.parametrize(

@@ -3,8 +3,8 @@
 `data/search-golden.json` holds a digest of each search's hits and each pack's text, written by
 `collect` at 0237cbf, before search was rewritten as a list of named stages (`search/_stages.py`).
 With every stage on, the hits must stay those of that single search method to the last bit of each
-score: IR collections lexical and hybrid (a static model's RRF and a contextual model's blend, with
-hashed vectors), the influxdata questions at two depths, and context packs, which start from search.
+score: IR collections lexical and hybrid (a static model's weighted RRF and a contextual model's or a
+server's full-weight RRF, with hashed vectors; the latter re-pinned when issue 31 replaced the blend), the influxdata questions at two depths, and context packs, which start from search.
 
 A ranking change that is meant shows up here as the changed keys; regenerate the file with
 `uv run python packages/fiskai-rag/tests/test_search_golden.py` once the change is measured and kept.
@@ -34,7 +34,7 @@ _DAY = dt.date(2026, 12, 1)
 
 
 class _StaticFake(FakeEmbedder):
-    """Hashed vectors fused as a static model's are (RRF at a small weight) rather than blended."""
+    """Hashed vectors fused as a static model's are (RRF at a small weight) rather than at full weight."""
 
     contextual = False
 
@@ -77,7 +77,7 @@ def collect(shared: Path, work: Path) -> dict[str, str]:
         _searches(out, name, work / name, shared / "ir" / name / "corpus", queries, (10,), packs=name == "cisi")
     cisi = [q.text for q in load_trec_suite(shared / "ir" / "cisi").queries]
     corpus = shared / "ir" / "cisi" / "corpus"
-    _searches(out, "cisi-blend", work / "blend", corpus, cisi, (10,), embedder=FakeEmbedder(dimension=64))
+    _searches(out, "cisi-contextual", work / "contextual", corpus, cisi, (10,), embedder=FakeEmbedder(dimension=64))
     static = _StaticFake(dimension=64, model="static-fake")
     _searches(out, "cisi-rrf", work / "rrf", corpus, cisi, (10,), embedder=static)
     questions = [

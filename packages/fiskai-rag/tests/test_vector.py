@@ -70,7 +70,7 @@ def test_hybrid_search_over_a_real_embeddings_server(
     with open_store(store_dir, read_only=True, embedder=_client(reset_server)) as reader:
         result = reader.search("register someone in auth")
     assert result.status == "ok" and result.degraded is None
-    assert result.tier.startswith("hybrid (FTS5 + vectors, score blend) - model=")  # a server's: blended
+    assert result.tier.startswith("hybrid (FTS5 + vectors, RRF) - model=")  # a server's too, as the seed says
     # "auth" shares no indexed word with the accounts section; only the vector side can rank it.
     assert result.hits[0].citation == "docs/accounts.md#0"
 

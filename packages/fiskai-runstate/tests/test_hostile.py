@@ -76,11 +76,13 @@ async def test_journal_missing_its_beginning_is_refused_at_line_one(tmp_path: Pa
 
 async def test_newer_schema_version_is_refused_naming_both_versions(tmp_path: Path) -> None:
     lines = _lines("future")
-    newer = encode_record(Record(seq=4, payload=sample_turn("future", seq=2, iteration=5)[2].payload, version=5))
+    newer_version = SCHEMA_VERSION + 1
+    payload = sample_turn("future", seq=2, iteration=5)[2].payload
+    newer = encode_record(Record(seq=4, payload=payload, version=newer_version))
     error = await _refused(tmp_path, "future", b"".join([*lines[:3], newer + b"\n", *lines[4:]]))
     assert isinstance(error, JournalVersionError)
-    assert (error.found, error.supported, error.line) == (5, SCHEMA_VERSION, 4)
-    assert "schema version 5" in str(error)
+    assert (error.found, error.supported, error.line) == (newer_version, SCHEMA_VERSION, 4)
+    assert f"schema version {newer_version}" in str(error)
     assert f"versions up to {SCHEMA_VERSION}" in str(error)
 
 
@@ -147,9 +149,10 @@ async def test_every_single_bit_flip_of_the_checksum_field_is_detected(tmp_path:
 
 
 async def test_a_version_edited_without_its_checksum_is_damage_not_a_newer_record(tmp_path: Path) -> None:
-    # One flipped bit turns "version":4 into "version":5; a checksum that no longer matches decides.
+    # One flipped bit turns "version":5 into "version":7; a checksum that no longer matches decides.
     lines = _lines("later")
-    lines[1] = lines[1].replace(b'"version":4', b'"version":5')
+    assert b'"version":5' in lines[1]
+    lines[1] = lines[1].replace(b'"version":5', b'"version":7')
     error = await _refused(tmp_path, "later", b"".join(lines))
     assert not isinstance(error, JournalVersionError)
     assert (error.line, "checksum mismatch" in str(error)) == (2, True)

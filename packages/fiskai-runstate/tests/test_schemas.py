@@ -53,7 +53,12 @@ async def test_records_written_by_the_file_store_validate(tmp_path: Path) -> Non
     store = FileJournalStore(tmp_path)
     base = sample_meta("valid")
     meta = MetaRecord(
-        run_id=base.run_id, created=base.created, fingerprint=base.fingerprint, prompt=base.prompt, interactive=True
+        run_id=base.run_id,
+        created=base.created,
+        fingerprint=base.fingerprint,
+        prompt=base.prompt,
+        interactive=True,
+        previous="earlier-chat",
     )
     journal = await store.create(meta)
     records = [

@@ -7,6 +7,7 @@ import pytest
 from fiskai_runstate import Record, fold
 from fiskai_runstate.errors import JournalCorruptError, JournalVersionError
 from fiskai_runstate.records import (
+    SCHEMA_VERSION,
     AssistantRecord,
     JsonObject,
     JsonValue,
@@ -157,10 +158,20 @@ def test_newer_meta_version_is_refused_by_fold() -> None:
     )
     with pytest.raises(JournalVersionError) as caught:
         fold([Record(seq=1, payload=newer)])
-    assert (caught.value.found, caught.value.supported) == (99, 4)
+    assert (caught.value.found, caught.value.supported) == (99, SCHEMA_VERSION)
 
 
 def test_older_meta_version_is_accepted() -> None:
     meta = sample_meta("r")
     older = MetaRecord(run_id=meta.run_id, created=meta.created, fingerprint=meta.fingerprint, version=2)
     assert fold([Record(seq=1, payload=older, version=2)]).version == 2
+
+
+def test_a_rotated_session_names_its_predecessor_in_the_fold() -> None:
+    meta = sample_meta("r")
+    rotated = MetaRecord(
+        run_id=meta.run_id, created=meta.created, fingerprint=meta.fingerprint, interactive=True, previous="first"
+    )
+    state = fold([Record(seq=1, payload=rotated)])
+    assert (state.previous, state.interactive) == ("first", True)
+    assert fold([META]).previous == ""

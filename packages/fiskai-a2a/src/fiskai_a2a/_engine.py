@@ -220,6 +220,16 @@ class Server:
         )
         return self._encoded(card, payload)
 
+    async def run_request(self, request: ToolRequest, arguments: DecodedValue) -> Reply:
+        """Run one decoded request now, outside the queue (the 0.0.5 endpoint keeps its own slots).
+
+        The reply is the single `tool.reply` of the older protocol, which is also a valid 0.0.5 final reply.
+        """
+        tool = self.tools.get(request.name)
+        if tool is None:
+            return self._reply(request, is_error=True, output=f"tool {_quote(request.name)} is not available")
+        return await self._run(_Call(request=request, arguments=arguments), tool)
+
     async def _tool(self, payload: bytes, events: EventSink, digest: str) -> Reply:
         try:
             message, exact = decode_exact(payload, expect={TOOL_REQUEST})

@@ -37,10 +37,16 @@ from .protocol import (
     decode,
     encode,
     request_header,
+    serve as serve_wire,
 )
-from .transport import Reply, Route, Transport
+from .transport import Reply, Route, Streams, Transport, cancel_digest
 
-__all__ = ["DEFAULT_TIMEOUT", "A2AClient"]
+__all__ = ["CANCEL_DIGEST_HEADER", "DEFAULT_REQUEST_TIMEOUT", "DEFAULT_TIMEOUT", "A2AClient"]
+
+CANCEL_DIGEST_HEADER: Final = "Fiskai-Cancel-Digest"
+"""The header an older fiskai server reads a call's cancel digest from (same as `nats_transport`'s)."""
+DEFAULT_REQUEST_TIMEOUT: Final = 120.0
+"""Seconds of silence accepted from a 0.0.5 peer between the messages of one call."""
 
 DEFAULT_TIMEOUT: Final = 30.0
 """Seconds a request waits for its reply when the caller sets no budget (the original's default)."""
@@ -55,6 +61,9 @@ class A2AClient:
         timeout: Seconds each request may wait for its reply.
         stall_timeout: Seconds of silence, after a first progress event, that mean the server is gone.
         cancel_timeout: Seconds a Cancel waits for its Ack (no Ack: the call was no longer in flight).
+        streams: Reply sets (NATS: `nats_service.NatsStreams`); without it, the older protocol only.
+        request_timeout: Seconds of silence accepted from a 0.0.5 peer once it acked
+            (`expose.agent.a2a.request_timeout`).
     """
 
     def __init__(
@@ -65,8 +74,13 @@ class A2AClient:
         timeout: float = DEFAULT_TIMEOUT,
         stall_timeout: float = 10.0,
         cancel_timeout: float = 2.0,
+        streams: Streams | None = None,
+        request_timeout: float = DEFAULT_REQUEST_TIMEOUT,
     ) -> None:
         self.transport = transport
+        self.streams = streams
+        """With it, tool calls speak the 0.0.5 reply set as well as the older single reply."""
+        self.request_timeout = request_timeout
         self.me = Identity(name=identity)
         self.timeout = timeout
         self.stall_timeout = stall_timeout
@@ -106,9 +120,35 @@ class A2AClient:
         payload = encode(ToolRequest(header=header, name=tool_name), exact_input=dict(arguments) if arguments else None)
         self._cancel_keys[header.request] = cancel_key = secrets.token_urlsafe(24)
         try:
+            if self.streams is not None:
+                return await self._call_streamed(self.streams, agent, tool_name, header, payload, cancel_key)
             return await self._call(agent, tool_name, header, payload, cancel_key, on_progress)
         finally:
             del self._cancel_keys[header.request]
+
+    async def _call_streamed(
+        self, streams: Streams, agent: str, tool_name: str, header: Header, payload: bytes, cancel_key: str
+    ) -> ToolReply:
+        """Both protocols: a 0.0.5 server's ack, keepalives and reply, or an older server's single reply.
+
+        The first message may take `timeout` (an older server sends nothing until the tool is done); after
+        an ack, every gap may take `request_timeout`. The caller's tool timeout bounds the whole call.
+        """
+        route = Route(agent=agent, kind="tool")
+        headers = {CANCEL_DIGEST_HEADER: cancel_digest(cancel_key)}
+        try:
+            async with streams.stream(route, payload, headers=headers) as replies:
+                silence = self.timeout
+                while True:
+                    reply = await replies.receive(silence)
+                    final = _final_tool_reply(reply, agent, header.request)
+                    if final is not None:
+                        return final
+                    silence = self.request_timeout
+        except anyio.get_cancelled_exc_class():
+            with anyio.CancelScope(shield=True):
+                await self.cancel(agent, header, reason="the caller stopped waiting", key=cancel_key)
+            raise
 
     async def _call(
         self,
@@ -199,6 +239,34 @@ class A2AClient:
         except A2AError:
             return False
         return isinstance(ack, Ack) and ack.accepted
+
+
+def _final_tool_reply(reply: Reply, agent: str, request_id: str) -> ToolReply | None:
+    """The call's answer when `reply` ends it, None for an ack or a keepalive (any message of this request).
+
+    Raises:
+        RemoteAgentError: an error, an invalid message, or one for another request.
+    """
+    if reply.error_code is not None:
+        _expect(reply, TOOL_REPLY, agent, request_id)  # raises: a refusal before any ack
+    try:
+        message = serve_wire.decode(reply.payload)
+    except MessageError as err:
+        raise RemoteAgentError(f'remote agent "{agent}" sent an invalid reply: {err}') from None
+    if message.header.request != request_id:
+        raise RemoteAgentError(
+            f'remote agent "{agent}" sent a reply for request "{message.header.request}" to request "{request_id}"'
+        )
+    if isinstance(message, serve_wire.ErrorReply):
+        code = f" (code {message.code})" if message.code else ""
+        raise RemoteAgentError(f'remote agent "{agent}" refused the request: {message.error}{code}', code=message.code)
+    if not isinstance(message, serve_wire.ToolReply):
+        return None
+    output = message.output
+    if message.code and message.is_error:
+        # The model sees why (`capacity`: every slot busy, a retry may reach a free instance).
+        output = f"{output or ''} (code {message.code})".strip()
+    return ToolReply(header=message.header, is_error=message.is_error, output=output, exec=message.exec)
 
 
 def _expect(reply: Reply, protocol: str, agent: str, request_id: str) -> Message:

@@ -265,6 +265,18 @@ class NatsTransport:
         self._errors.append(text)
         self._error_seen.set()
 
+    async def refused(self, subjects: list[str]) -> str:
+        """Wait until NATS reports a permissions violation on one of `subjects`; its text."""
+        wanted = [f'"{subject.lower()}"' for subject in subjects]  # nats-py lowercases the server's text
+        while True:
+            found = [e for e in self._errors if "permissions violation" in e and any(w in e for w in wanted)]
+            if found:
+                return found[0]
+            seen = self._error_seen
+            await seen.wait()
+            if self._error_seen is seen:
+                self._error_seen = anyio.Event()
+
     def _raise_if_refused(self, identity: str) -> None:
         # nats-py lowercases the server's error text.
         ours = [f'"{subject_for(Route(agent=identity, kind=kind)).lower()}"' for kind in ("discovery", "tool")]

@@ -15,6 +15,7 @@ from fiskai_core.remote import RemoteImportError
 from .client import A2AClient
 from .errors import A2AError
 from .invoker import RemoteImport, import_remote_tools
+from .nats_service import NatsStreams
 from .nats_transport import connect
 from .natscontext import NatsContext
 
@@ -63,5 +64,5 @@ async def open_remote_tools(
                 raise RemoteImportError(message) from err
             yield RemoteImport(warnings=[message])
             return
-        client = A2AClient(transport, identity=identity, timeout=call_timeout)
+        client = A2AClient(transport, identity=identity, timeout=call_timeout, streams=NatsStreams(transport))
         yield await import_remote_tools(hosts, client=client, taken=taken, strict=strict, context_name=context.name)

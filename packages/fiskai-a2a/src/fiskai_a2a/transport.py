@@ -10,16 +10,29 @@ Implementations: `fiskai_a2a.nats_transport.NatsTransport`, `fiskai_a2a.testing.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
 from anyio.abc import TaskStatus
 
-__all__ = ["EventSink", "Handler", "OnEvent", "Reply", "Route", "RouteKind", "Transport", "cancel_digest"]
+__all__ = [
+    "EventSink",
+    "Handler",
+    "OnEvent",
+    "Reply",
+    "ReplyReader",
+    "Route",
+    "RouteKind",
+    "Streams",
+    "Transport",
+    "cancel_digest",
+]
 
-RouteKind = Literal["discovery", "tool", "control"]
-"""`discovery` and `tool` are the original's two paths; `control` (fiskai) carries Cancel to every instance."""
+RouteKind = Literal["discovery", "tool", "control", "task"]
+"""`discovery` and `tool` are the original's two paths; `control` (fiskai) carries Cancel to every instance;
+`task` (0.0.5) carries prompts to an agent's prompts channel."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -121,4 +134,26 @@ class Transport(Protocol):
         Instances serving one identity share the discovery and tool work (a queue group); every instance
         sees each control message. Calls `task_status.started()` once the routes are listening.
         """
+        ...
+
+
+class ReplyReader(Protocol):
+    """The messages of one request's reply set (0.0.5 endpoints answer with several), one at a time."""
+
+    async def receive(self, silence: float) -> Reply:
+        """The next message, within `silence` seconds.
+
+        Raises:
+            AgentUnavailableError: nothing in time, no responders, or the connection is gone.
+        """
+        ...
+
+
+class Streams(Protocol):
+    """Requests whose reply is a set of messages (the 0.0.5 tool endpoint and prompts)."""
+
+    def stream(
+        self, route: Route, payload: bytes, *, headers: Mapping[str, str] | None = None
+    ) -> AbstractAsyncContextManager[ReplyReader]:
+        """Send `payload` on the route; read its replies inside the block."""
         ...

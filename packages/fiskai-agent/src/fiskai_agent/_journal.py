@@ -28,7 +28,18 @@ from fiskai_runstate.records import (
     args_digest,
 )
 
-__all__ = ["CITATIONS_KEY", "RunJournal", "delivered_citations", "gate_json", "new_run_id", "open_for_resume"]
+__all__ = [
+    "CITATIONS_KEY",
+    "HOOKS_KEY",
+    "RunJournal",
+    "delivered_citations",
+    "gate_json",
+    "new_run_id",
+    "open_for_resume",
+]
+
+HOOKS_KEY = "hooks"
+"""Key of the hook decisions journaled with a tool result."""
 
 CITATIONS_KEY = "citations"
 """Key of the knowledge citations a journaled knowledge_search result delivered."""
@@ -163,6 +174,7 @@ class RunJournal:
         remote: bool = False,
         gate: GateDecision | None = None,
         citations: Sequence[str] = (),
+        hooks: Sequence[JsonObject] = (),
     ) -> ToolResultBlock:
         """A call's result, as soon as it exists; returns the block the model receives.
 
@@ -173,6 +185,9 @@ class RunJournal:
         body = tool_result_to_json(block)
         if citations:
             body[CITATIONS_KEY] = list(citations)
+        if hooks:
+            # Every hook decision on this call (a rewrite with both versions), beside the result like citations.
+            body[HOOKS_KEY] = list(hooks)
         await self._append(
             ToolResultRecord(
                 tool_use_id=use.id,

@@ -17,6 +17,7 @@ from fiskai_agent.events import Advisory, Events, NullEvents
 from fiskai_agent.llm import Provider, ProviderSettings
 from fiskai_core.config import LLMSettings
 from fiskai_core.confirm import ConfirmGate
+from fiskai_core.hooks import Hooks
 from fiskai_core.prompter import DenyPrompter
 from fiskai_core.tools import ToolSet
 from fiskai_runstate import Store as SessionStore
@@ -140,10 +141,15 @@ class RunOptions:
     """A chat run (1 h prompt-cache TTL; journaled as interactive)."""
     next_prompt: NextPrompt | None = None
     """A chat: after each answer the run asks for the next turn instead of ending (see `NextPrompt`)."""
+    tool_timeout: float | None = None
+    """Seconds one tool call may run (`harness.tool_timeout`; the command's process group is killed);
+    None: no limit. Tools that wait on the operator (ask_human) are never limited."""
     max_tool_calls_per_turn: int = 64
     """Calls run from one model turn; the rest are answered, unrun, with a note (0: no limit)."""
     verbose: bool = False
     """Emit `llm_request` summaries."""
+    hooks: Hooks = field(default_factory=Hooks)
+    """Policy around tool calls (`fiskai_core.hooks`); every decision is journaled with the call's result."""
 
 
 @dataclass(slots=True, kw_only=True)

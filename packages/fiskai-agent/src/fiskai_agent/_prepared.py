@@ -15,7 +15,7 @@ from fiskai_agent._tool_finder import FinderMode
 from fiskai_agent._tools import Entry
 from fiskai_agent.llm import Capabilities, Message, Provider, ToolDef
 from fiskai_core.confirm import ConfirmGate
-from fiskai_runstate import PendingBatch
+from fiskai_runstate import Fingerprint, PendingBatch
 from fiskai_runstate.records import ToolIntentRecord
 
 __all__ = ["Setup"]
@@ -46,6 +46,10 @@ class Setup:
     intents: dict[str, ToolIntentRecord] = field(default_factory=dict[str, ToolIntentRecord])
     """Intents of the pending batch with no result: calls that may have had their effect before a crash."""
     session_id: str | None = None
+    fingerprint: Fingerprint | None = None
+    """What the journal's meta record holds (a chat's `/clear` starts its next session with it)."""
+    resumed: bool = False
+    """The run continues a stored session."""
     last_stop_reason: str = ""
     """The stop reason of the last journaled model turn (resume only)."""
     finder: FinderMode | None = None

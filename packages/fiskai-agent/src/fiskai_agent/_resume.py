@@ -51,6 +51,7 @@ async def open_journal(setup: Setup, fingerprint: Fingerprint) -> ResumeInfo | N
     journal = await session.store.create(meta)
     setup.journal = RunJournal(journal, run_id=run_id, last_seq=journal.last_seq)
     setup.session_id = run_id
+    setup.fingerprint = fingerprint
     setup.stats.session_id = run_id
     setup.messages = [Message(role="user", content=(TextBlock(text=prompt),))]
     return None
@@ -82,6 +83,8 @@ async def _resume(setup: Setup, fingerprint: Fingerprint, run_id: str) -> Resume
         raise ResumeRefusedError(f'session "{run_id}" holds a message this version cannot read: {err}') from None
     setup.journal = RunJournal(journal, run_id=run_id, last_seq=journal.last_seq)
     setup.session_id = run_id
+    setup.fingerprint = fingerprint
+    setup.resumed = True
     setup.messages = messages
     setup.start_iteration = state.next_iteration
     setup.pending = state.pending
@@ -97,6 +100,7 @@ async def _resume(setup: Setup, fingerprint: Fingerprint, run_id: str) -> Resume
         next_iteration=state.next_iteration,
         pending_calls=pending_calls,
         forced_changes=tuple(change.describe() for change in changes),
+        interactive=state.interactive,
     )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 import traceback
 
@@ -9,10 +10,12 @@ import anyio
 
 from fiskai_agent._options import RunOptions, RunResult, RunStats
 from fiskai_agent._prepared import Setup
+from fiskai_agent._rotate import rotate_session
 from fiskai_agent._runner import Outcome, Runner
 from fiskai_agent._setup import prepare
 from fiskai_agent.errors import AgentError
 from fiskai_agent.events import Advisory
+from fiskai_core.hooks import Decisions, Deny, PromptSubmit, user_prompt_submit
 from fiskai_runstate import JournalError
 
 __all__ = ["INTERNAL_ERROR", "run", "run_sync"]
@@ -41,6 +44,14 @@ async def run(options: RunOptions) -> RunResult:
         fiskai_runstate.JournalError: The session store failed before the loop started.
     """
     started = time.monotonic()
+    resuming = options.session is not None and options.session.resume_id is not None
+    if options.hooks.user_prompt_submit and not resuming:
+        # A resumed run's prompt was submitted (and checked) when the session began.
+        decided = await user_prompt_submit(options.hooks, PromptSubmit(prompt=options.prompt), Decisions())
+        if isinstance(decided, Deny):
+            stats = RunStats(model=options.llm.model, elapsed=time.monotonic() - started)
+            return RunResult(reason="error", answer="", error=f"prompt denied by policy: {decided.reason}", stats=stats)
+        options = dataclasses.replace(options, prompt=decided.prompt)
     try:
         setup = await prepare(options)
     except (AgentError, JournalError):
@@ -75,19 +86,29 @@ async def _loop(setup: Setup) -> Outcome:
         if control is not None:
             control._attach(scope)  # pyright: ignore[reportPrivateUsage]
         runner = Runner(setup)
-        outcome = await runner.loop()
         ask = setup.options.next_prompt
+        # A chat resumed at an input boundary asks first: its last turn was already answered.
+        outcome = Outcome("completed") if ask is not None and runner.at_input else await runner.loop()
+        rotate = False
         # A chat (reference 6.6): after an answer, a failed turn or the cap, the operator may go on.
         while ask is not None and outcome.reason in ("completed", "max_iterations", "error"):
             follow = await ask(outcome.error)
             if follow is None:
                 ended = "suspended" if setup.journal.active else "completed"
                 return Outcome(ended, answer=outcome.answer if outcome.reason == "completed" else "")
+            reset = follow.reset
+            if reset and setup.journal.active:
+                # A journaled chat keeps its session until there is a prompt to start the next one with.
+                rotate, reset = True, False
             if not follow.text.strip():
-                if follow.reset:
+                if reset:
                     runner.clear()
                 continue
-            await runner.follow_up(follow.text, reset=follow.reset)
+            if rotate and await rotate_session(setup, follow.text):
+                runner.restart(follow.text)
+            else:
+                await runner.follow_up(follow.text, reset=reset)
+            rotate = False
             outcome = await runner.loop()
         return outcome
     return Outcome("error", _ABORTED)

@@ -21,13 +21,17 @@ terminal the call is refused in-band.
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import time
 from collections.abc import Collection
 from dataclasses import dataclass
 
+from fiskai_agent._hooked import HookAbort, after_tool, before_tool
 from fiskai_agent._options import StopReason
 from fiskai_agent._prepared import Setup
 from fiskai_agent._setup import fall_back
+from fiskai_agent._telemetry import ChatTelemetry, ToolSpan
 from fiskai_agent._tool_finder import refused_capability
 from fiskai_agent._tools import Entry
 from fiskai_agent.errors import ProviderError
@@ -47,7 +51,9 @@ from fiskai_core.builtins import FIND_TOOLS, found_tool_names
 from fiskai_core.calls import Refusal, ToolCall, prepare_call, run_call
 from fiskai_core.confirm import GateChannel, GateDecision, argv_digest
 from fiskai_core.errors import ArgumentsError
+from fiskai_core.hooks import Decisions
 from fiskai_core.prompter import PromptDeclined
+from fiskai_core.telemetry import current as current_telemetry
 from fiskai_core.tools import CallContext, ToolResult, arguments_from_value
 
 __all__ = ["Outcome", "Runner"]
@@ -72,11 +78,34 @@ class Runner:
         self._s = setup
         self._iteration = setup.start_iteration
         self._limit = setup.budget.max_iterations
+        self._chat = ChatTelemetry(current_telemetry())
+        if setup.resumed and setup.options.interactive:
+            # A resumed chat gets a fresh allowance for its next turn (a one-shot run keeps its cap).
+            self._limit = setup.start_iteration + setup.budget.max_iterations
+
+    @property
+    def at_input(self) -> bool:
+        """A resumed chat rests at an input boundary: the last turn was answered, nothing is pending."""
+        s = self._s
+        return (
+            s.resumed
+            and s.pending is None
+            and bool(s.messages)
+            and s.messages[-1].role == "assistant"
+            and s.last_stop_reason != "pause_turn"
+        )
 
     def clear(self) -> None:
         """Forget the conversation (a chat's `/clear`); a journaled run keeps it, as its journal does."""
         if not self._s.journal.active:
             self._s.messages.clear()
+
+    def restart(self, prompt: str) -> None:
+        """A new session's first turn (after a rotation): `prompt` alone, a fresh iteration count."""
+        s = self._s
+        s.messages[:] = [Message(role="user", content=(TextBlock(text=prompt),))]
+        self._iteration = 0
+        self._limit = s.budget.max_iterations
 
     async def follow_up(self, text: str, *, reset: bool) -> None:
         """A chat's next turn: a fresh iteration allowance, the text as a user turn (journaled)."""
@@ -123,7 +152,10 @@ class Runner:
             if s.budget.exhausted(s.stats.total_tokens):
                 return Outcome("budget", s.budget.exhausted_message(index + 1))
             if uses:
-                results = [await self._dispatch_within_cap(index, use, len(uses)) for index, use in enumerate(uses)]
+                try:
+                    results = [await self._dispatch_within_cap(i, use, len(uses)) for i, use in enumerate(uses)]
+                except HookAbort as err:
+                    return Outcome("error", str(err))
                 s.messages.append(Message(role="user", content=tuple(results)))
         return Outcome("max_iterations", f"max iterations ({s.budget.max_iterations}) reached without a final answer")
 
@@ -150,18 +182,25 @@ class Runner:
 
     async def _call(self, index: int) -> Response | Outcome:
         """One model call; a capability the server refuses is dropped once and the call repeated."""
-        s = self._s
+        s, chat = self._s, self._chat
         while True:
             request = self._request(index)
             if s.options.verbose:
                 s.options.events.llm_request(_summary(request))
-            try:
-                return await s.provider.call(request)
-            except ProviderError as err:
-                refused = None if s.fell_back else refused_capability(err, request)
-                if refused is None:
-                    return Outcome("error", f"llm call: {err}")
-                fall_back(s, refused, f"HTTP {err.status}: {err.detail or err}")
+            with chat.telemetry.span(f"chat {request.model}", chat.attributes(request)) as span:
+                chat.capture_input(span, request)
+                started = time.perf_counter()
+                try:
+                    response = await s.provider.call(request)
+                except ProviderError as err:
+                    chat.failed(span, request, "provider", started)
+                    refused = None if s.fell_back else refused_capability(err, request)
+                    if refused is None:
+                        return Outcome("error", f"llm call: {err}")
+                    fall_back(s, refused, f"HTTP {err.status}: {err.detail or err}")
+                    continue
+                chat.finished(span, request, response, started)
+                return response
 
     def _request(self, iteration: int) -> Request:
         s = self._s
@@ -276,40 +315,75 @@ class Runner:
     def _refused(self, use: ToolUseBlock, kind: AdvisoryKind, message: str) -> None:
         self._s.options.events.warn(Advisory(kind=kind, name=use.name, message=message))
 
-    # One step per reference check, in order; splitting it would hide that order.
     async def _dispatch(self, use: ToolUseBlock, *, recovery: GateDecision | None = None) -> ToolResultBlock:
+        """One call, inside its `execute_tool` span (which covers it from before the registry lookup)."""
+        telemetry = self._chat.telemetry
+        known = use.name in self._s.entries or use.name == FIND_TOOLS
+        name = f"execute_tool {use.name}" if known else "execute_tool"
+        with telemetry.span(name, {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.call.id": use.id}) as span:
+            trace = ToolSpan(span, telemetry)
+            if recovery is not None:
+                span.set("fisk.tool.resumed", True)
+            try:
+                return await self._dispatch_traced(use, recovery, trace)
+            finally:
+                trace.close()
+
+    # One step per reference check, in order; splitting it would hide that order.
+    async def _dispatch_traced(
+        self, use: ToolUseBlock, recovery: GateDecision | None, trace: ToolSpan
+    ) -> ToolResultBlock:
         s = self._s
         stats, journal = s.stats, s.journal
         stats.tool_calls += 1
         if s.finder is not None:
             refusal = s.finder.deferred.refusal(use.name)
             if refusal is not None:
+                trace.refused("deferred")
                 stats.by_kind["not_loaded"] = stats.by_kind.get("not_loaded", 0) + 1
                 self._refused(
                     use, "tool_not_loaded", f'model called "{use.name}" before finding it with find_tools; not run'
                 )
                 return await journal.result(use, refusal)
             if use.name == FIND_TOOLS:
+                trace.known(use.name, "builtin", use.input)
                 return await self._find(use)
         entry = s.entries.get(use.name)
         if entry is None:
+            trace.span.set("fisk.tool.requested_name", use.name)
+            trace.refused("unknown_tool")
             stats.by_kind["unknown"] = stats.by_kind.get("unknown", 0) + 1
             self._refused(use, "unknown_tool", f'model called unknown tool "{use.name}"')
             return await journal.result(use, ToolResult(output=f'unknown tool "{use.name}"', is_error=True))
         stats.by_kind[entry.kind] = stats.by_kind.get(entry.kind, 0) + 1
+        trace.known(use.name, entry.kind, use.input)
+        original, hooked = use, Decisions()
+        effective = await before_tool(s, use, entry, hooked, trace)
+        if isinstance(effective, ToolResult):
+            self._refused(use, "hook_denied", f'"{use.name}" was not run: {effective.output}')
+            return await journal.result(use, effective, hooks=hooked.records)
+        use, entry = effective
         call = _prepare(entry, use, s.gate.confirm_tags)
+        if not isinstance(call, Refusal) and call.gate_tag is None and s.entries[original.name].gate_tag is not None:
+            # The gate fires if the original or the rewritten tool is gated: a hook can never strip a gate.
+            call = dataclasses.replace(call, gate_tag=s.entries[original.name].gate_tag)
+        ran, use = use, original  # the journal and the model answer the call the model made
         if isinstance(call, Refusal):
+            trace.refused("missing_arguments" if call.kind == "missing" else "error")
             if call.kind == "missing":
                 self._refused(
                     use, "missing_required", f'model called tool "{use.name}" without required parameter(s); not run'
                 )
-            return await journal.result(use, call.result)
+            return await journal.result(use, call.result, hooks=hooked.records)
         decision: GateDecision | None = None
         if call.gate_tag is not None:
+            asked = time.perf_counter()
             decision = await s.gate.decide(call)
+            trace.span.set("fisk.tool.confirm_wait_ms", round((time.perf_counter() - asked) * 1000))
             if not decision.allowed:
+                trace.refused("confirm_unanswered" if decision.channel == "no_terminal" else "confirm_denied")
                 self._refused(use, "confirm_denied", f'"{use.name}" was not run: {decision.reason}')
-                return await journal.result(use, decision.denial_result(), gate=decision)
+                return await journal.result(use, decision.denial_result(), gate=decision, hooks=hooked.records)
         remote = entry.kind == "remote"
         if recovery is None:
             effect = journal.next_effect_id()
@@ -337,10 +411,18 @@ class Runner:
         )
         if remote:
             stats.remote_tool_calls += 1
-        result = await run_call(call, CallContext(effect_id=effect, delivered=frozenset(s.delivered)))
+            trace.span.set("fisk.tool.remote", True)
+            trace.span.set("fisk.tool.remote_agent", entry.agent or "")
+        # A call that waits on the operator is paced by a person, not bounded by the tool timeout.
+        limit = None if entry.presentation == "self_rendered" else s.options.tool_timeout
+        result = await run_call(call, CallContext(effect_id=effect, delivered=frozenset(s.delivered)), time_limit=limit)
+        result = await after_tool(s, ran, result, hooked)
+        trace.result(result.text, is_error=result.is_error, exit_code=result.exit_code)
         s.delivered.update(dict.fromkeys(result.citations))
         s.options.events.tool_result(_result_trace(use, entry, result))
-        return await journal.result(use, result, remote=remote, gate=recovery, citations=result.citations)
+        return await journal.result(
+            use, result, remote=remote, gate=recovery, citations=result.citations, hooks=hooked.records
+        )
 
     async def _find(self, use: ToolUseBlock) -> ToolResultBlock:
         """Answer `find_tools` and load what it found for the next request: no gate, no intent (no effect)."""

@@ -11,6 +11,7 @@ when the operator set `llm.no_tool_search`, every tool sent directly as the orig
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 
 import anyio
@@ -20,6 +21,7 @@ from fiskai_agent._journal import RunJournal, new_run_id
 from fiskai_agent._options import RunOptions, RunStats
 from fiskai_agent._prepared import Setup
 from fiskai_agent._resume import open_journal
+from fiskai_agent._server_check import checked_capabilities
 from fiskai_agent._tool_finder import FinderMode, finder_mode, found_answers
 from fiskai_agent._tools import Entry, entry_of, tool_def, tools_hash_input
 from fiskai_agent.errors import SetupError
@@ -32,6 +34,7 @@ from fiskai_agent.llm import (
     ToolDef,
     create_provider,
     overrides_from_settings,
+    provider_spec,
 )
 from fiskai_core.approvals import no_terminal_warning
 from fiskai_core.builtins import FIND_TOOLS
@@ -82,10 +85,11 @@ def _advise_gate(options: RunOptions, gate: ConfirmGate, entries: dict[str, Entr
             )
 
 
-def _provider(options: RunOptions) -> tuple[Provider, bool]:
+def _provider(options: RunOptions) -> tuple[Provider, bool, str | None]:
+    """(the provider, whether the run owns it, the base URL it was built for when the run built it)."""
     given = options.provider
     if given is not None and not isinstance(given, ProviderSettings):
-        return given, False
+        return given, False, None
     llm = options.llm
     settings = given or ProviderSettings(model=llm.model, call_timeout=llm.budget.call_timeout.total_seconds())
     if settings.overrides is None:
@@ -99,7 +103,9 @@ def _provider(options: RunOptions) -> tuple[Provider, bool]:
             overrides=_overrides(options),
             stream=settings.stream,
         )
-    return create_provider(llm.provider, settings), True
+    provider = create_provider(llm.provider, settings)
+    env = provider_spec(llm.provider).base_url_env
+    return provider, True, settings.base_url or (os.environ.get(env) if env else None) or None
 
 
 def _overrides(options: RunOptions) -> CapabilityOverrides | None:
@@ -135,7 +141,11 @@ def _deferral(
     caps: Capabilities,
 ) -> tuple[tuple[ToolDef, ...], bool, tuple[ToolDef, ...], FinderMode | None]:
     """(base tool list, server tool search, what the fingerprint hashes, the client-side finder or None)."""
-    finder = None if caps.tool_search or options.llm.no_tool_search else finder_mode(deferrable, builtins)
+    finder = (
+        None
+        if caps.tool_search or options.llm.no_tool_search
+        else finder_mode(deferrable, builtins, budget=options.llm.tool_definition_budget)
+    )
     if finder is None:
         tool_defs, tool_search = _tool_defs(options, deferrable, builtins, caps)
         return tool_defs, tool_search, tool_defs, None
@@ -180,11 +190,11 @@ async def prepare(options: RunOptions) -> Setup:
         options.events.warn(notice)
     _advise_gate(options, gate, entries)
 
-    provider, owns = _provider(options)
+    provider, owns, base_url = _provider(options)
     setup: Setup | None = None
     try:
         # An injected provider reports its own capabilities; the operator's forced settings still apply.
-        caps = provider.capabilities.restricted(_overrides(options))
+        caps = await checked_capabilities(provider.capabilities.restricted(_overrides(options)), base_url)
         if caps.reason:
             options.events.warn(Advisory(kind="capabilities_reduced", message=caps.reason))
         tool_defs, tool_search, hashed, finder = _deferral(options, entries, deferrable, builtins, caps)
@@ -277,7 +287,8 @@ def _advise_finder(options: RunOptions, finder: FinderMode, total: int) -> None:
         Advisory(
             kind="tool_finder",
             count=hidden,
-            message=f"{total} tools are available and the model server has no tool search, so {hidden} are "
+            message=f"{total} tools are available, their definitions take about {finder.tokens:,} tokens (over "
+            f"llm.tool_definition_budget, {finder.budget:,}) and the model server has no tool search, so {hidden} are "
             f"deferred behind the client-side find_tools tool: each request carries {_count(len(finder.base), 'tool')} "
             "plus those the model has found",
         )
@@ -305,7 +316,7 @@ def fall_back(setup: Setup, capability: str, detail: str) -> None:
     if had_search and setup.finder is None:
         finder = None
         if not options.llm.no_tool_search and FIND_TOOLS not in setup.entries:
-            finder = finder_mode(setup.deferrable, setup.builtins)
+            finder = finder_mode(setup.deferrable, setup.builtins, budget=options.llm.tool_definition_budget)
         if finder is not None:
             setup.finder = finder
             setup.entries[FIND_TOOLS] = finder.entry

@@ -1,6 +1,9 @@
 """Client-side tool search: the run's `find_tools` tool when deferral applies but the server has none.
 
-The request carries the tools that are never deferred (`ai:no_defer`), the built-ins and `find_tools`;
+It starts by size: when the deferrable tools' definitions exceed `llm.tool_definition_budget` tokens
+(`fiskai_core.tools.plan_client_deferral`); below it every tool is sent whole, as a small local model
+does better with a short list it can see than with a search step first. Above it, the request carries
+the tools that are never deferred (`ai:no_defer`), the built-ins and `find_tools`;
 each `find_tools` answer loads the tools it names, whose full definitions every later request carries
 at the end of its tool list (first found first, so the list only grows at its end). A call to a
 deferred tool that was never found is refused in-band and nothing runs.
@@ -15,6 +18,7 @@ continues (with this finder when deferral applies) instead of failing.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -22,9 +26,9 @@ from fiskai_agent._tools import Entry, tool_def
 from fiskai_agent.errors import ProviderError, SetupError
 from fiskai_agent.llm import Message, Request, ToolDef, ToolResultBlock, ToolUseBlock
 from fiskai_core.builtins import FIND_TOOLS, DeferredTools, FindToolsTool
-from fiskai_core.tools import ToolFinder, plan_deferral
+from fiskai_core.tools import DEFINITION_TOKEN_BUDGET, ToolFinder, definition_tokens, plan_client_deferral
 
-__all__ = ["FinderMode", "finder_mode", "found_answers", "refused_capability"]
+__all__ = ["FinderMode", "deferrable_tokens", "finder_mode", "found_answers", "refused_capability"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -41,19 +45,30 @@ class FinderMode:
     """The full definition of each deferred tool, sent once it is loaded."""
     hashed: tuple[ToolDef, ...]
     """The whole tool set for the fingerprint (deferred ones marked), not any one request's list."""
+    tokens: int = 0
+    """The deferrable definitions' estimated tokens, which exceeded `budget`."""
+    budget: int = DEFINITION_TOKEN_BUDGET
 
     def tools(self) -> tuple[ToolDef, ...]:
         """This request's tool list: the base, then the loaded tools in the order first found."""
         return self.base + tuple(self.deferred_defs[name] for name in self.deferred.loaded)
 
 
-def finder_mode(deferrable: Sequence[Entry], builtins: Sequence[Entry]) -> FinderMode | None:
-    """The finder for these tools, or `None` when no tool would be deferred (too few, or all `ai:no_defer`).
+def deferrable_tokens(deferrable: Sequence[Entry]) -> int:
+    """The estimated tokens of the deferrable tools' definitions (what the size rule weighs)."""
+    return definition_tokens((e.tool.name, e.tool.description, e.tool.input_schema) for e in deferrable)
+
+
+def finder_mode(
+    deferrable: Sequence[Entry], builtins: Sequence[Entry], *, budget: int = DEFINITION_TOKEN_BUDGET
+) -> FinderMode | None:
+    """The finder for these tools, or `None` when none would be deferred (within `budget`, or all `ai:no_defer`).
 
     Raises:
         SetupError: A tool already has the name `find_tools`.
     """
-    plan = plan_deferral([e.tool for e in deferrable], builtin_count=len(builtins))
+    tokens = deferrable_tokens(deferrable)
+    plan = plan_client_deferral([e.tool for e in deferrable], tokens=tokens, budget=budget, builtin_count=len(builtins))
     if not plan.add_search_tool:
         return None
     clash = next((e for e in (*deferrable, *builtins) if e.tool.name == FIND_TOOLS), None)
@@ -77,6 +92,8 @@ def finder_mode(deferrable: Sequence[Entry], builtins: Sequence[Entry]) -> Finde
         base=(*shown, finder_def),
         deferred_defs={e.tool.name: tool_def(e, defer=False) for e in hidden},
         hashed=(*hashed, finder_def),
+        tokens=tokens,
+        budget=budget,
     )
 
 
@@ -116,4 +133,11 @@ def refused_capability(err: ProviderError, request: Request) -> str | None:
     for word, capability in _REFUSALS:
         if word in detail and used[capability]:
             return capability
+    # vLLM validates every tool against a model that requires input_schema: the tool-search tool (which
+    # has none) is a 400 naming the missing field, not the capability.
+    if used["tool_search"] and request.tool_search and "input_schema" in detail and _MISSING.search(detail):
+        return "tool_search"
     return None
+
+
+_MISSING = re.compile(r"\b(field required|missing|required)\b")

@@ -48,7 +48,8 @@ def entry_of(item: ToolEntry, gate_tag: str | None) -> Entry:
     """The table entry of one tool of the set."""
     tool, kind = item.tool, item.kind
     presentation: Presentation
-    if kind == "application":
+    if kind in ("application", "mcp"):
+        # An imported MCP call shows as its gate line (`fs_write_file --path=...`): what an operator approves.
         presentation = "command"
     elif kind == "remote":
         presentation = "remote"

@@ -52,6 +52,10 @@ AdvisoryKind = Literal[
     "tool_not_loaded",
     "knowledge_index_absent",
     "tool_calls_capped",
+    "hook_denied",
+    "config_renamed_key",
+    "mcp_tools_changed",
+    "session_rotate",
 ]
 """Stable tokens for structured sinks; the `message` of an `Advisory` is the line a UI prints."""
 
@@ -59,7 +63,7 @@ Presentation = Literal["command", "remote", "self_rendered", "traced"]
 """How a tool call is shown: a command line; a remote call naming its agent; only when verbose (the
 ask_human tools draw their own prompt); or a one-line trace whose result is not shown (memory, knowledge)."""
 
-ToolKind = Literal["application", "builtin", "remote", "custom", "unknown"]
+ToolKind = Literal["application", "builtin", "remote", "custom", "mcp", "unknown"]
 """Accounting bucket of a tool call."""
 
 
@@ -120,6 +124,8 @@ class ResumeInfo:
     """Tool calls of the last turn still to run before the next model call."""
     forced_changes: tuple[str, ...]
     """Configuration changes `force` accepted, one line each (`model: a -> b`)."""
+    interactive: bool = False
+    """A chat session: the UI shows the restored conversation before the input opens."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -190,6 +196,10 @@ class Events(Protocol):
         """An internal error ended the run (a bug, not a model or tool failure)."""
         ...
 
+    def session_rotated(self, previous: str, current: str) -> None:
+        """A checkpointed chat's `/clear` moved to session `current`; `previous` ended suspended, resumable."""
+        ...
+
 
 class NullEvents:
     """An `Events` that ignores everything; subclass it to handle only some callbacks."""
@@ -216,4 +226,7 @@ class NullEvents:
         """Ignore."""
 
     def panicked(self, error: BaseException, traceback: str) -> None:
+        """Ignore."""
+
+    def session_rotated(self, previous: str, current: str) -> None:
         """Ignore."""

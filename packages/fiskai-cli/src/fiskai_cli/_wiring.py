@@ -14,10 +14,10 @@ Faces and what they get:
 
 | face  | tools                                            | gate                    | stores / NATS            |
 | ----- | ------------------------------------------------ | ----------------------- | ------------------------ |
-| run   | application, remote, ask_human, memory, knowledge | operator + saved rules | journal*, memory, index  |
+| run   | application, remote, ask_human, memory, knowledge, mcp_clients | operator + saved rules | journal*, memory, index |
 | mcp   | application by expose.agent.tools, knowledge*    | the server's own        | index*                   |
 | a2a   | application by expose.agent.tools                | none (gated: not served) | NATS                     |
-| tools | application                                      | operator + saved rules  |                          |
+| tools | application, mcp_clients                         | operator + saved rules  |                          |
 
 Import-light: this module is imported by commands that only describe (`info`), so the configuration
 loader, the stores and the tool machinery load inside the functions that need them.
@@ -46,6 +46,7 @@ from fiskai_cli._settings import (
     resolve_under,
     state_home,
 )
+from fiskai_cli._sources import load_tool_sources
 from fiskai_cli._stores import (
     journal_backend,
     knowledge_directory,
@@ -65,6 +66,7 @@ if TYPE_CHECKING:
     from fiskai_core.fisk import Application
     from fiskai_core.prompter import Prompter
     from fiskai_core.tools import Tool, ToolSet
+    from fiskai_mcp.client import McpClients
     from fiskai_memory import Store as MemoryStore
     from fiskai_rag import Store as KnowledgeStore
     from fiskai_runstate import Store as JournalStore
@@ -86,6 +88,7 @@ __all__ = [
     "knowledge_paths",
     "load_application",
     "load_settings",
+    "load_tool_sources",
     "manifest_embedder",
     "memory_store",
     "model_connection",
@@ -100,6 +103,7 @@ __all__ = [
     "reported",
     "resolve_under",
     "state_home",
+    "tool_time_limit",
 ]
 
 Face = Literal["run", "mcp", "a2a", "tools"]
@@ -132,6 +136,8 @@ class Harness:
     """System blocks describing the world as a run starts (the memory index)."""
     notices: list[tuple[str, str]] = field(default_factory=list[tuple[str, str]])
     """`(kind, message)` the operator should see as the run starts."""
+    mcp: McpClients | None = None
+    """The connected `mcp_clients` servers (run and tools faces), closed with the harness."""
 
     _stack: AsyncExitStack | None = None
     _target: NatsTarget | None = None
@@ -157,6 +163,12 @@ class Harness:
         return self.nats
 
 
+def tool_time_limit(config: Any) -> float | None:
+    """`harness.tool_timeout` in seconds for `run_call`: None when `0s` (no limit)."""
+    seconds = config.harness.tool_timeout.total_seconds()
+    return seconds if seconds > 0 else None
+
+
 def operator_prompter() -> Prompter:
     """Who approves gated calls: the operator on this terminal, or, with no terminal on stdin, nobody (deny)."""
     if sys.stdin is not None and sys.stdin.isatty():
@@ -168,8 +180,11 @@ def operator_prompter() -> Prompter:
     return DenyPrompter()
 
 
-def model_connection(settings: Settings, flag_url: str | None) -> ModelConnection:
-    """The API key and the base URL (`--base-url`, else `llm.base_url`, else the provider's variable), checked.
+def model_connection(settings: Settings, flag_url: str | None, *, api_key: str | None = None) -> ModelConnection:
+    """The API key and the base URL, checked.
+
+    The key: `api_key` (from `--api-key-file`), else the provider's variable. The URL: `--base-url`, else
+    `llm.base_url`, else the provider's variable.
 
     Raises:
         click.ClickException: neither is set (the message says exactly what to set), or the URL is unusable.
@@ -192,7 +207,7 @@ def model_connection(settings: Settings, flag_url: str | None) -> ModelConnectio
         url, label = config.llm.base_url, "llm.base_url"
     else:
         url, label = os.environ.get(url_env, ""), url_env
-    api_key = os.environ.get(key_env) or None
+    api_key = api_key or os.environ.get(key_env) or None
     if not url and api_key is None:
         raise click.ClickException(
             f"no model to talk to: set {key_env} to use Anthropic's API, or point fiskai at an "
@@ -233,14 +248,23 @@ def load_application(settings: Settings) -> Application | None:
 
 
 def application_tools(settings: Settings, application: Application | None = None) -> list[CommandTool]:
-    """The application's selected commands as runnable tools, with the scrubbed environment every call gets."""
+    """Every wrapped program's selected commands as runnable tools, with the scrubbed environment.
+
+    `application_path` first, then `tool_sources` in order.
+    """
     application = application if application is not None else load_application(settings)
-    if application is None:
+    sources = [loaded.source for loaded in load_tool_sources(settings)]
+    if application is not None:
+        sources.insert(0, application)
+    if not sources:
         return []
     from fiskai_core.exec.running import command_tools
 
     config = settings.config
-    return command_tools(application, strip_env=config.credential_env_names(), pass_env=config.passed_env_names())
+    tools: list[CommandTool] = []
+    for source in sources:
+        tools.extend(command_tools(source, strip_env=config.credential_env_names(), pass_env=config.passed_env_names()))
+    return tools
 
 
 def _exposed(settings: Settings, tools: list[CommandTool]) -> list[Tool]:
@@ -314,7 +338,7 @@ async def open_harness(
         harness = Harness(
             settings=settings,
             face=face,
-            tools=ToolSet.of(application, has_application=bool(config.application_path)),
+            tools=ToolSet.of(application, has_application=config.has_tool_source),
             gate=_gate(settings, prompter, approvals=face in ("run", "tools")),
             _stack=stack,
             _target=nats,
@@ -325,11 +349,13 @@ async def open_harness(
             # connects when it is ready to serve (`connected`), after its tools are known to be servable.
             await harness.connected(needs)
         if face in ("mcp", "a2a"):
-            harness.tools = ToolSet.of(_exposed(settings, application), has_application=bool(config.application_path))
+            harness.tools = ToolSet.of(_exposed(settings, application), has_application=config.has_tool_source)
             if face == "mcp":
                 await _mcp_knowledge(harness, stack)
         elif face == "run":
             await _run_parts(harness, stack, application, prompter, checkpointing=checkpointing, state_dir=state_dir)
+        if face in ("run", "tools") and config.mcp_client_entries:
+            await _mcp_clients(harness, stack, prompter)
         yield harness
 
 
@@ -380,8 +406,20 @@ async def _run_parts(
             ask_human=(prompter or _deny()) if config.harness.human_in_the_loop.enabled else None,
             memory=memory_access,
             knowledge=knowledge,
-            has_application=bool(config.application_path),
+            has_application=config.has_tool_source,
         )
+
+
+async def _mcp_clients(harness: Harness, stack: AsyncExitStack, prompter: Prompter | None) -> None:
+    """Third-party MCP servers' tools, as kind `mcp` (never on the server faces: they are not served again)."""
+    from fiskai_cli._mcp_clients import open_imported_tools
+
+    harness.notices.extend(("config_renamed_key", notice) for notice in harness.settings.config.notices())
+    harness.mcp, entries = await open_imported_tools(
+        harness.settings, stack, taken=harness.tools.names(), prompter=prompter
+    )
+    with reported():
+        harness.tools = harness.tools.with_entries(entries)
 
 
 def _deny() -> Prompter:
@@ -391,14 +429,18 @@ def _deny() -> Prompter:
 
 
 async def _memory_index(harness: Harness, no_index: bool) -> None:
+    from fiskai_core.telemetry import current
     from fiskai_memory import MemoryStoreError, build_memory_index
 
     assert harness.memory is not None
-    try:
-        index = await build_memory_index(harness.memory, no_index=no_index)
-    except MemoryStoreError as err:
-        harness.notices.append(("memory_index", f"could not list memory for the start-of-run index: {err}"))
-        return
+    backend = memory_backend(harness.settings.config.harness.memory)
+    with current().span("memory_index", {"fisk.memory.backend": backend}) as span:
+        try:
+            index = await build_memory_index(harness.memory, no_index=no_index)
+        except MemoryStoreError as err:
+            span.error("memory_index")
+            harness.notices.append(("memory_index", f"could not list memory for the start-of-run index: {err}"))
+            return
     if index is not None:
         harness.start_context.append(index)
 
@@ -439,8 +481,16 @@ async def _remote_tools(harness: Harness, taken: list[str]) -> list[tuple[Tool, 
         return []
     from fiskai_a2a.client import A2AClient
     from fiskai_a2a.invoker import import_remote_tools
+    from fiskai_a2a.nats_service import NatsStreams
 
-    client = A2AClient(harness.nats, identity=config.identity, timeout=config.llm.budget.call_timeout.total_seconds())
+    client = A2AClient(
+        harness.nats,
+        identity=config.identity,
+        timeout=config.llm.budget.call_timeout.total_seconds(),
+        # Peers old and new: a 0.0.5 server's ack and keepalives, or a pre-0.0.5 single reply.
+        streams=NatsStreams(harness.nats),
+        request_timeout=config.expose.agent.a2a.request_timeout.total_seconds(),
+    )
     with reported():
         imported = await import_remote_tools(
             config.remote_tools, client=client, taken=taken, strict=True, context_name=harness.nats.context.name

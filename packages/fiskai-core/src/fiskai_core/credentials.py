@@ -6,7 +6,8 @@ environment block), and `fiskai_core.exec.tool_env` strips the same names from e
 
 Three groups (the README of fiskai-core lists them for operators):
 
-1. The harness's own model credentials, `HARNESS_CREDENTIAL_PREFIXES`: every variable starting with
+1. The harness's own credentials: the OTLP exporter's `OTEL_EXPORTER_OTLP_*` (`TELEMETRY_CREDENTIAL_PREFIXES`), and
+   the model's, `HARNESS_CREDENTIAL_PREFIXES`: every variable starting with
    `ANTHROPIC_` or `CLAUDE_CODE_` (fisk-ai strips five exact Anthropic names; the anthropic 2.x Python SDK
    also resolves credentials from `ANTHROPIC_PROFILE`, `ANTHROPIC_CONFIG_DIR`, `ANTHROPIC_BASE_URL` behind
    a key-adding gateway, and the workload-identity variables, so the whole namespace goes).
@@ -26,6 +27,7 @@ __all__ = [
     "DEFAULT_STRIPPED_ENV",
     "DEFAULT_STRIPPED_PREFIXES",
     "HARNESS_CREDENTIAL_PREFIXES",
+    "TELEMETRY_CREDENTIAL_PREFIXES",
     "credential_matcher",
     "is_harness_credential",
     "split_entries",
@@ -33,6 +35,11 @@ __all__ = [
 
 HARNESS_CREDENTIAL_PREFIXES: tuple[str, ...] = ("ANTHROPIC_", "CLAUDE_CODE_")
 """The model provider's namespaces: never reach a tool, whatever the configuration says."""
+
+TELEMETRY_CREDENTIAL_PREFIXES: tuple[str, ...] = ("OTEL_EXPORTER_OTLP_",)
+"""The OTLP exporter's settings, which carry the collector's credentials (`..._HEADERS`, the mTLS key and
+certificates, and their per-signal forms): never reach a tool, whether or not telemetry is on (reference 6.1).
+The whole namespace goes, so a per-signal form added later is covered too."""
 
 DEFAULT_STRIPPED_PREFIXES: tuple[str, ...] = ("OPENAI_", "AZURE_OPENAI_")
 """Whole namespaces of other model providers, removed by default."""
@@ -78,8 +85,8 @@ DEFAULT_STRIPPED_ENV: tuple[str, ...] = (
 
 
 def is_harness_credential(name: str) -> bool:
-    """Whether `name` belongs to the model provider's namespaces, which no setting passes to a tool."""
-    return name.startswith(HARNESS_CREDENTIAL_PREFIXES)
+    """Whether `name` belongs to the model provider's or the OTLP exporter's namespaces, which no setting passes."""
+    return name.startswith(HARNESS_CREDENTIAL_PREFIXES) or name.startswith(TELEMETRY_CREDENTIAL_PREFIXES)
 
 
 def split_entries(entries: Iterable[str]) -> tuple[frozenset[str], tuple[str, ...]]:
@@ -107,7 +114,7 @@ def credential_matcher(strip: Iterable[str] = (), *, defaults: bool = True) -> C
     exact, prefixes = split_entries(strip)
     if defaults:
         exact |= frozenset(DEFAULT_STRIPPED_ENV)
-        prefixes += HARNESS_CREDENTIAL_PREFIXES + DEFAULT_STRIPPED_PREFIXES
+        prefixes += HARNESS_CREDENTIAL_PREFIXES + TELEMETRY_CREDENTIAL_PREFIXES + DEFAULT_STRIPPED_PREFIXES
 
     def matches(name: str) -> bool:
         return name in exact or name.startswith(prefixes)

@@ -315,7 +315,7 @@ def test_options_keep_the_raw_values_for_the_backend() -> None:
         ),
         (
             "llm: fast\n",
-            'agent.yaml:1: llm: got the string "fast"; expected a mapping with keys model, provider, budget, thinking, no_prompt_cache, no_tool_search, base_url, capabilities',
+            'agent.yaml:1: llm: got the string "fast"; expected a mapping with keys model, provider, budget, thinking, no_prompt_cache, no_tool_search, base_url, capabilities, tool_definition_budget',
         ),
         (
             "remote_tools:\n  - billing\n",
@@ -431,3 +431,33 @@ def test_tool_filters_satisfy_the_selection_rule_protocol() -> None:
     include: FilterRule = config.include
     exclude: FilterRule = config.expose.agent.tools.exclude
     assert (list(include.tools), list(exclude.tags)) == (["a"], ["b"])
+
+
+def test_tool_timeout_defaults_to_five_minutes_and_zero_means_no_limit() -> None:
+    assert _mcp("").harness.tool_timeout == timedelta(minutes=5)
+    assert _mcp("harness:\n  tool_timeout: 0s\n").harness.tool_timeout == timedelta(0)
+    assert _mcp("harness:\n  tool_timeout: 90s\n").harness.tool_timeout == timedelta(seconds=90)
+
+
+def test_a_negative_tool_timeout_is_refused_naming_the_key(tmp_path: Path) -> None:
+    message = _error("harness:\n  tool_timeout: -1s\n", tmp_path)
+    assert 'harness.tool_timeout "-1s": must not be negative; 0s means no limit' in message
+
+
+def test_request_timeout_defaults_to_two_minutes_and_is_raised_to_thirty_seconds() -> None:
+    assert _mcp("").expose.agent.a2a.request_timeout == timedelta(seconds=120)
+    raised = _mcp("expose:\n  agent:\n    a2a:\n      request_timeout: 5s\n")
+    assert raised.expose.agent.a2a.request_timeout == timedelta(seconds=30)
+
+
+@pytest.mark.parametrize("written", ["0s", "-5s"])
+def test_a_request_timeout_of_zero_or_less_is_refused(written: str, tmp_path: Path) -> None:
+    message = _error(f"expose:\n  agent:\n    a2a:\n      request_timeout: {written}\n", tmp_path)
+    assert f'expose.agent.a2a.request_timeout "{written}": must be positive (at least 30s)' in message
+
+
+def test_prompts_presence_enables_them_with_one_worker_and_no_elicitation() -> None:
+    assert _mcp("").expose.agent.a2a.prompts is None
+    prompts = _mcp("expose:\n  agent:\n    a2a:\n      prompts: {}\n").expose.agent.a2a.prompts
+    assert prompts is not None and (prompts.workers, prompts.elicit) == (1, False)
+    assert _mcp("expose:\n  agent:\n    a2a:\n      serve_tools: true\n").expose.agent.a2a.serve_tools

@@ -8,8 +8,8 @@ from fiskai_core.config import Mode, load_config
 from fiskai_core.errors import ConfigError
 
 TOP = (
-    "identity, application_path, nats_context, system_prompt, include, exclude, global_flags, remote_agents, "
-    "remote_tools, expose, harness, llm"
+    "identity, application_path, tool_sources, nats_context, system_prompt, include, exclude, global_flags, "
+    "remote_agents, remote_tools, mcp_clients, mcp_servers, expose, harness, llm, telemetry"
 )
 
 
@@ -72,7 +72,7 @@ def _error(text: str, tmp_path: Path) -> str:
         (
             "expose:\n  agent:\n    a2a:\n      timeout: 5s\n",
             'agent.yaml:4: expose.agent.a2a.timeout: unknown key; did you mean "tool_timeout"? allowed keys: '
-            "max_concurrent_tools, tool_timeout",
+            "max_concurrent_tools, tool_timeout, serve_tools, request_timeout, prompts",
         ),
         (
             "expose:\n  mcp: {}\n",
@@ -124,7 +124,9 @@ def test_an_unknown_key_with_a_null_value_is_still_reported(tmp_path: Path) -> N
 
 
 def test_an_ambiguous_key_gets_no_guess(tmp_path: Path) -> None:
-    assert _error("enabled: true\n", tmp_path) == f"agent.yaml:1: enabled: unknown key; allowed keys: {TOP}"
+    # `backend` belongs to harness.memory and harness.sessions alike (`enabled`, once as ambiguous, is now
+    # shallowest under telemetry, so a stray top-level one is pointed there).
+    assert _error("backend: file\n", tmp_path) == f"agent.yaml:1: backend: unknown key; allowed keys: {TOP}"
 
 
 def test_unknown_option_keys_are_left_to_the_backend(tmp_path: Path) -> None:

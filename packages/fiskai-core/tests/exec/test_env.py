@@ -137,3 +137,15 @@ async def test_a_child_sees_the_scrubbed_environment_and_its_work_dir(
     assert seen["FISKAI_TEST_KEEP"] == "kept"
     assert seen["PWD"] == str(work)
     assert seen["cwd"] == str(work)
+
+
+def test_otlp_exporter_settings_never_reach_a_tool_even_when_passed() -> None:
+    base = {
+        "OTEL_EXPORTER_OTLP_HEADERS": "authorization=Bearer s3cret",
+        "OTEL_EXPORTER_OTLP_TRACES_HEADERS": "x=1",
+        "OTEL_EXPORTER_OTLP_CLIENT_KEY": "/k.pem",
+        "OTEL_EXPORTER_OTLP_METRICS_CLIENT_CERTIFICATE": "/c.pem",
+        "OTEL_SERVICE_NAME": "kept",
+    }
+    env = tool_env(base, passthrough=["OTEL_EXPORTER_OTLP_HEADERS"])
+    assert [name for name in env if name.startswith("OTEL_")] == ["OTEL_SERVICE_NAME"]

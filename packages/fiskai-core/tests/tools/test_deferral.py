@@ -1,5 +1,14 @@
+from pydantic import JsonValue
+
 from fiskai_core.testing import FakeTool
-from fiskai_core.tools import TOOL_SEARCH_THRESHOLD, plan_deferral
+from fiskai_core.tools import (
+    DEFINITION_BYTES_PER_TOKEN,
+    DEFINITION_TOKEN_BUDGET,
+    TOOL_SEARCH_THRESHOLD,
+    definition_tokens,
+    plan_client_deferral,
+    plan_deferral,
+)
 
 
 def _tools(count: int, *, tags: tuple[str, ...] = ()) -> list[FakeTool]:
@@ -47,3 +56,24 @@ def test_deferral_unsupported_provider_says_so() -> None:
     plan = plan_deferral(_tools(12), provider_supports_search=False)
     assert plan.deferred_count == 0
     assert plan.advisory is not None and "does not support server-side tool search" in plan.advisory
+
+
+def test_definition_tokens_estimate_the_json_a_request_carries_at_four_bytes_a_token() -> None:
+    schema: dict[str, JsonValue] = {"type": "object", "properties": {}}
+    one = len('{"name":"a","description":"bb","input_schema":{"type":"object","properties":{}}}')
+    assert definition_tokens([("a", "bb", schema)]) == -(-one // DEFINITION_BYTES_PER_TOKEN)
+    assert definition_tokens([("a", "bb", schema)] * 4) == one
+
+
+def test_client_deferral_starts_over_the_budget_not_at_a_count() -> None:
+    tools = _tools(40)
+    assert plan_client_deferral(tools, tokens=DEFINITION_TOKEN_BUDGET).deferred_count == 0
+    over = plan_client_deferral(tools, tokens=DEFINITION_TOKEN_BUDGET + 1, builtin_count=2)
+    assert over.deferred_count == 40 and over.add_search_tool
+    assert (over.total, over.tokens, over.budget) == (42, DEFINITION_TOKEN_BUDGET + 1, DEFINITION_TOKEN_BUDGET)
+
+
+def test_client_deferral_keeps_no_defer_tools_direct() -> None:
+    tools = [*_tools(2), FakeTool(name="pinned", tags=["ai:no_defer"])]
+    plan = plan_client_deferral(tools, tokens=10, budget=5)
+    assert plan.deferred == {"tool_0": True, "tool_1": True, "pinned": False}

@@ -29,8 +29,8 @@ Public API:
   the best few chunks under an exact token budget, with a receipt
 - `Store.show(citation) -> Hit`, `Store.sources() -> [Source]`, `Store.stats() -> StoreStats`,
   `Store.remove(path) -> bool`, `Store.reset()`, `Store.manifest() -> Manifest | None`, `Store.tier()`
-- `hybrid_tier(embedder, dimension=None)`: the tier line a hybrid search with that embedder reports, naming
-  its fusion (RRF for a static model, a score blend for a contextual model or a server)
+- `hybrid_tier(embedder, dimension=None)`: the tier line a hybrid search with that embedder reports
+  (`hybrid (FTS5 + vectors, RRF) - model=... dim=...`, as the Go original words it)
 - `Citation(path, ordinal)`: `Citation.parse("docs/design.md#3")`, `str(citation)`
 - `snapshot(paths)`: the eligible files with (size, mtime_ns), for cheap change polling
 - `Embedder` (Protocol), `OpenAICompatibleEmbedder`, `StaticEmbedder` (an in-process model, static Model2Vec

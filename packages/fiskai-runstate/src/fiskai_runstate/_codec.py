@@ -2,7 +2,7 @@
 
 Encoding appends a `crc32` envelope field computed over the text before it, so a reader can tell a flipped
 bit from an honest record. A line whose `crc32` does not match is damage even if it claims a newer version
-(one flipped bit turns `"version":4` into `"version":5`), so a later schema must keep `crc32` meaning the
+(one flipped bit turns `"version":5` into `"version":7`), so a later schema must keep `crc32` meaning the
 same, or name a different field, for its records to be reported as newer rather than damaged. Decoding is strict (unknown keys, wrong types and a second payload are errors)
 because every schema version only adds optional fields or record kinds: a record that does not fit this
 version's shape and is not from a newer version is damage, not a future feature.
@@ -73,6 +73,8 @@ def _payload_json(payload: Payload) -> dict[str, Any]:
             }
             if payload.interactive:
                 out["interactive"] = True
+            if payload.previous:
+                out["previous"] = payload.previous
             return out
         case AssistantRecord():
             out = {"iteration": payload.iteration, "message": payload.message}
@@ -348,6 +350,7 @@ def _meta(f: _Fields) -> MetaRecord:
         fingerprint=fingerprint,
         prompt=f.str_("prompt", required=False),
         interactive=f.bool_("interactive"),
+        previous=f.str_("previous", required=False),
     )
 
 

@@ -225,6 +225,7 @@ class FileJournalStore:
                     prompt=state.prompt,
                     created=state.created,
                     records=len(records),
+                    previous=state.previous,
                     truncated=str(problem) if problem is not None else "",
                 )
             )

@@ -229,6 +229,7 @@ class JetStreamJournalStore:
                     prompt=state.prompt,
                     created=state.created,
                     records=len(records),
+                    previous=state.previous,
                 )
             )
         summaries.sort(key=lambda s: (s.updated, s.run_id), reverse=True)

@@ -48,10 +48,11 @@ __all__ = [
 JsonValue: TypeAlias = "str | int | float | bool | None | list[JsonValue] | dict[str, JsonValue]"
 JsonObject: TypeAlias = "dict[str, JsonValue]"
 
-SCHEMA_VERSION: Final = 4
+SCHEMA_VERSION: Final = 5
 """The schema version this library writes. It continues the original's numbering (it wrote 3), so a
 journal from the Go original is an older version and reads here; every version only adds records or
-optional fields, which is why a reader accepts any older version and refuses a newer one."""
+optional fields, which is why a reader accepts any older version and refuses a newer one. Version 5
+added `meta.previous` (the session a chat's `/clear` rotated from)."""
 
 LEGACY_VERSION: Final = 3
 """The version assumed for a record with no `version` envelope field (one written by the original)."""
@@ -82,6 +83,8 @@ class MetaRecord:
     """The initial user prompt, from which the first message is rebuilt."""
     interactive: bool = False
     """True for a chat run, so a resume reopens the input bar."""
+    previous: str = ""
+    """The session this one continues: a chat's `/clear` rotated from it (empty for a first session)."""
     version: int = SCHEMA_VERSION
     """The payload schema version (the original's `meta.version`)."""
 

@@ -91,6 +91,8 @@ class RunState:
     """The last terminal record, if any."""
     last_seq: int
     """The highest sequence number; the next append is `last_seq + 1`."""
+    previous: str = ""
+    """The session this one continues (a chat's `/clear` rotated from it); empty for a first session."""
 
     @property
     def completed(self) -> bool:
@@ -241,6 +243,7 @@ def fold(records: Iterable[Record]) -> RunState:  # noqa: C901
         last_stop_reason=last_stop,
         terminal=terminal,
         last_seq=last_seq,
+        previous=meta.previous,
     )
 
 

@@ -82,6 +82,8 @@ class RunSummary:
     """Why the journal cannot be read (status `damaged`); empty for a readable one."""
     truncated: str = ""
     """Why the journal may be cut short (status `truncated`: a resume needs `force`); empty when it is not."""
+    previous: str = ""
+    """The session this one continues (a chat's `/clear` rotated from it); empty for a first session."""
 
 
 def damaged_summary(run_id: str, reason: str, updated: datetime) -> RunSummary:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Final
 
@@ -143,6 +143,7 @@ class InMemoryJournalStore:
                     prompt=state.prompt,
                     created=state.created,
                     records=len(records),
+                    previous=state.previous,
                     truncated=str(problem) if problem is not None else "",
                 )
             )
@@ -440,6 +441,10 @@ async def _list_and_delete(factory: StoreFactory) -> None:
     _expect(summaries["open-run"].model == "claude-test", "list does not report the model")
     _expect(summaries["open-run"].records == 4, "list does not count the records")
     _expect(summaries["open-run"].updated.tzinfo is not None, "list times must be timezone-aware")
+    await (await store.create(replace(sample_meta("next-run"), previous="open-run"))).aclose()
+    listed = {s.run_id: s for s in await store.list()}
+    _expect((listed["next-run"].previous, listed["open-run"].previous) == ("open-run", ""), "list loses `previous`")
+    await store.delete("next-run")
     await store.delete("done-run")
     await store.delete("done-run")
     await _expect_raises(JournalNotFoundError, lambda: store.load("done-run"), "load after delete")

@@ -19,6 +19,7 @@ from ._provider import (
     provider_capabilities,
     provider_spec,
 )
+from ._server_kind import ServerKind, anthropic_url, capabilities_for_server, recognise_server
 from ._types import (
     CacheTTL,
     ContentBlock,
@@ -41,6 +42,10 @@ from ._types import (
 )
 
 __all__ = [
+    "ServerKind",
+    "anthropic_url",
+    "capabilities_for_server",
+    "recognise_server",
     "CacheTTL",
     "Capabilities",
     "CapabilityOverrides",

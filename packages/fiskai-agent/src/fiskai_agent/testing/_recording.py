@@ -44,6 +44,9 @@ class RecordingEvents:
     def panicked(self, error: BaseException, traceback: str) -> None:
         self.events.append(("panicked", error))
 
+    def session_rotated(self, previous: str, current: str) -> None:
+        self.events.append(("session_rotated", (previous, current)))
+
     @property
     def names(self) -> list[str]:
         """The callback names in order."""

@@ -73,7 +73,7 @@ def a2a(ctx: click.Context, server_url: str | None, context_name: str | None) ->
             f'fiskai a2a requires expose.agent.agent_to_agent: true in "{settings.path}"; this agent is not '
             "configured to serve its tools to other agents"
         )
-    if not config.application_path:
+    if not config.has_tool_source:
         raise click.ClickException(
             f'application_path is required for the a2a server in "{settings.path}": a2a serves the wrapped '
             "application's tools"

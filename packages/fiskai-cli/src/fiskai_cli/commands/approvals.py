@@ -120,6 +120,10 @@ def list_rules(ctx: click.Context, identity: str | None, output_format: str) -> 
 def _tool_tags(settings: wiring.Settings, tool: str) -> Sequence[str]:
     """The tags of `tool` in the agent's loaded tool set; an error saying why when a rule cannot cover it."""
     application = wiring.load_application(settings)
+    if settings.config.mcp_client_entries and (
+        application is None or all(spec.name != tool for spec in application.commands)
+    ):
+        return _imported_tool_tags(settings, tool)
     if application is None:
         raise click.ClickException(f'"{settings.path}" names no application_path, so it has no tools to approve')
     every = {spec.name: spec for spec in application.commands}
@@ -140,6 +144,28 @@ def _tool_tags(settings: wiring.Settings, tool: str) -> Sequence[str]:
             "rule would change nothing"
         )
     return spec.tags
+
+
+def _imported_tool_tags(settings: wiring.Settings, tool: str) -> Sequence[str]:
+    """The tags of an `mcp_clients` tool (its servers are connected to read them, then closed)."""
+    import anyio
+
+    async def tags() -> Sequence[str] | None:
+        async with wiring.open_harness(settings, "tools") as harness:
+            entry = harness.tools.get(tool)
+            return None if entry is None or entry.kind != "mcp" else entry.tool.tags
+
+    found = anyio.run(tags)
+    if found is None:
+        raise click.ClickException(
+            f'"{tool}" is not in this agent\'s tool set (see fiskai -c {settings.path} tools list); a rule needs a '
+            "loaded tool"
+        )
+    if TAG_CONFIRM not in found:
+        raise click.ClickException(
+            f'"{tool}" asks no approval (its server\'s confirm setting and annotations), so a rule would change nothing'
+        )
+    return found
 
 
 @approvals.command("add", context_settings={"ignore_unknown_options": True})

@@ -228,7 +228,7 @@ def _approver(approve_on_tty: bool) -> Generator[LinePrompter | None]:
 
 def _notes(config: Any) -> None:
     harness = config.harness
-    if not config.application_path:
+    if not config.has_tool_source:
         _say("note: no wrapped application configured (application_path unset); serving built-in tools only")
     if harness.human_in_the_loop.enabled:
         _say(

@@ -14,10 +14,11 @@ from __future__ import annotations
 import json
 import signal
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Coroutine, Sequence
+from contextlib import AsyncExitStack
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import click
@@ -26,11 +27,15 @@ from fiskai_agent import NextPrompt, RunControl, RunOptions, RunResult, SessionO
 from fiskai_agent.events import Advisory
 from fiskai_agent.llm import ProviderSettings, preload_provider
 from fiskai_cli import _wiring as wiring
+from fiskai_cli._hooks import command_hooks
+from fiskai_cli._observe import RunTelemetry, inventory, start_telemetry
 from fiskai_cli._version import VERSION
+from fiskai_cli.commands.run_flags import ToolOutputChoice, http_debug_file, no_color, read_api_key_file, tool_output
 from fiskai_cli.commands.run_trace import HttpDebugDump, Observers, TraceFile, open_exclusive
 from fiskai_cli.ui.chat import LineChat
-from fiskai_cli.ui.line_events import LineEvents
+from fiskai_cli.ui.line_events import LineEvents, ToolOutput
 from fiskai_cli.ui.line_stats import result_json, stats_line
+from fiskai_runstate import JournalError, fold
 
 if TYPE_CHECKING:
     from fiskai_cli.ui.tui import FullScreen
@@ -46,11 +51,48 @@ _SUSPEND_NOTICE = "\nsuspend requested; finishing current step, press ^C again t
 @click.option("--name", metavar="ID", help="The session id for --checkpoint (default: generated).")
 @click.option("--resume", "resume_id", metavar="ID", help="Resume a checkpointed session (the prompt is restored).")
 @click.option("--force", is_flag=True, help="Resume even though agent.yaml changed since (never across providers).")
-@click.option("--chat", is_flag=True, help="Stay open after each answer for a follow-up (/help lists the commands).")
 @click.option(
-    "--no-tui", is_flag=True, help="Use the line UI even on a terminal (as harness.no_tui; a pipe always does)."
+    "--chat",
+    is_flag=True,
+    help="Stay open after each answer for a follow-up (/help lists the commands); a chat session resumes as one.",
 )
-@click.option("-v", "--verbose", is_flag=True, help="Show start details, request summaries and full tool output.")
+@click.option(
+    "--no-tui",
+    is_flag=True,
+    envvar="NO_TUI",
+    help="Use the line UI even on a terminal (as harness.no_tui; a pipe always does). Env: NO_TUI.",
+)
+@click.option(
+    "-v",
+    "--verbose",
+    is_flag=True,
+    envvar="VERBOSE",
+    help="Show start details, request summaries and full tool output. Env: VERBOSE.",
+)
+@click.option(
+    "--tool-output",
+    "tool_output_mode",
+    type=ToolOutputChoice(),
+    default="folded",
+    show_default=True,
+    envvar="TOOL_OUTPUT",
+    help="Tool results: one line each (folded), whole (full) or not shown (none); the full screen starts "
+    "with output unfolded for full. Env: TOOL_OUTPUT.",
+)
+@click.option(
+    "--no-color",
+    "no_color_flag",
+    is_flag=True,
+    help="No colour: answers print as written (no Markdown rendering), the full screen in monochrome. "
+    "Env: NO_COLOR (any value).",
+)
+@click.option(
+    "--api-key-file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    envvar="ANTHROPIC_API_KEY_FILE",
+    help="Read the API key from FILE (trailing whitespace dropped), instead of ANTHROPIC_API_KEY. "
+    "Env: ANTHROPIC_API_KEY_FILE.",
+)
 @click.option(
     "--trace",
     "trace_path",
@@ -61,7 +103,8 @@ _SUSPEND_NOTICE = "\nsuspend requested; finishing current step, press ^C again t
     "--http-debug",
     "http_debug_path",
     type=click.Path(dir_okay=False, path_type=Path),
-    help="Dump request and response bodies, pretty-printed, to FILE (replaced; 0600).",
+    help="Dump request and response bodies, pretty-printed, to FILE (replaced; 0600). "
+    "Env: HTTP_DEBUG (1 writes ./http-debug.log; any other value names the file).",
 )
 @click.option(
     "--base-url",
@@ -78,6 +121,7 @@ _SUSPEND_NOTICE = "\nsuspend requested; finishing current step, press ^C again t
     show_default=True,
     help="`json` prints the outcome, answer, stats and session id as one object on stdout.",
 )
+@click.option("--no-telemetry", is_flag=True, help="Export no telemetry, whatever agent.yaml's telemetry says.")
 @click.pass_context
 def run(
     ctx: click.Context,
@@ -89,12 +133,16 @@ def run(
     chat: bool,
     no_tui: bool,
     verbose: bool,
+    tool_output_mode: str,
+    no_color_flag: bool,
+    api_key_file: Path | None,
     trace_path: Path | None,
     http_debug_path: Path | None,
     base_url: str | None,
     model: str | None,
     state_dir: Path | None,
     output_format: str,
+    no_telemetry: bool,
 ) -> None:
     """Run the agent: the model may call only the configured application's commands.
 
@@ -109,17 +157,37 @@ def run(
       fiskai -c agent.yaml run "which nodes are unhealthy?"
       fiskai -c agent.yaml run --checkpoint "drain node n3"      # Ctrl-C suspends
       fiskai -c agent.yaml run --resume 2abc...
+      fiskai -c agent.yaml run --chat --checkpoint "let's look at the cluster"   # /clear starts a new session
       ANTHROPIC_BASE_URL=http://localhost:11434 fiskai -c agent.yaml run --model qwen3 "status?"
       fiskai -c agent.yaml run --format json "status?" | jq -r .answer
+      fiskai -c agent.yaml run --tool-output full --no-color "list the nodes"
+      fiskai -c agent.yaml run --api-key-file ~/.config/anthropic.key "status?"
+      NO_TUI=1 TOOL_OUTPUT=none VERBOSE=1 HTTP_DEBUG=1 fiskai -c agent.yaml run "status?"
     """
-    _check_flags(prompt, checkpoint=checkpoint, name=name, resume_id=resume_id, force=force, chat=chat)
+    _check_flags(prompt, checkpoint=checkpoint, name=name, resume_id=resume_id, force=force)
     settings = _load(ctx, model)
+    original = " ".join(prompt).strip()
+    if resume_id is not None:
+        # A chat session resumes as a chat (its meta record says so), with or without --chat; /restart
+        # then re-sends the session's own prompt.
+        stored_chat, original = anyio.run(_stored_session, settings, resume_id, state_dir)
+        chat = chat or stored_chat
     config = settings.config
-    connection = wiring.model_connection(settings, base_url)
+    key = read_api_key_file(api_key_file) if api_key_file is not None else None
+    connection = wiring.model_connection(settings, base_url, api_key=key)
+    http_debug_path = http_debug_file(http_debug_path)
+    plain = no_color(no_color_flag)
+    observed = start_telemetry(settings, no_telemetry=no_telemetry)
     # The SDK import (seconds) overlaps the introspection in the harness, which waits on a subprocess.
     preload_provider(config.llm.provider)
     checkpointing = checkpoint or resume_id is not None
-    events = LineEvents(verbose=verbose, answer_to_stdout=output_format == "text", trace_file=str(trace_path or ""))
+    events = LineEvents(
+        verbose=verbose,
+        answer_to_stdout=output_format == "text",
+        trace_file=str(trace_path or ""),
+        tool_output=tool_output(tool_output_mode),
+        color=not plain,
+    )
     warn = _warner()
     trace = _open_trace(trace_path, config.llm.model, settings.path, warn)
     dump = _open_http_debug(http_debug_path, warn)
@@ -132,10 +200,13 @@ def run(
             control=control,
             checkpointing=checkpointing,
             line=events,
-            prompt=" ".join(prompt).strip(),
+            prompt=original,
             verbose=verbose,
             chat=chat,
             bell=not config.harness.no_bell,
+            resumed=resume_id is not None,
+            tool_output=events.tool_output,
+            color=not plain,
         )
     request = _Request(
         prompt=" ".join(prompt).strip(),
@@ -152,7 +223,9 @@ def run(
         events=events,
         control=control,
         chat=chat,
+        original=original,
         verbose=verbose,
+        observed=observed,
     )
     try:
         if screen is not None:
@@ -165,7 +238,15 @@ def run(
         # Closed even when setup failed, so what was written reaches the disk.
         for writer in writers:
             writer.close()
-    _finish(result, output_format=output_format, verbose=verbose, config_path=settings.path, aborted=control.aborted)
+        observed.shutdown(verbose=verbose)
+    _finish(
+        result,
+        output_format=output_format,
+        verbose=verbose,
+        config_path=settings.path,
+        aborted=control.aborted,
+        trace=observed.summary(),
+    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -181,11 +262,14 @@ class _Request:
     events: LineEvents
     control: RunControl
     chat: bool
+    original: str
+    """The prompt a chat's /restart sends again (on resume: the session's own)."""
     verbose: bool
+    observed: RunTelemetry
 
 
 def _check_flags(
-    prompt: Sequence[str], *, checkpoint: bool, name: str | None, resume_id: str | None, force: bool, chat: bool
+    prompt: Sequence[str], *, checkpoint: bool, name: str | None, resume_id: str | None, force: bool
 ) -> None:
     # The original's messages, in its order.
     if resume_id is not None and checkpoint:
@@ -196,8 +280,19 @@ def _check_flags(
         raise click.UsageError("--name requires --checkpoint")
     if force and resume_id is None:
         raise click.UsageError("--force only applies when resuming")
-    if chat and (checkpoint or resume_id is not None):
-        raise click.UsageError("--chat does not checkpoint yet; drop --checkpoint or --resume")
+
+
+async def _stored_session(settings: wiring.Settings, run_id: str, state_dir: Path | None) -> tuple[bool, str]:
+    """Whether the stored session `run_id` is a chat, and its prompt.
+
+    (False, "") when it cannot be read: the resume itself then says why.
+    """
+    try:
+        async with wiring.journal_store(settings, state_dir=state_dir) as store:
+            state = fold(await store.load(run_id))
+    except (JournalError, OSError):
+        return False, ""
+    return state.interactive, state.prompt
 
 
 def _load(ctx: click.Context, model: str | None) -> wiring.Settings:
@@ -210,7 +305,17 @@ def _load(ctx: click.Context, model: str | None) -> wiring.Settings:
 
 
 def _full_screen(
-    *, control: RunControl, checkpointing: bool, line: LineEvents, prompt: str, verbose: bool, chat: bool, bell: bool
+    *,
+    control: RunControl,
+    checkpointing: bool,
+    line: LineEvents,
+    prompt: str,
+    verbose: bool,
+    chat: bool,
+    bell: bool,
+    resumed: bool,
+    tool_output: ToolOutput,
+    color: bool,
 ) -> FullScreen | None:
     """The full-screen UI, or None without the `tui` extra (the line UI then serves)."""
     try:
@@ -219,17 +324,28 @@ def _full_screen(
     except ImportError:
         return None
     return FullScreen(
-        control=control, checkpointing=checkpointing, line=line, prompt=prompt, verbose=verbose, chat=chat, bell=bell
+        control=control,
+        checkpointing=checkpointing,
+        line=line,
+        prompt=prompt,
+        verbose=verbose,
+        chat=chat,
+        bell=bell,
+        resumed=resumed,
+        tool_output=tool_output,
+        color=color,
     )
 
 
-def _next_prompt(chat: bool, screen: FullScreen | None, prompt: str) -> NextPrompt | None:
+def _next_prompt(chat: bool, screen: FullScreen | None, prompt: str, *, resuming: bool) -> NextPrompt | None:
     """The chat input: the full screen's row, or `> ` on the terminal for the line UI."""
     if not chat:
         return None
     if screen is not None:
         return screen.next_prompt
     if not sys.stdin.isatty():
+        if resuming:
+            raise click.UsageError("resuming a chat session needs a terminal on stdin")
         raise click.UsageError("--chat needs a terminal on stdin")
     return LineChat(prompt)
 
@@ -280,7 +396,7 @@ async def _drive(
     `on_signal` (the full screen's) is told of each signal after the run was steered, to show it.
     """
     control = request.control
-    checkpoint, name, resume_id, force = request.session
+    checkpoint, _, resume_id, _ = request.session
     checkpointing = checkpoint or resume_id is not None
     screen = request.screen
     outcome: list[RunResult | Exception] = []
@@ -297,54 +413,81 @@ async def _drive(
                     on_signal(signum)
 
     prompter = screen.prompter if screen is not None else wiring.operator_prompter()
-    async with wiring.open_harness(
-        settings, "run", prompter=prompter, checkpointing=checkpointing, state_dir=request.state_dir
-    ) as harness:
-        config = settings.config
-        session = None
-        if harness.journal is not None:
-            session = SessionOptions(
-                store=harness.journal, checkpoint=checkpoint, name=name, resume_id=resume_id, force=force
-            )
-        options = RunOptions(
-            prompt=request.prompt,
-            llm=config.llm,
-            tools=harness.tools,
-            gate=harness.gate,
-            provider=request.provider,
-            system_prompt=config.system_prompt,
-            start_context=harness.start_context,
-            config_file=str(settings.path),
-            notices=[Advisory(kind=kind, message=message) for kind, message in harness.notices],  # pyright: ignore[reportArgumentType]
-            events=screen.events if screen is not None else request.events,
-            session=session,
-            control=control,
-            interactive=request.chat,
-            next_prompt=_next_prompt(request.chat, screen, request.prompt),
-            verbose=request.verbose,
-        )
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(watch_signals)
-            try:
-                with wiring.reported():
-                    outcome.append(await run_agent(options))
-            except Exception as err:  # noqa: BLE001 - re-raised below, outside the task group
-                # Raised outside the group, so the caller sees the error itself, not an exception group.
-                outcome.append(err)
-            finally:
-                tg.cancel_scope.cancel()
+    config = settings.config
+    observed = request.observed
+    with observed.root(config.identity, interactive=request.chat, resumed=resume_id is not None) as root:
+        async with AsyncExitStack() as stack:
+            with observed.startup(config.identity) as startup:
+                harness = await stack.enter_async_context(
+                    wiring.open_harness(
+                        settings, "run", prompter=prompter, checkpointing=checkpointing, state_dir=request.state_dir
+                    )
+                )
+                inventory(startup, harness.tools, remote_hosts=len(config.remote_tools))
+            await _run_in(harness, request, outcome, watch_signals)
+        result = outcome[0] if outcome else None
+        failed = isinstance(result, Exception)
+        observed.finish(root, None if failed else result, setup_failed=failed)
     if isinstance(outcome[0], Exception):
         raise outcome[0]
     return outcome[0]
 
 
-def _finish(result: RunResult, *, output_format: str, verbose: bool, config_path: Path, aborted: bool) -> None:
+async def _run_in(
+    harness: wiring.Harness,
+    request: _Request,
+    outcome: list[RunResult | Exception],
+    watch_signals: Callable[[], Coroutine[Any, Any, None]],
+) -> None:
+    """Run the agent over a built harness, with the signal watcher beside it; the result or error in `outcome`."""
+    settings, screen, control = harness.settings, request.screen, request.control
+    checkpoint, name, resume_id, force = request.session
+    config = settings.config
+    session = None
+    if harness.journal is not None:
+        session = SessionOptions(
+            store=harness.journal, checkpoint=checkpoint, name=name, resume_id=resume_id, force=force
+        )
+    options = RunOptions(
+        prompt=request.prompt,
+        llm=config.llm,
+        tools=harness.tools,
+        gate=harness.gate,
+        provider=request.provider,
+        system_prompt=config.system_prompt,
+        start_context=harness.start_context,
+        config_file=str(settings.path),
+        notices=[Advisory(kind=kind, message=message) for kind, message in harness.notices],  # pyright: ignore[reportArgumentType]
+        events=screen.events if screen is not None else request.events,
+        session=session,
+        control=control,
+        interactive=request.chat,
+        next_prompt=_next_prompt(request.chat, screen, request.original, resuming=resume_id is not None),
+        verbose=request.verbose,
+        hooks=command_hooks(settings),
+        tool_timeout=wiring.tool_time_limit(config),
+    )
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(watch_signals)
+        try:
+            with wiring.reported():
+                outcome.append(await run_agent(options))
+        except Exception as err:  # noqa: BLE001 - re-raised below, outside the task group
+            # Raised outside the group, so the caller sees the error itself, not an exception group.
+            outcome.append(err)
+        finally:
+            tg.cancel_scope.cancel()
+
+
+def _finish(
+    result: RunResult, *, output_format: str, verbose: bool, config_path: Path, aborted: bool, trace: str = ""
+) -> None:
     if result.internal_error:
         click.echo("internal error: fiskai crashed (a bug, not a model or tool failure); please report it", err=True)
     if result.reason == "suspended" and result.session_id:
         click.echo(f"\nsuspended; resume with: fiskai -c {config_path} run --resume {result.session_id}", err=True)
     click.echo("", err=True)
-    click.echo(stats_line(result.stats, verbose=verbose), err=True)
+    click.echo(stats_line(result.stats, verbose=verbose) + trace, err=True)
     if output_format == "json":
         click.echo(json.dumps(result_json(result), indent=2, ensure_ascii=False))
     if result.ok:

@@ -163,7 +163,8 @@ def list_sessions(ctx: click.Context, output_format: str) -> None:
     """List checkpointed runs, most recently updated first (alias: ls).
 
     A journal that cannot be read is listed with status `damaged`, one that holds fewer records than its
-    high-water mark with status `truncated` (a resume needs --force); the reason goes to stderr.
+    high-water mark with status `truncated` (a resume needs --force); the reason goes to stderr. A session
+    a chat's /clear started names the one it continues (column `continues`, JSON `previous`).
 
     \b
     Examples:
@@ -181,8 +182,10 @@ def list_sessions(ctx: click.Context, output_format: str) -> None:
         else:
             click.echo(_EMPTY_FILE_HINT.format(directory=directory))
         return
+    linked = [s.previous or "-" for s in summaries] if any(s.previous for s in summaries) else []  # by /clear
     rows = [(s.run_id, s.model or "-", s.status, _local_time(s.updated), clip(s.prompt, 53) or "-") for s in summaries]
-    click.echo(table(("id", "model", "status", "updated", "prompt"), rows, indent=0))
+    headers = ("id", "model", "status", "updated", "prompt", *(["continues"] if linked else []))
+    click.echo(table(headers, [(*row, *linked[i : i + 1]) for i, row in enumerate(rows)], indent=0))
     for summary in summaries:
         if summary.damaged:
             run_id = sanitize_for_terminal(summary.run_id)
@@ -206,6 +209,7 @@ def _summary_json(summary: RunSummary) -> dict[str, Any]:
         "prompt": summary.prompt,
         "damaged": summary.damaged or None,
         "truncated": summary.truncated or None,
+        "previous": summary.previous or None,
     }
 
 
@@ -300,6 +304,7 @@ def _state_json(state: RunState) -> dict[str, Any]:
         },
         "created": state.created,
         "interactive": state.interactive,
+        "previous": state.previous or None,
         "version": state.version,
         "next_iteration": state.next_iteration,
         "last_seq": state.last_seq,
@@ -340,6 +345,8 @@ def _render_state(state: RunState, *, truncated: bool) -> str:
         ("Tool calls", f"{c.tool_calls} (remote {c.remote_tool_calls})"),
         ("Tokens", f"{c.in_tokens} in / {c.out_tokens} out"),
     ]
+    if state.previous:
+        pairs.append(("Continues", f"{state.previous} (a chat's /clear started this session)"))
     if state.pending is not None:
         pairs.append(("Pending", "an in-flight tool batch will resume first"))
     if state.intents_without_results:

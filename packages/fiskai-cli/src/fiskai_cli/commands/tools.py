@@ -26,7 +26,7 @@ from fiskai_cli.ui.text import clip, table
 from fiskai_core.calls import Refusal, ToolCall, prepare_call, run_call
 from fiskai_core.confirm import render_command_line
 from fiskai_core.exec.running import CommandTool
-from fiskai_core.tools import ToolResult, trigger_tag
+from fiskai_core.tools import Tool, ToolResult, trigger_tag
 
 __all__ = ["tools"]
 
@@ -68,7 +68,7 @@ def tools() -> None:
 @_FORMAT
 @click.pass_context
 def list_command(ctx: click.Context, output_format: str) -> None:
-    """List the application's tools with whether each needs an operator's approval.
+    """List the application's tools, and those imported from mcp_clients servers, with whether each needs approval.
 
     \b
     Examples:
@@ -84,19 +84,19 @@ def list_command(ctx: click.Context, output_format: str) -> None:
                 "confirm": trigger_tag(tool.tags, confirm_tags) is not None,
                 "trigger_tag": trigger_tag(tool.tags, confirm_tags),
                 "tags": list(tool.tags),
-                "description": tool.summary,
+                "description": _summary(tool),
             }
             for tool in available
         ]
         click.echo(json.dumps({"config": str(settings.path), "tools": rows}, indent=2, ensure_ascii=False))
         return
     if not available:
-        raise click.ClickException(f"{settings.path} offers no application tools (check include, exclude and ai:deny)")
+        raise click.ClickException(f"{settings.path} offers no tools (check include, exclude and ai:deny)")
     cells = [
         [
             tool.name,
             trigger_tag(tool.tags, confirm_tags) or "no",
-            clip(tool.summary, _DESCRIPTION_CLIP),
+            clip(_summary(tool), _DESCRIPTION_CLIP),
             ", ".join(tool.tags),
         ]
         for tool in available
@@ -178,29 +178,46 @@ async def _call(
             rule = gate.approvals.match(name=tool.name, tags=tool.tags, argv=call.gate_argv) if gate.approvals else None
             return _DryRun(call, rule.text if rule else None, gate.prompter.can_prompt())
         decision = await gate.decide(call)
-    verdict: dict[str, Any] = {"allowed": decision.allowed, "channel": decision.channel, "tag": decision.tag}
-    if decision.reason:
-        verdict["reason"] = decision.reason
-    if decision.rule:
-        verdict["rule"] = decision.rule
-    if not decision.allowed:
-        return decision.denial_result(), verdict
-    return await run_call(call), verdict
+        verdict: dict[str, Any] = {"allowed": decision.allowed, "channel": decision.channel, "tag": decision.tag}
+        if decision.reason:
+            verdict["reason"] = decision.reason
+        if decision.rule:
+            verdict["rule"] = decision.rule
+        if not decision.allowed:
+            return decision.denial_result(), verdict
+        # Inside the harness: an imported MCP tool needs its server's session, closed with the harness.
+        return await run_call(call, time_limit=wiring.tool_time_limit(settings.config)), verdict
 
 
 def _settings(ctx: click.Context) -> Settings:
     settings = load_settings(ctx, "mcp", required=True)
     assert settings is not None  # required=True: a missing file is an error above
-    if not settings.config.application_path:
+    if not settings.config.has_tool_source and not settings.config.mcp_client_entries:
         raise click.ClickException(
-            f"{settings.path} names no application_path; `fiskai tools` lists and calls an application's commands"
+            f"{settings.path} names no application_path and no mcp_clients; `fiskai tools` lists and calls an "
+            "application's commands and the tools of mcp_clients servers"
         )
     return settings
 
 
-def _tools(ctx: click.Context) -> tuple[Settings, list[CommandTool]]:
+def _tools(ctx: click.Context) -> tuple[Settings, list[Tool]]:
     settings = _settings(ctx)
-    return settings, application_tools(settings)
+    if not settings.config.mcp_client_entries:
+        return settings, list(application_tools(settings))
+    return settings, anyio.run(_harness_tools, settings)
+
+
+async def _harness_tools(settings: Settings) -> list[Tool]:
+    """The tools face's set: the application's commands and the imported MCP tools (their servers then closed)."""
+    async with wiring.open_harness(settings, "tools") as harness:
+        return harness.tools.tools()
+
+
+def _summary(tool: Tool) -> str:
+    if isinstance(tool, CommandTool):
+        return tool.summary
+    lines = tool.description.strip().splitlines()
+    return lines[0] if lines else ""
 
 
 def _find(available: Sequence[_T], name: str) -> _T:

@@ -14,16 +14,20 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import TYPE_CHECKING, TextIO, cast
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Literal, TextIO, cast
 
 from fiskai_agent.events import Advisory, ResumeInfo, RunInfo, ToolResultTrace, ToolTrace
-from fiskai_agent.llm import ProviderBlock, Response, ThinkingBlock
+from fiskai_agent.llm import Message, ProviderBlock, Response, TextBlock, ThinkingBlock, ToolUseBlock
 from fiskai_core.sanitize import sanitize_for_display, sanitize_for_terminal
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-__all__ = ["LineEvents", "approved_by"]
+__all__ = ["LineEvents", "ToolOutput", "approved_by", "restored_lines"]
+
+ToolOutput = Literal["folded", "full", "none"]
+"""`--tool-output`: how a tool's result is shown."""
 
 _THOUGHT = "\N{THOUGHT BALLOON}"
 # Stop reasons whose text is not a trustworthy final answer: it goes to stderr, never to stdout.
@@ -41,6 +45,8 @@ class LineEvents:
         trace_file: Named in the start lines when `--trace` is on.
         stdout: Where the answer goes (tests pass a buffer).
         stderr: Where everything else goes.
+        tool_output: `--tool-output`: `folded` (one line each, whole with `-v`), `full` (whole) or `none`.
+        color: Render Markdown on a terminal; off (`--no-color`, `NO_COLOR`) prints the text as written.
     """
 
     def __init__(
@@ -51,8 +57,12 @@ class LineEvents:
         trace_file: str = "",
         stdout: TextIO | None = None,
         stderr: TextIO | None = None,
+        tool_output: ToolOutput = "folded",
+        color: bool = True,
     ) -> None:
         self.verbose = verbose
+        self.tool_output: ToolOutput = tool_output
+        self.color = color
         self.answer_to_stdout = answer_to_stdout
         self.trace_file = trace_file
         self._out = stdout if stdout is not None else sys.stdout
@@ -92,6 +102,15 @@ class LineEvents:
         )
         for change in info.forced_changes:
             self._line(f"warning: resuming despite a configuration change (--force): {sanitize_for_terminal(change)}")
+        if info.interactive:
+            # A chat goes on where it stopped: the operator sees what was said before typing again.
+            for line in restored_lines(info.messages):
+                self._line(line)
+
+    def session_rotated(self, previous: str, current: str) -> None:
+        """`/clear` in a checkpointed chat: the old session stays resumable."""
+        self._line(f"previous session saved; resume with: fiskai run --resume {sanitize_for_terminal(previous)}")
+        self._line(f'checkpointing session "{sanitize_for_terminal(current)}"')
 
     def llm_request(self, summary: str) -> None:
         """`.. <summary>` before each model call (verbose runs only emit it)."""
@@ -137,11 +156,14 @@ class LineEvents:
             self._line(f"   {approval}")
 
     def tool_result(self, trace: ToolResultTrace) -> None:
-        """One folded line per result, or the whole output with `-v`; traced and self-rendered tools only with `-v`."""
-        if trace.presentation in ("traced", "self_rendered") and not self.verbose:
+        """One folded line per result, or the whole output with `-v` or `--tool-output full`, or none.
+
+        Traced and self-rendered tools only with `-v`.
+        """
+        if self.tool_output == "none" or (trace.presentation in ("traced", "self_rendered") and not self.verbose):
             return
         output, exit_code = command_output(trace.output, trace.exit_code)
-        if self.verbose:
+        if self.verbose or self.tool_output == "full":
             head = "<- error" if trace.is_error else "<-"
             if exit_code is not None:
                 head += f" (exit {exit_code})"
@@ -166,7 +188,7 @@ class LineEvents:
 
     def _markdown(self, text: str, stream: TextIO) -> None:
         clean = sanitize_for_display(text)
-        if not stream.isatty():
+        if not self.color or not stream.isatty():
             stream.write(clean + "\n")
             stream.flush()
             return
@@ -271,3 +293,20 @@ def _capabilities_line(info: RunInfo) -> str:
     if note:
         line += f" ({sanitize_for_terminal(note)})"
     return line
+
+
+def restored_lines(messages: Sequence[Message]) -> list[str]:
+    """A resumed chat's conversation, one line per prompt, reply and call (tool results are left out)."""
+    lines: list[str] = []
+    for message in messages:
+        for block in message.content:
+            match block:
+                case TextBlock(text=text) if text.strip() and message.role == "user":
+                    lines.append(f"> {sanitize_for_terminal(text.strip())}")
+                case TextBlock(text=text) if text.strip():
+                    lines.append(sanitize_for_terminal(text.strip()))
+                case ToolUseBlock(name=name):
+                    lines.append(f"-> {sanitize_for_terminal(name)}")
+                case _:
+                    pass
+    return lines

@@ -16,6 +16,7 @@ from typing_extensions import override
 
 from fiskai_core.errors import ArgumentsError
 from fiskai_core.knowledge import KnowledgePack, KnowledgeSearcher
+from fiskai_core.telemetry import current as current_telemetry
 from fiskai_core.tools import TAG_IDEMPOTENT, CallContext, ToolArguments, ToolResult
 
 from ._base import BuiltinTool, quoted_trace
@@ -91,20 +92,27 @@ class KnowledgeSearchTool(BuiltinTool):
         """Build a pack for the model's query; every outcome is a result."""
         query = _query(arguments)
         searcher = self._searcher
-        if searcher is None:
-            return ToolResult(output=_NOT_BUILT_JSON)
-        exclude = context.delivered
-        try:
-            pack: KnowledgePack = await anyio.to_thread.run_sync(
-                lambda: searcher.context(query, budget=self._budget, fmt="text", exclude=exclude)
-            )
-        # The searcher is an injected seam whose failures (a damaged index, a dead embeddings server) must
-        # reach the model as a result, not end the run.
-        except Exception as err:  # noqa: BLE001
-            return ToolResult(output=f"knowledge_search: {err}", is_error=True)
-        if pack.status == "index_not_built":
-            return ToolResult(output=_NOT_BUILT_JSON)
-        return ToolResult(output=pack.text, citations=tuple(pack.citations))
+        # Its own span under the tool's (reference 6.2); the query is content, so it is not an attribute.
+        with current_telemetry().span("retrieval", {"gen_ai.operation.name": "retrieval"}) as span:
+            if searcher is None:
+                span.set("fisk.knowledge.search.status", "index_not_built")
+                return ToolResult(output=_NOT_BUILT_JSON)
+            exclude = context.delivered
+            try:
+                pack: KnowledgePack = await anyio.to_thread.run_sync(
+                    lambda: searcher.context(query, budget=self._budget, fmt="text", exclude=exclude)
+                )
+            # The searcher is an injected seam whose failures (a damaged index, a dead embeddings server) must
+            # reach the model as a result, not end the run.
+            except Exception as err:  # noqa: BLE001
+                span.error("search")
+                return ToolResult(output=f"knowledge_search: {err}", is_error=True)
+            status = pack.status if pack.status in ("ok", "index_not_built") else "ok"
+            span.set("fisk.knowledge.search.status", status)
+            span.set("fisk.knowledge.sections", len(pack.citations))
+            if pack.status == "index_not_built":
+                return ToolResult(output=_NOT_BUILT_JSON)
+            return ToolResult(output=pack.text, citations=tuple(pack.citations))
 
 
 def _query(arguments: ToolArguments) -> str:

@@ -97,6 +97,8 @@ def prepare_call(
 def _gate_argv(tool: Tool, plan: CallPlan) -> tuple[str, ...]:
     if plan.argv is not None:
         return plan.argv
+    if plan.gate_argv is not None:
+        return plan.gate_argv
     return (tool.name, plan.arguments.json(sort_keys=True))
 
 

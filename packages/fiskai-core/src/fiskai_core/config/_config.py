@@ -17,6 +17,7 @@ from pydantic import Field, PrivateAttr, model_validator
 from fiskai_core._gojson import go_quote
 from fiskai_core.errors import ConfigError
 
+from ._mcp_clients import McpClientEntry
 from ._origin import Origin
 from ._schema import (
     Block,
@@ -28,10 +29,12 @@ from ._schema import (
     RemoteAgent,
     RemoteToolHost,
     SessionsSettings,
+    TelemetrySettings,
     Text,
     ToolFilter,
     as_written,
 )
+from ._tool_sources import ToolSourceSettings
 
 __all__ = ["DEFAULT_IDENTITY", "Config", "attach_origin", "go_base"]
 
@@ -55,7 +58,10 @@ class Config(Block):
     identity: Text = DEFAULT_IDENTITY
     """Explicit, else the basename of `application_path`, else `fiskai`; doubles as the NATS queue group."""
     application_path: Text = ""
-    """The wrapped fisk application; optional except for the a2a server."""
+    """The wrapped fisk application (shorthand for one `tool_sources` entry `fisk: PATH`, listed first)."""
+    tool_sources: list[ToolSourceSettings] = Field(default_factory=list[ToolSourceSettings])
+    """Further programs whose commands become tools: fisk applications and Python CLIs (click, typer,
+    argparse), each with its own include/exclude, tag rules, denied parameters and name prefix."""
     nats_context: Text = ""
     system_prompt: Text = ""
     include: ToolFilter = Field(default_factory=ToolFilter)
@@ -64,9 +70,14 @@ class Config(Block):
     """Application global flags the model may set: trimmed, leading dashes dropped, deduplicated."""
     remote_agents: list[RemoteAgent] = Field(default_factory=list[RemoteAgent])
     remote_tools: list[RemoteToolHost] = Field(default_factory=list[RemoteToolHost])
+    mcp_clients: list[McpClientEntry] = Field(default_factory=list[McpClientEntry])
+    """Third-party MCP servers whose tools the run imports as `<alias>_<tool>` (see the section below)."""
+    mcp_servers: list[McpClientEntry] = Field(default_factory=list[McpClientEntry])
+    """The earlier name of `mcp_clients`, still read (with a notice); set one of the two."""
     expose: ExposeSettings = Field(default_factory=ExposeSettings)
     harness: HarnessSettings = Field(default_factory=HarnessSettings)
     llm: LLMSettings = Field(default_factory=LLMSettings)
+    telemetry: TelemetrySettings = Field(default_factory=TelemetrySettings)
 
     _origin: Origin | None = PrivateAttr(default=None)
 
@@ -87,6 +98,11 @@ class Config(Block):
         return fields
 
     @property
+    def has_tool_source(self) -> bool:
+        """Whether any program's commands are wrapped (`application_path` or `tool_sources`)."""
+        return bool(self.application_path or self.tool_sources)
+
+    @property
     def source_path(self) -> Path | None:
         """The file this configuration was read from; None when it came from a string."""
         return self._origin.path if self._origin is not None else None
@@ -103,6 +119,17 @@ class Config(Block):
         """
         origin = self._origin or Origin(label="agent.yaml")
         return origin.error(tuple(path), message, exact=True)
+
+    @property
+    def mcp_client_entries(self) -> list[McpClientEntry]:
+        """The MCP servers to import tools from, under whichever of the two keys the file used."""
+        return self.mcp_clients or self.mcp_servers
+
+    def notices(self) -> list[str]:
+        """What an operator should change in this file though it still loads (an older key name)."""
+        if self.mcp_servers:
+            return ["agent.yaml uses mcp_servers, the earlier name of mcp_clients; rename the key to mcp_clients"]
+        return []
 
     def credential_env_names(self) -> list[str]:
         """Environment variables to strip from tool environments beyond the built-in defaults.

@@ -14,6 +14,7 @@ from enum import StrEnum
 from fiskai_core._gojson import go_quote
 
 from ._config import Config
+from ._mcp_clients import check_mcp_clients
 from ._origin import Origin
 from ._schema import KNOWLEDGE_SEARCH_TOOL
 
@@ -81,6 +82,12 @@ def _check_shared(config: Config, origin: Origin) -> None:
         )
     for index, host in enumerate(config.remote_tools):
         _check_remote_host(index, host.name, host.alias, bool(host.exclude.tags), origin)
+    if config.mcp_clients and config.mcp_servers:
+        raise origin.error(
+            ("mcp_servers",),
+            "mcp_servers is the earlier name of mcp_clients and both are set; merge them into mcp_clients",
+        )
+    check_mcp_clients(config.mcp_client_entries, origin, key="mcp_clients" if config.mcp_clients else "mcp_servers")
 
 
 def _check_remote_host(index: int, name: str, alias: str, exclude_tags: bool, origin: Origin) -> None:
@@ -111,7 +118,7 @@ def _check_remote_host(index: int, name: str, alias: str, exclude_tags: bool, or
 
 
 def _check_server(config: Config, origin: Origin) -> None:
-    if not config.application_path:
+    if not config.has_tool_source:
         raise origin.error(
             ("application_path",),
             "application_path is required for the a2a server: a2a serves the wrapped application's tools and "

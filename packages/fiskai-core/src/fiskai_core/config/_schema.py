@@ -30,12 +30,18 @@ from pydantic import (
 
 from fiskai_core._gojson import go_quote
 from fiskai_core.exec import HARNESS_CREDENTIAL_PREFIXES as _HARNESS_CREDENTIAL_PREFIXES
+from fiskai_core.tools import DEFINITION_TOKEN_BUDGET
 
 from ._duration import DurationError, parse_go_duration
 from ._yaml import YamlFloat, YamlInt
 
 __all__ = [
+    "DEFAULT_TOOL_TIMEOUT",
     "KNOWLEDGE_SEARCH_TOOL",
+    "CaptureSettings",
+    "HookCommand",
+    "HooksSettings",
+    "TelemetrySettings",
     "A2ASettings",
     "Block",
     "BudgetSettings",
@@ -53,6 +59,7 @@ __all__ = [
     "KnowledgeSettings",
     "LLMSettings",
     "MCPSettings",
+    "PromptsSettings",
     "MemorySettings",
     "RemoteAgent",
     "RemoteToolHost",
@@ -65,6 +72,10 @@ __all__ = [
 ]
 
 KNOWLEDGE_SEARCH_TOOL = "knowledge_search"
+DEFAULT_REQUEST_TIMEOUT = timedelta(seconds=120)
+MIN_REQUEST_TIMEOUT = timedelta(seconds=30)
+DEFAULT_TOOL_TIMEOUT = timedelta(minutes=5)
+"""`harness.tool_timeout` when unset (the Go agent's 0.0.5+ default for `run` and `serve` alike)."""
 MAX_CONCURRENT_TOOLS_CEILING = 1024
 _INT64_MAX = (1 << 63) - 1
 
@@ -219,6 +230,16 @@ class LLMSettings(Block):
     base_url: Text = ""
     """An Anthropic-compatible server (Ollama, llama.cpp, vLLM, a proxy); empty means the provider's own API."""
     capabilities: CapabilitiesSettings = Field(default_factory=CapabilitiesSettings)
+    tool_definition_budget: Int = DEFINITION_TOKEN_BUDGET
+    """Tokens (estimated at 4 bytes each) of application and remote tool definitions a request carries
+    whole on a server without tool search; above it they are deferred behind `find_tools`. 0 = default."""
+
+    @field_validator("tool_definition_budget")
+    @classmethod
+    def _budget_not_negative(cls, value: int) -> int:
+        if value < 0:
+            raise SettingError(f"invalid llm tool_definition_budget {value}: must not be negative")
+        return value or DEFINITION_TOKEN_BUDGET
 
     @field_validator("provider")
     @classmethod
@@ -358,6 +379,10 @@ class EnvironmentSettings(Block):
         return self
 
 
+# After `Block` and its helpers, which the observability blocks build on.
+from ._observe import CaptureSettings, HookCommand, HooksSettings, TelemetrySettings  # noqa: E402
+
+
 class HarnessSettings(Block):
     """`harness`: what the agent loop adds around the tools."""
 
@@ -371,6 +396,22 @@ class HarnessSettings(Block):
     sessions: SessionsSettings = Field(default_factory=SessionsSettings)
     environment: EnvironmentSettings = Field(default_factory=EnvironmentSettings)
     """What tool commands do not inherit from the harness's environment, beyond the defaults."""
+    hooks: HooksSettings = Field(default_factory=HooksSettings)
+    """Commands asked before and after tool calls and about each prompt."""
+    tool_timeout: timedelta = DEFAULT_TOOL_TIMEOUT
+    """How long one tool call may run in an agent run (`run`, `serve`, `tools call`); `0s` = no limit. A command
+    is killed with its process group; a call waiting on an operator's answer is not limited."""
+
+    @field_validator("tool_timeout", mode="before")
+    @classmethod
+    def _tool_timeout(cls, value: object) -> object:
+        parsed = _duration(value, key="harness.tool_timeout", default=DEFAULT_TOOL_TIMEOUT)
+        if isinstance(parsed, timedelta) and parsed < timedelta(0):
+            written = str(as_written(value))
+            raise SettingError(
+                f"invalid harness.tool_timeout {go_quote(written)}: must not be negative; 0s means no limit"
+            )
+        return parsed
 
 
 class _ServerLimits(Block):
@@ -451,10 +492,47 @@ class MCPSettings(_ServerLimits):
         return names
 
 
+class PromptsSettings(Block):
+    """`expose.agent.a2a.prompts`: its presence (even `{}`) turns on answering prompts over NATS."""
+
+    workers: Int = 1
+    """Prompts answered at once; a caller arriving when all are busy is refused (`capacity`), never queued."""
+    elicit: bool = False
+    """Let a run put approvals and questions to the caller; without it gated commands are refused."""
+
+    @field_validator("workers")
+    @classmethod
+    def _workers(cls, value: int) -> int:
+        if value < 0:
+            raise SettingError(f"invalid expose.agent.a2a.prompts.workers {value}: must not be negative")
+        return value or 1
+
+
 class A2ASettings(_ServerLimits):
-    """`expose.agent.a2a`: limits for `fiskai a2a`."""
+    """`expose.agent.a2a`: the tool endpoint (`serve_tools`), the prompts channel and the caller's patience."""
 
     _where: ClassVar[str] = "expose.agent.a2a"
+
+    serve_tools: bool = False
+    """Serve the selected tools to peers under `fiskai serve` (replaces `expose.agent.agent_to_agent`)."""
+    request_timeout: timedelta = DEFAULT_REQUEST_TIMEOUT
+    """Silence accepted from a peer this agent calls, per gap between its messages; also how long a question
+    to a prompts caller is held. Values under 30s are raised to 30s (three keepalive intervals)."""
+    prompts: PromptsSettings | None = None
+    """None when absent; present (even empty) enables answering prompts."""
+
+    @field_validator("request_timeout", mode="before")
+    @classmethod
+    def _request_timeout(cls, value: object) -> object:
+        parsed = _duration(value, key="expose.agent.a2a.request_timeout", default=DEFAULT_REQUEST_TIMEOUT)
+        if isinstance(parsed, timedelta):
+            if parsed <= timedelta(0):
+                raise SettingError(
+                    f"invalid expose.agent.a2a.request_timeout {go_quote(str(as_written(value)))}: must be positive "
+                    f"(at least {MIN_REQUEST_TIMEOUT.total_seconds():g}s)"
+                )
+            return max(parsed, MIN_REQUEST_TIMEOUT)
+        return parsed
 
 
 class ExposeToolsSettings(Block):
@@ -468,7 +546,7 @@ class ExposeAgentSettings(Block):
     """`expose.agent`."""
 
     agent_to_agent: bool = False
-    """The switch for `fiskai a2a`."""
+    """The pre-0.0.5 switch for `fiskai a2a`; `fiskai serve` refuses it (use `expose.agent.a2a.serve_tools`)."""
     mcp: MCPSettings | None = None
     """None when absent; present (even empty) enables `fiskai mcp`."""
     a2a: A2ASettings = Field(default_factory=A2ASettings)

@@ -3,8 +3,9 @@
 A tool command is driven by a model, so it must not inherit what lets the harness, or anything else
 the operator's shell can reach, authenticate. Three layers, applied in this order:
 
-1. The harness's own model credentials, never passed on: every variable starting with `ANTHROPIC_`
-   or `CLAUDE_CODE_` (why the whole namespace: `fiskai_core.credentials`, which holds the lists).
+1. The harness's own credentials, never passed on: every variable starting with `ANTHROPIC_`,
+   `CLAUDE_CODE_` or `OTEL_EXPORTER_OTLP_` (why the whole namespace: `fiskai_core.credentials`, which
+   holds the lists).
 2. Well-known credentials of other providers and services (`DEFAULT_STRIPPED_ENV`, exact names, and
    `DEFAULT_STRIPPED_PREFIXES`): removed unless the operator passes a name through
    (`harness.environment.pass`, exact names).

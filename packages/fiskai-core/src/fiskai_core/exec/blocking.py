@@ -49,6 +49,7 @@ def run_blocking(
     timeout: float,
     limit: int,
     wait_delay: float = 10.0,
+    cwd: str | None = None,
 ) -> BlockingOutcome:
     """Run `argv` to completion, blocking, and return its exit code and combined output.
 
@@ -58,6 +59,7 @@ def run_blocking(
         timeout: Seconds the command may run.
         limit: The most output bytes kept; more kills the command and sets `overflowed`.
         wait_delay: Seconds to keep reading after the command exited.
+        cwd: The child's working directory; the current one when None.
 
     Raises:
         CommandStartError: The binary cannot be started.
@@ -70,10 +72,11 @@ def run_blocking(
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             env=dict(env),
+            cwd=cwd,
             start_new_session=True,
         )
     except OSError as error:
-        raise CommandStartError(argv[0], start_failure(argv[0], None, error)) from error
+        raise CommandStartError(argv[0], start_failure(argv[0], cwd, error)) from error
     assert proc.stdout is not None, "the output pipe is requested above"
     data = bytearray()
     overflowed = False

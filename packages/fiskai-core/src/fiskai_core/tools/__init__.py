@@ -13,7 +13,15 @@ from fiskai_core._exact_json import dumps_exact, exact_of, loads_exact, plain_js
 from fiskai_core._gojson import DecodedValue, JsonNumber
 
 from ._arguments import ToolArguments, arguments_from_value, parse_arguments
-from ._deferral import TOOL_SEARCH_THRESHOLD, DeferralPlan, plan_deferral
+from ._deferral import (
+    DEFINITION_BYTES_PER_TOKEN,
+    DEFINITION_TOKEN_BUDGET,
+    TOOL_SEARCH_THRESHOLD,
+    DeferralPlan,
+    definition_tokens,
+    plan_client_deferral,
+    plan_deferral,
+)
 from ._finder import ToolFinder, ToolMatch
 from ._protocols import CallContext, CallPlan, FilterRule, Selectable, Tool
 from ._result import ToolResult
@@ -31,6 +39,8 @@ from ._tags import (
 from ._validate import check_arguments, missing_required, missing_required_message
 
 __all__ = [
+    "DEFINITION_BYTES_PER_TOKEN",
+    "DEFINITION_TOKEN_BUDGET",
     "MAX_TOOL_NAME_LENGTH",
     "TAG_CONFIRM",
     "TAG_DENY",
@@ -54,6 +64,7 @@ __all__ = [
     "ToolSet",
     "arguments_from_value",
     "check_arguments",
+    "definition_tokens",
     "dumps_exact",
     "exact_of",
     "loads_exact",
@@ -62,6 +73,7 @@ __all__ = [
     "missing_required_message",
     "parse_arguments",
     "plain_json",
+    "plan_client_deferral",
     "plan_deferral",
     "requires_confirmation",
     "select_tools",

@@ -4,19 +4,46 @@ At `TOOL_SEARCH_THRESHOLD` tools or more (every tool counts: application, remote
 built-in), deferrable tools are marked for deferred loading and the BM25 tool-search tool is added.
 Built-ins are never deferred, and a tool tagged `ai:no_defer` is always sent directly. The search
 tool is added only when at least one tool is actually deferred.
+
+The client-side finder (`find_tools`, for servers without tool search) starts by size instead
+(`plan_client_deferral`): when the deferrable tools' definitions exceed a token budget. A small local
+model does better with a short list shown whole than with a search step before every first call; a
+long list (the 221-command NATS CLI, about 44,000 tokens) would not fit its context at all.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import json
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+
+from pydantic import JsonValue
 
 from ._protocols import Selectable
 from ._tags import TAG_NO_DEFER
 
-__all__ = ["TOOL_SEARCH_THRESHOLD", "DeferralPlan", "plan_deferral"]
+__all__ = [
+    "DEFINITION_BYTES_PER_TOKEN",
+    "DEFINITION_TOKEN_BUDGET",
+    "TOOL_SEARCH_THRESHOLD",
+    "DeferralPlan",
+    "definition_tokens",
+    "plan_client_deferral",
+    "plan_deferral",
+]
 
 TOOL_SEARCH_THRESHOLD = 10
+
+DEFINITION_TOKEN_BUDGET = 4096
+"""Tokens of deferrable tool definitions a request carries whole before the client-side finder starts.
+
+Measured (bench/local_model_requests.py): fixturectl's 12 commands take about 1,700 tokens and stay
+whole; the NATS CLI's 221 take about 44,000 and are deferred. 4,096 is half of an 8,192-token context,
+leaving the other half for the prompt, the conversation and the answer."""
+
+DEFINITION_BYTES_PER_TOKEN = 4
+"""The estimate's divisor: JSON definitions run about 4 bytes per token (llama.cpp's Llama-3 vocabulary
+on the NATS CLI's definitions: see bench/local_model_requests.py)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -31,6 +58,10 @@ class DeferralPlan:
     """Every tool counted toward the threshold."""
     advisory: str | None = None
     """Why a large set is sent directly, when it is (tool search unsupported or switched off)."""
+    tokens: int | None = None
+    """The deferrable definitions' estimated tokens, when the plan was decided by size."""
+    budget: int | None = None
+    """The token budget they were held against, when the plan was decided by size."""
 
     @property
     def deferred_count(self) -> int:
@@ -65,3 +96,36 @@ def plan_deferral(
                 "supports tool search to defer them"
             )
     return DeferralPlan(deferred=deferred, add_search_tool=any(deferred.values()), total=total, advisory=advisory)
+
+
+def definition_tokens(definitions: Iterable[tuple[str, str, Mapping[str, JsonValue]]]) -> int:
+    """Estimated tokens of (name, description, input schema) definitions as a request carries them."""
+    size = sum(
+        len(
+            json.dumps(
+                {"name": name, "description": description, "input_schema": schema},
+                separators=(",", ":"),
+                ensure_ascii=False,
+            ).encode()
+        )
+        for name, description, schema in definitions
+    )
+    return -(-size // DEFINITION_BYTES_PER_TOKEN)
+
+
+def plan_client_deferral(
+    deferrable: Sequence[Selectable], *, tokens: int, budget: int = DEFINITION_TOKEN_BUDGET, builtin_count: int = 0
+) -> DeferralPlan:
+    """Decide the client-side finder's deferral: defer when `tokens` (the deferrable tools') exceed `budget`.
+
+    Built-ins are never deferred and do not count; `ai:no_defer` tools are sent directly either way.
+    """
+    defer = tokens > budget
+    deferred = {tool.name: defer and TAG_NO_DEFER not in tool.tags for tool in deferrable}
+    return DeferralPlan(
+        deferred=deferred,
+        add_search_tool=any(deferred.values()),
+        total=len(deferrable) + builtin_count,
+        tokens=tokens,
+        budget=budget,
+    )

@@ -47,6 +47,9 @@ class CallPlan:
     """The call as one line, safe for a terminal (the full command line, or `name("query")`)."""
     display_short: str = ""
     """The same line with long values elided; empty means `display`."""
+    gate_argv: tuple[str, ...] | None = None
+    """For a tool that runs no command: what approvals and rules match on instead (the tool name, then one
+    `--json.path=value` token per argument value); None: the name and the canonical arguments."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

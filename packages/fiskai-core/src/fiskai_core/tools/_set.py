@@ -17,15 +17,16 @@ from ._protocols import Tool
 
 __all__ = ["ToolEntry", "ToolKind", "ToolSet"]
 
-ToolKind = Literal["application", "builtin", "remote", "custom"]
+ToolKind = Literal["application", "builtin", "remote", "custom", "mcp"]
 """Where a tool came from (stable accounting tokens): the wrapped application's commands, fiskai's
-built-ins, another agent's tools over A2A, or an embedder's own."""
+built-ins, another agent's tools over A2A, an embedder's own, or a third-party MCP server's (`mcp_clients`)."""
 
 _OWNER = {
     "application": "the application",
     "builtin": "a built-in",
     "remote": "remote_tools",
     "custom": "a custom tool",
+    "mcp": "mcp_clients",
 }
 
 

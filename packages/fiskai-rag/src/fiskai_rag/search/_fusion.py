@@ -1,8 +1,10 @@
 """Hybrid search's last ranking step: the lexical ranking fused with the query's nearest vectors.
 
-A static in-process model's neighbours join by Reciprocal Rank Fusion at a small weight (`rrf`); a
-contextual model's or an embeddings server's are blended by score (`blend`). RRF fuses by rank, so the
-incomparable scales of BM25 and vector distance never need normalising against each other.
+Every vector source (an embeddings server, an in-process contextual or static model) joins by
+Reciprocal Rank Fusion as the seed specifies: K=60 over the best `SEARCH_FANOUT` (50) of each side
+(`rrf`). RRF fuses by rank, so the incomparable scales of BM25 and vector distance never need
+normalising against each other. A static model's list alone enters at a small weight
+(`STATIC_VECTOR_WEIGHT`), the one extra weighting kept: it holds on every shared collection.
 """
 
 from __future__ import annotations
@@ -14,12 +16,11 @@ __all__ = [
     "RRF_K",
     "SEARCH_FANOUT",
     "STATIC_VECTOR_WEIGHT",
-    "blend",
     "fuse",
     "hybrid_tier",
     "names_only",
-    "rank_fused",
     "rrf",
+    "static_model",
 ]
 
 RRF_K = 60
@@ -51,34 +52,6 @@ def rrf(*rankings: Sequence[int], weights: Sequence[float] = ()) -> list[tuple[i
     return sorted(scores.items(), key=lambda item: (-item[1], item[0]))
 
 
-def blend(lexical: Sequence[tuple[int, float]], vectors: Sequence[tuple[int, float]]) -> list[tuple[int, float]]:
-    """Fuse a lexical ranking with a contextual model's neighbours by their scores, not their ranks.
-
-    The lexical scores (higher better) and the neighbours' cosines (from L2 distances of unit vectors) are
-    each min-max scaled to 0..1 over their own list and summed with equal weight; a chunk missing from
-    one list gets 0 from it. Best first; ties go to the smaller id.
-
-    RRF keeps only ranks, so a lexical first place far ahead of its runner-up counts no more than a near
-    tie; blending keeps the margins. Measured with all-MiniLM-L6-v2 (issue 16; nDCG@10, lexical -> RRF at
-    weight 1 -> blend): CISI 0.415 -> 0.444 -> 0.459, CACM 0.551 -> 0.573 -> 0.570, MED 0.731 -> 0.796 ->
-    0.807, influxdata tuning 0.595 -> 0.601 -> 0.642 (answer in the top 5: 0.705 -> 0.636 -> 0.682).
-    Equal weight, not tuned: a vector weight of 0.6 gave 0.465 / 0.574 / 0.796 / 0.623.
-    """
-    lexical_scores = dict(lexical)
-    similarity = {chunk_id: 1.0 - distance * distance / 2.0 for chunk_id, distance in vectors}  # cosine
-
-    def scaled(values: dict[int, float]) -> dict[int, float]:
-        if not values:
-            return {}
-        low, high = min(values.values()), max(values.values())
-        span = high - low
-        return {key: (value - low) / span if span > 0 else 1.0 for key, value in values.items()}
-
-    words, meaning = scaled(lexical_scores), scaled(similarity)
-    fused = {chunk_id: words.get(chunk_id, 0.0) + meaning.get(chunk_id, 0.0) for chunk_id in words.keys() | meaning}
-    return sorted(fused.items(), key=lambda item: (-item[1], item[0]))
-
-
 _NAME_MARK = re.compile(r"[_\-./=]")
 _NAME_QUERY_WORDS = 4
 
@@ -86,30 +59,29 @@ _NAME_QUERY_WORDS = 4
 def fuse(
     lexical: Sequence[tuple[int, float]], vectors: Sequence[tuple[int, float]], *, static: bool
 ) -> list[tuple[int, float]]:
-    """The hybrid ranking of the lexical ranking and the query's nearest vectors (L2 distances).
+    """The hybrid ranking: RRF (K=60) of the best `SEARCH_FANOUT` lexical chunks and nearest vectors.
 
-    A static model's neighbours only break near-ties, by rank (RRF at `STATIC_VECTOR_WEIGHT`); a
-    contextual model's or a server's are blended with the lexical scores (`blend`).
+    Each side counts 1, but a static model's vectors count `STATIC_VECTOR_WEIGHT`: they only break
+    near-ties. Issue 31 replaced the score blend a contextual model or a server had (figures in the
+    package README: MiniLM in-process, nDCG@10 lexical -> blend -> RRF).
     """
-    if static:
-        lexical_ids = [chunk_id for chunk_id, _ in lexical[:SEARCH_FANOUT]]
-        return rrf(lexical_ids, [chunk_id for chunk_id, _ in vectors], weights=(1.0, STATIC_VECTOR_WEIGHT))
-    return blend(lexical[:SEARCH_FANOUT], vectors)
+    lexical_ids = [chunk_id for chunk_id, _ in lexical[:SEARCH_FANOUT]]
+    vector_ids = [chunk_id for chunk_id, _ in vectors[:SEARCH_FANOUT]]
+    return rrf(lexical_ids, vector_ids, weights=(1.0, STATIC_VECTOR_WEIGHT if static else 1.0))
 
 
-def rank_fused(embedder: object) -> bool:
-    """Whether hybrid search fuses `embedder`'s neighbours by rank (RRF): a static in-process model's are.
+def static_model(embedder: object) -> bool:
+    """Whether `embedder` is a static in-process model (its vectors enter RRF at `STATIC_VECTOR_WEIGHT`).
 
-    A contextual model's or a server's are blended with the lexical scores instead (`fuse`).
+    A contextual model or a server (`contextual` true or absent) counts fully.
     """
     return getattr(embedder, "contextual", True) is False
 
 
 def hybrid_tier(embedder: object, dimension: int | None = None) -> str:
-    """The tier line of a hybrid search with `embedder`, naming the fusion it gets (`rank_fused`)."""
-    fusion = "RRF" if rank_fused(embedder) else "score blend"
+    """The tier line of a hybrid search with `embedder`, worded as the Go original's."""
     model = getattr(embedder, "model", "?")
-    return f"hybrid (FTS5 + vectors, {fusion}) - model={model}" + ("" if dimension is None else f" dim={dimension}")
+    return f"hybrid (FTS5 + vectors, RRF) - model={model}" + ("" if dimension is None else f" dim={dimension}")
 
 
 def names_only(query: str) -> bool:

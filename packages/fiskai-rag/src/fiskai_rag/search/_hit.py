@@ -52,9 +52,8 @@ class Hit:
     content: str
     """The chunk text (breadcrumb folded in)."""
     score: float
-    """Higher is better: in hybrid search the RRF score (static model) or the blended score (0-2; a
-    contextual model or a server, see `blend`); in lexical search BM25 (negated, as FTS5's is lower
-    for better) combined with the query's word-pair proximity (see `_proximity`)."""
+    """Higher is better: in hybrid search the RRF score (`_fusion.fuse`); in lexical search BM25 (negated,
+    as FTS5's is lower for better) combined with the query's word-pair proximity (see `_proximity`)."""
     chunk_id: int
     file: str
     """Where the document is: its resolved absolute path."""
@@ -76,7 +75,7 @@ class SearchResult:
     hits: list[Hit]
     status: Status
     tier: str
-    """`lexical (FTS5) - ...`, `hybrid (FTS5 + vectors, RRF|score blend) - ...`, or `hybrid -> DEGRADED ...`."""
+    """`lexical (FTS5) - ...`, `hybrid (FTS5 + vectors, RRF) - ...`, or `hybrid -> DEGRADED ...`."""
     degraded: str | None = None
     """Why the vector tier was skipped for this query (the embeddings server failed), if it was."""
 

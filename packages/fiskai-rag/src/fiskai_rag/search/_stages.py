@@ -38,7 +38,7 @@ from fiskai_rag.store._db import Conn
 
 from ._burstiness import reweight
 from ._distinct import Folded, distinct, per_document, with_copies
-from ._fusion import fuse, names_only, rank_fused
+from ._fusion import fuse, names_only, static_model
 from ._hit import Hit, hydrate
 from ._knn import Background, VectorSide, query_vector
 from ._postings import HeldPostings, Postings
@@ -224,7 +224,7 @@ class Vectors(Stage):
     def before(self, run: SearchRun) -> None:
         embedder = run.embedder
         # A query of bare names (`--port`) gives a contextual model nothing to read (see `names_only`).
-        if embedder is None or (not rank_fused(embedder) and names_only(run.query)):
+        if embedder is None or (not static_model(embedder) and names_only(run.query)):
             return
         try:
             blob = query_vector(embedder, run.dimension, run.query)
@@ -243,7 +243,7 @@ class Vectors(Stage):
         if run.knn is None or run.embedder is None:
             return ranked
         found = run.knn if isinstance(run.knn, list) else run.knn.result()
-        return fuse(ranked, found, static=rank_fused(run.embedder))
+        return fuse(ranked, found, static=static_model(run.embedder))
 
 
 class Distinct(Stage):

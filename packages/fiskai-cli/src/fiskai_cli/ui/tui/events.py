@@ -25,12 +25,15 @@ _NOT_AN_ANSWER = frozenset({"max_tokens", "refusal", "model_context_window_excee
 class TuiEvents:
     """`fiskai_agent.events.Events` drawing into a `LiveView`."""
 
-    def __init__(self, view: LiveView, *, verbose: bool = False) -> None:
+    def __init__(self, view: LiveView, *, verbose: bool = False, results: bool = True) -> None:
         self._view = view
         self.verbose = verbose
+        self._results = results
+        """False with `--tool-output none`: calls are shown, their results are not."""
         self._warnings: list[Advisory] = []
         self._start: RunInfo | None = None
         self._answer: Response | None = None
+        self._rotations: list[tuple[str, str]] = []
 
     def _post(self, *entries: Entry) -> None:
         items = list(entries)
@@ -102,7 +105,7 @@ class TuiEvents:
         self._post(entry("call", line), *([entry("meta", approval)] if approval else []))
 
     def tool_result(self, trace: ToolResultTrace) -> None:
-        if trace.presentation in ("traced", "self_rendered") and not self.verbose:
+        if not self._results or (trace.presentation in ("traced", "self_rendered") and not self.verbose):
             return
         output, exit_code = command_output(trace.output, trace.exit_code)
         head = "<- error" if trace.is_error else "<-"
@@ -116,6 +119,21 @@ class TuiEvents:
     def panicked(self, error: BaseException, traceback: str) -> None:
         self._post(entry("error", f"internal error: {error}", traceback))
 
+    def session_rotated(self, previous: str, current: str) -> None:
+        """`/clear` in a checkpointed chat: say where the old session went; the status bar names the new one."""
+        self._rotations.append((previous, current))
+        view = self._view
+
+        def update() -> None:
+            view.status.session = current
+            view.add([])
+
+        view.post(update)
+        self._post(
+            entry("meta", f"previous session saved; resume with: fiskai run --resume {previous}"),
+            entry("meta", f'checkpointing session "{current}"'),
+        )
+
     def replay(self, line: LineEvents) -> None:
         """After teardown: what the line UI would have printed that outlives the screen.
 
@@ -127,6 +145,8 @@ class TuiEvents:
         info = self._start
         if info is not None and info.new_session and info.session_id:
             line.starting(info)
+        for previous, current in self._rotations:
+            line.session_rotated(previous, current)
         if self._answer is not None:
             line.message(self._answer, True)
 

@@ -21,7 +21,7 @@ from collections.abc import Awaitable, Callable
 
 from fiskai_agent import FollowUp, RunControl, RunResult
 from fiskai_cli.ui.chat import End, Help, Send, Unknown, resolve
-from fiskai_cli.ui.line_events import LineEvents
+from fiskai_cli.ui.line_events import LineEvents, ToolOutput
 from fiskai_cli.ui.tui.capture import StderrCapture
 from fiskai_cli.ui.tui.events import TuiEvents
 from fiskai_cli.ui.tui.prompter import TuiPrompter
@@ -46,6 +46,10 @@ class FullScreen:
         prompt: The operator's request, shown first.
         chat: Keep an input row open at each turn boundary (`next_prompt`).
         bell: Ring once when a question blocks the run (off with `harness.no_bell`).
+        resumed: The run continues a session: its restored conversation shows the prompt (`prompt` is
+            then only what a chat's /restart sends).
+        tool_output: `full` starts with tool output unfolded; `none` shows no results.
+        color: Off (`--no-color`, `NO_COLOR`) draws the screen in monochrome.
     """
 
     def __init__(
@@ -58,17 +62,22 @@ class FullScreen:
         verbose: bool = False,
         chat: bool = False,
         bell: bool = True,
+        resumed: bool = False,
+        tool_output: ToolOutput = "folded",
+        color: bool = True,
     ) -> None:
         self._control = control
         self._checkpointing = checkpointing
         self._line = line
         self._prompt = prompt
-        self.view = LiveView(on_leave=self._leave, on_abort=self._abort, chat=chat, bell=bell)
-        self.events = TuiEvents(self.view, verbose=verbose)
+        self.view = LiveView(on_leave=self._leave, on_abort=self._abort, chat=chat, bell=bell, color=color)
+        self.view.transcript.fold_output = tool_output != "full"
+        self.events = TuiEvents(self.view, verbose=verbose, results=tool_output != "none")
         self.prompter = TuiPrompter(self.view)
         self._running = True
         self._left = False
-        self.view.transcript.add(entry("prompt", prompt))
+        if not resumed:
+            self.view.transcript.add(entry("prompt", prompt))
 
     async def run(self, drive: Callable[[], Awaitable[RunResult]]) -> RunResult:
         """Run `drive` (the agent) under the screen; returns its result after the terminal is restored."""

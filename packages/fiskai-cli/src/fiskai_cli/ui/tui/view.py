@@ -22,6 +22,7 @@ from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent, merge_key_bin
 from prompt_toolkit.layout import ConditionalContainer, Dimension, Float, FloatContainer, HSplit, Layout, Window
 from prompt_toolkit.layout.controls import BufferControl, FormattedTextControl
 from prompt_toolkit.lexers import Lexer
+from prompt_toolkit.output import ColorDepth
 from prompt_toolkit.styles import Style
 from prompt_toolkit.widgets import Frame, TextArea
 from typing_extensions import override
@@ -131,6 +132,7 @@ class LiveView:
         chat: bool = False,
         bell: bool = False,
         title: str = "fiskai",
+        color: bool = True,
     ) -> None:
         self.transcript = Transcript()
         self.status = Status()
@@ -198,6 +200,7 @@ class LiveView:
             full_screen=True,
             mouse_support=False,
             refresh_interval=1.0,  # the elapsed time ticks
+            color_depth=None if color else ColorDepth.DEPTH_1_BIT,
         )
 
     # -- updates (UI loop only) --------------------------------------------------------------------

@@ -1,0 +1,153 @@
+"""A command's telemetry: decided at start-up, the root span around the run, delivery reported at the end.
+
+`start_telemetry` applies the decision order and the start-up refusals (`fiskai_core.telemetry`), prints
+the note about `OTEL_EXPORTER_OTLP_*` set while off, and loads the SDK (the `telemetry` extra) only when
+export is on. `RunTelemetry.root` opens `invoke_agent <identity>` and makes the telemetry current, so the
+harness (`startup`, `memory_index`) and the loop (`chat`, `execute_tool`) hang their spans under it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Generator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from fiskai_cli._version import VERSION
+from fiskai_core.telemetry import (
+    NO_TELEMETRY,
+    Span,
+    Telemetry,
+    TelemetryPlan,
+    TelemetryRefusedError,
+    decide_telemetry,
+    using,
+)
+
+if TYPE_CHECKING:
+    from fiskai_agent import RunResult
+    from fiskai_cli._settings import Settings
+    from fiskai_cli._telemetry import Delivery, OtelTelemetry
+    from fiskai_core.tools import ToolSet
+
+__all__ = ["RunTelemetry", "start_telemetry"]
+
+
+@dataclass(slots=True)
+class RunTelemetry:
+    """One command's telemetry and what the run summary says about it."""
+
+    plan: TelemetryPlan
+    telemetry: Telemetry = NO_TELEMETRY
+    sdk: OtelTelemetry | None = None
+    trace_id: str = ""
+    _root: dict[str, Any] = field(default_factory=dict[str, Any])
+
+    @property
+    def enabled(self) -> bool:
+        return self.sdk is not None
+
+    @contextmanager
+    def root(self, identity: str, *, interactive: bool, resumed: bool) -> Generator[Span]:
+        """`invoke_agent <identity>`, current for the block; its trace id kept for the summary."""
+        attributes: dict[str, Any] = {
+            "gen_ai.operation.name": "invoke_agent",
+            "gen_ai.agent.name": identity,
+            "fisk.run.interactive": interactive,
+            "fisk.run.resumed": resumed,
+        }
+        with using(self.telemetry), self.telemetry.span(f"invoke_agent {identity}", attributes) as span:
+            self.trace_id = self.telemetry.trace_id()
+            self._root = {"identity": identity, "interactive": interactive, "started": time.perf_counter()}
+            yield span
+
+    @contextmanager
+    def startup(self, identity: str) -> Generator[Span]:
+        """`startup <identity>`: tools, stores, remote imports."""
+        with self.telemetry.span(f"startup {identity}", {"gen_ai.operation.name": "startup"}) as span:
+            yield span
+
+    def finish(self, span: Span, result: RunResult | None, *, setup_failed: bool = False) -> None:
+        """The root's outcome attributes and the per-turn `gen_ai.invoke_agent.*` metrics."""
+        if result is None:
+            reason = "setup_failed" if setup_failed else "error"
+            llm_calls = tool_calls = 0
+        else:
+            reason = result.reason or "error"
+            stats = result.stats
+            llm_calls, tool_calls = stats.llm_calls, stats.tool_calls
+            if result.session_id:
+                span.set("gen_ai.conversation.id", result.session_id)
+            span.set("fisk.run.tool_calls", stats.tool_calls)
+            span.set("fisk.run.remote_tool_calls", stats.remote_tool_calls)
+            span.set("fisk.run.mcp_tool_calls", stats.by_kind.get("mcp", 0))
+            span.set("gen_ai.request.model", stats.model)
+            span.set(
+                "gen_ai.usage.input_tokens", stats.input_tokens + stats.cache_read_tokens + stats.cache_create_tokens
+            )
+            span.set("gen_ai.usage.output_tokens", stats.output_tokens)
+            span.set("fisk.llm.uncached_input_tokens", stats.input_tokens)
+        span.set("fisk.run.terminal_reason", reason)
+        if reason in ("error", "setup_failed"):
+            span.error(reason)
+        root = self._root
+        attributes = {
+            "gen_ai.agent.name": root.get("identity", ""),
+            "fisk.run.terminal_reason": reason,
+            "fisk.run.interactive": bool(root.get("interactive", False)),
+        }
+        elapsed = time.perf_counter() - root.get("started", time.perf_counter())
+        self.telemetry.record("gen_ai.invoke_agent.duration", elapsed, attributes)
+        self.telemetry.record("gen_ai.invoke_agent.inference_calls", llm_calls, attributes)
+        self.telemetry.record("gen_ai.invoke_agent.tool_calls", tool_calls, attributes)
+
+    def summary(self) -> str:
+        """What the run summary line ends with: ` trace=<id>`, and ` content=exported` with capture."""
+        if not self.enabled or not self.trace_id:
+            return ""
+        return f" trace={self.trace_id}" + (" content=exported" if self.plan.capture is not None else "")
+
+    def shutdown(self, *, verbose: bool) -> Delivery | None:
+        """Flush and report "N of M spans delivered": always when some were lost, else with `--verbose`."""
+        if self.sdk is None:
+            return None
+        delivery = self.sdk.shutdown()
+        if delivery.delivered < delivery.total or verbose:
+            click.echo(delivery.line(), err=True)
+        return delivery
+
+
+def start_telemetry(settings: Settings, *, no_telemetry: bool) -> RunTelemetry:
+    """Decide and, when on, start export.
+
+    Raises:
+        click.ClickException: a start-up refusal, or export is on without the `telemetry` extra.
+    """
+    config = settings.config
+    try:
+        plan = decide_telemetry(config.telemetry, identity=config.identity, no_telemetry=no_telemetry)
+    except TelemetryRefusedError as err:
+        raise click.ClickException(f"telemetry: {err}") from None
+    if plan.note:
+        click.echo(f"note: {plan.note}", err=True)
+    if not plan.enabled:
+        return RunTelemetry(plan)
+    try:
+        from fiskai_cli._telemetry import open_telemetry
+    except ImportError as err:
+        raise click.ClickException(str(err)) from None
+    sdk = open_telemetry(plan, version=VERSION)
+    return RunTelemetry(plan, telemetry=sdk, sdk=sdk)
+
+
+def inventory(span: Span, tools: ToolSet, *, remote_hosts: int) -> None:
+    """The `startup` span's tool inventory (`fisk.tools.*`)."""
+    counts: dict[str, int] = {}
+    for entry in tools:
+        counts[entry.kind] = counts.get(entry.kind, 0) + 1
+    for kind in ("application", "builtin", "remote", "custom"):
+        span.set(f"fisk.tools.{kind}", counts.get(kind, 0))
+    span.set("fisk.remote_hosts", remote_hosts)

@@ -1,0 +1,359 @@
+"""Telemetry end to end: `fiskai run` exporting to an in-process OTLP/HTTP receiver.
+
+The receiver is a small HTTP server decoding the protobuf bodies with `opentelemetry-proto`, as a
+collector would; the run is the real CLI against the scripted Messages server and fixturectl. The tests
+assert the span tree, the attribute and metric names of reference section 6, and the run summary.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typing_extensions import override
+
+from fiskai_agent.testing import Hang, MessagesServer, RunProcesses, Turn, text, tool_use
+
+trace_pb = pytest.importorskip(
+    "opentelemetry.proto.collector.trace.v1.trace_service_pb2", reason="needs opentelemetry-proto (dev group)"
+)
+metrics_pb = pytest.importorskip("opentelemetry.proto.collector.metrics.v1.metrics_service_pb2")
+
+_ROOT = Path(__file__).resolve().parents[1]
+_FIXTURECTL = _ROOT / "examples" / "fixturectl"
+
+
+@dataclass
+class Exported:
+    """One span as the collector saw it."""
+
+    name: str
+    trace_id: str
+    span_id: str
+    parent_id: str
+    attributes: dict[str, Any]
+    events: list[str]
+    error: bool
+
+
+@dataclass
+class Receiver:
+    """What reached the collector."""
+
+    url: str
+    spans: list[Exported] = field(default_factory=list[Exported])
+    metrics: dict[str, list[Any]] = field(default_factory=dict[str, list[Any]])
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def named(self, prefix: str) -> list[Exported]:
+        return [span for span in self.spans if span.name == prefix or span.name.startswith(prefix + " ")]
+
+    def by_id(self, span_id: str) -> Exported:
+        return next(span for span in self.spans if span.span_id == span_id)
+
+
+def _value(any_value: Any) -> Any:
+    kind = any_value.WhichOneof("value")
+    if kind == "array_value":
+        return [_value(v) for v in any_value.array_value.values]
+    return getattr(any_value, kind) if kind else None
+
+
+def _attributes(items: Any) -> dict[str, Any]:
+    return {item.key: _value(item.value) for item in items}
+
+
+@pytest.fixture
+def receiver() -> Iterator[Receiver]:
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+            if self.headers.get("Content-Encoding") == "gzip":
+                body = gzip.decompress(body)
+            if self.path == "/v1/traces":
+                request = trace_pb.ExportTraceServiceRequest.FromString(body)
+                reply = trace_pb.ExportTraceServiceResponse()
+                with got.lock:
+                    for resource in request.resource_spans:
+                        for scope in resource.scope_spans:
+                            got.spans += [
+                                Exported(
+                                    name=span.name,
+                                    trace_id=span.trace_id.hex(),
+                                    span_id=span.span_id.hex(),
+                                    parent_id=span.parent_span_id.hex(),
+                                    attributes=_attributes(span.attributes),
+                                    events=[event.name for event in span.events],
+                                    error=span.status.code == 2,
+                                )
+                                for span in scope.spans
+                            ]
+            elif self.path == "/v1/metrics":
+                request = metrics_pb.ExportMetricsServiceRequest.FromString(body)
+                reply = metrics_pb.ExportMetricsServiceResponse()
+                with got.lock:
+                    for resource in request.resource_metrics:
+                        for scope in resource.scope_metrics:
+                            for metric in scope.metrics:
+                                got.metrics.setdefault(metric.name, []).append(metric)
+            else:
+                self.send_error(404)
+                return
+            data = reply.SerializeToString()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/x-protobuf")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        @override
+        def log_message(self, format: str, *args: Any) -> None:
+            return None
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    got = Receiver(url=f"http://127.0.0.1:{server.server_address[1]}")
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield got
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, str]:
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "FISKAI_", "OTEL_", "NO_TELE"))}
+    base.update(XDG_STATE_HOME=str(tmp_path / "state"), NO_COLOR="1", ANTHROPIC_API_KEY="test-key")
+    return base
+
+
+_RUNS = RunProcesses()
+
+
+@pytest.fixture(autouse=True)
+def _reap() -> Iterator[None]:
+    yield
+    _RUNS.reap()
+
+
+def fiskai(args: Sequence[str], env: Mapping[str, str], server: MessagesServer) -> tuple[int, str, str]:
+    proc = _RUNS.start(args, env, server, cwd=Path(env["XDG_STATE_HOME"]).parent)
+    out, err = proc.communicate(timeout=90)
+    return proc.returncode, out, err
+
+
+def agent(tmp_path: Path, receiver: Receiver, *, capture: str = "", knowledge: bool = False) -> Path:
+    """fixturectl with telemetry to `receiver` (and, with `knowledge`, an index to search)."""
+    folder = tmp_path / "agent"
+    shutil.copytree(_FIXTURECTL, folder)
+    lines = [
+        "identity: fixturectl",
+        "application_path: ./fixturectl",
+        "system_prompt: operate the cluster",
+        "exclude: {tools: ['^fail$']}",
+        "harness:",
+        "  confirm_tags: [impact:rw]",
+    ]
+    if knowledge:
+        docs = folder / "docs"
+        docs.mkdir()
+        (docs / "drain.md").write_text("# Draining\n\nDrain a node before maintenance.\n", encoding="utf-8")
+        lines += ["  knowledge:", "    enabled: true", "    paths: [./docs]", "    directory: ./kstore"]
+    lines += [
+        "llm: {model: claude-sonnet-4-6, no_tool_search: true}",
+        "telemetry:",
+        "  enabled: true",
+        f"  endpoint: {receiver.url}",
+    ]
+    if capture:
+        lines += ["  capture:", "    enabled: true", f"    messages: {capture}", "    max_bytes: 4096"]
+    config = folder / "agent.yaml"
+    config.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return config
+
+
+def _trace_of(stderr: str) -> str:
+    for word in stderr.split():
+        if word.startswith("trace="):
+            return word.removeprefix("trace=")
+    raise AssertionError(f"no trace= in the run summary:\n{stderr}")
+
+
+def test_a_run_exports_the_span_tree_attributes_and_metrics(
+    tmp_path: Path, env: dict[str, str], receiver: Receiver
+) -> None:
+    """Steps:
+    1. Build the knowledge index. 2. The model lists the nodes, searches the knowledge, then asks to drain
+       n3 (gated, no terminal: denied), then answers. 3. The collector holds one trace of that run.
+    """
+    config = agent(tmp_path, receiver, knowledge=True)
+    built = subprocess.run(
+        [sys.executable, "-m", "fiskai_cli", "-c", str(config), "knowledge", "index"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert built.returncode == 0, built.stderr
+    script = [
+        Turn([tool_use("cluster_node_list", {}, id="toolu_list")]),
+        Turn([tool_use("knowledge_search", {"query": "drain a node"}, id="toolu_k")]),
+        Turn([tool_use("cluster_node_drain", {"node": "n3", "reason": "maintenance"}, id="toolu_drain")]),
+        Turn([text("n3 was not drained.")]),
+    ]
+    with MessagesServer(script) as server:
+        code, out, err = fiskai(["-c", str(config), "run", "-v", "drain n3"], env, server)
+
+    assert code == 0, err
+    assert out == "n3 was not drained.\n"
+    trace_id = _trace_of(err)
+    assert len(trace_id) == 32
+    assert {span.trace_id for span in receiver.spans} == {trace_id}
+    (root,) = receiver.named("invoke_agent")
+    assert root.name == "invoke_agent fixturectl"
+    assert root.parent_id == ""
+    (startup,) = receiver.named("startup")
+    assert startup.parent_id == root.span_id
+    chats = receiver.named("chat")
+    assert [c.name for c in chats] == ["chat claude-sonnet-4-6"] * 4
+    assert {c.parent_id for c in chats} == {root.span_id}
+    assert sorted(c.attributes["fisk.llm.iteration"] for c in chats) == [0, 1, 2, 3]
+    tools = {span.attributes.get("gen_ai.tool.name"): span for span in receiver.named("execute_tool")}
+    assert set(tools) == {"cluster_node_list", "knowledge_search", "cluster_node_drain"}
+    assert {span.parent_id for span in tools.values()} == {root.span_id}
+    (retrieval,) = receiver.named("retrieval")
+    assert retrieval.parent_id == tools["knowledge_search"].span_id
+    assert retrieval.attributes["fisk.knowledge.search.status"] == "ok"
+
+    listed, drained = tools["cluster_node_list"].attributes, tools["cluster_node_drain"]
+    assert listed["fisk.tool.outcome"] == "executed"
+    assert listed["fisk.tool.kind"] == "application"
+    assert listed["fisk.tool.exit_code"] == 0
+    assert drained.attributes["fisk.tool.outcome"] == "confirm_unanswered"
+    assert drained.attributes["fisk.tool.arg_keys"] == ["node", "reason"]
+    assert drained.error
+    assert "gen_ai.tool.call.arguments" not in drained.attributes  # capture is off
+    assert root.attributes["fisk.run.terminal_reason"] == "completed"
+    assert root.attributes["fisk.run.tool_calls"] == 3
+    assert chats[0].attributes["gen_ai.operation.name"] == "chat"
+    assert {"gen_ai.usage.input_tokens", "gen_ai.usage.output_tokens", "fisk.llm.uncached_input_tokens"} <= set(
+        chats[0].attributes
+    )
+    assert startup.attributes["fisk.tools.builtin"] >= 1
+
+    assert {
+        "gen_ai.client.token.usage",
+        "gen_ai.client.operation.duration",
+        "gen_ai.invoke_agent.duration",
+        "gen_ai.invoke_agent.inference_calls",
+        "gen_ai.invoke_agent.tool_calls",
+        "gen_ai.execute_tool.duration",
+    } <= set(receiver.metrics)
+    duration = receiver.metrics["gen_ai.execute_tool.duration"][0]
+    assert duration.unit == "s"
+    assert list(duration.histogram.data_points[0].explicit_bounds)[:3] == [0.005, 0.01, 0.025]
+    tokens = receiver.metrics["gen_ai.client.token.usage"][0]
+    assert {point.attributes[-1].value.string_value for point in tokens.histogram.data_points} <= {"input", "output"}
+    assert f"telemetry: {len(receiver.spans)} of {len(receiver.spans)} spans delivered" in err
+
+
+def test_crash_and_resume_is_a_new_trace_that_continues_the_iteration_numbering(
+    tmp_path: Path, env: dict[str, str], receiver: Receiver
+) -> None:
+    """Steps:
+    1. A checkpointed run lists the nodes, then hangs on its second model call; SIGKILL.
+    2. `--resume`: a new trace whose root says resumed, whose first chat is iteration 1.
+    """
+    config = agent(tmp_path, receiver)
+    script = [Turn([tool_use("cluster_node_list", {}, id="toolu_list")]), Hang()]
+    with MessagesServer(script, responder=lambda _: Turn([text("done")])) as server:
+        proc = _RUNS.start(
+            ["-c", str(config), "run", "--checkpoint", "--name", "otel-run", "list"],
+            env,
+            server,
+            cwd=Path(env["XDG_STATE_HOME"]).parent,
+        )
+        server.wait_for_requests(2, timeout=30)
+        proc.kill()
+        proc.communicate(timeout=30)
+        before = {span.trace_id for span in receiver.spans}
+        code, _, err = fiskai(["-c", str(config), "run", "--resume", "otel-run"], env, server)
+
+    assert code == 0, err
+    trace_id = _trace_of(err)
+    assert trace_id not in before
+    resumed = [span for span in receiver.spans if span.trace_id == trace_id]
+    (root,) = [span for span in resumed if span.name.startswith("invoke_agent")]
+    assert root.attributes["fisk.run.resumed"] is True
+    assert root.attributes["gen_ai.conversation.id"] == "otel-run"
+    (chat,) = [span for span in resumed if span.name.startswith("chat")]
+    assert chat.attributes["fisk.llm.iteration"] == 1
+
+
+def test_capture_cuts_a_1_mb_tool_result_and_every_document_parses(
+    tmp_path: Path, env: dict[str, str], receiver: Receiver
+) -> None:
+    config = agent(tmp_path, receiver, capture="delta")
+    # fixturectl's captured model behind a script whose every command prints 1 MB.
+    app = config.parent / "fixturectl"
+    shutil.copy(_FIXTURECTL / "fixturectl.introspect.json", config.parent / "model.json")
+    app.unlink()
+    app.write_text(
+        "#!/bin/sh\n"
+        'if [ "$1" = "--fisk-introspect" ]; then exec cat "$(dirname "$0")/model.json"; fi\n'
+        "head -c 1000000 /dev/zero | tr '\\0' x\n",
+        encoding="utf-8",
+    )
+    app.chmod(0o755)
+    script = [
+        Turn([tool_use("cluster_config_get", {"key": "motd"}, id="toolu_big")]),
+        Turn([text("read")]),
+    ]
+    with MessagesServer(script) as server:
+        code, _, err = fiskai(["-c", str(config), "run", "read the motd"], env, server)
+
+    assert code == 0, err
+    assert "content=exported" in err
+    (tool,) = receiver.named("execute_tool")
+    assert json.loads(tool.attributes["gen_ai.tool.call.arguments"]) == {"key": "motd"}
+    result = tool.attributes["gen_ai.tool.call.result"]
+    assert len(result.encode()) <= 4096
+    assert json.loads(result).endswith("bytes omitted]")
+    assert tool.attributes["fisk.content.truncated"] is True
+    chats = receiver.named("chat")
+    for chat in chats:
+        json.loads(chat.attributes["gen_ai.input.messages"])
+        json.loads(chat.attributes["gen_ai.output.messages"])
+    second = next(c for c in chats if c.attributes["fisk.llm.iteration"] == 1)
+    # Delta: the first call exported the prompt (input) and its reply (output); the second only the tool result.
+    sent = json.loads(second.attributes["gen_ai.input.messages"])
+    assert second.attributes["fisk.content.from_index"] == 2
+    assert [message["role"] for message in sent] == ["tool"]
+    assert second.attributes["fisk.content.from_index"] + len(sent) == second.attributes["fisk.llm.messages"]
+    assert second.attributes["fisk.content.truncated"] is True
+
+
+def test_refusals_and_the_off_switch(tmp_path: Path, env: dict[str, str], receiver: Receiver) -> None:
+    config = agent(tmp_path, receiver)
+    with MessagesServer([Turn([text("ok")])]) as server:
+        code, _, err = fiskai(["-c", str(config), "run", "hi"], {**env, "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"}, server)
+        assert code == 1
+        assert "OTEL_EXPORTER_OTLP_PROTOCOL=grpc" in err
+        assert "Traceback" not in err
+        code, _, err = fiskai(["-c", str(config), "run", "--no-telemetry", "hi"], env, server)
+    assert code == 0, err
+    assert "trace=" not in err
+    assert receiver.spans == []
