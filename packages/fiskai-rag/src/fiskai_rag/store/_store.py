@@ -29,6 +29,7 @@ from ._catalog import Source, StoreStats, list_sources, store_stats
 from ._citation import Citation
 from ._db import Conn, Manifest, clear_index, corruption_guard, read_manifest
 from ._files import StoreFiles
+from ._pending import vectors_pending
 from ._sql import Columns, chunk_rows, find_chunk, find_documents
 
 if TYPE_CHECKING:
@@ -37,7 +38,9 @@ if TYPE_CHECKING:
     from fiskai_rag.index._index import IndexStats, Progress
     from fiskai_rag.pack._build import Pack
 
-__all__ = ["Store", "open_store"]
+__all__ = ["VECTORS_CATCHING_UP", "Store", "open_store"]
+
+VECTORS_CATCHING_UP = "searching lexically until the vectors catch up (fiskai knowledge index finishes them)"
 
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
@@ -150,6 +153,9 @@ class Store:
                 return SearchResult([], "index_empty", tier)
             manifest = self._files.manifest
             vectors = self.embedder if manifest is not None and manifest.has_vectors else None
+            if vectors is not None and vectors_pending(db):
+                vectors = None  # part of the corpus has no vector yet: fusing it would favour the rest
+                tier = f"{tier} - {VECTORS_CATCHING_UP}"
             run = SearchRun(db, query, match, k, self._sides, vectors, manifest.dimension if manifest else 0)
             hits = run_search(run, without=self.without_stages, timings=timings)
         if run.degraded is not None:
@@ -284,6 +290,7 @@ class Store:
         reindex: bool = False,
         dry_run: bool = False,
         progress: Progress | None = None,
+        defer_vectors: bool = False,
     ) -> IndexStats:
         """Index files and directories incrementally (writer only).
 
@@ -296,6 +303,8 @@ class Store:
             dry_run: Count what would be indexed and embedded; write nothing.
             progress: Called after each file with (done, total, key); with embeddings, once the
                 file's batch is written, and first once with key "" to give the total.
+            defer_vectors: Write the chunks lexically now and leave their vectors to `embed_pending`:
+                the index is searchable (lexically, saying so) as soon as this returns.
 
         Returns:
             Counts of added, updated, skipped and removed files, chunks and embeddings.
@@ -321,11 +330,47 @@ class Store:
                 reindex=reindex,
                 dry_run=dry_run,
                 progress=progress,
+                defer_vectors=defer_vectors,
             )
             manifest = self._files.manifest = read_manifest(db)
         if self.embedder is not None and manifest is not None and manifest.has_vectors:
             self._files.vec_loaded = True  # prepare_vector_tier loaded vec0 into this connection
         return result
+
+    @_serialised
+    def vectors_waiting(self) -> int:
+        """How many chunks wait for their vectors (0 when none do or the index has no vector tier)."""
+        db = self._files.require_db()
+        with corruption_guard(self.db_path):
+            if not vectors_pending(db):
+                return 0
+            from fiskai_rag.index._vectors import count_waiting
+
+            return count_waiting(db)
+
+    @_serialised
+    def embed_pending(self, progress: Callable[[int, int], None] | None = None) -> int:
+        """Give every chunk an index run deferred its vector (writer only); returns how many were embedded.
+
+        Each batch commits on its own, so an interrupted pass keeps what it did and the next call resumes.
+
+        Raises:
+            EmbedderError: The model failed.
+            EmbeddingDimensionError: The model now emits another dimension than the index.
+        """
+        from fiskai_rag.index._vectors import embed_pending
+
+        db = self._files.writer()
+        manifest = self._files.manifest = read_manifest(db)
+        if self.embedder is None or manifest is None or not manifest.has_vectors:
+            return 0
+        with corruption_guard(self.db_path):
+            if not self._files.vec_loaded:
+                from ._vec import load_vec
+
+                load_vec(db)
+                self._files.vec_loaded = True
+            return embed_pending(db, self.embedder, manifest, progress)
 
     @_serialised
     def remove(self, path: str, *, base: str | os.PathLike[str] | None = None) -> bool:
