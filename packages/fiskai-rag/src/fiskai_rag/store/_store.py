@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Concatenate, Literal, ParamSpec, TypeVar
 import apsw
 
 from fiskai_rag.embed import Embedder, StaticEmbedder
-from fiskai_rag.errors import CitationError, IndexNotBuiltError
+from fiskai_rag.errors import CitationError, IndexNotBuiltError, RagError
 from fiskai_rag.search._fusion import hybrid_tier
 from fiskai_rag.search._hit import DEFAULT_TOP_K, MAX_TOP_K, MODEL_DEGRADED, Hit, SearchResult
 from fiskai_rag.search._query import fts_query
@@ -123,7 +123,12 @@ class Store:
         manifest = self.manifest()
         # Before the first index run nothing has pinned a dimension: say none rather than `dim=0`.
         dimension = manifest.dimension if manifest is not None and manifest.dimension else None
-        return hybrid_tier(self.embedder, dimension)
+        tier = hybrid_tier(self.embedder, dimension)
+        if manifest is not None and manifest.has_vectors:
+            with contextlib.suppress(RagError):
+                if vectors_pending(self._files.require_db()):
+                    tier = f"{tier} - {VECTORS_CATCHING_UP}"
+        return tier
 
     @_serialised
     def search(self, query: str, *, top_k: int | None = None, timings: dict[str, float] | None = None) -> SearchResult:
@@ -154,8 +159,7 @@ class Store:
             manifest = self._files.manifest
             vectors = self.embedder if manifest is not None and manifest.has_vectors else None
             if vectors is not None and vectors_pending(db):
-                vectors = None  # part of the corpus has no vector yet: fusing it would favour the rest
-                tier = f"{tier} - {VECTORS_CATCHING_UP}"
+                vectors = None  # part of the corpus has no vector yet (the tier says so): fusing would favour the rest
             run = SearchRun(db, query, match, k, self._sides, vectors, manifest.dimension if manifest else 0)
             hits = run_search(run, without=self.without_stages, timings=timings)
         if run.degraded is not None:
