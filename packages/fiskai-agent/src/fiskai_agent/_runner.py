@@ -33,6 +33,7 @@ from fiskai_agent._prepared import Setup
 from fiskai_agent._setup import fall_back
 from fiskai_agent._telemetry import ChatTelemetry, ToolSpan
 from fiskai_agent._tool_finder import refused_capability
+from fiskai_agent._tool_updates import apply_tool_updates
 from fiskai_agent._tools import Entry
 from fiskai_agent.errors import ProviderError
 from fiskai_agent.events import Advisory, AdvisoryKind, ToolResultTrace, ToolTrace
@@ -79,21 +80,10 @@ class Runner:
         self._iteration = setup.start_iteration
         self._limit = setup.budget.max_iterations
         self._chat = ChatTelemetry(current_telemetry())
+        self._tools_seen = 0
         if setup.resumed and setup.options.interactive:
             # A resumed chat gets a fresh allowance for its next turn (a one-shot run keeps its cap).
             self._limit = setup.start_iteration + setup.budget.max_iterations
-
-    @property
-    def at_input(self) -> bool:
-        """A resumed chat rests at an input boundary: the last turn was answered, nothing is pending."""
-        s = self._s
-        return (
-            s.resumed
-            and s.pending is None
-            and bool(s.messages)
-            and s.messages[-1].role == "assistant"
-            and s.last_stop_reason != "pause_turn"
-        )
 
     def clear(self) -> None:
         """Forget the conversation (a chat's `/clear`); a journaled run keeps it, as its journal does."""
@@ -204,6 +194,7 @@ class Runner:
 
     def _request(self, iteration: int) -> Request:
         s = self._s
+        self._tools_seen = apply_tool_updates(s, s.options.tool_updates, self._tools_seen)
         llm = s.options.llm
         return Request(
             model=llm.model,
