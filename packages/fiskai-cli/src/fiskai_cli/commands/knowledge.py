@@ -56,6 +56,7 @@ if TYPE_CHECKING:
     from fiskai_core.config import EmbeddingsSettings
 
 __all__ = [
+    "SEMANTIC_KEY",
     "KnowledgeSettings",
     "without_stage_option",
     "echo_tier",
@@ -137,6 +138,8 @@ _STORE_DIR = "fiskai.knowledge.store_dir"
 """`ctx.meta` key of the group's `--store-dir`."""
 _SEMANTIC = "fiskai.knowledge.semantic"
 """`ctx.meta` key of the group's `--semantic`/`--model`: the model name ("" for the default)."""
+SEMANTIC_KEY = _SEMANTIC
+"""The same key for `knowledge index`, which sets it to the cached default model (`knowledge_vectors`)."""
 _DEFAULT_MODEL = "potion-base-8M"
 """`fiskai_rag.models.DEFAULT_MODEL`, repeated so `--help` does not import the model module."""
 
