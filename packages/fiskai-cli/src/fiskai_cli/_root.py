@@ -68,8 +68,9 @@ COMMANDS: dict[str, LazyCommand] = {
         extra="a2a",
     ),
     "session": LazyCommand(
-        import_path="fiskai_cli.commands.session:session",
-        summary="Manage checkpointed agent runs: list, show, rm, export.",
+        # session_inspect adds stats/query/search to the group defined in session.py.
+        import_path="fiskai_cli.commands.session_inspect:session",
+        summary="Manage checkpointed agent runs: list, show, stats, query, search, rm, export.",
         extra="session",
     ),
     "tools": LazyCommand(
