@@ -199,7 +199,7 @@ def _duration(seconds: float) -> str:
 @click.argument("run_id")
 @click.option("--tool", "tools", multiple=True, metavar="NAME", help="Only calls of this tool (repeatable).")
 @click.option("--iteration", type=click.IntRange(min=0), default=None, help="Only calls of this iteration.")
-@click.option("--errors", is_flag=True, help="Only calls answered with an error (refusals included).")
+@click.option("--errors", is_flag=True, help="Only calls answered with an error (a gate denial is not one).")
 @click.option("--calls-only", is_flag=True, help="Only calls without a result (in flight or interrupted).")
 @click.option("--results-only", is_flag=True, help="Only calls with a result.")
 @click.option("--input-match", metavar="RE", callback=_pattern, help="Regex searched in the call's JSON input.")
