@@ -25,7 +25,12 @@ Run: uv run python bench/agent.py [--runs N] [--iterations N]
 3. Peak RSS of a 50-iteration run with 250 tools through the real SDK and the scripted server (a
    child process reporting its VmHWM), beside the peak RSS of `python -c "import anthropic"`.
 
-4. Request sizes of a NATS CLI task on the scripted server's local-server mode (issue 17): every
+4. Telemetry (issue 30, target under 1 ms more per iteration): the loop of 1 with telemetry on, through the
+   real OpenTelemetry SDK (sampled, batched, every span and metric of a run) into exporters that drop what
+   they get, beside the same loop with telemetry off, interleaved in the same run. `--telemetry-only` runs
+   just this part.
+
+5. Request sizes of a NATS CLI task on the scripted server's local-server mode (issue 17): every
    tool sent on each request, against the client-side find_tools finder.
 
 Sources and installed packages are compiled to bytecode first, as bench/startup.py does.
@@ -67,6 +72,7 @@ SHARED = Path(os.environ.get("FISKAI_SHARED_DIR", ROOT.parent / "shared")) / "fi
 TOOLS = 250
 OVERHEAD_BUDGET_MS = 5.0
 FIRST_REQUEST_SLACK_MS = 300.0
+TELEMETRY_BUDGET_MS = 1.0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -205,6 +211,70 @@ def measure_overhead(tools: list[CommandTool], iterations: int, runs: int, *, co
             sys.exit(f"overhead run ended {result.reason} after {provider.seen} calls: {result.error}")
         figures.append((total - TIMERS.model - TIMERS.tool) / iterations * 1000)
     return figures[1:]  # the first run warms imports and caches
+
+
+def measure_telemetry(tools: list[CommandTool], iterations: int, runs: int) -> dict[str, list[float]]:
+    """Per-iteration loop overhead in ms with telemetry off and on (no-op exporters), interleaved per round."""
+    from opentelemetry.sdk.metrics.export import MetricExporter, MetricExportResult
+    from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
+
+    from fiskai_cli._telemetry import OtelTelemetry
+    from fiskai_core.telemetry import TelemetryPlan, using
+
+    class DropSpans(SpanExporter):
+        @override
+        def export(self, spans: Any) -> SpanExportResult:
+            return SpanExportResult.SUCCESS
+
+    class DropMetrics(MetricExporter):
+        @override
+        def export(self, metrics_data: Any, timeout_millis: float = 10_000, **kwargs: Any) -> MetricExportResult:
+            return MetricExportResult.SUCCESS
+
+        @override
+        def force_flush(self, timeout_millis: float = 10_000) -> bool:
+            return True
+
+        @override
+        def shutdown(self, timeout_millis: float = 30_000, **kwargs: Any) -> None:
+            return None
+
+    calls = _ungated_calls(tools)
+    out: dict[str, list[float]] = {"off": [], "on": []}
+
+    async def traced(telemetry: OtelTelemetry, options: RunOptions) -> Any:
+        # As the CLI does: the root span current around the run, so chat and execute_tool spans are its children.
+        with using(telemetry), telemetry.span("invoke_agent bench"):
+            return await run(options)
+
+    for round_ in range(runs + 1):
+        for label in ("off", "on"):
+            provider = InstantProvider(calls, iterations)
+            TIMERS.model = TIMERS.tool = 0.0
+            options = RunOptions(prompt="bench", llm=_llm(iterations), tools=ToolSet.of(tools), provider=provider)
+            telemetry = None
+            if label == "on":
+                plan = TelemetryPlan(enabled=True, service_name="bench")
+                telemetry = OtelTelemetry(plan, span_exporter=DropSpans(), metric_exporter=DropMetrics())
+            start = time.perf_counter()
+            result = anyio.run(run, options) if telemetry is None else anyio.run(traced, telemetry, options)
+            total = time.perf_counter() - start
+            if telemetry is not None:
+                telemetry.shutdown()  # outside the timing: a run's flush happens after its answer
+            if result.reason != "completed" or provider.seen != iterations:
+                sys.exit(f"telemetry run ended {result.reason} after {provider.seen} calls: {result.error}")
+            if round_:
+                out[label].append((total - TIMERS.model - TIMERS.tool) / iterations * 1000)
+    return out
+
+
+def _telemetry_rows(figures: dict[str, list[float]]) -> bool:
+    off, on = statistics.median(figures["off"]), statistics.median(figures["on"])
+    more = [b - a for a, b in zip(figures["off"], figures["on"], strict=True)]
+    print(_row("loop per iteration, telemetry off", figures["off"], "ms", off))
+    print(_row("loop per iteration, telemetry on (no-op export)", figures["on"], "ms", off))
+    print(_row("telemetry cost per iteration (on - off)", more, "ms", None, f"< {TELEMETRY_BUDGET_MS} ms"))
+    return on - off < TELEMETRY_BUDGET_MS
 
 
 def _sdk_run(tools: list[CommandTool], iterations: int) -> tuple[float, list[dict[str, Any]]]:
@@ -431,12 +501,21 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--iterations", type=int, default=50)
     parser.add_argument("--child-rss", type=int, default=0, help=argparse.SUPPRESS)
+    parser.add_argument("--telemetry-only", action="store_true", help="Measure only the telemetry overhead (4).")
     args = parser.parse_args()
     if args.child_rss:
         child_rss(args.child_rss)
         return 0
     if not SHARED.is_dir():
         sys.exit(f"captured fisk models not found at {SHARED}; set FISKAI_SHARED_DIR")
+    if args.telemetry_only:
+        with tempfile.TemporaryDirectory() as tmp:
+            figures = measure_telemetry(bench_tools(Path(tmp)), args.iterations, args.runs)
+        print(f"python {sys.version.split()[0]}; cores {os.cpu_count()}; {TOOLS} tools; medians of {args.runs} runs")
+        print(f"  {'measure':<44} {'median':>9}     {'min':>9} {'max':>9}  {'ratio':>7}  budget")
+        ok = _telemetry_rows(figures)
+        print(f"telemetry {'within' if ok else 'OVER'} budget")
+        return 0 if ok else 1
     # The installed packages too, as bench/startup.py does: with PYTHONDONTWRITEBYTECODE=1 nothing is cached,
     # and the floor `import anthropic` would time compiling the SDK from source (5 s here) instead of importing it.
     for folder in [*sorted((ROOT / "packages").glob("*/src")), Path(sysconfig.get_paths()["purelib"])]:
@@ -448,6 +527,7 @@ def main() -> int:
         overhead = measure_overhead(tools, args.iterations, args.runs)
         converting = measure_overhead(tools, args.iterations, args.runs, convert=True)
         sdk = measure_harness(tools, args.iterations, args.runs)
+        telemetry = measure_telemetry(tools, args.iterations, args.runs)
         nats = write_fake_app(folder, SHARED / "natscli.introspect.json", name="nats")
         first = measure_first_request(_write_config(folder, nats), args.runs)
         sizes = measure_request_sizes(folder, nats)
@@ -462,6 +542,7 @@ def main() -> int:
     print(_row("run per iteration via adapter + SDK", sdk["run"], "ms", floor_ms))
     # Two ~55 ms figures whose difference swings by several ms on a shared machine: a cross-check only.
     print(_row("cross-check: run minus the SDK floor", sdk["harness"], "ms", None))
+    telemetry_ok = _telemetry_rows(telemetry)
     base = statistics.median(first["python -c pass"])
     floor = statistics.median(first["import anthropic"])
     print(_row("python -c pass", first["python -c pass"], "ms", floor))
@@ -490,7 +571,8 @@ def main() -> int:
         f"{statistics.median(fr) - floor:+.0f} ms vs the import ({'within' if first_ok else 'OVER'} budget); "
         f"python start-up {base:.0f} ms"
     )
-    return 0 if overhead_ok and first_ok else 1
+    print(f"telemetry {'within' if telemetry_ok else 'OVER'} budget")
+    return 0 if overhead_ok and first_ok and telemetry_ok else 1
 
 
 if __name__ == "__main__":

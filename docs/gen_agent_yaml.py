@@ -144,6 +144,8 @@ def _blocks(model: type[BaseModel], prefix: str) -> Iterator[tuple[str, type[Bas
     """`model` and every block nested in it, depth first, with their key paths."""
     yield prefix, model
     for name, field in model.model_fields.items():
+        if name in _SAME_AS:
+            continue  # an older name of another key: its entries are documented there
         name = field.alias or name
         annotation = _strip_annotated(field.annotation)
         candidates = [annotation, *typing.get_args(annotation)]
@@ -168,7 +170,41 @@ def _block_table(path: str, model: type[BaseModel]) -> list[str]:
         key = f"{path}.{written}" if path else written
         description = docs.get(name, "").replace("|", "\\|")
         lines.append(f"| `{key}` | {_type_name(field.annotation)} | {_default(field)} | {description} |")
-    return [*lines, ""]
+    return [*lines, "", *_EXAMPLES.get(path, [])]
+
+
+# Keys whose entries are another key's (documented once, there).
+_SAME_AS = {"mcp_servers"}
+
+# Hand-written: a block whose rules span keys reads best from an example.
+_EXAMPLES = {
+    "mcp_clients[]": [
+        "Every imported tool is named `<alias>_<tool>`; a name another tool holds fails the run (`fiskai info`",
+        "reports it). Values of `url`, `headers` and `env` take `${VAR}` and `${file:PATH}` references, read when",
+        "the server connects and never printed: messages show `REDACTED` for every resolved value of 8 or more",
+        "characters, and every URL without userinfo, query values or fragment. Imported tools go through the",
+        "confirm gate like the application's commands: a rule matches their arguments as `--json.path=GLOB`",
+        "(`fiskai approvals add fs_write_file '--path=/srv/notes/*' ...`), and after a crash a call is sent again",
+        "only when the server marks the tool `idempotentHint: true`.",
+        "",
+        "```yaml",
+        "mcp_clients:",
+        "  - name: filesystem",
+        "    alias: fs",
+        "    command: npx",
+        '    args: [-y, "@modelcontextprotocol/server-filesystem", /srv/notes]',
+        "    include: {tools: ['^read_', '^write_file$', '^list_']}",
+        "    confirm: destructive",
+        "  - name: docs",
+        "    url: https://mcp.example.net/mcp",
+        "    headers:",
+        "      Authorization: Bearer ${DOCS_TOKEN}",
+        "    timeout: 15s",
+        "    watch_tools: true",
+        "```",
+        "",
+    ]
+}
 
 
 def _options_table(title: str, options: type) -> list[str]:

@@ -11,7 +11,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -180,15 +179,19 @@ def test_a_rewrite_to_a_gated_tool_still_meets_the_gate(
 def test_a_hook_that_hangs_is_killed_at_its_timeout_and_the_call_denied(
     tmp_path: Path, env: dict[str, str], shared_fixtures: Path
 ) -> None:
-    policy = hook(tmp_path, "slow", "time.sleep(60)\n")
+    pid_file = tmp_path / "slow.pid"
+    policy = hook(
+        tmp_path, "slow", f"import os\nopen({str(pid_file)!r}, 'w').write(str(os.getpid()))\ntime.sleep(600)\n"
+    )
     config = nats_agent(
         tmp_path, shared_fixtures, f"    pre_tool_use:\n      - command: [{policy}]\n        timeout: 1s\n"
     )
-    started = time.monotonic()
     done, server = run(config, env, [Turn([tool_use("stream_ls", {}, id="toolu_ls")]), Turn([text("done")])])
 
     assert done.returncode == 0, done.stderr
-    assert time.monotonic() - started < 45
+    # The run finished (within the subprocess timeout) and the hook is gone: it was killed, not waited for.
+    with pytest.raises(ProcessLookupError):
+        os.kill(int(pid_file.read_text(encoding="utf-8")), 0)
     assert calls(tmp_path) == ""
     (result,) = server.requests[1].tool_results()
     assert 'hook "slow" did not answer within 1s and was killed' in str(result["content"])

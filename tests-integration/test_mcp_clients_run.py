@@ -114,6 +114,10 @@ def test_run_reads_through_the_filesystem_server_denies_a_write_and_a_saved_rule
     added = fiskai(["-c", str(config), "approvals", "add", "fs_write_file", f"--path={notes}/*", "..."], env)
     assert added.returncode == 0, added.stderr
     assert "added " in added.stdout
+    checked = fiskai(["-c", str(config), "approvals", "check", "fs_write_file", json.dumps(write)], env)
+    assert checked.returncode == 0, checked.stderr
+    assert checked.stdout.splitlines()[0] == f"fs_write_file --path={notes}/b.txt '--content=moved to Wednesday'"
+    assert "approved by " in checked.stdout
 
     with MessagesServer(
         [Turn([tool_use("fs_write_file", write, id="toolu_write")])], responder=answer_with_results
@@ -238,3 +242,79 @@ def test_crash_between_intent_and_result_resends_only_an_idempotent_imported_cal
         assert logged == [bare]
         assert "may already have taken effect" in json.dumps(result["content"])
     assert _kinds(env, run_id)[-1] == "terminal"
+
+
+_WATCHED_SERVER = """
+import anyio
+import mcp_types as types
+from mcp.server import Server
+from mcp.server.stdio import stdio_server
+
+grown = False
+
+
+def _tool(name):
+    return types.Tool(
+        name=name, description=name + " tool", input_schema={"type": "object"},
+        annotations=types.ToolAnnotations(read_only_hint=True),
+    )
+
+
+async def list_tools(ctx, params):
+    return types.ListToolsResult(tools=[_tool("grow"), _tool("ping")] + ([_tool("extra")] if grown else []))
+
+
+async def call_tool(ctx, params):
+    global grown
+    if params.name == "grow":
+        grown = True
+        await ctx.session.send_tool_list_changed()
+    return types.CallToolResult(content=[types.TextContent(type="text", text=params.name + " done")])
+
+
+server = Server("watched", on_list_tools=list_tools, on_call_tool=call_tool)
+
+
+async def main():
+    async with stdio_server() as (read, write):
+        await server.run(read, write, server.create_initialization_options())
+
+
+anyio.run(main)
+"""
+
+
+def test_watch_tools_swaps_a_servers_new_tools_in_before_the_next_model_call(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    """Steps:
+    1. The model calls w_grow; the server adds `extra` and says its tool list changed.
+    2. Until the new set arrives the model pings (a batch keeps the set it was dispatched with).
+    3. A request then offers w_extra, the model calls it, and it runs; the operator was told of the change.
+    """
+    script = tmp_path / "watched_server.py"
+    script.write_text(_WATCHED_SERVER, encoding="utf-8")
+    config = tmp_path / "agent.yaml"
+    config.write_text(
+        "identity: watched\nsystem_prompt: You grow.\nllm: {model: claude-test, budget: {max_iterations: 40}}\n"
+        f"mcp_clients:\n  - name: w\n    command: {sys.executable}\n    args: [{script}]\n    watch_tools: true\n",
+        encoding="utf-8",
+    )
+
+    def respond(request: RecordedRequest) -> Turn:
+        results = json.dumps([r["content"] for r in request.tool_results()])
+        if "extra done" in results:
+            return Turn([text("grown")])
+        if "w_extra" in request.loaded_tool_names:
+            return Turn([tool_use("w_extra", {}, id=f"toolu_x{len(request.messages)}")])
+        return Turn([tool_use("w_ping", {}, id=f"toolu_p{len(request.messages)}")])
+
+    with MessagesServer([Turn([tool_use("w_grow", {}, id="toolu_grow")])], responder=respond) as server:
+        code, out, err = run(["-c", str(config), "run", "grow"], env, server, tmp_path)
+        first_tools = server.requests[0].loaded_tool_names
+        last_tools = server.requests[-1].loaded_tool_names
+    assert code == 0, err
+    assert out == "grown\n"
+    assert "w_extra" not in first_tools
+    assert "w_extra" in last_tools
+    assert 'MCP server "w" changed its tools: added w_extra' in err

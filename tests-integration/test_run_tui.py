@@ -16,6 +16,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -116,6 +117,17 @@ class TmuxPane:
                 pytest.fail(f"the command did not end; the pane shows:\n{self.screen()}")
             time.sleep(0.05)
         return int(self.exit_file.read_text(encoding="utf-8"))
+
+    def clipboard_on(self) -> None:
+        """Let the pane's program set tmux's paste buffer with OSC 52 (`set-clipboard on`)."""
+        self._run("set-option", "-s", "set-clipboard", "on")
+
+    def paste_buffer(self) -> str:
+        """tmux's most recent paste buffer (empty when there is none)."""
+        done = subprocess.run(
+            [self._tmux, "-L", self.socket, "show-buffer"], capture_output=True, text=True, check=False
+        )
+        return done.stdout if done.returncode == 0 else ""
 
     def close(self) -> None:
         subprocess.run([self._tmux, "-L", self.socket, "kill-server"], capture_output=True, check=False)
@@ -801,7 +813,7 @@ def test_line_chat_checkpoints_and_resumes_with_the_conversation_printed(
 
         resumed = _start(panes, _fiskai("--resume", "lc", "--no-tui"), env, tmp_path)
         shown = resumed.wait_for(lambda s: s.rstrip().endswith(">"), "the chat prompt")
-        assert "> hello" in shown and "first answer" in shown
+        assert shown.index("> hello") < shown.index("first answer") < shown.index("--- continuing ---")
         assert len(server.requests) == 1
         resumed.keys("more", "Enter")
         resumed.wait_text("second answer")
@@ -849,3 +861,87 @@ def test_full_screen_starts_with_tool_output_unfolded_and_draws_no_colour_with_n
         assert re.search(r"\x1b\[[0-9;]*38;5;\d+m", quiet.screen(escapes=True))  # colour when not refused
         quiet.keys("q")
         assert quiet.exit_code() == 0
+
+
+def _spinner(screen: str) -> str:
+    found = re.search(r"([|/\\-]) \[running\]", screen)
+    return found.group(1) if found else ""
+
+
+def test_splash_spinner_vi_keys_search_copy_tab_focus_and_input_history(
+    env: dict[str, str], panes: list[TmuxPane], tmp_path: Path
+) -> None:
+    """Steps:
+    1. Until the first reply the start-up card covers the view and the status bar's spinner turns.
+    2. The reply (80 rows) arrives: the card is gone, the chat row is ready. Tab moves to the transcript.
+    3. g: top; Ctrl-F: a page down; G: the bottom again; k, j: a line up, down.
+    4. `/needle` Enter finds the first match, `n` the second, `n` again wraps to the first.
+    5. `y` sends the whole transcript to the clipboard (tmux's buffer, through OSC 52).
+    6. `i` returns to the chat row; two messages later Up recalls them newest first, Down goes back.
+    """
+    released = threading.Event()
+    rows = [f"line {n:02d}" + (" needle one" if n == 5 else " needle two" if n == 35 else "") for n in range(1, 41)]
+
+    def held(_: RecordedRequest) -> Turn:
+        released.wait(60)
+        return Turn([text("\n\n".join(rows))])
+
+    script = [held, Turn([text("A2")]), Turn([text("A3")])]
+    with MessagesServer(script) as server:
+        env["ANTHROPIC_BASE_URL"] = server.base_url
+        pane = _start(panes, _fiskai("--chat", "count"), env, tmp_path, width=150, height=14)
+        pane.clipboard_on()
+        first = pane.wait_for(lambda s: "o(((c fiskai" in s and bool(_spinner(s)), "the start-up card")
+        assert "[chat]" in first and "any key hides this" in first
+        pane.wait_for(lambda s: _spinner(s) not in ("", _spinner(first)), "the spinner to turn")
+        server.wait_for_requests(1)
+        released.set()
+        shown = pane.wait_for(lambda s: "line 40" in s and "ready for input" in s, "the first reply")
+        assert "o(((c fiskai" not in shown and "tab transcript" in shown
+
+        pane.keys("Tab")
+        pane.wait_text("/ search")
+        pane.keys("g")
+        top = pane.wait_for(lambda s: "> count" in s and "line 40" not in s, "the top")
+        pane.keys("C-f")
+        paged = pane.wait_for(lambda s: "> count" not in s, "a page down")
+        assert "line 40" not in paged
+        pane.keys("G")
+        pane.wait_for(lambda s: "line 40" in s, "the bottom")
+        pane.keys("k")
+        pane.wait_for(lambda s: "line 40" not in s, "a line up")
+        pane.keys("j")
+        pane.wait_for(lambda s: "line 40" in s, "a line down")
+        assert top
+
+        pane.keys("/")
+        pane.wait_for(lambda s: s.rstrip().splitlines()[-2].startswith("/"), "the search row")
+        pane.keys("needle", "Enter")
+        pane.wait_for(lambda s: "needle one" in s and "found: needle" in s, "the first match")
+        pane.keys("n")
+        pane.wait_for(lambda s: "needle two" in s and "needle one" not in s, "the second match")
+        pane.keys("n")
+        pane.wait_for(lambda s: "needle one" in s and "needle two" not in s, "the search to wrap")
+
+        pane.keys("y")
+        pane.wait_for(lambda s: re.search(r"sent \d+ lines to clipboard", s) is not None, "the copy notice")
+        deadline = time.monotonic() + 10
+        while "needle two" not in pane.paste_buffer() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        copied = pane.paste_buffer()
+        assert "> count" in copied and "line 01" in copied and "needle two" in copied and "\x1b" not in copied
+
+        pane.keys("G", "i")  # back to the tail (a search leaves the view where the match is), then the row
+        pane.wait_text("tab transcript")
+        for message, answer in (("first follow", "A2"), ("second follow", "A3")):
+            pane.keys(message, "Enter")
+            pane.wait_text(answer)
+            pane.wait_text("ready for input")
+        pane.keys("Up")
+        pane.wait_for(lambda s: "> second follow" in s.splitlines()[-2], "the last message recalled")
+        pane.keys("Up")
+        pane.wait_for(lambda s: "> first follow" in s.splitlines()[-2], "the one before")
+        pane.keys("Down", "Down")
+        pane.wait_for(lambda s: s.splitlines()[-2].strip() == ">", "the empty draft back")
+        pane.keys("C-d")
+        assert pane.exit_code() == 0

@@ -357,3 +357,65 @@ def test_refusals_and_the_off_switch(tmp_path: Path, env: dict[str, str], receiv
     assert code == 0, err
     assert "trace=" not in err
     assert receiver.spans == []
+
+
+@pytest.mark.nats
+def test_a_remote_tool_over_nats_joins_the_callers_trace(
+    tmp_path: Path, env: dict[str, str], receiver: Receiver, nats_server: str
+) -> None:
+    """Steps:
+    1. `fiskai a2a` serves fixturectl over a real nats-server, exporting to the receiver.
+    2. A caller agent with no application of its own imports its tools and calls cluster_node_list.
+    3. The served call's execute_tool span is in the caller's trace, under its `invoke_agent fixturectl`.
+    """
+    contexts = tmp_path / "config" / "nats" / "context"
+    contexts.mkdir(parents=True)
+    (contexts / "test-nats.json").write_text(json.dumps({"url": nats_server}), encoding="utf-8")
+    env = {**env, "XDG_CONFIG_HOME": str(tmp_path / "config")}
+    served_config = agent(tmp_path, receiver)
+    with served_config.open("a", encoding="utf-8") as out:
+        out.write("nats_context: test-nats\nexpose: {agent: {agent_to_agent: true}}\n")
+    caller = tmp_path / "caller.yaml"
+    caller.write_text(
+        "identity: caller\nsystem_prompt: ask fixturectl\nnats_context: test-nats\n"
+        "remote_tools: [{name: fixturectl}]\n"
+        f"llm: {{model: claude-sonnet-4-6, no_tool_search: true}}\ntelemetry: {{enabled: true, endpoint: {receiver.url}}}\n",
+        encoding="utf-8",
+    )
+    server = subprocess.Popen(
+        [sys.executable, "-m", "fiskai_cli", "-c", str(served_config), "a2a"],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert server.stderr is not None
+        started: list[str] = []
+        for line in server.stderr:
+            started.append(line)
+            if line.startswith("Serving "):
+                break
+        else:
+            pytest.fail(f"fiskai a2a did not start: {''.join(started)}")
+        script = [Turn([tool_use("cluster_node_list", {}, id="toolu_remote")]), Turn([text("listed")])]
+        with MessagesServer(script) as model:
+            code, out, err = fiskai(["-c", str(caller), "run", "list the nodes"], env, model)
+    finally:
+        server.terminate()
+        server.communicate(timeout=30)
+
+    assert code == 0, err
+    assert out == "listed\n"
+    trace_id = _trace_of(err)
+    (remote,) = [span for span in receiver.named("invoke_agent") if span.name == "invoke_agent fixturectl"]
+    assert remote.trace_id == trace_id
+    assert remote.attributes["fisk.tool.remote_agent"] == "fixturectl"
+    caller_tool = receiver.by_id(remote.parent_id)
+    assert caller_tool.name == "execute_tool cluster_node_list"
+    assert caller_tool.attributes["fisk.tool.remote"] is True
+    served = [span for span in receiver.named("execute_tool") if span.parent_id == remote.span_id]
+    assert [span.name for span in served] == ["execute_tool cluster_node_list"]
+    assert served[0].trace_id == trace_id
+    assert served[0].attributes["fisk.tool.outcome"] == "executed"

@@ -35,6 +35,7 @@ from pydantic import JsonValue, ValidationError
 
 from fiskai_core.calls import CallSlots, Refusal, SlotsBusyError, prepare_call, run_call
 from fiskai_core.errors import ArgumentsError
+from fiskai_core.telemetry import Span, current as current_telemetry
 from fiskai_core.tools import DecodedValue, Tool, arguments_from_value, requires_confirmation
 
 from .errors import A2AError, MessageError, MessageTooLargeError
@@ -277,16 +278,29 @@ class Server:
             return self._busy(call.request)
 
     async def _run(self, call: _Call, tool: Tool) -> Reply:
+        # One span per served call; it joins the caller's trace when the request carried its context.
+        attributes = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": tool.name}
+        with current_telemetry().span(f"execute_tool {tool.name}", attributes) as span:
+            span.set("fisk.tool.kind", "application")
+            return await self._execute(call, tool, span)
+
+    async def _execute(self, call: _Call, tool: Tool, span: Span) -> Reply:
         request = call.request
         started = time.monotonic()
         _log.info("Running tool call tool=%s sender=%s", request.name, request.header.sender.name)
         try:
             prepared = prepare_call(tool, arguments_from_value(call.arguments))
         except ArgumentsError as err:
+            span.error("error")
             return self._reply(request, is_error=True, output=str(err))
         if isinstance(prepared, Refusal):
+            span.set("fisk.tool.outcome", "missing_arguments" if prepared.kind == "missing" else "error")
+            span.error("missing_arguments" if prepared.kind == "missing" else "error")
             return self._reply(request, is_error=True, output=prepared.result.output)
         result = await run_call(prepared, time_limit=self.tool_timeout)
+        span.set("fisk.tool.outcome", "error" if result.is_error else "executed")
+        if result.exit_code is not None:
+            span.set("fisk.tool.exit_code", result.exit_code)
         _log.info(
             "Tool call completed tool=%s duration=%.3fs exit_code=%s truncated=%s is_error=%s",
             request.name,

@@ -108,6 +108,7 @@ class A2AClient:
         arguments: Mapping[str, object] | None = None,
         *,
         on_progress: Callable[[Event], None] | None = None,
+        trace: Mapping[str, str] | None = None,
     ) -> ToolReply:
         """Call `tool_name` on `agent` and return its reply (a failed command is a reply, not an error).
 
@@ -121,13 +122,20 @@ class A2AClient:
         self._cancel_keys[header.request] = cancel_key = secrets.token_urlsafe(24)
         try:
             if self.streams is not None:
-                return await self._call_streamed(self.streams, agent, tool_name, header, payload, cancel_key)
-            return await self._call(agent, tool_name, header, payload, cancel_key, on_progress)
+                return await self._call_streamed(self.streams, agent, tool_name, header, payload, cancel_key, trace)
+            return await self._call(agent, tool_name, header, payload, cancel_key, on_progress, trace)
         finally:
             del self._cancel_keys[header.request]
 
     async def _call_streamed(
-        self, streams: Streams, agent: str, tool_name: str, header: Header, payload: bytes, cancel_key: str
+        self,
+        streams: Streams,
+        agent: str,
+        tool_name: str,
+        header: Header,
+        payload: bytes,
+        cancel_key: str,
+        trace: Mapping[str, str] | None = None,
     ) -> ToolReply:
         """Both protocols: a 0.0.5 server's ack, keepalives and reply, or an older server's single reply.
 
@@ -135,7 +143,7 @@ class A2AClient:
         an ack, every gap may take `request_timeout`. The caller's tool timeout bounds the whole call.
         """
         route = Route(agent=agent, kind="tool")
-        headers = {CANCEL_DIGEST_HEADER: cancel_digest(cancel_key)}
+        headers = {**(trace or {}), CANCEL_DIGEST_HEADER: cancel_digest(cancel_key)}
         try:
             async with streams.stream(route, payload, headers=headers) as replies:
                 silence = self.timeout
@@ -158,6 +166,7 @@ class A2AClient:
         payload: bytes,
         cancel_key: str,
         on_progress: Callable[[Event], None] | None,
+        trace: Mapping[str, str] | None = None,
     ) -> ToolReply:
         heard = anyio.Event()
 
@@ -198,6 +207,7 @@ class A2AClient:
                         timeout=self.timeout,
                         on_event=on_event,
                         cancel_key=cancel_key,
+                        headers=trace,
                     )
                 except A2AError as err:
                     # Raised after the group ends, so callers see it as itself, not in an exception group.

@@ -26,10 +26,11 @@ from fiskai_core.remote import (
     filter_descriptors,
     name_remote_tools,
 )
+from fiskai_core.telemetry import current as current_telemetry
 from fiskai_core.tools import ToolArguments
 
 from .client import A2AClient
-from .errors import A2AError
+from .errors import A2AError, AgentUnavailableError
 from .protocol import DiscoveryReply
 
 if TYPE_CHECKING:
@@ -50,10 +51,23 @@ class A2ARemoteInvoker:
         Raises:
             RemoteCallError: the agent is unreachable, went silent, or refused the request.
         """
-        try:
-            reply = await self.client.call_tool(agent, tool_name, arguments.values or None)
-        except A2AError as err:
-            raise RemoteCallError(str(err)) from err
+        telemetry = current_telemetry()
+        attributes = {
+            "gen_ai.operation.name": "invoke_agent",
+            "fisk.tool.remote_agent": agent,
+            "gen_ai.tool.name": tool_name,
+        }
+        # The remote agent's span joins this one: its trace context travels in the request's NATS headers.
+        with telemetry.span(f"invoke_agent {agent}", attributes) as span:
+            try:
+                reply = await self.client.call_tool(
+                    agent, tool_name, arguments.values or None, trace=telemetry.inject()
+                )
+            except A2AError as err:
+                span.error("unavailable" if isinstance(err, AgentUnavailableError) else "remote")
+                raise RemoteCallError(str(err)) from err
+            if reply.is_error:
+                span.error("tool_error")
         executed = reply.exec
         return RemoteReply(
             output=reply.output or "",

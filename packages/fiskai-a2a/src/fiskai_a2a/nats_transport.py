@@ -30,13 +30,15 @@ except ImportError as import_error:  # pragma: no cover - nats-py is a dependenc
 import itertools
 import logging
 import re
-from collections.abc import AsyncGenerator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 from anyio.abc import TaskStatus
+
+from fiskai_core.telemetry import joined
 
 from ._nats_options import connect_options, failure_reason
 from .errors import AgentUnavailableError
@@ -113,10 +115,11 @@ class NatsTransport:
         timeout: float,  # noqa: ASYNC109
         on_event: OnEvent | None = None,
         cancel_key: str = "",
+        headers: Mapping[str, str] | None = None,
     ) -> Reply:
         """Request/reply on the route's subject; see `Transport.round_trip`."""
         subject = subject_for(route)
-        headers: dict[str, str] = {}
+        headers = dict(headers or {})
         if cancel_key:
             if route.kind == "control":
                 headers[CANCEL_KEY_HEADER] = cancel_key
@@ -311,7 +314,9 @@ class NatsTransport:
             headers = request.headers or {}
             digest = headers.get(CANCEL_DIGEST_HEADER, "")
             digest = digest if _DIGEST.fullmatch(digest) else ""
-            reply = await handler(route, request.data, self._events_to(headers, reply_to), digest)
+            # A caller's trace context (`traceparent`) makes the handler's spans children of the caller's span.
+            with joined(headers):
+                reply = await handler(route, request.data, self._events_to(headers, reply_to), digest)
         # The serving boundary: a handler bug answers this one request with a 500 and the server keeps serving.
         except Exception as err:  # noqa: BLE001
             _log.exception("a2a handler failed")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 from collections import defaultdict
+from collections.abc import Mapping
 
 import anyio
 from anyio.abc import TaskGroup, TaskStatus
@@ -42,8 +43,9 @@ class FakeTransport:
         timeout: float,  # noqa: ASYNC109
         on_event: OnEvent | None = None,
         cancel_key: str = "",
+        headers: Mapping[str, str] | None = None,
     ) -> Reply:
-        """Hand `payload` to a server of `route.agent` and return its reply."""
+        """Hand `payload` to a server of `route.agent` and return its reply (in-memory: `headers` are dropped)."""
         self.sent.append((route, payload))
         servers = list(self._servers.get(route.agent, ()))
         if not servers:

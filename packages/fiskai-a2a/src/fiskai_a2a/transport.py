@@ -107,8 +107,12 @@ class Transport(Protocol):
         timeout: float,  # noqa: ASYNC109
         on_event: OnEvent | None = None,
         cancel_key: str = "",
+        headers: Mapping[str, str] | None = None,
     ) -> Reply:
         """Send `payload` and wait up to `timeout` seconds for the reply.
+
+        `headers` go with the request beside the message (the caller's trace context, `traceparent`); a
+        transport without headers may drop them, as they never change what the request means.
 
         With `on_event`, the server may stream event messages for this request before replying; each is
         handed to `on_event` as it arrives. They travel only to this request's own reply channel.

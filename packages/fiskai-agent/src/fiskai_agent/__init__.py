@@ -31,6 +31,7 @@ if TYPE_CHECKING:
         StopReason,
     )
     from ._run import run, run_sync
+    from ._tool_updates import ToolUpdates
 
 # The loop pulls in the stores and the built-ins; loaded on first use, so a caller that needs only
 # `fiskai_agent.llm` (`fiskai info` deciding capabilities) does not pay for them.
@@ -43,6 +44,7 @@ _LAZY = {
     "RunStats": "._options",
     "SessionOptions": "._options",
     "StopReason": "._options",
+    "ToolUpdates": "._tool_updates",
     "run": "._run",
     "run_sync": "._run",
 }
@@ -70,6 +72,7 @@ __all__ = [
     "SessionOptions",
     "SetupError",
     "StopReason",
+    "ToolUpdates",
     "run",
     "run_sync",
 ]

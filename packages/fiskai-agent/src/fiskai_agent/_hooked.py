@@ -16,10 +16,11 @@ from fiskai_agent._telemetry import ToolSpan
 from fiskai_agent._tools import Entry
 from fiskai_agent.errors import AgentError
 from fiskai_agent.llm import ToolUseBlock
+from fiskai_core.calls import Refusal, ToolCall
 from fiskai_core.hooks import Decisions, Deny, ToolOutput, ToolUse, post_tool_use, pre_tool_use
 from fiskai_core.tools import ToolResult
 
-__all__ = ["HookAbort", "after_tool", "before_tool"]
+__all__ = ["HookAbort", "after_tool", "before_tool", "gated_as_original"]
 
 
 class HookAbort(AgentError):
@@ -47,6 +48,13 @@ async def before_tool(
     # The memory and kind attributes describe the tool that actually runs.
     trace.known(rewritten.tool.name, rewritten.kind, dict(decided.arguments))
     return ToolUseBlock(id=use.id, name=decided.tool, input=dict(decided.arguments)), rewritten
+
+
+def gated_as_original(call: ToolCall | Refusal, original: Entry) -> ToolCall | Refusal:
+    """The call, behind the gate if the original tool was gated: a hook can never strip a gate."""
+    if isinstance(call, Refusal) or call.gate_tag is not None or original.gate_tag is None:
+        return call
+    return dataclasses.replace(call, gate_tag=original.gate_tag)
 
 
 async def after_tool(s: Setup, use: ToolUseBlock, result: ToolResult, decisions: Decisions) -> ToolResult:

@@ -13,6 +13,7 @@ from typing import Literal
 
 import anyio
 
+from fiskai_agent._tool_updates import ToolUpdates
 from fiskai_agent.events import Advisory, Events, NullEvents
 from fiskai_agent.llm import Provider, ProviderSettings
 from fiskai_core.config import LLMSettings
@@ -150,6 +151,9 @@ class RunOptions:
     """Emit `llm_request` summaries."""
     hooks: Hooks = field(default_factory=Hooks)
     """Policy around tool calls (`fiskai_core.hooks`); every decision is journaled with the call's result."""
+    tool_updates: ToolUpdates | None = None
+    """A part of `tools` that may change during the run (`mcp_clients` with `watch_tools`), swapped in whole
+    before the next model call."""
 
 
 @dataclass(slots=True, kw_only=True)

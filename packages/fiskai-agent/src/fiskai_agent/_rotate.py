@@ -1,4 +1,4 @@
-"""Session rotation (reference 8.8): a checkpointed chat's `/clear` moves to a new session.
+"""A checkpointed chat's sessions: where a resumed one picks up, and rotation on `/clear` (reference 8.8).
 
 The new journal is created first, so a store that refuses it leaves the chat where it was (a warning, the
 follow-up then joins the old session). Only then does the old session get `terminal{suspended}` and close:
@@ -17,7 +17,22 @@ from fiskai_agent.events import Advisory
 from fiskai_runstate import JournalError
 from fiskai_runstate.records import MetaRecord
 
-__all__ = ["rotate_session"]
+__all__ = ["resumed_at_input", "rotate_session"]
+
+
+def resumed_at_input(setup: Setup) -> bool:
+    """A resumed chat rests at an input boundary: its last turn was answered and nothing is pending.
+
+    Such a resume asks the operator first instead of calling the model again (reference 8.3).
+    """
+    messages = setup.messages
+    return (
+        setup.resumed
+        and setup.pending is None
+        and bool(messages)
+        and messages[-1].role == "assistant"
+        and setup.last_stop_reason != "pause_turn"
+    )
 
 
 async def rotate_session(setup: Setup, prompt: str) -> bool:

@@ -10,7 +10,7 @@ import anyio
 
 from fiskai_agent._options import RunOptions, RunResult, RunStats
 from fiskai_agent._prepared import Setup
-from fiskai_agent._rotate import rotate_session
+from fiskai_agent._rotate import resumed_at_input, rotate_session
 from fiskai_agent._runner import Outcome, Runner
 from fiskai_agent._setup import prepare
 from fiskai_agent.errors import AgentError
@@ -88,7 +88,7 @@ async def _loop(setup: Setup) -> Outcome:
         runner = Runner(setup)
         ask = setup.options.next_prompt
         # A chat resumed at an input boundary asks first: its last turn was already answered.
-        outcome = Outcome("completed") if ask is not None and runner.at_input else await runner.loop()
+        outcome = Outcome("completed") if ask is not None and resumed_at_input(setup) else await runner.loop()
         rotate = False
         # A chat (reference 6.6): after an answer, a failed turn or the cap, the operator may go on.
         while ask is not None and outcome.reason in ("completed", "max_iterations", "error"):

@@ -21,18 +21,18 @@ terminal the call is refused in-band.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import time
 from collections.abc import Collection
 from dataclasses import dataclass
 
-from fiskai_agent._hooked import HookAbort, after_tool, before_tool
+from fiskai_agent._hooked import HookAbort, after_tool, before_tool, gated_as_original
 from fiskai_agent._options import StopReason
 from fiskai_agent._prepared import Setup
 from fiskai_agent._setup import fall_back
 from fiskai_agent._telemetry import ChatTelemetry, ToolSpan
 from fiskai_agent._tool_finder import refused_capability
+from fiskai_agent._tool_updates import apply_tool_updates
 from fiskai_agent._tools import Entry
 from fiskai_agent.errors import ProviderError
 from fiskai_agent.events import Advisory, AdvisoryKind, ToolResultTrace, ToolTrace
@@ -79,21 +79,10 @@ class Runner:
         self._iteration = setup.start_iteration
         self._limit = setup.budget.max_iterations
         self._chat = ChatTelemetry(current_telemetry())
+        self._tools_seen = 0
         if setup.resumed and setup.options.interactive:
             # A resumed chat gets a fresh allowance for its next turn (a one-shot run keeps its cap).
             self._limit = setup.start_iteration + setup.budget.max_iterations
-
-    @property
-    def at_input(self) -> bool:
-        """A resumed chat rests at an input boundary: the last turn was answered, nothing is pending."""
-        s = self._s
-        return (
-            s.resumed
-            and s.pending is None
-            and bool(s.messages)
-            and s.messages[-1].role == "assistant"
-            and s.last_stop_reason != "pause_turn"
-        )
 
     def clear(self) -> None:
         """Forget the conversation (a chat's `/clear`); a journaled run keeps it, as its journal does."""
@@ -204,6 +193,7 @@ class Runner:
 
     def _request(self, iteration: int) -> Request:
         s = self._s
+        self._tools_seen = apply_tool_updates(s, s.options.tool_updates, self._tools_seen)
         llm = s.options.llm
         return Request(
             model=llm.model,
@@ -364,9 +354,7 @@ class Runner:
             return await journal.result(use, effective, hooks=hooked.records)
         use, entry = effective
         call = _prepare(entry, use, s.gate.confirm_tags)
-        if not isinstance(call, Refusal) and call.gate_tag is None and s.entries[original.name].gate_tag is not None:
-            # The gate fires if the original or the rewritten tool is gated: a hook can never strip a gate.
-            call = dataclasses.replace(call, gate_tag=s.entries[original.name].gate_tag)
+        call = gated_as_original(call, s.entries[original.name])
         ran, use = use, original  # the journal and the model answer the call the model made
         if isinstance(call, Refusal):
             trace.refused("missing_arguments" if call.kind == "missing" else "error")

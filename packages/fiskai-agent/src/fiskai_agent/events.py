@@ -110,7 +110,7 @@ class RunInfo:
     new_session: bool
     """A fresh checkpoint was created (the UI prints `checkpointing session "<id>"`)."""
     no_application: bool
-    """The agent wraps no application: built-in and remote tools only."""
+    """The agent wraps no application: built-in, remote and MCP server tools only."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

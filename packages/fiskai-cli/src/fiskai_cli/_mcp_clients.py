@@ -18,14 +18,15 @@ from typing import TYPE_CHECKING
 
 import click
 
-from fiskai_cli._settings import Settings
+from fiskai_cli._settings import Settings, reported
 
 if TYPE_CHECKING:
+    from fiskai_cli._wiring import Harness
     from fiskai_core.prompter import Prompter
     from fiskai_core.tools import ToolEntry
     from fiskai_mcp.client import McpClients, McpTool
 
-__all__ = ["open_imported_tools", "top_level_kept"]
+__all__ = ["ImportedToolUpdates", "attach_imported_tools", "open_imported_tools", "top_level_kept"]
 
 _MISSING = "mcp_clients needs the MCP client: install the mcp extra, pip install 'fiskai-cli[mcp]'"
 
@@ -81,3 +82,40 @@ async def open_imported_tools(
         raise click.ClickException(str(err)) from None
     entries = [ToolEntry(tool=tool, kind="mcp", origin=tool.server) for tool in top_level_kept(settings, clients.tools)]
     return clients, entries
+
+
+class ImportedToolUpdates:
+    """The imported tools as a part of a run's set that `watch_tools` may change (`fiskai_agent.ToolUpdates`)."""
+
+    kind = "mcp"
+
+    def __init__(self, settings: Settings, clients: McpClients) -> None:
+        self._settings = settings
+        self._clients = clients
+
+    @property
+    def changes(self) -> int:
+        """How many times a watched server's tools were swapped in."""
+        return self._clients.changes
+
+    def entries(self) -> list[ToolEntry]:
+        """The imported tools now, after the top-level include/exclude."""
+        from fiskai_core.tools import ToolEntry
+
+        kept = top_level_kept(self._settings, self._clients.tools)
+        return [ToolEntry(tool=tool, kind="mcp", origin=tool.server) for tool in kept]
+
+    def take_notices(self) -> list[str]:
+        """What the watched servers reported since the last model call."""
+        return self._clients.take_notices()
+
+
+async def attach_imported_tools(harness: Harness, stack: AsyncExitStack, prompter: Prompter | None) -> None:
+    """Connect the servers for `harness` (run and tools faces) and add their tools to its set as kind `mcp`."""
+    settings = harness.settings
+    harness.notices.extend(("config_renamed_key", notice) for notice in settings.config.notices())
+    harness.mcp, entries = await open_imported_tools(settings, stack, taken=harness.tools.names(), prompter=prompter)
+    with reported():
+        harness.tools = harness.tools.with_entries(entries)
+    if any(entry.watch_tools for entry in settings.config.mcp_client_entries):
+        harness.tool_updates = ImportedToolUpdates(settings, harness.mcp)

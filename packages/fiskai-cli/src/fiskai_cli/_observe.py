@@ -65,15 +65,24 @@ class RunTelemetry:
             yield span
 
     @contextmanager
+    def installed(self) -> Generator[None]:
+        """Current for the block without a root span: a server, whose every served call is its own span."""
+        with using(self.telemetry):
+            yield
+
+    @contextmanager
     def startup(self, identity: str) -> Generator[Span]:
         """`startup <identity>`: tools, stores, remote imports."""
         with self.telemetry.span(f"startup {identity}", {"gen_ai.operation.name": "startup"}) as span:
             yield span
 
-    def finish(self, span: Span, result: RunResult | None, *, setup_failed: bool = False) -> None:
-        """The root's outcome attributes and the per-turn `gen_ai.invoke_agent.*` metrics."""
-        if result is None:
-            reason = "setup_failed" if setup_failed else "error"
+    def finish(self, span: Span, result: RunResult | Exception | None) -> None:
+        """The root's outcome attributes and the per-turn `gen_ai.invoke_agent.*` metrics.
+
+        `result` is the run's, or the error that kept it from starting (`setup_failed`), or None (no result).
+        """
+        if result is None or isinstance(result, Exception):
+            reason = "error" if result is None else "setup_failed"
             llm_calls = tool_calls = 0
         else:
             reason = result.reason or "error"

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from typing_extensions import override
 
-from fiskai_core.telemetry import METRICS, AttributeValue, Capture, TelemetryPlan
+from fiskai_core.telemetry import METRICS, AttributeValue, Capture, TelemetryPlan, remote_parent
 
 try:
     from opentelemetry import trace
@@ -44,9 +44,12 @@ if TYPE_CHECKING:
 __all__ = ["Delivery", "OtelTelemetry", "open_telemetry"]
 
 _FLUSH_MILLIS = 5000
-_EXPORT_TIMEOUT = 10.0
+_EXPORT_TIMEOUT = 4.0
+"""Per export, retries included: a collector that is down must not hold the command's exit for long."""
 _INTERVAL_MILLIS = 24 * 3600 * 1000
 """Metrics are exported at shutdown; the periodic reader must not fire during a run."""
+_PENDING_LIMIT = 4096
+"""Measurements held before they are handed to the SDK (see `OtelTelemetry.record`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,6 +184,7 @@ class OtelTelemetry:
         self._tracer = self._provider.get_tracer("fiskai")
         self._meters: MeterProvider | None = None
         self._instruments: dict[str, Any] = {}
+        self._pending: list[tuple[str, float, Mapping[str, AttributeValue]]] = []
         if plan.metrics:
             if metric_exporter is None:
                 from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
@@ -217,6 +221,10 @@ class OtelTelemetry:
             yield _Span(span)
 
     def span(self, name: str, attributes: Mapping[str, AttributeValue] | None = None) -> AbstractContextManager[_Span]:
+        carrier = remote_parent()
+        if carrier is not None and not trace.get_current_span().get_span_context().is_valid:
+            # A served request's first span: a child of the caller's span, in the caller's trace.
+            return self._open(name, attributes, self._propagator.extract(dict(carrier)))
         return self._open(name, attributes, None)
 
     def remote_span(
@@ -234,13 +242,24 @@ class OtelTelemetry:
         return format(context.trace_id, "032x") if context.is_valid else ""
 
     def record(self, metric: str, value: float, attributes: Mapping[str, AttributeValue]) -> None:
-        instrument = self._instruments.get(metric)
-        if instrument is None:
-            return
-        if METRICS[metric].kind == "histogram":
-            instrument.record(value, dict(attributes))
-        else:
-            instrument.add(value, dict(attributes))
+        # Held, then handed to the SDK in one go: metrics are exported only at shutdown anyway, and the SDK's
+        # aggregation per measurement (a new histogram per new attribute set) is most of telemetry's cost
+        # per loop iteration. The exported data is the same.
+        if self._meters is not None:
+            self._pending.append((metric, value, attributes))
+            if len(self._pending) >= _PENDING_LIMIT:
+                self._aggregate()
+
+    def _aggregate(self) -> None:
+        pending, self._pending = self._pending, []
+        for metric, value, attributes in pending:
+            instrument = self._instruments.get(metric)
+            if instrument is None:
+                continue
+            if METRICS[metric].kind == "histogram":
+                instrument.record(value, dict(attributes))
+            else:
+                instrument.add(value, dict(attributes))
 
     def shutdown(self) -> Delivery:
         """Flush (each provider with its own fresh timeout) and stop; what was delivered."""
@@ -248,13 +267,15 @@ class OtelTelemetry:
             self._provider.force_flush(_FLUSH_MILLIS)
             self._provider.shutdown()
             if self._meters is not None:
-                self._meters.force_flush(_FLUSH_MILLIS)
+                self._aggregate()
+                # Shutdown collects and exports once more itself: a flush before it would send everything twice.
                 self._meters.shutdown(timeout_millis=_FLUSH_MILLIS)
         finally:
             self._logger.removeHandler(self._errors)
         error = self._errors.message
-        if not error and self._spans.delivered < self._spans.total:
-            error = f"the collector at {self._plan.endpoint} did not accept them"
+        if not error or any(word in error for word in ("NewConnectionError", "Connection refused", "Max retries")):
+            # The SDK's own text for a refused connection is a long urllib3 chain; say what it means.
+            error = f"no collector accepted them at {self._plan.endpoint}"
         return Delivery(
             self._spans.delivered, self._spans.total, error if self._spans.delivered < self._spans.total else ""
         )

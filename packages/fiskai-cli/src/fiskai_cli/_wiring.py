@@ -138,6 +138,8 @@ class Harness:
     """`(kind, message)` the operator should see as the run starts."""
     mcp: McpClients | None = None
     """The connected `mcp_clients` servers (run and tools faces), closed with the harness."""
+    tool_updates: Any = None
+    """The part of `tools` that `watch_tools` servers may change during a run (`fiskai_agent.ToolUpdates`)."""
 
     _stack: AsyncExitStack | None = None
     _target: NatsTarget | None = None
@@ -253,17 +255,18 @@ def application_tools(settings: Settings, application: Application | None = None
     `application_path` first, then `tool_sources` in order.
     """
     application = application if application is not None else load_application(settings)
-    sources = [loaded.source for loaded in load_tool_sources(settings)]
+    sources = [(loaded.source, loaded.strip_env) for loaded in load_tool_sources(settings)]
     if application is not None:
-        sources.insert(0, application)
+        sources.insert(0, (application, ()))
     if not sources:
         return []
     from fiskai_core.exec.running import command_tools
 
     config = settings.config
     tools: list[CommandTool] = []
-    for source in sources:
-        tools.extend(command_tools(source, strip_env=config.credential_env_names(), pass_env=config.passed_env_names()))
+    for source, strip in sources:
+        strip_env = [*config.credential_env_names(), *strip]
+        tools.extend(command_tools(source, strip_env=strip_env, pass_env=config.passed_env_names()))
     return tools
 
 
@@ -355,7 +358,10 @@ async def open_harness(
         elif face == "run":
             await _run_parts(harness, stack, application, prompter, checkpointing=checkpointing, state_dir=state_dir)
         if face in ("run", "tools") and config.mcp_client_entries:
-            await _mcp_clients(harness, stack, prompter)
+            # Never on the server faces: imported tools are not served again.
+            from fiskai_cli._mcp_clients import attach_imported_tools
+
+            await attach_imported_tools(harness, stack, prompter)
         yield harness
 
 
@@ -408,18 +414,6 @@ async def _run_parts(
             knowledge=knowledge,
             has_application=config.has_tool_source,
         )
-
-
-async def _mcp_clients(harness: Harness, stack: AsyncExitStack, prompter: Prompter | None) -> None:
-    """Third-party MCP servers' tools, as kind `mcp` (never on the server faces: they are not served again)."""
-    from fiskai_cli._mcp_clients import open_imported_tools
-
-    harness.notices.extend(("config_renamed_key", notice) for notice in harness.settings.config.notices())
-    harness.mcp, entries = await open_imported_tools(
-        harness.settings, stack, taken=harness.tools.names(), prompter=prompter
-    )
-    with reported():
-        harness.tools = harness.tools.with_entries(entries)
 
 
 def _deny() -> Prompter:

@@ -312,3 +312,41 @@ def test_a_call_a_standing_approval_let_run_names_it_under_the_command_line() ->
         "   approved for this session (cluster_node_drain ...)",
     ]
     assert err.getvalue().count("approved") == 3 and "\x1b" not in err.getvalue()
+
+
+def test_a_resumed_chat_replays_its_conversation_and_a_rotation_names_both_sessions() -> None:
+    events, _, err = _events()
+    messages = (
+        Message(role="user", content=(TextBlock(text="hello"),)),
+        Message(role="assistant", content=(TextBlock(text="checking"), ToolUseBlock(id="t", name="ls", input={}))),
+        Message(role="assistant", content=(TextBlock(text="all fine"),)),
+    )
+    events.resumed(
+        ResumeInfo(
+            run_id="c", messages=messages, next_iteration=2, pending_calls=0, forced_changes=(), interactive=True
+        )
+    )
+    events.session_rotated("c", "d")
+    assert err.getvalue().splitlines()[1:] == [
+        "> hello",
+        "checking",
+        "-> ls",
+        "all fine",
+        "--- continuing ---",
+        "previous session saved; resume with: fiskai run --resume c",
+        'checkpointing session "d"',
+    ]
+
+
+def test_tool_output_full_prints_the_whole_result_and_none_prints_nothing() -> None:
+    trace = ToolResultTrace(
+        tool_use_id="t", name="ls", presentation="command", kind="application", output="a\nb\n", is_error=False
+    )
+    outputs: dict[str, str] = {}
+    for mode in ("folded", "full", "none"):
+        err = io.StringIO()
+        LineEvents(stdout=io.StringIO(), stderr=err, tool_output=mode).tool_result(trace)
+        outputs[mode] = err.getvalue()
+    assert outputs["full"] == "<-\n   a\n   b\n"
+    assert outputs["folded"].count("\n") == 1 and outputs["folded"].startswith("<- ")
+    assert outputs["none"] == ""

@@ -32,6 +32,8 @@ class LoadedSource:
     warnings: Sequence[str] = ()
     details: dict[str, str] = dataclasses.field(default_factory=dict[str, str])
     """Framework, versions and interpreter, for `fiskai info`."""
+    strip_env: Sequence[str] = ()
+    """Further variables to remove from this source's command environment (see `PyCliSource.strip_env`)."""
 
 
 def load_tool_sources(config: Config, *, base_dir: Path | None = None, use_cache: bool = True) -> list[LoadedSource]:
@@ -95,6 +97,7 @@ def _load(entry: ToolSourceSettings, config: Config, base_dir: Path | None, *, u
         commands=len(python.commands),
         denied=sum(1 for spec in python.commands if "ai:deny" in spec.tags),
         warnings=tuple(python.warnings),
+        strip_env=tuple(python.strip_env),
         details={
             "framework": f"{doc.framework} {doc.framework_version}".strip(),
             "version": f"{doc.dist} {doc.dist_version}".strip(),

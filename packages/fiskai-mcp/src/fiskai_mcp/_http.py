@@ -144,7 +144,7 @@ def _bind(address: str, port: int) -> socket.socket:
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     # Inherited by accepted connections. Without it a 2026-07-28 reply (headers, then body, in two writes)
-    # waits for the client's delayed ACK: 45 ms per call instead of 2 ms on this machine (bench/mcp.py).
+    # waits for the client's delayed ACK: 45 ms per call instead of 2 ms on this machine (bench/mcp_serve.py).
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     try:
         sock.bind((address.strip("[]"), port))

@@ -20,6 +20,7 @@ import click
 from fiskai_a2a import A2AError, Server
 from fiskai_a2a.nats_transport import NatsTransport
 from fiskai_cli import _wiring as wiring
+from fiskai_cli._observe import start_telemetry
 from fiskai_cli._serving import a2a_banner, a2a_server
 
 __all__ = ["a2a", "connection_options"]
@@ -87,16 +88,21 @@ def a2a(ctx: click.Context, server_url: str | None, context_name: str | None) ->
 
 
 async def _serve(settings: wiring.Settings, target: wiring.NatsTarget) -> None:
+    # Each served call is an execute_tool span, joining the caller's trace when the request carried it.
+    observed = start_telemetry(settings, no_telemetry=False)
     try:
-        async with wiring.open_harness(settings, "a2a", nats=target) as harness:
-            server = a2a_server(harness)
-            await _serve_on(server, await harness.connected())
+        with observed.installed():
+            async with wiring.open_harness(settings, "a2a", nats=target) as harness:
+                server = a2a_server(harness)
+                await _serve_on(server, await harness.connected())
     except* A2AError as group:
         # A failure inside the serving task groups arrives grouped (nested); it is still one line for the operator.
         first: BaseException = group
         while isinstance(first, BaseExceptionGroup):
             first = first.exceptions[0]
         raise click.ClickException(str(first)) from None
+    finally:
+        observed.shutdown(verbose=False)
 
 
 async def _serve_on(server: Server, transport: NatsTransport) -> None:

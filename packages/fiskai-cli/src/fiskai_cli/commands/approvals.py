@@ -23,7 +23,7 @@ from fiskai_core.config import Mode
 from fiskai_core.tools import TAG_CONFIRM, TAG_DENY
 
 if TYPE_CHECKING:
-    from fiskai_core.fisk.execution import CommandTool
+    from fiskai_core.tools import Tool
 
 __all__ = ["approvals"]
 
@@ -123,7 +123,7 @@ def _tool_tags(settings: wiring.Settings, tool: str) -> Sequence[str]:
     if settings.config.mcp_client_entries and (
         application is None or all(spec.name != tool for spec in application.commands)
     ):
-        return _imported_tool_tags(settings, tool)
+        return _imported_tool(settings, tool).tags
     if application is None:
         raise click.ClickException(f'"{settings.path}" names no application_path, so it has no tools to approve')
     every = {spec.name: spec for spec in application.commands}
@@ -146,22 +146,22 @@ def _tool_tags(settings: wiring.Settings, tool: str) -> Sequence[str]:
     return spec.tags
 
 
-def _imported_tool_tags(settings: wiring.Settings, tool: str) -> Sequence[str]:
-    """The tags of an `mcp_clients` tool (its servers are connected to read them, then closed)."""
+def _imported_tool(settings: wiring.Settings, tool: str) -> Tool:
+    """An `mcp_clients` tool, to read its tags and plan calls (its servers are connected, then closed)."""
     import anyio
 
-    async def tags() -> Sequence[str] | None:
+    async def imported() -> Tool | None:
         async with wiring.open_harness(settings, "tools") as harness:
             entry = harness.tools.get(tool)
-            return None if entry is None or entry.kind != "mcp" else entry.tool.tags
+            return None if entry is None or entry.kind != "mcp" else entry.tool
 
-    found = anyio.run(tags)
+    found = anyio.run(imported)
     if found is None:
         raise click.ClickException(
             f'"{tool}" is not in this agent\'s tool set (see fiskai -c {settings.path} tools list); a rule needs a '
             "loaded tool"
         )
-    if TAG_CONFIRM not in found:
+    if TAG_CONFIRM not in found.tags:
         raise click.ClickException(
             f'"{tool}" asks no approval (its server\'s confirm setting and annotations), so a rule would change nothing'
         )
@@ -274,11 +274,10 @@ def check(ctx: click.Context, tool: str, arguments: str, identity: str | None, o
     name = identity or settings.config.identity
     tags = _tool_tags(settings, tool)
     application = wiring.load_application(settings)
-    assert application is not None
-    bound = {t.name: t for t in wiring.application_tools(settings, application)}
+    bound: dict[str, Tool] = {t.name: t for t in wiring.application_tools(settings, application)}
     from fiskai_core.confirm import render_command_line
 
-    argv = _check_argv(settings, bound[tool], arguments)
+    argv = _check_argv(settings, bound[tool] if tool in bound else _imported_tool(settings, tool), arguments)
     path = wiring.approvals_file(name)
     rules = _load(path)
     rule = next((r for r in rules if r.matches(name=tool, tags=tags, argv=argv)), None)
@@ -315,7 +314,7 @@ def check(ctx: click.Context, tool: str, arguments: str, identity: str | None, o
 _TO_A_MODEL = re.compile(r"(\. Nothing was run; correct the arguments and call again\.|; remove it and call again)$")
 
 
-def _check_argv(settings: wiring.Settings, tool: CommandTool, arguments: str) -> list[str]:
+def _check_argv(settings: wiring.Settings, tool: Tool, arguments: str) -> list[str]:
     """The argv `arguments` make for `tool` (through the call path), or what the operator must change in them."""
     from fiskai_core.calls import Refusal, prepare_call
 

@@ -464,8 +464,14 @@ def render_text(report: dict[str, Any]) -> str:
         ]
         for tool in report["tools"]
     ]
+    headers = ["tool", "confirm", "deferred", "description", "tags"]
+    if any(tool["source"].startswith("mcp ") for tool in report["tools"]):
+        # Imported tools name their server's alias, as the Go agent's Source column does.
+        headers.insert(1, "source")
+        for row, tool in zip(rows, report["tools"], strict=True):
+            row.insert(1, tool["source"])
     out += ["", f"Tools ({len(rows)})"]
-    out.append(table(["tool", "confirm", "deferred", "description", "tags"], rows) if rows else "  none")
+    out.append(table(headers, rows) if rows else "  none")
     if report.get("mcp_clients"):
         from fiskai_cli.commands.info_mcp import render_mcp_clients
 

@@ -30,12 +30,12 @@ from fiskai_cli import _wiring as wiring
 from fiskai_cli._hooks import command_hooks
 from fiskai_cli._observe import RunTelemetry, inventory, start_telemetry
 from fiskai_cli._version import VERSION
+from fiskai_cli.commands.run_chat import stored_session
 from fiskai_cli.commands.run_flags import ToolOutputChoice, http_debug_file, no_color, read_api_key_file, tool_output
 from fiskai_cli.commands.run_trace import HttpDebugDump, Observers, TraceFile, open_exclusive
 from fiskai_cli.ui.chat import LineChat
 from fiskai_cli.ui.line_events import LineEvents, ToolOutput
 from fiskai_cli.ui.line_stats import result_json, stats_line
-from fiskai_runstate import JournalError, fold
 
 if TYPE_CHECKING:
     from fiskai_cli.ui.tui import FullScreen
@@ -170,7 +170,7 @@ def run(
     if resume_id is not None:
         # A chat session resumes as a chat (its meta record says so), with or without --chat; /restart
         # then re-sends the session's own prompt.
-        stored_chat, original = anyio.run(_stored_session, settings, resume_id, state_dir)
+        stored_chat, original = anyio.run(stored_session, settings, resume_id, state_dir)
         chat = chat or stored_chat
     config = settings.config
     key = read_api_key_file(api_key_file) if api_key_file is not None else None
@@ -280,19 +280,6 @@ def _check_flags(
         raise click.UsageError("--name requires --checkpoint")
     if force and resume_id is None:
         raise click.UsageError("--force only applies when resuming")
-
-
-async def _stored_session(settings: wiring.Settings, run_id: str, state_dir: Path | None) -> tuple[bool, str]:
-    """Whether the stored session `run_id` is a chat, and its prompt.
-
-    (False, "") when it cannot be read: the resume itself then says why.
-    """
-    try:
-        async with wiring.journal_store(settings, state_dir=state_dir) as store:
-            state = fold(await store.load(run_id))
-    except (JournalError, OSError):
-        return False, ""
-    return state.interactive, state.prompt
 
 
 def _load(ctx: click.Context, model: str | None) -> wiring.Settings:
@@ -425,9 +412,7 @@ async def _drive(
                 )
                 inventory(startup, harness.tools, remote_hosts=len(config.remote_tools))
             await _run_in(harness, request, outcome, watch_signals)
-        result = outcome[0] if outcome else None
-        failed = isinstance(result, Exception)
-        observed.finish(root, None if failed else result, setup_failed=failed)
+        observed.finish(root, outcome[0] if outcome else None)
     if isinstance(outcome[0], Exception):
         raise outcome[0]
     return outcome[0]
@@ -465,6 +450,7 @@ async def _run_in(
         next_prompt=_next_prompt(request.chat, screen, request.original, resuming=resume_id is not None),
         verbose=request.verbose,
         hooks=command_hooks(settings),
+        tool_updates=harness.tool_updates,
         tool_timeout=wiring.tool_time_limit(config),
     )
     async with anyio.create_task_group() as tg:

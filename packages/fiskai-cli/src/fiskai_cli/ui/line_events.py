@@ -87,7 +87,7 @@ class LineEvents:
             # Without -v a reduced capability arrives as its own `capabilities_reduced` warning.
             self._line(_capabilities_line(info))
         if info.no_application:
-            self._line("running without a wrapped application; built-in and remote tools only")
+            self._line("running without a wrapped application; built-in, remote and MCP server tools only")
         if self.trace_file:
             self._line(f"tracing session to {sanitize_for_terminal(self.trace_file)}")
         if info.new_session and info.session_id:
@@ -106,6 +106,7 @@ class LineEvents:
             # A chat goes on where it stopped: the operator sees what was said before typing again.
             for line in restored_lines(info.messages):
                 self._line(line)
+            self._line("--- continuing ---")
 
     def session_rotated(self, previous: str, current: str) -> None:
         """`/clear` in a checkpointed chat: the old session stays resumable."""

@@ -219,14 +219,14 @@ def _check_value(param: ParamModel, text: str, node: PyCommandModel, *, standalo
             "its value may be left out, so a value starting with '-' would be read as further options; "
             "send a value that does not start with '-'"
         )
+    if argparse and text == "--":
+        raise _Refused('a literal "--" is dropped by the app\'s parser; send another value')
     if standalone and argparse:
         if node.fromfile_prefix_chars and text[:1] and text[0] in node.fromfile_prefix_chars:
             raise _Refused(
                 f"a value starting with {text[0]!r} would be replaced by the contents of a file (the app reads "
                 "arguments from files); send the value without it"
             )
-        if text == "--":
-            raise _Refused('a literal "--" is dropped by the app\'s parser; send another value')
     return text
 
 

@@ -22,6 +22,7 @@ import os
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, cast
 
 from pydantic import ValidationError
 
@@ -29,7 +30,7 @@ from fiskai_core.errors import CommandError, CommandTimeoutError, IntrospectionE
 from fiskai_core.exec import format_seconds
 from fiskai_core.exec.blocking import run_blocking
 
-from ._model import DOCUMENT_FORMAT, Framework, PyCliDocument
+from ._model import DOCUMENT_FORMAT, Framework, PyCliDocument, trusted_document
 
 __all__ = ["CHILD_SCRIPT", "PyCliTarget", "cache_dir", "child_env", "describe_target"]
 
@@ -121,8 +122,11 @@ def _cache_key(target: PyCliTarget) -> str:
 
 def _read_cached(path: Path) -> PyCliDocument | None:
     try:
-        document = PyCliDocument.model_validate_json(path.read_bytes())
-    except (OSError, ValidationError):
+        data: object = json.loads(path.read_bytes())
+        document = trusted_document(cast("dict[str, Any]", data)) if isinstance(data, dict) else None
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if document is None or document.format != DOCUMENT_FORMAT:
         return None
     if not document.fingerprint:
         return None  # nothing to tell a stale entry by

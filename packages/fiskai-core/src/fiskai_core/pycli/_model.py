@@ -7,7 +7,7 @@ so a newer child still parses.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
@@ -15,7 +15,7 @@ __all__ = ["DOCUMENT_FORMAT", "Framework", "ParamModel", "PyCliDocument", "PyCom
 
 DOCUMENT_FORMAT = 1
 Framework = Literal["click", "typer", "argparse"]
-_CONFIG = ConfigDict(extra="allow", frozen=True)
+_CONFIG = ConfigDict(extra="allow", frozen=True, defer_build=True)
 
 
 class TypeModel(BaseModel):
@@ -71,6 +71,8 @@ class ParamModel(BaseModel):
     prompt: bool = False
     confirmation: bool = False
     passthrough: bool = False
+    envvars: list[str] = Field(default_factory=list[str])
+    """click: environment variables the app reads this parameter from (`envvar`, `auto_envvar_prefix`)."""
     skip: str = ""
     """Why the parameter is never offered (eager, hidden, deprecated, custom action, ...); empty to offer it."""
 
@@ -115,3 +117,33 @@ class PyCliDocument(BaseModel):
     fingerprint: list[tuple[str, int, int]] = Field(default_factory=list[tuple[str, int, int]])
     """(path, mtime_ns, size) of the files whose change makes the description stale."""
     root: PyCommandModel
+
+
+def trusted_document(data: dict[str, Any]) -> PyCliDocument:
+    """A document fiskai itself validated and cached, rebuilt without validating it again.
+
+    Validation builds pydantic's schemas for these models, which costs more than a cached start may
+    spend; a cache entry was validated before it was written (and is only read back when fresh).
+
+    Raises:
+        KeyError, TypeError: the entry is not a document (the caller treats it as a cache miss).
+    """
+    root = _command(data["root"])
+    fields = {key: value for key, value in data.items() if key != "root"}
+    fields["fingerprint"] = [tuple(entry) for entry in fields.get("fingerprint", [])]
+    return PyCliDocument.model_construct(root=root, **fields)
+
+
+def _command(data: dict[str, Any]) -> PyCommandModel:
+    fields = dict(data)
+    fields["params"] = [_param(param) for param in data.get("params", [])]
+    commands = data.get("commands")
+    fields["commands"] = None if commands is None else [_command(command) for command in commands]
+    return PyCommandModel.model_construct(**fields)
+
+
+def _param(data: dict[str, Any]) -> ParamModel:
+    fields = dict(data)
+    fields["type"] = TypeModel.model_construct(**data.get("type", {}))
+    fields["switch"] = [SwitchChoice.model_construct(**choice) for choice in data.get("switch", [])]
+    return ParamModel.model_construct(**fields)

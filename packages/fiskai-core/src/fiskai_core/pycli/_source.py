@@ -94,6 +94,9 @@ class PyCliSource:
     selected: Sequence[PyCommandSpec]
     label: str = ""
     warnings: Sequence[str] = ()
+    strip_env: Sequence[str] = ()
+    """Variables the app would read a parameter that is not offered from (click `envvar`): removed from the
+    commands' environment, so a denied parameter cannot be set that way either."""
 
     @override
     def __repr__(self) -> str:
@@ -215,6 +218,16 @@ def load_python_cli(
     )
     warnings: list[str] = []
     commands = _specs(document, prefix, rules, tuple(deny_params), tuple(allow_passthrough), warnings)
+    offered = {(id(spec.node), name) for spec in commands for name in (p.name for p in spec.params)}
+    strip_env = sorted(
+        {
+            env
+            for _, node in _leaves(document.root, (), [])
+            for param in node.params
+            if (id(node), param.name) not in offered
+            for env in param.envvars
+        }
+    )
     return PyCliSource(
         path=binary,
         document=document,
@@ -222,6 +235,7 @@ def load_python_cli(
         selected=select_tools(commands, include=include, exclude=exclude),
         label=f"{framework}: {target}",
         warnings=tuple(warnings),
+        strip_env=tuple(strip_env),
     )
 
 
@@ -230,6 +244,12 @@ def _leaves(
 ) -> Iterator[tuple[tuple[str, ...], PyCommandModel]]:
     if node.commands is None:
         yield prefix, node
+        return
+    if _takes_own_arguments(node):
+        warnings.append(
+            f"the commands under {go_quote(' '.join(prefix) or node.name)} were skipped: the group takes arguments of its own, "
+            "which fiskai does not pass"
+        )
         return
     for sub in node.commands:
         if sub.hidden or sub.deprecated:
@@ -240,6 +260,11 @@ def _leaves(
             )
             continue
         yield from _leaves(sub, (*prefix, sub.name), warnings)
+
+
+def _takes_own_arguments(group: PyCommandModel) -> bool:
+    """A group with a positional or a required option cannot be passed through by its name alone."""
+    return any(not p.skip and (p.kind == "argument" or p.required or p.prompt) for p in group.params)
 
 
 def _compiled(rules: Sequence[TagRule]) -> list[tuple[re.Pattern[str], TagRule]]:
@@ -301,7 +326,7 @@ def _specs(
             else:
                 offered.append(param)
                 continue
-            if param.required and not param.confirmation:
+            if param.required and not param.confirmation and not param.passthrough:
                 unusable = f"its required parameter {go_quote(param.name)} is not offered ({denied[param.name]})"
         if unusable:
             warnings.append(f"command {shown} was skipped: {unusable}")

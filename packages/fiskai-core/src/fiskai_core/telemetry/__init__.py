@@ -9,7 +9,19 @@ root (`fiskai_cli`, `telemetry` extra) with `using(...)`.
 from ._content import OMITTED, Fitted, encoded_size, fit_json, fit_messages
 from ._decide import DEFAULT_ENDPOINT, DEFAULT_SERVICE_NAME, TelemetryPlan, TelemetryRefusedError, decide_telemetry
 from ._names import COUNT_BUCKETS, METRICS, SECONDS_BUCKETS, TOKEN_BUCKETS, MetricSpec
-from ._seam import NO_SPAN, NO_TELEMETRY, AttributeValue, Capture, NoTelemetry, Span, Telemetry, current, using
+from ._seam import (
+    NO_SPAN,
+    NO_TELEMETRY,
+    AttributeValue,
+    Capture,
+    NoTelemetry,
+    Span,
+    Telemetry,
+    current,
+    joined,
+    remote_parent,
+    using,
+)
 
 __all__ = [
     "COUNT_BUCKETS",
@@ -35,5 +47,7 @@ __all__ = [
     "encoded_size",
     "fit_json",
     "fit_messages",
+    "joined",
+    "remote_parent",
     "using",
 ]

@@ -26,6 +26,8 @@ __all__ = [
     "Span",
     "Telemetry",
     "current",
+    "joined",
+    "remote_parent",
     "using",
 ]
 
@@ -160,6 +162,29 @@ class NoTelemetry:
 NO_TELEMETRY = NoTelemetry()
 
 _CURRENT: ContextVar[Telemetry] = ContextVar("fiskai_telemetry", default=NO_TELEMETRY)
+_REMOTE_PARENT: ContextVar[Mapping[str, str] | None] = ContextVar("fiskai_remote_parent", default=None)
+
+
+def remote_parent() -> Mapping[str, str] | None:
+    """The trace context a served request arrived with (`joined`), or None."""
+    return _REMOTE_PARENT.get()
+
+
+@contextmanager
+def joined(carrier: Mapping[str, str] | None) -> Generator[None]:
+    """Inside the block, a span opened with no local parent joins the trace `carrier` names (a caller's).
+
+    What a server does around a request that carried `traceparent`: the transport knows the headers, the
+    handler opens the spans, and neither has to pass the other anything.
+    """
+    if not carrier or "traceparent" not in carrier:
+        yield
+        return
+    token = _REMOTE_PARENT.set(carrier)
+    try:
+        yield
+    finally:
+        _REMOTE_PARENT.reset(token)
 
 
 def current() -> Telemetry:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Awaitable, Callable, Sequence
+from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any, cast
 
@@ -184,14 +185,17 @@ class McpConnection:
             {k: r.text for k, r in env.items()},
         )
 
-    def _target(self, url: str, headers: dict[str, str], env: dict[str, str]) -> Any:
+    def _target(self, url: str, headers: dict[str, str], env: dict[str, str], stack: AsyncExitStack) -> Any:
         entry = self.entry
         if entry.command:
             child_env = tool_env(strip=self._strip, passthrough=self._pass)
             child_env.pop("LLMFORMAT", None)
             child_env.update(env)
             return StdioServerParameters(command=entry.command, args=list(entry.args), env=child_env, cwd=self._root)
-        return streamable_http_client(url, http_client=create_mcp_http_client(headers=headers or None))
+        # The transport leaves a client it is given open: it closes with the session, after the transport.
+        http = create_mcp_http_client(headers=headers or None)
+        stack.push_async_callback(http.aclose)
+        return streamable_http_client(url, http_client=http)
 
     async def _message(self, message: types.ServerNotification | Exception) -> None:
         if isinstance(message, types.ToolListChangedNotification) and self._on_changed is not None:
@@ -200,14 +204,18 @@ class McpConnection:
     async def _hold(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         url, headers, env = self._resolved()
         started = False
-        client = Client(
-            self._target(url, headers, env),
-            elicitation_callback=elicitation_relay(self._prompter, self.name) if self._prompter else None,
-            message_handler=self._message if self.entry.watch_tools else None,
-            cache=None,
-        )
         try:
-            async with client:
+            async with AsyncExitStack() as stack:
+                client = Client(
+                    self._target(url, headers, env, stack),
+                    elicitation_callback=elicitation_relay(self._prompter, self.name) if self._prompter else None,
+                    message_handler=self._message if self.entry.watch_tools else None,
+                    # Watching needs the server's list-changed notifications: the handshake era sends them on
+                    # the session; 2026-07-28 only on a `subscriptions/listen` stream many servers refuse.
+                    mode="legacy" if self.entry.watch_tools else "auto",
+                    cache=None,
+                )
+                await stack.enter_async_context(client)
                 self._client = client
                 started = True
                 task_status.started()

@@ -1,6 +1,6 @@
 """A server's elicitation request, relayed to the operator's prompter; declined when nobody can answer.
 
-A form with no fields is a yes/no question. Otherwise each field is asked in turn: a boolean as a yes/no
+A form with no fields is a yes/no question, as is a form of one boolean field. Otherwise each field is asked in turn: a boolean as a yes/no
 question, an enumeration as a choice, anything else as text (a number or an integer is read back as one;
 an unreadable answer declines). A URL elicitation is declined: fiskai opens nothing on a server's behalf.
 Every question names the server, so an operator knows who is asking.
@@ -43,6 +43,12 @@ async def _ask(
     properties = cast("dict[str, dict[str, Any]]", schema.get("properties") or {})
     if not properties:
         return {} if await prompter.ask_confirm(head) else None
+    if len(properties) == 1:
+        ((key, field),) = properties.items()
+        if field.get("type") == "boolean":
+            # One yes/no field (an approval): one question, and a "no" is an answer the server reads, not a decline.
+            label = str(field.get("title") or field.get("description") or key)
+            return {key: await prompter.ask_confirm(f"{head} ({label})")}
     if not await prompter.ask_confirm(f"{head} (answer {len(properties)} question(s))"):
         return None
     content: dict[str, str | int | float | bool | list[str] | None] = {}

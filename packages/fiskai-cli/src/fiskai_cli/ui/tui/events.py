@@ -56,7 +56,9 @@ class TuiEvents:
         if info.new_session and session:
             self._post(entry("meta", f'checkpointing session "{session}"'))
         if info.no_application:
-            self._post(entry("meta", "running without a wrapped application; built-in and remote tools only"))
+            self._post(
+                entry("meta", "running without a wrapped application; built-in, remote and MCP server tools only")
+            )
 
     def resumed(self, info: ResumeInfo) -> None:
         """The restored conversation, between `--- resuming ---` and `--- continuing ---` (reference 13.5)."""
@@ -82,6 +84,7 @@ class TuiEvents:
             status.cache_write += usage.cache_create_tokens
 
         view.post(count)
+        view.post(view.dismiss_splash)
         entries = [
             entry("thinking", "thinking", block.text)
             for block in response.message.content

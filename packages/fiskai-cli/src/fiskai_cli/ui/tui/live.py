@@ -70,7 +70,9 @@ class FullScreen:
         self._checkpointing = checkpointing
         self._line = line
         self._prompt = prompt
-        self.view = LiveView(on_leave=self._leave, on_abort=self._abort, chat=chat, bell=bell, color=color)
+        self.view = LiveView(
+            on_leave=self._leave, on_abort=self._abort, chat=chat, bell=bell, color=color, splash=not resumed
+        )
         self.view.transcript.fold_output = tool_output != "full"
         self.events = TuiEvents(self.view, verbose=verbose, results=tool_output != "none")
         self.prompter = TuiPrompter(self.view)

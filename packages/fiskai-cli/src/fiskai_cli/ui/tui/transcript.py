@@ -68,6 +68,22 @@ class Transcript:
             rows.extend(_layout(item, folded=self.folded(item.kind)))
         return rows
 
+    def plain_text(self) -> str:
+        """The whole transcript as plain text, nothing folded (what `y` copies)."""
+        return "\n".join(row.text for item in self.entries for row in _layout(item, folded=False))
+
+    def unfold_for(self, term: str) -> bool:
+        """Unfold the kind whose folded body holds `term` (a search must find it); True when it did."""
+        needle = term.casefold()
+        for item in self.entries:
+            if self.folded(item.kind) and needle in item.body.casefold():
+                if item.kind == "thinking":
+                    self.fold_thinking = False
+                else:
+                    self.fold_output = False
+                return True
+        return False
+
 
 def _layout(item: Entry, *, folded: bool) -> Sequence[Row]:
     style = f"class:{item.kind}"

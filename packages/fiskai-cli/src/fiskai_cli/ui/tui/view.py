@@ -9,6 +9,7 @@ parsed for styles.
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -18,75 +19,26 @@ from prompt_toolkit.buffer import Buffer
 from prompt_toolkit.document import Document
 from prompt_toolkit.filters import Condition, has_focus
 from prompt_toolkit.formatted_text import StyleAndTextTuples
-from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent, merge_key_bindings
+from prompt_toolkit.key_binding import KeyBindings, KeyBindingsBase, KeyPressEvent, merge_key_bindings
 from prompt_toolkit.layout import ConditionalContainer, Dimension, Float, FloatContainer, HSplit, Layout, Window
 from prompt_toolkit.layout.controls import BufferControl, FormattedTextControl
-from prompt_toolkit.lexers import Lexer
 from prompt_toolkit.output import ColorDepth
-from prompt_toolkit.styles import Style
 from prompt_toolkit.widgets import Frame, TextArea
-from typing_extensions import override
 
 from fiskai_cli.ui.chat import CHAT_HELP
-from fiskai_cli.ui.tui.transcript import Entry, Row, Transcript
+from fiskai_cli.ui.tui.clipboard import osc52
+from fiskai_cli.ui.tui.history import InputHistory
+from fiskai_cli.ui.tui.navigation import Navigator, RowLexer
+from fiskai_cli.ui.tui.splash import splash_card
+from fiskai_cli.ui.tui.status import Status, status_line
+from fiskai_cli.ui.tui.style import HELP, STYLE
+from fiskai_cli.ui.tui.transcript import Entry, Transcript
 from fiskai_core.prompter import PromptDeclined
-from fiskai_core.sanitize import sanitize_for_terminal
 
 __all__ = ["LiveView", "Question", "Status"]
 
-_STYLE = Style.from_dict(
-    {
-        "narration": "",
-        "answer": "bold",
-        "heading": "bold underline",
-        "code": "#87afaf",
-        "quote": "italic #a8a8a8",
-        "prompt": "bold",
-        "thinking": "#8a8a8a italic",
-        "call": "#5fafaf",
-        "result": "#5f87d7",
-        "error": "#d75f5f",
-        "denied": "bold #d75f5f",
-        "fold": "#8a8a8a",
-        "meta": "#8a8a8a",
-        "warning": "#d7af00",
-        "status": "reverse",
-        "status.blocked": "bg:#d7af00 #000000",
-        "modal": "bg:#262626",
-        "modal.selected": "reverse",
-        "help": "bg:#262626",
-    }
-)
-
 _NOTICE_SECONDS = 3.0
-
-HELP = """fiskai run: keys
-
-  z          fold or unfold thinking
-  Z          fold or unfold tool output
-  PgUp PgDn  scroll a page (the view follows the run again at the bottom)
-  Up Down    scroll a line
-  Home End   top, bottom (End follows the run)
-  ?          this help (any key closes it; in the chat row that key is typed too)
-  q Ctrl-C   leave: suspend a checkpointed run (again: abort); abort otherwise; quit once ended
-
-At a question: Up/Down and Enter, or the number; Escape or Ctrl-C declines."""
-
-
-@dataclass(slots=True)
-class Status:
-    """What the status bar shows."""
-
-    model: str = ""
-    session: str = ""
-    iteration: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cache_read: int = 0
-    cache_write: int = 0
-    state: str = "running"
-    started: float = field(default_factory=time.monotonic)
-    ended: float | None = None
+_SPIN_SECONDS = 0.1
 
 
 @dataclass(slots=True)
@@ -100,28 +52,13 @@ class Question:
     future: asyncio.Future[int | str] = field(default_factory=lambda: asyncio.get_running_loop().create_future())
 
 
-class _RowLexer(Lexer):
-    def __init__(self) -> None:
-        self.rows: list[Row] = []
-
-    @override
-    def lex_document(self, document: Document) -> Callable[[int], StyleAndTextTuples]:
-        rows = self.rows
-
-        def line(number: int) -> StyleAndTextTuples:
-            if number < len(rows):
-                return [(rows[number].style, rows[number].text)]
-            return []
-
-        return line
-
-
 class LiveView:
     """The screen of one run (or a read-only transcript).
 
     Args:
         on_leave: Called on the UI loop when the operator presses q, Escape or Ctrl-C outside a
             question; it decides between suspend, abort and quit.
+        splash: Cover the view with the start-up card until the first reply (or any key).
     """
 
     def __init__(
@@ -133,6 +70,7 @@ class LiveView:
         bell: bool = False,
         title: str = "fiskai",
         color: bool = True,
+        splash: bool = False,
     ) -> None:
         self.transcript = Transcript()
         self.status = Status()
@@ -150,9 +88,10 @@ class LiveView:
             wrap_lines=True,
             read_only=Condition(lambda: self._waiting is None),
         )
-        self._lexer = _RowLexer()
+        self._history = InputHistory()
+        self._splash = splash
+        self._lexer = RowLexer()
         self._buffer = Buffer(read_only=True)
-        self._follow = True
         self._question: Question | None = None
         self._show_help = False
         self._notice = ""
@@ -160,6 +99,17 @@ class LiveView:
         self._input = TextArea(multiline=False, height=1, prompt="> ", style="class:modal")
         self._window = Window(
             BufferControl(self._buffer, lexer=self._lexer, focusable=True), wrap_lines=True, always_hide_cursor=True
+        )
+        self.nav = Navigator(
+            buffer=self._buffer,
+            window=self._window,
+            lexer=self._lexer,
+            transcript=self.transcript,
+            refresh=self._refresh,
+            notice=self.notice,
+        )
+        card = Frame(
+            Window(FormattedTextControl(self._splash_text), dont_extend_height=True), style="class:splash", width=72
         )
         modal = Frame(
             HSplit(
@@ -185,23 +135,28 @@ class LiveView:
                         ),
                         Condition(lambda: self._chat_enabled),
                     ),
+                    ConditionalContainer(self.nav.search_input, Condition(lambda: self.nav.searching)),
                     Window(FormattedTextControl(self._status_text), height=1, style=self._status_style),
                 ]
             ),
             floats=[
+                Float(ConditionalContainer(card, Condition(lambda: self._splash))),
                 Float(ConditionalContainer(modal, Condition(lambda: self._question is not None)), left=2, right=2),
                 Float(ConditionalContainer(help_box, Condition(lambda: self._show_help))),
             ],
         )
         self.app: Application[None] = Application(
             layout=Layout(body, focused_element=self._window),
-            key_bindings=merge_key_bindings([self._question_keys(), self._view_keys(), self._chat_keys()]),
-            style=_STYLE,
+            key_bindings=merge_key_bindings(
+                [self._question_keys(), self._view_keys(), self._chat_keys(), self._splash_keys()]
+            ),
+            style=STYLE,
             full_screen=True,
             mouse_support=False,
             refresh_interval=1.0,  # the elapsed time ticks
             color_depth=None if color else ColorDepth.DEPTH_1_BIT,
         )
+        self.app.pre_run_callables.append(self._start_spinner)
 
     # -- updates (UI loop only) --------------------------------------------------------------------
 
@@ -228,6 +183,7 @@ class LiveView:
         """Show a question; its future gets the answer or `PromptDeclined`."""
         self._question = question
         self._show_help = False
+        self._splash = False
         if question.default is not None:
             self._input.text = question.default
             self._input.buffer.cursor_position = len(question.default)
@@ -240,6 +196,7 @@ class LiveView:
     def open_input(self, future: asyncio.Future[str | None], draft: str = "") -> None:
         """Activate the chat row; `future` gets the submitted text, or None for Ctrl-D."""
         self._waiting = future
+        self._splash = False
         self._chat.text = draft
         self._chat.buffer.cursor_position = len(draft)
         self.app.layout.focus(self._chat)
@@ -251,6 +208,8 @@ class LiveView:
         self.app.invalidate()
 
     def _submit(self, value: str | None) -> None:
+        if value is not None:
+            self._history.add(value)
         future = self._waiting
         self._waiting = None
         self._chat.text = ""
@@ -265,7 +224,14 @@ class LiveView:
         if self._question is not None:
             self._close_question(PromptDeclined(why))
 
+    def dismiss_splash(self) -> None:
+        """The first reply arrived (or the operator pressed a key): uncover the transcript."""
+        if self._splash:
+            self._splash = False
+            self.app.invalidate()
+
     def end(self, state: str) -> None:
+        self._splash = False
         self.status.state = state
         self.status.ended = time.monotonic()
         self.app.invalidate()
@@ -277,7 +243,7 @@ class LiveView:
         self._lexer.rows = rows
         text = "\n".join(row.text for row in rows)
         row, col = self._buffer.document.cursor_position_row, self._buffer.document.cursor_position_col
-        document = Document(text, len(text)) if self._follow else None
+        document = Document(text, len(text)) if self.nav.follow else None
         if document is None:
             # Keep the operator's place (row, column) while they read back.
             probe = Document(text)
@@ -286,29 +252,31 @@ class LiveView:
         self.app.invalidate()
 
     def _status_text(self) -> StyleAndTextTuples:
-        s = self.status
-        elapsed = int((s.ended or time.monotonic()) - s.started)
-        tokens = f"tokens={s.input_tokens}/{s.output_tokens}"
-        if s.cache_read:
-            tokens += f" cached={s.cache_read}"
-        if s.cache_write:
-            tokens += f" cache_write={s.cache_write}"
-        # The model, session id and state come from a configuration or a journal: sanitized like any entry.
-        session = [f"session={sanitize_for_terminal(s.session)}"] if s.session else []
-        clock = f"{elapsed // 60}:{elapsed % 60:02d}"
-        model, state = sanitize_for_terminal(s.model), sanitize_for_terminal(s.state)
-        parts = [f" {self.title}", f"[{state}]", f"model={model}", *session, f"iter={s.iteration}", tokens, clock]
-        left = "  ".join(parts)
-        keys = "enter send  alt-enter newline  ^D end  ^C abort " if self._waiting else "? help  q quit "
+        if self._waiting is not None and self.app.layout.has_focus(self._chat):
+            keys = "enter send  alt-enter newline  ^D end  ^C abort  tab transcript "
+        else:
+            keys = "/ search  z/Z fold  ? help  q quit "
         notice = self._notice if time.monotonic() < self._notice_until else ""
-        right = (notice + "   " if notice else "") + keys
         width = self.app.output.get_size().columns
-        # On a narrow terminal the facts are cut, never the key hints that say how to leave.
-        left = left[: max(width - len(right) - 1, 0)]
-        return [("", left + " " * (width - len(left) - len(right)) + right)]
+        return [("", status_line(self.status, title=self.title, keys=keys, notice=notice, width=width))]
+
+    def _splash_text(self) -> StyleAndTextTuples:
+        return [("", splash_card(model=self.status.model, directory=os.getcwd(), chat=self._chat_enabled))]
+
+    def _start_spinner(self) -> None:
+        self.app.create_background_task(self._spin())
+
+    async def _spin(self) -> None:
+        """Redraw while the run works, so the spinner turns (the clock alone ticks once a second)."""
+        while True:
+            await asyncio.sleep(_SPIN_SECONDS)
+            if self.status.working:
+                self.app.invalidate()
 
     def _status_style(self) -> str:
-        return "class:status.blocked" if self._question is not None else "class:status"
+        if self._question is not None or self.status.state == "suspending":
+            return "class:status.blocked"
+        return "class:status.input" if self._waiting is not None else "class:status"
 
     def _question_text(self) -> StyleAndTextTuples:
         question = self._question
@@ -341,21 +309,6 @@ class LiveView:
                 question.future.set_exception(answer)
             else:
                 question.future.set_result(answer)
-        self.app.invalidate()
-
-    def _scroll(self, rows: int) -> None:
-        doc = self._buffer.document
-        last = doc.line_count - 1
-        # The window scrolls only to keep the (hidden) cursor visible, so the cursor moves from the
-        # edge of the view it is leaving by: from the top row up, from the bottom row down.
-        start = doc.cursor_position_row
-        info = self._window.render_info
-        if info is not None:
-            start = info.first_visible_line() if rows < 0 else info.last_visible_line()
-        target = min(max(start + rows, 0), last)
-        self._buffer.cursor_position = doc.translate_row_col_to_index(target, 0)
-        # tail -f: scrolling back freezes the view; reaching the bottom again re-arms follow.
-        self._follow = target >= last
         self.app.invalidate()
 
     def _question_keys(self) -> KeyBindings:
@@ -397,10 +350,10 @@ class LiveView:
 
         return kb
 
-    def _view_keys(self) -> KeyBindings:
+    def _view_keys(self) -> KeyBindingsBase:
         kb = KeyBindings()
         helping = Condition(lambda: self._show_help)
-        idle = ~Condition(lambda: self._question is not None) & ~helping & has_focus(self._window)
+        idle = ~Condition(lambda: self._question is not None or self._splash) & ~helping & has_focus(self._window)
 
         @kb.add("<any>", filter=helping)
         def _close_help(event: KeyPressEvent) -> None:
@@ -426,29 +379,18 @@ class LiveView:
             self.notice("tool output " + ("folded" if self.transcript.fold_output else "unfolded"))
             self._refresh()
 
-        @kb.add("pageup", filter=idle)
-        def _page_up(_: KeyPressEvent) -> None:
-            self._scroll(-self._page())
+        @kb.add("y", filter=idle)
+        def _copy(_: KeyPressEvent) -> None:
+            text = self.transcript.plain_text()
+            self.app.output.write_raw(osc52(text))
+            self.app.output.flush()
+            count = len(text.splitlines())
+            self.notice(f"sent {count} line{'' if count == 1 else 's'} to clipboard")
 
-        @kb.add("pagedown", filter=idle)
-        def _page_down(_: KeyPressEvent) -> None:
-            self._scroll(self._page())
-
-        @kb.add("up", filter=idle)
-        def _line_up(_: KeyPressEvent) -> None:
-            self._scroll(-1)
-
-        @kb.add("down", filter=idle)
-        def _line_down(_: KeyPressEvent) -> None:
-            self._scroll(1)
-
-        @kb.add("home", filter=idle)
-        def _top(_: KeyPressEvent) -> None:
-            self._scroll(-self._buffer.document.line_count)
-
-        @kb.add("end", filter=idle)
-        def _bottom(_: KeyPressEvent) -> None:
-            self._scroll(self._buffer.document.line_count)
+        @kb.add("tab", filter=idle & Condition(lambda: self._waiting is not None))
+        @kb.add("i", filter=idle & Condition(lambda: self._waiting is not None))
+        def _to_input(_: KeyPressEvent) -> None:
+            self.app.layout.focus(self._chat)
 
         @kb.add("q", filter=idle)
         @kb.add("escape", filter=idle)
@@ -456,11 +398,14 @@ class LiveView:
         def _leave(_: KeyPressEvent) -> None:
             self._on_leave()
 
-        return kb
+        return merge_key_bindings([kb, self.nav.keys(idle, lambda: self.app.layout.focus(self._window))])
 
     def _chat_keys(self) -> KeyBindings:
         kb = KeyBindings()
         typing = Condition(lambda: self._waiting is not None and self._question is None) & has_focus(self._chat)
+        document = self._chat.buffer
+        first_row = Condition(lambda: document.document.cursor_position_row == 0)
+        last_row = Condition(lambda: document.document.cursor_position_row == document.document.line_count - 1)
 
         @kb.add("enter", filter=typing)
         def _send(_: KeyPressEvent) -> None:
@@ -472,6 +417,20 @@ class LiveView:
         def _newline(_: KeyPressEvent) -> None:
             self._chat.buffer.insert_text("\n")
 
+        @kb.add("up", filter=typing & first_row)
+        def _older(_: KeyPressEvent) -> None:
+            self._recall(self._history.previous(self._chat.text))
+
+        @kb.add("down", filter=typing & last_row)
+        def _newer(_: KeyPressEvent) -> None:
+            self._recall(self._history.next())
+
+        @kb.add("tab", filter=typing)
+        @kb.add("s-tab", filter=typing)
+        @kb.add("escape", filter=typing)
+        def _to_transcript(_: KeyPressEvent) -> None:
+            self.app.layout.focus(self._window)
+
         @kb.add("c-d", filter=typing)
         def _end(_: KeyPressEvent) -> None:
             self._submit(None)
@@ -482,14 +441,27 @@ class LiveView:
 
         @kb.add("pageup", filter=typing)
         def _page_up(_: KeyPressEvent) -> None:
-            self._scroll(-self._page())
+            self.nav.scroll(-self.nav.page())
 
         @kb.add("pagedown", filter=typing)
         def _page_down(_: KeyPressEvent) -> None:
-            self._scroll(self._page())
+            self.nav.scroll(self.nav.page())
 
         return kb
 
-    def _page(self) -> int:
-        info = self._window.render_info
-        return max((info.window_height if info else 10) - 1, 1)
+    def _recall(self, text: str | None) -> None:
+        if text is not None:
+            self._chat.text = text
+            self._chat.buffer.cursor_position = len(text)
+
+    def _splash_keys(self) -> KeyBindings:
+        kb = KeyBindings()
+        covered = Condition(lambda: self._splash and self._question is None)
+
+        @kb.add("<any>", filter=covered)
+        def _dismiss(event: KeyPressEvent) -> None:
+            self.dismiss_splash()
+            if event.key_sequence[0].key in ("q", "escape", "c-c"):
+                self._on_leave()  # the leave keys still leave
+
+        return kb

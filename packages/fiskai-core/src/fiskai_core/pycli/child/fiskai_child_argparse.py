@@ -102,8 +102,9 @@ def _argparse_type(argparse, action):
     return out
 
 
-def _argparse_node(argparse, parser, name, help_text, depth=0):
-    fromfile = parser.fromfile_prefix_chars or ""
+def _argparse_node(argparse, parser, name, help_text, depth=0, inherited=""):
+    # The root parser expands @file in every token before a subparser sees it, so the characters carry down.
+    fromfile = "".join(sorted(set(inherited + (parser.fromfile_prefix_chars or ""))))
     node = {
         "name": name,
         "help": help_text or _text(parser.description).strip().split("\n\n")[0],
@@ -141,7 +142,9 @@ def _argparse_node(argparse, parser, name, help_text, depth=0):
             if id(sub) in seen:  # an alias shares its command's parser
                 continue
             seen.add(id(sub))
-            node["commands"].append(_argparse_node(argparse, sub, sub_name, helps.get(sub_name, ""), depth + 1))
+            node["commands"].append(
+                _argparse_node(argparse, sub, sub_name, helps.get(sub_name, ""), depth + 1, fromfile)
+            )
     return node
 
 

@@ -130,6 +130,7 @@ def _click_param(ck, param, typer_style):
         "help": _text(getattr(param, "help", "")),
         "default": None if callable(param.default) or _unset(param.default) else _jsonable(param.default),
         "type": _click_type(ck, param, typer_style),
+        "envvars": _envvars(param),
         "action": "value",
         "skip": "",
     }
@@ -172,11 +173,24 @@ def _click_param(ck, param, typer_style):
     return out
 
 
+def _envvars(param):
+    names = getattr(param, "envvar", None)
+    if isinstance(names, str):
+        return [names]
+    return [name for name in names or () if isinstance(name, str)]
+
+
 def _click_node(ck, cmd, name, parent, typer_style, depth=0):
     settings = dict(getattr(cmd, "context_settings", None) or {})
     # A bare Context ignores the command's own settings (a subcommand's `-h` alias would be lost).
     ctx = cmd.context_class(cmd, info_name=name, parent=parent, **settings)
     params = _merge_switches([_click_param(ck, param, typer_style) for param in cmd.params])
+    prefix = getattr(ctx, "auto_envvar_prefix", None)
+    if prefix:
+        # click reads PREFIX_NAME for every option that does not name its own variable.
+        for param in params:
+            if param["kind"] == "option" and not param["envvars"]:
+                param["envvars"] = ["%s_%s" % (prefix, param["name"].upper())]
     callback = getattr(cmd, "callback", None)
     node = {
         "name": name,

@@ -1,6 +1,6 @@
 """`fiskai mcp` speed, each figure beside a floor measured in the same run.
 
-Run: uv run python bench/mcp.py [--calls N] [--rounds N]
+Run: uv run python bench/mcp_serve.py [--calls N] [--rounds N]
 
 What is measured (medians; a real `fiskai mcp` server process, the real mcp client over HTTP):
 

@@ -1,0 +1,105 @@
+"""The SDK-backed telemetry in process: span tree through the seam, delivery counting, joined traces."""
+
+from collections.abc import Sequence
+from typing import Any
+
+from opentelemetry.sdk.metrics.export import MetricExporter, MetricExportResult
+from opentelemetry.sdk.trace import ReadableSpan
+from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from typing_extensions import override
+
+from fiskai_cli._telemetry import OtelTelemetry
+from fiskai_core.telemetry import NO_TELEMETRY, Telemetry, TelemetryPlan, current, joined, using
+
+PLAN = TelemetryPlan(enabled=True, service_name="test", metrics=False)
+
+
+class Refusing(SpanExporter):
+    @override
+    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+        return SpanExportResult.FAILURE
+
+
+def test_the_sdk_fits_the_seam_and_nests_spans_through_current() -> None:
+    exported = InMemorySpanExporter()
+    telemetry: Telemetry = OtelTelemetry(PLAN, span_exporter=exported)
+    assert current() is NO_TELEMETRY
+    with using(telemetry), current().span("invoke_agent a") as root:
+        root.set("fisk.run.interactive", False)
+        trace_id = current().trace_id()
+        with current().span("chat m") as chat:
+            chat.error("provider")
+    assert current() is NO_TELEMETRY
+    assert isinstance(telemetry, OtelTelemetry)
+    delivery = telemetry.shutdown()
+    assert (delivery.delivered, delivery.total, delivery.first_error) == (2, 2, "")
+    spans = {span.name: span for span in exported.get_finished_spans()}
+    assert spans["chat m"].parent is not None
+    root_context, chat_context = spans["invoke_agent a"].context, spans["chat m"].context
+    assert root_context is not None
+    assert chat_context is not None
+    assert spans["chat m"].parent.span_id == root_context.span_id
+    assert format(chat_context.trace_id, "032x") == trace_id
+    assert spans["chat m"].attributes is not None
+    assert spans["chat m"].attributes["error.type"] == "provider"
+    assert not spans["chat m"].events  # no exception events, ever
+
+
+def test_lost_spans_are_counted_and_the_line_says_so() -> None:
+    telemetry = OtelTelemetry(PLAN, span_exporter=Refusing())
+    with using(telemetry), telemetry.span("invoke_agent a"), telemetry.span("chat m"):
+        pass
+    delivery = telemetry.shutdown()
+    assert (delivery.delivered, delivery.total) == (0, 2)
+    assert delivery.line().startswith("telemetry: 0 of 2 spans delivered (")
+
+
+def test_a_served_request_joins_the_trace_its_caller_sent() -> None:
+    exported = InMemorySpanExporter()
+    caller, server = OtelTelemetry(PLAN, span_exporter=exported), OtelTelemetry(PLAN, span_exporter=exported)
+    with using(caller), caller.span("execute_tool x"), caller.span("invoke_agent peer"):
+        carrier = caller.inject()
+        sent_from = caller.trace_id()
+    assert "traceparent" in carrier
+    with using(server), joined(carrier), server.span("execute_tool x"):
+        assert server.trace_id() == sent_from
+    with using(server), joined({}), server.span("alone"):
+        assert server.trace_id() != sent_from
+    caller.shutdown()
+    server.shutdown()
+
+
+class Kept(MetricExporter):
+    def __init__(self) -> None:
+        super().__init__()
+        self.names: list[str] = []
+
+    @override
+    def export(self, metrics_data: Any, timeout_millis: float = 10_000, **kwargs: Any) -> MetricExportResult:
+        self.names += [
+            metric.name
+            for resource in metrics_data.resource_metrics
+            for scope in resource.scope_metrics
+            for metric in scope.metrics
+        ]
+        return MetricExportResult.SUCCESS
+
+    @override
+    def force_flush(self, timeout_millis: float = 10_000) -> bool:
+        return True
+
+    @override
+    def shutdown(self, timeout_millis: float = 30_000, **kwargs: Any) -> None:
+        return None
+
+
+def test_measurements_reach_the_exporter_at_shutdown_and_unknown_names_are_ignored() -> None:
+    kept = Kept()
+    telemetry = OtelTelemetry(TelemetryPlan(enabled=True), span_exporter=InMemorySpanExporter(), metric_exporter=kept)
+    telemetry.record("gen_ai.execute_tool.duration", 0.1, {"gen_ai.tool.name": "x"})
+    telemetry.record("fisk.knowledge.degraded_searches", 1, {"fisk.knowledge.degraded_reason": "timeout"})
+    telemetry.record("not.a.metric", 1, {})
+    assert kept.names == []
+    telemetry.shutdown()
+    assert sorted(kept.names) == ["fisk.knowledge.degraded_searches", "gen_ai.execute_tool.duration"]

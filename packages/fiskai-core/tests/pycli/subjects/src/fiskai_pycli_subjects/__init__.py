@@ -1,0 +1,1 @@
+"""Subject apps for fiskai's Python CLI source tests."""
