@@ -19,6 +19,7 @@ from fiskai_a2a.jobs import (
     job_session_id,
     now_rfc3339_nano,
     outcome,
+    parse_queue_item,
     prompt_request,
     queue_item,
 )
@@ -101,6 +102,10 @@ def test_a_broken_record_is_refused_naming_the_field(record: bytes, named: str) 
 
 def test_queue_item_is_the_engines() -> None:
     assert queue_item("3MuCSDXq3Nekz4SjeXsq6NjQke5") == b'{"kind":0,"job":"3MuCSDXq3Nekz4SjeXsq6NjQke5"}'
+    assert parse_queue_item(queue_item("-odd:id")) == "-odd:id"
+    for corrupt in (b"", b"[]", b'{"kind":0}', b'{"job":""}'):
+        with pytest.raises(TaskRecordError, match="queue item is corrupt"):
+            parse_queue_item(corrupt)
 
 
 def test_now_keeps_nanoseconds_like_go() -> None:

@@ -32,6 +32,7 @@ __all__ = [
     "TaskState",
     "go_json",
     "now_rfc3339_nano",
+    "parse_queue_item",
     "queue_item",
     "queue_stream",
     "queue_subject",
@@ -267,6 +268,22 @@ def _strings(raw: dict[str, Any], name: str) -> list[str]:
 def queue_item(task_id: str) -> bytes:
     """The work-queue entry for a task (kind 0 = a task item)."""
     return go_json({"kind": 0, "job": task_id}).encode("utf-8")
+
+
+def parse_queue_item(data: bytes) -> str:
+    """The task id a work-queue entry names.
+
+    Raises:
+        TaskRecordError: not the engine's item (the engine terminates such an entry: no task to update).
+    """
+    try:
+        document: object = json.loads(data)
+    except (ValueError, UnicodeDecodeError):
+        document = None
+    job = cast("dict[str, object]", document).get("job") if isinstance(document, dict) else None
+    if not isinstance(job, str) or not job:
+        raise TaskRecordError("queue item is corrupt: no task id")
+    return job
 
 
 def task_state_event(task: Task, *, age_ns: int | None = None) -> bytes:
