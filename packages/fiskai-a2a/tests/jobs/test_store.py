@@ -17,14 +17,10 @@ from fiskai_a2a.jobs import (
     HEADER_EXPECTED_LAST_SUBJECT_SEQUENCE,
     HEADER_MSG_ID,
     TASKS_STREAM,
-    WORKERS_CONSUMER,
     Task,
     TaskState,
-    decode_prompt_payload,
     encode_prompt_payload,
-    now_rfc3339_nano,
     outcome,
-    parse_queue_item,
     prompt_request,
     queue_item,
     queue_stream,
@@ -32,7 +28,7 @@ from fiskai_a2a.jobs import (
     task_subject,
 )
 from fiskai_a2a.jobs.store import JobNotFoundError, JobStorageError, TaskConflictError, TaskStore
-from fiskai_a2a.jobs.testing import provision_queue, provision_task_store
+from fiskai_a2a.jobs.testing import answer_next, provision_queue, provision_task_store
 from fiskai_a2a.protocol import serve
 
 pytestmark = [pytest.mark.nats, pytest.mark.anyio]
@@ -59,31 +55,6 @@ async def _ajc_writes(nc: NatsClient, record: bytes, task_id: str, queue: str = 
     js = nc.jetstream()  # pyright: ignore[reportUnknownMemberType]
     await js.publish(task_subject(task_id), record, headers={HEADER_EXPECTED_LAST_SUBJECT_SEQUENCE: "0"})
     await js.publish(queue_subject(queue, task_id), queue_item(task_id), headers={HEADER_MSG_ID: task_id})
-
-
-async def _worker_answers(nc: NatsClient, queue: str, answer: dict[str, Any]) -> str:
-    """One claim as the asyncjobs engine makes it: pull the item, mark the task active, store the answer on
-    the task (`complete`), then ack the item. Returns the task id."""
-    js = nc.jetstream()  # pyright: ignore[reportUnknownMemberType]
-    sub = await js.pull_subscribe_bind(WORKERS_CONSUMER, stream=queue_stream(queue))
-    [item] = await sub.fetch(1, timeout=5)
-    task_id = parse_queue_item(item.data)
-    store = TaskStore(nc)
-    stored = await store.load(task_id)
-    active = stored.task.with_changes(state=TaskState.ACTIVE, tried=now_rfc3339_nano(), last_err="")
-    stored = await store.save(active, expected_seq=stored.seq)
-    request = decode_prompt_payload(stored.task.payload)
-    reply = {**answer, "request": request.header.request, "conversation": request.header.conversation}
-    reply["recipient"] = {"name": request.header.sender.name}
-    done = stored.task.with_changes(
-        state=TaskState.COMPLETE,
-        tries=stored.task.tries + 1,
-        tried=now_rfc3339_nano(),
-        result={"payload": reply, "completed": now_rfc3339_nano()},
-    )
-    await store.save(done, expected_seq=stored.seq)
-    await item.ack()
-    return task_id
 
 
 _RESULT: dict[str, Any] = {
@@ -117,7 +88,7 @@ async def test_a_prompt_submitted_as_ajc_does_is_answered_on_the_task(nc: NatsCl
     request = prompt_request("Which streams have no consumers?", sender="ops-console")
     task = Task.new("fisk-ai:run", encode_prompt_payload(request), queue="FISK_AI")
     await _ajc_writes(nc, task.to_json(), task.id)
-    assert await _worker_answers(nc, "FISK_AI", _RESULT) == task.id
+    assert await answer_next(nc, "FISK_AI", _RESULT) == task.id
     job = outcome((await TaskStore(nc).load(task.id)).task)
     assert job.task.state == "complete" and job.finished and not job.failed
     assert isinstance(job.answer, serve.ResultReply)
@@ -139,7 +110,7 @@ async def test_add_stores_exactly_what_ajc_stores(nc: NatsClient) -> None:
     headers = cast("dict[str, str]", item.headers or {})  # pyright: ignore[reportUnknownMemberType]
     assert headers.get(HEADER_MSG_ID) == task.id
     # And the worker sees it like any ajc task.
-    assert await _worker_answers(nc, "FISK_AI", _RESULT) == task.id
+    assert await answer_next(nc, "FISK_AI", _RESULT) == task.id
 
 
 async def test_missing_storage_names_the_ajc_command(nc: NatsClient) -> None:

@@ -105,9 +105,9 @@ def go_json(value: object) -> str:
     return text
 
 
-def now_rfc3339_nano() -> str:
-    """Now in UTC as Go's RFC3339Nano writes it: nanoseconds with trailing zeros trimmed, `Z`."""
-    stamp = time.time_ns()
+def now_rfc3339_nano(*, plus_ns: int = 0) -> str:
+    """Now (plus `plus_ns`) in UTC as Go's RFC3339Nano writes it: nanoseconds, trailing zeros trimmed, `Z`."""
+    stamp = time.time_ns() + plus_ns
     seconds, nanos = divmod(stamp, 1_000_000_000)
     fraction = f"{nanos:09d}".rstrip("0")
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + (f".{fraction}" if fraction else "") + "Z"

@@ -1,10 +1,12 @@
-"""Storage as `ajc` provisions it, for tests: fiskai itself never creates these streams.
+"""Storage as `ajc` provisions it, and one engine-style claim, for tests: fiskai creates no streams.
 
 The layout is the one observed on a real server after `ajc tasks initialize` and
 `ajc queue add FISK_AI --run-time 10m --tries 3 --concurrent 10` (reference: asyncjobs-storage.md).
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from nats.aio.client import Client as NatsClient
 from nats.js.api import (
@@ -17,9 +19,11 @@ from nats.js.api import (
     StreamConfig,
 )
 
-from ._records import TASKS_STREAM, WORKERS_CONSUMER, queue_stream
+from ._payloads import decode_prompt_payload
+from ._records import TASKS_STREAM, WORKERS_CONSUMER, TaskState, now_rfc3339_nano, parse_queue_item, queue_stream
+from .store import TaskStore
 
-__all__ = ["provision_queue", "provision_task_store"]
+__all__ = ["answer_next", "provision_queue", "provision_task_store"]
 
 
 async def provision_task_store(client: NatsClient) -> None:
@@ -72,3 +76,34 @@ async def provision_queue(
             deliver_policy=DeliverPolicy.ALL,
         ),
     )
+
+
+async def answer_next(client: NatsClient, queue: str, answer: dict[str, Any], *, wait: float = 5) -> str:
+    """Take the next item as the asyncjobs engine does and store `answer` (a v1 message) on its task.
+
+    Pull from `WORKERS`, mark the task `active`, store it `complete` with the answer as `result.payload`
+    (its `request`, `conversation` and `recipient` taken from the prompt), then ack. Returns the task id.
+    """
+    js = client.jetstream()  # pyright: ignore[reportUnknownMemberType]
+    sub = await js.pull_subscribe_bind(WORKERS_CONSUMER, stream=queue_stream(queue))
+    try:
+        [item] = await sub.fetch(1, timeout=wait)
+    finally:
+        await sub.unsubscribe()
+    task_id = parse_queue_item(item.data)
+    store = TaskStore(client)
+    stored = await store.load(task_id)
+    active = stored.task.with_changes(state=TaskState.ACTIVE, tried=now_rfc3339_nano(), last_err="")
+    stored = await store.save(active, expected_seq=stored.seq)
+    request = decode_prompt_payload(stored.task.payload)
+    reply = {**answer, "request": request.header.request, "conversation": request.header.conversation}
+    reply["recipient"] = {"name": request.header.sender.name}
+    done = stored.task.with_changes(
+        state=TaskState.COMPLETE,
+        tries=stored.task.tries + 1,
+        tried=now_rfc3339_nano(),
+        result={"payload": reply, "completed": now_rfc3339_nano()},
+    )
+    await store.save(done, expected_seq=stored.seq)
+    await item.ack()
+    return task_id
