@@ -40,6 +40,7 @@ import nats
 from nats.aio.msg import Msg
 
 from fiskai_a2a import A2AClient, NatsContext, Server
+from fiskai_a2a.nats_service import NatsStreams
 from fiskai_a2a.nats_transport import connect
 from fiskai_core.exec.running import command_tools
 from fiskai_core.fisk import load_application
@@ -116,7 +117,7 @@ async def _measure(url: str, rounds: int, *, big: bool) -> dict[str, list[float]
     payload = b'{"protocol":"io.choria.fisk-ai.v1.tool.request"}' + b" " * 300  # about a tool request's size
     samples: dict[str, list[float]] = {}
     async with connect(NatsContext.from_url(url)) as transport:
-        client = A2AClient(transport, identity="bench", timeout=30)
+        client = A2AClient(transport, identity="bench", timeout=30, streams=NatsStreams(transport))
 
         async def floor() -> None:
             await nc.request(ECHO, payload, timeout=10)

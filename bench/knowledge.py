@@ -1,6 +1,7 @@
 """Speed and size of the knowledge index, each figure against a floor measured in the same run.
 
 Run: uv run python bench/knowledge.py            # generated 10k-file corpus + the two real corpora
+     uv run python bench/knowledge.py --semantic [DIR]   # the contextual encoder only: old vs new, hybrid p50
      uv run python bench/knowledge.py --quick    # 1k generated files only: a smoke run in about a minute
      uv run python bench/static_shape_model.py bench/.data/shape-8M   # a model of the default's shape
      uv run python bench/knowledge.py --files 1000 --real influxdata-docs --no-hybrid --model bench/.data/shape-8M
@@ -302,6 +303,71 @@ class Bench:
             Row(name, "hybrid CLI search p50", p50, self.lexical_cli.get(name), "ms", "<= 250 ms", p50 <= 250)
         )
 
+    def run_encoders(self, model: str, files: int, chunks: int, rounds: int) -> None:
+        """`--semantic` (issue 35): the former numpy encoder against onnxruntime, then hybrid p50 vs lexical."""
+        name = "influxdata-docs"
+        source = SHARED / name
+        if not source.is_dir():
+            self.notes.append(f"{name}: not found at {source}: set FISKAI_SHARED_DIR to the folder holding fixtures/")
+            return
+        result = _child("encoders", corpus=str(source), model=model, chunks=chunks, rounds=rounds)
+        if self.note(name, "encoders", result):
+            ratio = result["new_per_s"] / result["old_per_s"]
+            self.rows += [
+                Row(
+                    name,
+                    f"chunks/s onnxruntime vs numpy ({result['chunks']})",
+                    result["new_per_s"],
+                    result["old_per_s"],
+                    "/s",
+                    ">= 10x",
+                    ratio >= 10,
+                ),
+                Row(name, "tokens per chunk", result["tokens"] / result["chunks"], None, "tok"),
+                Row(
+                    name,
+                    "1 - min cosine, onnxruntime vs numpy",
+                    1 - result["min_cosine"],
+                    None,
+                    "",
+                    "< 0.001",
+                    result["min_cosine"] > 0.999,
+                ),
+                Row(name, "first load (builds the ONNX graph)", result["first_load_s"], None, "s"),
+            ]
+        # Hybrid search on a slice of the corpus small enough to index with the contextual model here.
+        work = DATA / "run-semantic"
+        shutil.rmtree(work, ignore_errors=True)
+        sliced = work / name
+        for path in sorted(source.rglob("*.md"))[:files]:
+            target = sliced / path.relative_to(source)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, target)
+        raw_db = work / "raw.db"
+        if not self.note(name, "raw FTS5 insert", _child("raw-insert", corpus=str(sliced), db=str(raw_db))):
+            return
+        keywords, questions = _queries(raw_db, 20)
+        store = work / "state" / "knowledge" / "default"
+        result = _child(
+            "semantic",
+            corpus=str(sliced),
+            store=str(store),
+            model=model,
+            keywords=keywords,
+            questions=questions,
+            rounds=self.rounds,
+        )
+        if not self.note(name, "semantic tier", result):
+            return
+        label = f"{name} {files}f"
+        p50, base = result["ours"]["p50_ms"], result["floor"]["p50_ms"]
+        self.rows += [
+            Row(label, f"cold hybrid index ({result['chunks']} chunks)", result["index_seconds"], None, "s"),
+            Row(label, "in-process hybrid p50 vs lexical", p50, base, "ms", "<= 2x", p50 <= 2 * base),
+            Row(label, "in-process hybrid p95 vs lexical", result["ours"]["p95_ms"], result["floor"]["p95_ms"], "ms"),
+            Row(label, "in-process hybrid, first search", result["first_ms"], None, "ms"),
+        ]
+
     def _edited(self, name: str, corpus: Path, store: Path) -> None:
         files = sorted(p for p in corpus.rglob("*.md"))
         chosen = files[:: max(1, len(files) // max(1, len(files) // 100))][: max(1, len(files) // 100)]
@@ -390,7 +456,22 @@ def main() -> int:
         "bench/static_shape_model.py, or a sentence-transformers BERT directory): cold hybrid index, RSS, "
         "size, in-process and CLI search",
     )
+    parser.add_argument(
+        "--semantic",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="DIR",
+        help="only the contextual encoder (issue 35): chunks/s of the former numpy encoder and onnxruntime on "
+        "influxdata-docs chunks in the same run, then hybrid vs lexical in-process p50 on a slice of it. DIR is "
+        "a sentence-transformers BERT directory (default: $FISKAI_TEST_MINILM_DIR, else the cached "
+        "all-MiniLM-L6-v2)",
+    )
+    parser.add_argument("--semantic-chunks", type=int, default=96, help="chunks timed per encoder and round")
+    parser.add_argument("--semantic-files", type=int, default=60, help="influxdata-docs files indexed for p50")
     args = parser.parse_args()
+    if args.semantic is not None:
+        return _semantic_only(args)
     files = args.files or (1000 if args.quick else 10_000)
     real = args.real or ("none" if args.quick else "all")
 
@@ -413,6 +494,25 @@ def main() -> int:
         if real in ("all", name):
             bench.run_corpus(name, SHARED / name, edits=False)
     print(f"python {sys.version.split()[0]}; cores {os.cpu_count()}; load {os.getloadavg()[0]:.1f}")
+    return 1 if bench.print_table() else 0
+
+
+def _semantic_only(args: argparse.Namespace) -> int:
+    model = args.semantic or os.environ.get("FISKAI_TEST_MINILM_DIR", "")
+    if not model:
+        from fiskai_rag.models import KNOWN_MODELS, installed, model_dir
+
+        spec = KNOWN_MODELS["all-MiniLM-L6-v2"]
+        if not installed(spec):
+            print("no all-MiniLM-L6-v2: pass its directory, or `fiskai knowledge model fetch all-MiniLM-L6-v2`")
+            return 2
+        model = str(model_dir(spec))
+    for src in sorted((ROOT / "packages").glob("*/src")):
+        compileall.compile_dir(src, quiet=1)
+    compileall.compile_dir(Path(__file__).parent, quiet=1, maxlevels=0)
+    bench = Bench(rounds=args.rounds or 3, cli_runs=0, hybrid=False)
+    bench.run_encoders(str(Path(model).resolve()), args.semantic_files, args.semantic_chunks, args.index_rounds or 3)
+    print(f"python {sys.version.split()[0]}; cores {os.cpu_count()}; load {os.getloadavg()[0]:.1f}; model {model}")
     return 1 if bench.print_table() else 0
 
 

@@ -300,7 +300,63 @@ def semantic(args: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _corpus_chunks(corpus: str, count: int) -> list[str]:
+    """The first `count` chunks of the corpus in path order, as the index embeds them (heading path first)."""
+    chunker = _chunker()
+    texts: list[str] = []
+    for path in _files(corpus):
+        for heading, content in chunker(path.read_text(encoding="utf-8", errors="replace")):
+            texts.append(f"{heading}\n{content}" if heading else content)
+        if len(texts) >= count:
+            break
+    return texts[:count]
+
+
+def encoders(args: dict[str, Any]) -> dict[str, Any]:
+    """Chunks a second of the former numpy encoder and the onnxruntime one, alternating, on the same chunks.
+
+    Both load the same model directory; each round encodes every chunk once with each encoder, so load on
+    a shared machine hits both alike. Also the cosine between their vectors for every chunk.
+    """
+    try:
+        from fiskai_rag.embed._bert_model import load_bert_model
+    except ImportError as missing:
+        return {"missing": str(missing)}
+    from numpy_bert import load_bert_model as load_numpy_bert
+
+    texts = _corpus_chunks(args["corpus"], args["chunks"])
+    directory = Path(args["model"])
+    start = time.perf_counter()
+    new = load_bert_model(directory)  # builds the ONNX graph on a first run
+    load_seconds = time.perf_counter() - start
+    old = load_numpy_bert(directory)
+    tokens = sum(len(ids) for ids in new.token_ids(texts))
+    new.encode(texts[:8])  # warm: the runtime's first pass allocates its buffers
+    old.encode(texts[:8])
+    rates: dict[str, list[float]] = {"old": [], "new": []}
+    vectors: dict[str, list[list[float]]] = {}
+    for _ in range(args["rounds"]):
+        for name, model in (("old", old), ("new", new)):
+            start = time.perf_counter()
+            vectors[name] = model.encode(texts)
+            rates[name].append(len(texts) / (time.perf_counter() - start))
+
+    def cosine(a: list[float], b: list[float]) -> float:
+        return sum(x * y for x, y in zip(a, b, strict=True)) / math.sqrt(sum(x * x for x in a) * sum(y * y for y in b))
+
+    cosines = [cosine(a, b) for a, b in zip(vectors["old"], vectors["new"], strict=True)]
+    return {
+        "chunks": len(texts),
+        "tokens": tokens,
+        "old_per_s": statistics.median(rates["old"]),
+        "new_per_s": statistics.median(rates["new"]),
+        "min_cosine": min(cosines),
+        "first_load_s": load_seconds,
+    }
+
+
 OPS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
+    "encoders": encoders,
     "raw-insert": raw_insert,
     "index": index,
     "search": search,

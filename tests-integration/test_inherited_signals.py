@@ -205,7 +205,7 @@ def test_a2a_stops_on_ctrl_c(tmp_path: Path, children: list[Child], nats_server:
     code = server.stop_with(signal.SIGINT)
 
     assert code == 0, server.output
-    assert server.output.endswith("a2a server stopped\n")
+    assert server.output.endswith("fiskai serve stopped\n")  # `fiskai a2a` is an alias of serve
     assert _group_gone(server.proc.pid)
 
 

@@ -31,6 +31,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from fiskai_a2a import A2AClient, A2ARemoteInvoker, NatsContext
+from fiskai_a2a.nats_service import NatsStreams
 from fiskai_a2a.nats_transport import connect
 from fiskai_agent.testing import MessagesServer, Turn, text, tool_use
 from fiskai_core.tools import parse_arguments
@@ -202,7 +203,8 @@ async def test_a2a_hides_the_secrets_of_the_serving_process(
     with _serving(_fiskai(config, "a2a"), _env(tmp_path, secret_env)) as (proc, _line):
         with anyio.fail_after(30):
             async with connect(NatsContext.from_url(nats_server)) as transport:
-                invoker = A2ARemoteInvoker(A2AClient(transport, identity="caller"))
+                client = A2AClient(transport, identity="caller", streams=NatsStreams(transport))
+                invoker = A2ARemoteInvoker(client)
                 reply = await invoker.invoke_tool("peek", _TOOL, parse_arguments(json.dumps(_ARGUMENTS)))
 
     assert not reply.is_error, reply.output

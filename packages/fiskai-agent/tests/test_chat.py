@@ -169,3 +169,35 @@ async def test_a_chat_that_crashed_after_a_follow_up_resumes_by_answering_it(app
     result = await run(_chat(app, store, later, operator, resume_id="c"))
     assert _texts(later, 0) == ["hello", "one", "more"]
     assert operator.ended == [""] and result.answer == "two"
+
+
+async def test_a_resumed_chat_takes_its_next_turn_from_follow_up(app: App, tmp_path: Path) -> None:
+    """A served conversation: each turn is a run of its own, resumed from the journal with the next prompt."""
+    store = FileJournalStore(tmp_path)
+    first = ScriptedProvider.of(answer("one"))
+    ended = await run(
+        RunOptions(
+            prompt="hello",
+            llm=_llm(),
+            tools=ToolSet.of(app.tools),
+            provider=first,
+            next_prompt=Operator(None),
+            interactive=True,
+            session=SessionOptions(store=store, checkpoint=True, name="t-conv"),
+        )
+    )
+    assert (ended.reason, ended.answer) == ("suspended", "one")
+    second = ScriptedProvider.of(answer("two"))
+    again = await run(
+        RunOptions(
+            prompt="",
+            llm=_llm(),
+            tools=ToolSet.of(app.tools),
+            provider=second,
+            next_prompt=Operator(None),
+            interactive=True,
+            session=SessionOptions(store=store, resume_id="t-conv", follow_up="and then?"),
+        )
+    )
+    assert (again.reason, again.answer) == ("suspended", "two")
+    assert _texts(second, 0) == ["hello", "one", "and then?"]

@@ -354,3 +354,57 @@ async def test_a_journal_cut_short_is_refused_and_force_resumes_with_a_warning(s
     assert warning.message.startswith('resuming session "cut" although its journal is truncated: ')
     assert warning.message.endswith("(--force)")
     assert len(tool.calls) == 2
+
+
+async def test_a_session_hashed_the_go_way_or_the_old_way_resumes_without_force(store: FileJournalStore) -> None:
+    from fiskai_runstate import sha256_json
+    from fiskai_runstate.go_hash import GoToolDef, go_system_hash, go_tools_hash
+
+    tool = FakeTool(name="x", description="x <&> y")
+
+    def options(resume: str | None = None) -> RunOptions:
+        session = (
+            SessionOptions(store=store, resume_id=resume)
+            if resume
+            else SessionOptions(store=store, checkpoint=True, name="hashes")
+        )
+        return RunOptions(
+            prompt="go",
+            llm=LLM,
+            system_prompt="Report <all> & more.",
+            tools=ToolSet.of([tool], "custom"),
+            provider=ScriptedProvider.of(answer("paused")),
+            session=session,
+        )
+
+    first = await run(options())
+    meta = (await store.load("hashes"))[0].payload
+    assert isinstance(meta, MetaRecord)
+    # New sessions carry the Go agent's hashes (its encoding/json escapes <, > and &).
+    assert meta.fingerprint.system_hash == go_system_hash(["Report <all> & more."])
+    assert meta.fingerprint.tools_hash == go_tools_hash([GoToolDef("x", "x <&> y", tool.input_schema, False)])
+    # A session fiskai recorded before carries the old hashes; it still resumes without --force.
+    old = {"Name": "x", "Description": "x <&> y", "InputSchema": dict(tool.input_schema), "DeferLoading": False}
+    legacy = MetaRecord(
+        run_id="legacy",
+        created="2026-12-01T01:00:00+00:00",
+        fingerprint=Fingerprint(
+            provider=meta.fingerprint.provider,
+            model=meta.fingerprint.model,
+            system_hash=sha256_json(["Report <all> & more."]),
+            tools_hash=sha256_json([old]),
+            thinking_mode=meta.fingerprint.thinking_mode,
+            max_tokens=meta.fingerprint.max_tokens,
+            max_iterations=meta.fingerprint.max_iterations,
+        ),
+        prompt="go",
+    )
+    journal = await store.create(legacy)
+    await journal.append(Record(seq=2, payload=TerminalRecord(reason="suspended")))
+    await journal.aclose()
+    assert meta.fingerprint.system_hash != legacy.fingerprint.system_hash
+
+    resumed = await run(options(resume="legacy"))
+
+    assert first.answer == "paused"
+    assert resumed.answer is not None

@@ -27,7 +27,8 @@ def _config(tmp_path: Path, body: str) -> str:
 def test_a2a_needs_agent_to_agent(tmp_path: Path) -> None:
     code, _, err = _invoke("-c", _config(tmp_path, "nats_context: ops\n"), "a2a")
     assert code == 1
-    assert "requires expose.agent.agent_to_agent: true" in err and "Traceback" not in err
+    assert "requires expose.agent.a2a.serve_tools: true (or the older expose.agent.agent_to_agent: true)" in err
+    assert "Traceback" not in err
 
 
 def test_a2a_without_a_connection_says_what_to_set(tmp_path: Path) -> None:

@@ -14,6 +14,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from fiskai_cli._root import cli
+from fiskai_cli.commands.knowledge_vectors import NO_MODEL
 from fiskai_rag.testing import EmbeddingsServer
 
 
@@ -48,7 +49,7 @@ def test_index_search_show_sources_without_a_config(workdir: Path) -> None:
 
     assert indexed.exit_code == 0, indexed.output
     assert indexed.stdout.splitlines() == ["indexed: added=2 updated=0 skipped=0 removed=0 (2 files, 2 chunks)"]
-    assert indexed.stderr.splitlines() == ["tier: lexical (FTS5) - no embeddings configured"]
+    assert indexed.stderr.splitlines() == ["tier: lexical (FTS5) - no embeddings configured", NO_MODEL]
     assert searched.stdout.splitlines() == [
         "docs/design.md#0",
         "  Section  Design > Backpressure",

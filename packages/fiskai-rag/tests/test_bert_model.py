@@ -295,19 +295,3 @@ def test_a_repeated_text_is_encoded_once_and_gets_its_vector_everywhere(
         assert vectors[0] == vectors[2] and vectors[1] == vectors[3] and vectors[0] != vectors[4]
     finally:
         loaded.close()
-
-
-def test_one_thread_sets_openblas_to_one_thread_and_restores_it() -> None:
-    import numpy as np
-
-    from fiskai_rag.embed import _blas_threads
-
-    assert float((np.ones((2, 2)) @ np.ones((2, 2)))[0, 0]) == 2.0  # numpy and its BLAS are loaded
-    api = _blas_threads._find()
-    if api is None:
-        pytest.skip("no OpenBLAS loaded by this numpy: one_thread does nothing here")
-    _, getter = api
-    before = getter()
-    with _blas_threads.one_thread():
-        assert getter() == 1
-    assert getter() == before

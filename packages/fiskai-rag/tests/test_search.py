@@ -1,11 +1,13 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from typing import cast
 
 import apsw
 import pytest
 
+from fiskai_rag import open_store
 from fiskai_rag.search._fusion import rrf
 from fiskai_rag.search._query import fts_query
 from fiskai_rag.store._db import Conn
@@ -126,3 +128,33 @@ def test_names_only_tells_a_few_names_from_a_sentence(query: str, names: bool) -
     from fiskai_rag.search._fusion import names_only
 
     assert names_only(query) is names
+
+
+def _three_docs(root: Path) -> Path:
+    docs = root / "docs"
+    docs.mkdir()
+    for name, body in (("a", "alpha beta"), ("b", "gamma delta"), ("c", "epsilon zeta")):
+        (docs / f"{name}.md").write_text(f"# {name}\n\n{body} words here.\n", encoding="utf-8")
+    return docs
+
+
+def test_a_pack_carries_what_only_the_vectors_found_and_keeps_to_its_limit(tmp_path: Path) -> None:
+    from fiskai_rag.errors import EmbedderError
+    from fiskai_rag.testing import FakeEmbedder
+
+    docs = _three_docs(tmp_path)
+    embedder = FakeEmbedder(dimension=16)
+    with open_store(tmp_path / "store", read_only=False, embedder=embedder) as writer:
+        writer.index([str(docs)])
+    with open_store(tmp_path / "store", read_only=True) as lexical:
+        assert lexical.context("omega", budget=800).citations == ()  # no document has the word
+    with open_store(tmp_path / "store", read_only=True, embedder=embedder) as hybrid:
+        found = hybrid.context("omega", budget=800)
+        one = hybrid.context("omega", budget=800, limit=1)
+        embedder.fail = EmbedderError("connection refused")
+        degraded = hybrid.context("alpha", budget=800)
+
+    assert len(found.citations) == 3 and found.degraded is None
+    assert one.citations == found.citations[:1]
+    assert degraded.degraded == "connection refused"
+    assert degraded.citations[0].endswith("a.md#0")

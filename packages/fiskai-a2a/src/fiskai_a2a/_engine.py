@@ -221,6 +221,10 @@ class Server:
         )
         return self._encoded(card, payload)
 
+    def refusal(self, err: MessageError, payload: bytes) -> Reply:
+        """The 400 answer to a message that cannot be used: a v1 `error` naming why, with the micro error code."""
+        return self._refuse(err, payload)
+
     async def run_request(self, request: ToolRequest, arguments: DecodedValue) -> Reply:
         """Run one decoded request now, outside the queue (the 0.0.5 endpoint keeps its own slots).
 

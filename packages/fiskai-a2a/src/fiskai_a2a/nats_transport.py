@@ -80,8 +80,9 @@ _log = logging.getLogger("fiskai_a2a")
 
 
 def subject_for(route: Route) -> str:
-    """The subject of a route: `choria.fisk-ai.<kind>.<identity>`."""
-    return f"{SUBJECT_PREFIX}.{route.kind}.{route.agent}"
+    """The subject of a route: `choria.fisk-ai.<kind>.<identity>[.<key>]`."""
+    subject = f"{SUBJECT_PREFIX}.{route.kind}.{route.agent}"
+    return f"{subject}.{route.key}" if route.key else subject
 
 
 class NatsTransport:

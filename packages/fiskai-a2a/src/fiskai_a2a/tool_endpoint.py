@@ -64,6 +64,17 @@ class ToolEndpoint:
         self.keepalive = keepalive
         self.running = 0
         self.draining = False
+        self._calls: set[anyio.CancelScope] = set()
+
+    def drain(self) -> None:
+        """Refuse new calls and stop the running ones: each is answered in-band and its command killed.
+
+        The caller gets an answer now instead of silence until its own timeout (the pre-0.0.5 fiskai
+        server did the same; the Go 0.0.5 worker leaves the call running with nowhere to reply).
+        """
+        self.draining = True
+        for scope in self._calls:
+            scope.cancel()
 
     def add_to(self, host: ServiceHost) -> None:
         """The discovery and tool endpoints of the service."""
@@ -84,7 +95,8 @@ class ToolEndpoint:
         try:
             message, exact = decode_exact(inbound.data, expect={TOOL_REQUEST})
         except MessageError as err:
-            await inbound.refuse(err.code, f"the request is not a valid v1 message: {err}")
+            refusal = self.server.refusal(err, inbound.data)
+            await inbound.refuse(err.code, f"the request is not a valid v1 message: {err}", refusal.payload)
             return
         request = cast("ToolRequest", message)
         if self.draining:
@@ -103,11 +115,20 @@ class ToolEndpoint:
         try:
             await inbound.send(self._ack(request, accepted=True))
             reply: Reply | None = None
-            async with anyio.create_task_group() as beats:
-                beats.start_soon(self._beat, inbound, request)
-                reply = await self.server.run_request(request, exact.get("input") or {})
-                beats.cancel_scope.cancel()
-            assert reply is not None
+            with anyio.CancelScope() as scope:
+                self._calls.add(scope)
+                async with anyio.create_task_group() as beats:
+                    beats.start_soon(self._beat, inbound, request)
+                    reply = await self.server.run_request(request, exact.get("input") or {})
+                    beats.cancel_scope.cancel()
+            self._calls.discard(scope)
+            if reply is None:  # stopped by a drain; cancelling the call killed its command's process group
+                text = f'tool call stopped: agent "{self.server.identity}" is shutting down'
+                header = reply_header(wire.TOOL_REPLY, request.header, sender=self.me)
+                await inbound.send(
+                    wire.encode(wire.ToolReply(header=header, is_error=True, output=text, code="draining"))
+                )
+                return
             await inbound.send(reply.payload)
         finally:
             self.running -= 1

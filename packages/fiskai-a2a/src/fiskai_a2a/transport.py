@@ -30,7 +30,7 @@ __all__ = [
     "cancel_digest",
 ]
 
-RouteKind = Literal["discovery", "tool", "control", "task"]
+RouteKind = Literal["discovery", "tool", "control", "task", "cancel"]
 """`discovery` and `tool` are the original's two paths; `control` (fiskai) carries Cancel to every instance;
 `task` (0.0.5) carries prompts to an agent's prompts channel."""
 
@@ -41,6 +41,8 @@ class Route:
 
     agent: str
     kind: RouteKind
+    key: str = ""
+    """A last subject token for per-request routes (the request id a `cancel` addresses)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

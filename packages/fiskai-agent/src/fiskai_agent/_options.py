@@ -51,6 +51,9 @@ class SessionOptions:
     name: str | None = None
     resume_id: str | None = None
     force: bool = False
+    follow_up: str = ""
+    """A conversation's next turn (a served prompt with a conversation token): on resume, once the last
+    turn's unfinished calls are settled, this text is the next user turn."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -30,8 +30,14 @@ RESUME_REMINDER = (
 )
 
 
-async def open_journal(setup: Setup, fingerprint: Fingerprint) -> ResumeInfo | None:
-    """Start the run's journal (or none), or resume a session; fills `setup` and returns what was resumed."""
+async def open_journal(
+    setup: Setup, fingerprint: Fingerprint, *, legacy: Fingerprint | None = None
+) -> ResumeInfo | None:
+    """Start the run's journal (or none), or resume a session; fills `setup` and returns what was resumed.
+
+    `fingerprint` holds the Go agent's hashes (what a new session records); `legacy` the ones fiskai
+    recorded before, which a resume of such a session matches instead.
+    """
     options = setup.options
     session = options.session
     prompt = options.prompt.strip() or DEFAULT_PROMPT
@@ -39,7 +45,7 @@ async def open_journal(setup: Setup, fingerprint: Fingerprint) -> ResumeInfo | N
         setup.messages = [Message(role="user", content=(TextBlock(text=prompt),))]
         return None
     if session.resume_id:
-        return await _resume(setup, fingerprint, session.resume_id)
+        return await _resume(setup, fingerprint, session.resume_id, legacy=legacy)
     run_id = session.name or new_run_id()
     meta = MetaRecord(
         run_id=run_id,
@@ -57,7 +63,7 @@ async def open_journal(setup: Setup, fingerprint: Fingerprint) -> ResumeInfo | N
     return None
 
 
-async def _resume(setup: Setup, fingerprint: Fingerprint, run_id: str) -> ResumeInfo:
+async def _resume(setup: Setup, fingerprint: Fingerprint, run_id: str, *, legacy: Fingerprint | None) -> ResumeInfo:
     options = setup.options
     session = options.session
     assert session is not None
@@ -72,7 +78,9 @@ async def _resume(setup: Setup, fingerprint: Fingerprint, run_id: str) -> Resume
     if options.interactive and not state.interactive:
         raise ResumeRefusedError(f'session "{run_id}" was not started as a chat session and cannot be resumed as one')
     try:
-        changes = check_resume(state.fingerprint, fingerprint, run_id=run_id, force=session.force)
+        # A session fiskai wrote before it hashed as the Go agent does matches the old hashes instead.
+        matched = legacy if legacy is not None and not state.fingerprint.diff(legacy) else fingerprint
+        changes = check_resume(state.fingerprint, matched, run_id=run_id, force=session.force)
     except ResumeError as err:
         raise ResumeRefusedError(str(err)) from None
     journal = await open_for_resume(session.store, run_id, force=session.force, events=options.events)

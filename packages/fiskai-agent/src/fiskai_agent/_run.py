@@ -86,6 +86,10 @@ async def _loop(setup: Setup) -> Outcome:
         if control is not None:
             control._attach(scope)  # pyright: ignore[reportPrivateUsage]
         runner = Runner(setup)
+        session = setup.options.session
+        if session is not None and session.resume_id and session.follow_up:
+            # A served conversation's next turn arrives with the resume, not from `next_prompt`.
+            await runner.follow_up(session.follow_up, reset=False)
         ask = setup.options.next_prompt
         # A chat resumed at an input boundary asks first: its last turn was already answered.
         outcome = Outcome("completed") if ask is not None and resumed_at_input(setup) else await runner.loop()

@@ -98,6 +98,8 @@ class Runner:
 
     async def follow_up(self, text: str, *, reset: bool) -> None:
         """A chat's next turn: a fresh iteration allowance, the text as a user turn (journaled)."""
+        if self._s.pending is not None:  # a resumed conversation's next turn settles the last turn's calls first
+            await self._complete_pending()
         s = self._s
         if reset:
             self.clear()

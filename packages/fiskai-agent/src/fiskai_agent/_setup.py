@@ -11,6 +11,7 @@ when the operator set `llm.no_tool_search`, every tool sent directly as the orig
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Sequence
 
@@ -41,6 +42,7 @@ from fiskai_core.builtins import FIND_TOOLS
 from fiskai_core.confirm import ConfirmGate
 from fiskai_core.tools import plan_deferral
 from fiskai_runstate import Fingerprint, sha256_json
+from fiskai_runstate.go_hash import GoToolDef, go_system_hash, go_tools_hash
 
 __all__ = ["Setup", "fall_back", "prepare"]
 
@@ -203,14 +205,21 @@ async def prepare(options: RunOptions) -> Setup:
         system = _system_blocks(options)
         if finder is not None:
             system.append(finder.tool.system_note)
+        # The Go agent's hashes (issue 31), so sessions resume across the two implementations; `legacy`
+        # is what fiskai wrote before, still accepted on resume.
         fingerprint = Fingerprint(
             provider=caps.provider,
             model=llm.model,
-            system_hash=sha256_json(system),
-            tools_hash=sha256_json(tools_hash_input(hashed)),
+            system_hash=go_system_hash(system),
+            tools_hash=go_tools_hash(
+                [GoToolDef(d.name, d.description, d.input_schema, d.defer_loading) for d in hashed]
+            ),
             thinking_mode="summarized" if thinking else "off",
             max_tokens=budget.max_tokens,
             max_iterations=budget.max_iterations,
+        )
+        legacy = dataclasses.replace(
+            fingerprint, system_hash=sha256_json(system), tools_hash=sha256_json(tools_hash_input(hashed))
         )
         setup = Setup(
             options=options,
@@ -231,7 +240,7 @@ async def prepare(options: RunOptions) -> Setup:
             deferrable=deferrable,
             builtins=builtins,
         )
-        resume_info = await open_journal(setup, fingerprint)
+        resume_info = await open_journal(setup, fingerprint, legacy=legacy)
         if finder is not None:
             finder.deferred.restore(found_answers(setup.messages))
             _advise_finder(options, finder, len(entries) - 1)

@@ -16,7 +16,12 @@ from ._wiring import DEFAULT_CONFIG, Invocation
 COMMANDS: dict[str, LazyCommand] = {
     "a2a": LazyCommand(
         import_path="fiskai_cli.commands.a2a:a2a",
-        summary="Serve the tools to other agents over NATS (agent-to-agent).",
+        summary="Serve the tools to other agents over NATS (an alias of `serve` with the tool endpoint only).",
+        extra="a2a",
+    ),
+    "ask": LazyCommand(
+        import_path="fiskai_cli.commands.ask:ask",
+        summary='Send a prompt to an agent served over NATS and stream its answer (ask AGENT "prompt").',
         extra="a2a",
     ),
     "approvals": LazyCommand(
@@ -62,9 +67,15 @@ COMMANDS: dict[str, LazyCommand] = {
         summary="Run the agent: a model that may call only the configured commands.",
         extra="agent",
     ),
+    "serve": LazyCommand(
+        import_path="fiskai_cli.commands.serve:serve",
+        summary="Host the agent: answer prompts and serve tools over NATS until interrupted.",
+        extra="a2a",
+    ),
     "session": LazyCommand(
-        import_path="fiskai_cli.commands.session:session",
-        summary="Manage checkpointed agent runs: list, show, rm, export.",
+        # session_inspect adds stats/query/search to the group defined in session.py.
+        import_path="fiskai_cli.commands.session_inspect:session",
+        summary="Manage checkpointed agent runs: list, show, stats, query, search, rm, export.",
         extra="session",
     ),
     "tools": LazyCommand(

@@ -52,6 +52,7 @@ __all__ = [
     "reported",
     "resolve_under",
     "state_home",
+    "tool_time_limit",
 ]
 
 DEFAULT_CONFIG = "agent.yaml"
@@ -241,3 +242,9 @@ def _operator_error(err: Exception) -> bool:
 def needs_extra(extra: str, what: str, err: ImportError) -> click.ClickException:
     """The one-line error for a feature whose extra is not installed."""
     return click.ClickException(f"{what} needs the `{extra}` extra: pip install 'fiskai-cli[{extra}]' ({err})")
+
+
+def tool_time_limit(config: Any) -> float | None:
+    """`harness.tool_timeout` in seconds for `run_call`: None when `0s` (no limit)."""
+    seconds = config.harness.tool_timeout.total_seconds()
+    return seconds if seconds > 0 else None

@@ -221,14 +221,21 @@ def knowledge_embedder(embeddings: EmbeddingsSettings | None, *, download: bool 
 
 
 def open_knowledge_store(
-    directory: Path, *, read_only: bool, embedder: Embedder | None = None, without_stages: Sequence[str] = ()
+    directory: Path,
+    *,
+    read_only: bool,
+    embedder: Embedder | None = None,
+    without_stages: Sequence[str] = (),
+    embeddings: EmbeddingsSettings | None = None,
 ) -> KnowledgeStore:
     """Open the knowledge index in `directory`: read-only for searching, else as its single writer.
 
-    Without an embedder, an index built with an in-process static model (`fiskai knowledge --semantic
-    index`) is opened with that model, so one switch at index time makes every later search, pack, MCP
-    server and agent hybrid; an index built through an embeddings server stays lexical here.
-    `without_stages` switches search ranking stages off by name (`fiskai knowledge --without-stage`).
+    Without an embedder, the index's own tier is used (`_retrieval`): an index built with an in-process
+    model (`fiskai knowledge --semantic index`) is opened with that model, one built through an embeddings
+    server with the server `embeddings` configures (or, without one, an embedder whose every query
+    degrades to lexical with the reason), so one switch at index time makes every later search, pack, MCP
+    server and agent hybrid. `without_stages` switches search ranking stages off by name
+    (`fiskai knowledge --without-stage`).
 
     Raises:
         click.ClickException: the `knowledge` extra is missing, or the index cannot be opened.
@@ -240,7 +247,8 @@ def open_knowledge_store(
     with reported():
         store = open_store(directory, read_only=read_only, embedder=embedder, without_stages=without_stages)
         if embedder is None:
-            follow = _manifest_embedder(store)
+            # A writer never gets the stand-in for an absent server: its index run would fail on it.
+            follow = _manifest_embedder(store) or (_server_embedder(store, embeddings) if read_only else None)
             if follow is not None:
                 store.close()
                 store = open_store(directory, read_only=read_only, embedder=follow, without_stages=without_stages)
@@ -258,6 +266,20 @@ def manifest_embedder(directory: Path) -> Embedder | None:
             return _manifest_embedder(store)
     except RagError:
         return None
+
+
+def _server_embedder(store: KnowledgeStore, embeddings: EmbeddingsSettings | None) -> Embedder | None:
+    from fiskai_rag import RagError
+
+    try:
+        manifest = store.manifest()
+    except RagError:
+        return None
+    if manifest is None or not manifest.has_vectors:
+        return None
+    from fiskai_cli._retrieval import server_embedder
+
+    return server_embedder(manifest, embeddings)
 
 
 def _manifest_embedder(store: KnowledgeStore) -> Embedder | None:

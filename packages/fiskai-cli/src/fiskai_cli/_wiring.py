@@ -18,6 +18,7 @@ Faces and what they get:
 | mcp   | application by expose.agent.tools, knowledge*    | the server's own        | index*                   |
 | a2a   | application by expose.agent.tools                | none (gated: not served) | NATS                     |
 | tools | application, mcp_clients                         | operator + saved rules  |                          |
+| serve | as run (channel runs); `served`: as a2a          | per work (else deny)    | journal, memory, NATS (once) |
 
 Import-light: this module is imported by commands that only describe (`info`), so the configuration
 loader, the stores and the tool machinery load inside the functions that need them.
@@ -34,6 +35,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import click
 
 from fiskai_cli._nats import NatsTarget, nats_target, open_nats
+from fiskai_cli._retrieval import knowledge_tool_options, open_knowledge_reader
 from fiskai_cli._settings import (
     DEFAULT_CONFIG,
     Invocation,
@@ -45,6 +47,7 @@ from fiskai_cli._settings import (
     reported,
     resolve_under,
     state_home,
+    tool_time_limit,
 )
 from fiskai_cli._sources import load_tool_sources
 from fiskai_cli._stores import (
@@ -106,7 +109,7 @@ __all__ = [
     "tool_time_limit",
 ]
 
-Face = Literal["run", "mcp", "a2a", "tools"]
+Face = Literal["run", "mcp", "a2a", "tools", "serve"]
 """Which command the harness is built for; it decides the tool set, the gate and the stores."""
 
 
@@ -132,6 +135,8 @@ class Harness:
     knowledge_directory: str = ""
     nats: NatsTransport | None = None
     """The command's NATS connection, once opened (`connected`)."""
+    served: ToolSet | None = None
+    """serve: what the tool endpoint serves (the a2a face's set), apart from what channel runs reach."""
     start_context: list[str] = field(default_factory=list[str])
     """System blocks describing the world as a run starts (the memory index)."""
     notices: list[tuple[str, str]] = field(default_factory=list[tuple[str, str]])
@@ -163,12 +168,6 @@ class Harness:
                 open_nats(context, name=f"fiskai {self.settings.config.identity}")
             )
         return self.nats
-
-
-def tool_time_limit(config: Any) -> float | None:
-    """`harness.tool_timeout` in seconds for `run_call`: None when `0s` (no limit)."""
-    seconds = config.harness.tool_timeout.total_seconds()
-    return seconds if seconds > 0 else None
 
 
 def operator_prompter() -> Prompter:
@@ -297,8 +296,8 @@ def _needs_nats(settings: Settings, face: Face, *, checkpointing: bool) -> str:
     """What of this command needs NATS (for the error when no connection is named), or "" for nothing."""
     config = settings.config
     harness = config.harness
-    if face == "a2a":
-        return "fiskai a2a"
+    if face in ("a2a", "serve"):
+        return f"fiskai {face}"
     if face != "run":
         return ""
     if config.remote_tools:
@@ -357,6 +356,11 @@ async def open_harness(
                 await _mcp_knowledge(harness, stack)
         elif face == "run":
             await _run_parts(harness, stack, application, prompter, checkpointing=checkpointing, state_dir=state_dir)
+        elif face == "serve":
+            harness.served = ToolSet.of(_exposed(settings, application), has_application=bool(config.application_path))
+            if checkpointing:  # channel runs: their stores (and the connection) before anything listens
+                await harness.connected(needs)
+                await _run_parts(harness, stack, application, None, checkpointing=True, state_dir=state_dir)
         if face in ("run", "tools") and config.mcp_client_entries:
             # Never on the server faces: imported tools are not served again.
             from fiskai_cli._mcp_clients import attach_imported_tools
@@ -395,7 +399,7 @@ async def _run_parts(
     knowledge = None
     if config.harness.knowledge.enabled:
         _open_knowledge(harness, stack)
-        knowledge = KnowledgeAccess(harness.knowledge, max_injected_tokens=config.harness.knowledge.max_injected_tokens)
+        knowledge = KnowledgeAccess(harness.knowledge, **knowledge_tool_options(config.harness.knowledge))
         if harness.knowledge is None:
             harness.notices.append(
                 (
@@ -445,7 +449,7 @@ def _open_knowledge(harness: Harness, stack: AsyncExitStack) -> None:
     directory = knowledge_directory(config.harness.knowledge, identity=config.identity, folder=settings.folder)
     harness.knowledge_directory = str(directory)
     if (directory / "knowledge.db").exists():
-        harness.knowledge = stack.enter_context(open_knowledge_store(directory, read_only=True))
+        harness.knowledge = stack.enter_context(open_knowledge_reader(directory, config.harness.knowledge))
 
 
 async def _mcp_knowledge(harness: Harness, stack: AsyncExitStack) -> None:
@@ -460,10 +464,10 @@ async def _mcp_knowledge(harness: Harness, stack: AsyncExitStack) -> None:
     directory = knowledge_directory(config.harness.knowledge, identity=config.identity, folder=harness.settings.folder)
     harness.knowledge_directory = str(directory)
     try:
-        harness.knowledge = stack.enter_context(open_knowledge_store(directory, read_only=True))
+        harness.knowledge = stack.enter_context(open_knowledge_reader(directory, config.harness.knowledge))
     except click.ClickException as err:
         raise click.ClickException(f"cannot expose knowledge_search over MCP: {err.message}") from err
-    tool = KnowledgeSearchTool(harness.knowledge, max_injected_tokens=config.harness.knowledge.max_injected_tokens)
+    tool = KnowledgeSearchTool(harness.knowledge, **knowledge_tool_options(config.harness.knowledge))
     with reported():
         harness.tools = harness.tools.with_entries([ToolEntry(tool=tool, kind="builtin")])
 

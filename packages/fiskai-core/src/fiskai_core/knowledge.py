@@ -13,9 +13,9 @@ error result naming `knowledge_search`.
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from typing import Literal, Protocol
+from typing import Literal, Protocol, runtime_checkable
 
-__all__ = ["KnowledgePack", "KnowledgeSearcher"]
+__all__ = ["KnowledgeHit", "KnowledgeIndex", "KnowledgePack", "KnowledgeResult", "KnowledgeSearcher"]
 
 
 class KnowledgePack(Protocol):
@@ -36,6 +36,11 @@ class KnowledgePack(Protocol):
         """`ok`, `index_not_built`, or why the pack is empty (`no_candidates`, `no_match`, `over_budget`)."""
         ...
 
+    @property
+    def degraded(self) -> str | None:
+        """Why the index's vectors were skipped for this query (its embedder failed), if they were."""
+        ...
+
 
 class KnowledgeSearcher(Protocol):
     """A knowledge index that can build context packs."""
@@ -47,6 +52,56 @@ class KnowledgeSearcher(Protocol):
         budget: int,
         fmt: Literal["text", "json", "jsonl"] = "text",
         exclude: Collection[str] = (),
+        limit: int | None = None,
     ) -> KnowledgePack:
-        """Select the best excerpts for `query` within `budget` tokens, skipping `exclude` citations."""
+        """Select the best excerpts for `query` within `budget` tokens, skipping `exclude` citations.
+
+        `limit` caps the excerpts (the model's `top_k`); None for as many as the budget holds.
+        """
+        ...
+
+
+class KnowledgeHit(Protocol):
+    """One ranked section, as the Go agent's `knowledge_search` returns it."""
+
+    @property
+    def citation(self) -> str:
+        """`<path>#<ordinal>`."""
+        ...
+
+    @property
+    def heading_path(self) -> str:
+        """`Design > Backpressure`; empty before the first heading."""
+        ...
+
+    @property
+    def content(self) -> str:
+        """The section's text."""
+        ...
+
+
+class KnowledgeResult(Protocol):
+    """A ranked search: hits best first, a soft status, the tier line and why the vectors were skipped."""
+
+    @property
+    def hits(self) -> Sequence[KnowledgeHit]: ...
+
+    @property
+    def status(self) -> str:
+        """`ok`, `index_not_built` or `index_empty`."""
+        ...
+
+    @property
+    def tier(self) -> str: ...
+
+    @property
+    def degraded(self) -> str | None: ...
+
+
+@runtime_checkable
+class KnowledgeIndex(KnowledgeSearcher, Protocol):
+    """A searcher that also returns plain ranked hits: `harness.knowledge.result_format: json` needs it."""
+
+    def search(self, query: str, *, top_k: int | None = None) -> KnowledgeResult:
+        """The best `top_k` sections for `query`, best first."""
         ...

@@ -112,9 +112,132 @@ async def test_a_failing_index_is_an_error_result_not_a_crash() -> None:
             budget: int,
             fmt: Literal["text", "json", "jsonl"] = "text",
             exclude: Collection[str] = (),
+            limit: int | None = None,
         ) -> FakePack:
             raise OSError("database disk image is malformed")
 
     result = await call_tool(KnowledgeSearchTool(Broken(), max_injected_tokens=10), '{"query": "x"}')
     assert result.is_error
     assert result.text == "knowledge_search: database disk image is malformed"
+
+
+def test_the_schema_offers_top_k_as_the_go_agent_does() -> None:
+    schema = KnowledgeSearchTool(FakeSearcher(), max_injected_tokens=100).input_schema
+    properties = schema["properties"]
+    assert isinstance(properties, dict)
+    assert properties["top_k"] == {
+        "type": "integer",
+        "description": "Optional maximum number of sections to return; defaults to the configured value and is "
+        "capped by it.",
+    }
+    assert schema["required"] == ["query"]
+
+
+@pytest.mark.parametrize(
+    ("arguments", "configured", "limit"),
+    [
+        ('{"query": "streams"}', 5, 5),  # the configured value by default
+        ('{"query": "streams", "top_k": 1}', 5, 1),
+        ('{"query": "streams", "top_k": 9}', 3, 3),  # capped by harness.knowledge.top_k
+        ('{"query": "streams", "top_k": 0}', 4, 4),  # 0 reads as "the configured value", as in Go
+        ('{"query": "streams", "top_k": 2.0}', 4, 2),
+        ('{"query": "streams"}', None, None),  # no configured cap: the budget alone
+    ],
+)
+async def test_top_k_is_the_models_capped_by_the_configured_one(
+    arguments: str, configured: int | None, limit: int | None
+) -> None:
+    searcher = FakeSearcher(excerpts=EXCERPTS)
+    tool = KnowledgeSearchTool(searcher, max_injected_tokens=6000, top_k=configured)
+    result = await call_tool(tool, arguments)
+    assert not result.is_error
+    assert searcher.limits == [limit]
+    assert len(result.citations) == min(limit or 2, 2)
+
+
+async def test_a_top_k_that_is_not_a_whole_number_is_refused_before_the_search() -> None:
+    searcher = FakeSearcher(excerpts=EXCERPTS)
+    tool = KnowledgeSearchTool(searcher, max_injected_tokens=6000, top_k=5)
+    for bad in ('"3"', "true", "1.5"):
+        result = await call_tool(tool, f'{{"query": "streams", "top_k": {bad}}}')
+        assert result.is_error
+        assert "top_k must be a whole number" in result.text
+    assert searcher.calls == []
+
+
+def test_the_trace_names_top_k_when_asked() -> None:
+    from fiskai_core.tools import parse_arguments
+
+    tool = KnowledgeSearchTool(FakeSearcher(), max_injected_tokens=10)
+    assert tool.display(parse_arguments('{"query": "streams", "top_k": 3}')) == 'knowledge_search("streams", top_k=3)'
+    assert tool.display(parse_arguments('{"query": "streams"}')) == 'knowledge_search("streams")'
+
+
+async def test_a_degraded_pack_says_the_query_was_lexical_only() -> None:
+    class Degraded(FakeSearcher):
+        def context(self, query: str, **kwargs: object) -> FakePack:  # type: ignore[override]
+            return FakePack(text="docs/a.md#0: x", citations=("docs/a.md#0",), status="ok", degraded="refused")
+
+    result = await call_tool(KnowledgeSearchTool(Degraded(), max_injected_tokens=100), '{"query": "x"}')
+    assert result.text.splitlines()[0] == (
+        "note: the embeddings server was unreachable, so this query used the lexical tier only (refused)"
+    )
+
+
+class _Hit:
+    def __init__(self, citation: str, heading_path: str, content: str) -> None:
+        self.citation, self.heading_path, self.content = citation, heading_path, content
+
+
+class _Result:
+    def __init__(self, hits: list[_Hit], status: str = "ok", degraded: str | None = None) -> None:
+        self.hits, self.status, self.degraded = hits, status, degraded
+        self.tier = "lexical (FTS5) - no embeddings configured" if degraded is None else "hybrid -> DEGRADED"
+
+
+class _Index(FakeSearcher):
+    result: _Result = _Result([])
+    asked: list[int | None] = []
+
+    def search(self, query: str, *, top_k: int | None = None) -> _Result:
+        self.asked.append(top_k)
+        return self.result
+
+
+async def test_result_format_json_is_the_go_agents_shape_within_its_byte_budget() -> None:
+    index = _Index()
+    index.result = _Result(
+        [_Hit("docs/a.md#0", "A > Intro", "x" * 30), _Hit("docs/b.md#1", "", "y" * 20), _Hit("docs/c.md#0", "", "z")]
+    )
+    tool = KnowledgeSearchTool(index, max_injected_tokens=10, top_k=5, result_format="json")  # 40 bytes
+
+    result = await call_tool(tool, '{"query": "x", "top_k": 3}')
+
+    assert json.loads(result.text) == {
+        "tier": "lexical (FTS5) - no embeddings configured",
+        "status": "ok",
+        "results": [{"citation": "docs/a.md#0", "section": "A > Intro", "content": "x" * 30}],
+    }
+    assert list(json.loads(result.text)) == ["tier", "status", "results"]
+    assert result.citations == ("docs/a.md#0",)
+    assert index.asked[-1] == 3
+
+
+async def test_result_format_json_notes_degraded_empty_and_missing_indexes() -> None:
+    index = _Index()
+    index.result = _Result([_Hit("docs/a.md#0", "", "a" * 500)], degraded="connection refused")
+    tool = KnowledgeSearchTool(index, max_injected_tokens=10, result_format="json")
+    degraded = json.loads((await call_tool(tool, '{"query": "x"}')).text)
+    index.result = _Result([], status="index_empty")
+    empty = json.loads((await call_tool(tool, '{"query": "x"}')).text)
+    missing = json.loads(
+        (
+            await call_tool(KnowledgeSearchTool(None, max_injected_tokens=10, result_format="json"), '{"query": "x"}')
+        ).text
+    )
+
+    assert degraded["note"] == "the embeddings server was unreachable, so this query used the lexical tier only"
+    assert len(degraded["results"]) == 1  # the first hit always, even over the budget
+    assert empty["note"] == "the knowledge index is empty or the query had no searchable terms"
+    assert empty["results"] == []
+    assert missing["status"] == "index_not_built" and missing["results"] == []

@@ -13,6 +13,8 @@ needs; everything else is importable from the public module that defines it:
 - `fiskai_runstate.errors`: the `JournalError` and `ResumeError` trees.
 - `fiskai_runstate.json_schemas`: `schema_documents` (the records' JSON Schemas).
 - `fiskai_runstate.options`: the typed `harness.sessions` parsers, for the one caller that reads configuration.
+- `fiskai_runstate.inspection`: `session_stats`, `query_calls` (`fiskai session stats|query`), lock-free folds.
+- `fiskai_runstate.session_search`: `search_sessions`, `SearchFilter` (`fiskai session search`).
 - `fiskai_runstate.gate_log`: what the gate decided in a run, read back from its records.
 - `fiskai_runstate.jetstream`: the JetStream backend (extra `nats`); not imported here, so this package never
   needs nats-py.

@@ -21,10 +21,11 @@ def index_with_progress(
     reconcile: bool = False,
     reindex: bool = False,
     dry_run: bool = False,
+    defer_vectors: bool = False,
 ) -> IndexStats:
     """`store.index(roots, ...)`, drawing files done, elapsed and remaining time on stderr when `progress`."""
     if not progress:
-        return store.index(roots, reconcile=reconcile, reindex=reindex, dry_run=dry_run)
+        return store.index(roots, reconcile=reconcile, reindex=reindex, dry_run=dry_run, defer_vectors=defer_vectors)
     import time
 
     from rich.console import Console  # only the interactive index path draws
@@ -50,4 +51,6 @@ def index_with_progress(
                 drawn[0] = now
                 bar.update(task, completed=done, total=total)
 
-        return store.index(roots, reconcile=reconcile, reindex=reindex, dry_run=dry_run, progress=report)
+        return store.index(
+            roots, reconcile=reconcile, reindex=reindex, dry_run=dry_run, progress=report, defer_vectors=defer_vectors
+        )

@@ -56,6 +56,7 @@ if TYPE_CHECKING:
     from fiskai_core.config import EmbeddingsSettings
 
 __all__ = [
+    "SEMANTIC_KEY",
     "KnowledgeSettings",
     "without_stage_option",
     "echo_tier",
@@ -137,6 +138,8 @@ _STORE_DIR = "fiskai.knowledge.store_dir"
 """`ctx.meta` key of the group's `--store-dir`."""
 _SEMANTIC = "fiskai.knowledge.semantic"
 """`ctx.meta` key of the group's `--semantic`/`--model`: the model name ("" for the default)."""
+SEMANTIC_KEY = _SEMANTIC
+"""The same key for `knowledge index`, which sets it to the cached default model (`knowledge_vectors`)."""
 _DEFAULT_MODEL = "potion-base-8M"
 """`fiskai_rag.models.DEFAULT_MODEL`, repeated so `--help` does not import the model module."""
 
@@ -285,7 +288,13 @@ def opened(
             from fiskai_cli.commands.knowledge_model import fetch_with_progress  # only indexing downloads
 
             fetch_with_progress(embedder)
-    store = open_store_at(settings.store_dir, read_only=read_only, embedder=embedder, without_stages=without_stages)
+    store = open_store_at(
+        settings.store_dir,
+        read_only=read_only,
+        embedder=embedder,
+        without_stages=without_stages,
+        embeddings=settings.embeddings,
+    )
     try:
         yield store, settings
     finally:
@@ -296,13 +305,19 @@ def opened(
 def open_knowledge_store(ctx: click.Context, *, without_stages: Sequence[str] = ()) -> Generator[Store]:
     """The configured store opened read-only for `knowledge context`.
 
-    Packs use vectors only from an in-process static model (configured, --semantic, or the one the index
-    was built with), whose vectors are deterministic; an embeddings server's are not, so with a server
-    packs stay lexical and its client never loads.
+    Packs search as every consumer does (`fiskai_cli._retrieval`): an in-process model configured or
+    named by --semantic, else the tier the index was built with, through the configured embeddings
+    server for a server-built index (degraded to lexical with a note when it is away).
     """
     settings = knowledge_settings(ctx)
     embedder = settings_embedder(settings) if settings.in_process else None
-    store = open_store_at(settings.store_dir, read_only=True, embedder=embedder, without_stages=without_stages)
+    store = open_store_at(
+        settings.store_dir,
+        read_only=True,
+        embedder=embedder,
+        without_stages=without_stages,
+        embeddings=settings.embeddings,
+    )
     try:
         yield store
     finally:

@@ -1,8 +1,9 @@
 """`fiskai knowledge context QUERY --budget N`: the best few chunks under a hard token budget, with a receipt.
 
 The delivered bytes are written exactly as the pack measured them (no extra newline), so
-`receipt.encoded_tokens` (bytes / 4, rounded up) describes what reached stdout. The path stays lexical
-and fast: the store is opened without an embedder, so neither httpx nor the vector tier loads.
+`receipt.encoded_tokens` (bytes / 4, rounded up) describes what reached stdout. The pack searches the
+tier the index was built with, as the agent's `knowledge_search` does; when its embedder is away the
+query degrades to lexical and a note says so on stderr.
 """
 
 from __future__ import annotations
@@ -87,5 +88,7 @@ def context_command(
             fix = remedy_text(err.remedy)
             raise click.ClickException(f"{err}; {fix}" if fix else str(err)) from err
     click.echo(pack.text, nl=False)  # the text already ends in a newline, and is measured as delivered
+    if pack.degraded is not None:
+        click.echo(f"note: the vectors were skipped, so this pack is lexical only: {pack.degraded}", err=True)
     if pack.status == "index_not_built":
         click.echo(f"{NOT_BUILT_TEXT}; {remedy_text(Remedy.INDEX)}", err=True)

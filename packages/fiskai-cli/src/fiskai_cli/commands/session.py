@@ -32,6 +32,7 @@ from fiskai_cli.commands.session_approvals import (
     remember_approvals_flag,
     render_approvals,
 )
+from fiskai_cli.commands.session_export import export
 from fiskai_cli.ui.gate_text import denial_line, is_denial
 from fiskai_cli.ui.text import clip, items, json_text, table
 from fiskai_core.config import Mode
@@ -466,34 +467,9 @@ def remove(ctx: click.Context, run_id: str) -> None:
     click.echo(f"Removed session {run_id}")
 
 
-@session.command("export")
-@click.argument("run_id")
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="Write to this new file instead of stdout (an existing file is never overwritten).",
-)
-@click.pass_context
-def export(ctx: click.Context, run_id: str, output: Path | None) -> None:
-    """Write a run's records as JSON lines, exactly as journaled.
+def load_records(ctx: click.Context, run_id: str) -> list[Record]:
+    """A run's records from the group's store (`session export` reads them through this)."""
+    return _run(ctx, lambda store: store.load(run_id))
 
-    \b
-    Examples:
-      fiskai session export orders-report > orders-report.jsonl
-      fiskai session export orders-report -o orders-report.jsonl
-    """
-    records = _run(ctx, lambda store: store.load(run_id))
-    data = b"".join(encode_record(r) + b"\n" for r in records)
-    if output is None:
-        click.echo(data, nl=False)
-        return
-    try:
-        with output.open("xb") as out:
-            out.write(data)
-    except FileExistsError:
-        raise click.ClickException(f"{output} already exists; choose a new file name") from None
-    except OSError as err:
-        raise click.ClickException(f"writing {output}: {err.strerror or err}") from err
-    click.echo(f"Exported {len(records)} records of session {run_id} to {output}", err=True)
+
+session.add_command(export)

@@ -21,13 +21,26 @@ __all__ = ["KnowledgeAccess", "agent_tool_set"]
 
 
 class KnowledgeAccess:
-    """`harness.knowledge` for a run: the searcher (None: no index yet) and each pack's token budget."""
+    """`harness.knowledge` for a run: what `knowledge_search` searches and how it answers.
 
-    __slots__ = ("max_injected_tokens", "searcher")
+    The searcher (None: no index yet), each pack's token budget, the most excerpts a call returns and the
+    result format (`pack` or the Go agent's `json`).
+    """
 
-    def __init__(self, searcher: KnowledgeSearcher | None, *, max_injected_tokens: int = 6000) -> None:
+    __slots__ = ("max_injected_tokens", "result_format", "searcher", "top_k")
+
+    def __init__(
+        self,
+        searcher: KnowledgeSearcher | None,
+        *,
+        max_injected_tokens: int = 6000,
+        top_k: int | None = None,
+        result_format: str = "pack",
+    ) -> None:
         self.searcher = searcher
         self.max_injected_tokens = max_injected_tokens
+        self.top_k = top_k
+        self.result_format = result_format
 
 
 def agent_tool_set(
@@ -63,7 +76,12 @@ def agent_tool_set(
         entries.extend(ToolEntry(tool=tool, kind="builtin") for tool in memory_tools(memory))
         notes.append(MEMORY_SYSTEM_NOTE)
     if knowledge is not None:
-        tool = KnowledgeSearchTool(knowledge.searcher, max_injected_tokens=knowledge.max_injected_tokens)
+        tool = KnowledgeSearchTool(
+            knowledge.searcher,
+            max_injected_tokens=knowledge.max_injected_tokens,
+            top_k=knowledge.top_k,
+            result_format=knowledge.result_format,
+        )
         entries.append(ToolEntry(tool=tool, kind="builtin"))
         notes.append(KNOWLEDGE_SYSTEM_NOTE)
     entries.extend(ToolEntry(tool=tool, kind="remote", origin=agent) for tool, agent in remote)

@@ -1,25 +1,29 @@
 """`knowledge_search`: a context pack from the operator's knowledge index, as a tool.
 
 Each call returns a token-budgeted pack (`max_injected_tokens`) with its receipt summary and trust
-notice. Within one run later searches skip the citations already delivered, so a model that searches
-again gets new evidence rather than the same excerpts: the run keeps that list (from its journal on a
-resume) and hands it to each call.
+notice, at most `top_k` excerpts (the model's, capped by `harness.knowledge.top_k`). Within one run later
+searches skip the citations already delivered, so a model that searches again gets new evidence rather
+than the same excerpts: the run keeps that list (from its journal on a resume) and hands it to each call.
+With `result_format: json` a call returns the Go agent's JSON instead (`_go_json`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 
 import anyio.to_thread
 from pydantic import JsonValue
 from typing_extensions import override
 
+from fiskai_core._gojson import JsonNumber
 from fiskai_core.errors import ArgumentsError
-from fiskai_core.knowledge import KnowledgePack, KnowledgeSearcher
+from fiskai_core.knowledge import KnowledgeIndex, KnowledgePack, KnowledgeSearcher
 from fiskai_core.telemetry import current as current_telemetry
 from fiskai_core.tools import TAG_IDEMPOTENT, CallContext, ToolArguments, ToolResult
 
 from ._base import BuiltinTool, quoted_trace
+from ._knowledge_json import DEGRADED_NOTE, go_json
 
 __all__ = ["KNOWLEDGE_SEARCH", "KNOWLEDGE_SYSTEM_NOTE", "KnowledgeSearchTool"]
 
@@ -44,6 +48,11 @@ _SCHEMA: dict[str, JsonValue] = {
             "type": "string",
             "description": "The natural-language search query describing what you are looking for.",
         },
+        "top_k": {
+            "type": "integer",
+            "description": "Optional maximum number of sections to return; defaults to the configured value and "
+            "is capped by it.",
+        },
     },
     "required": ["query"],
 }
@@ -66,41 +75,67 @@ class KnowledgeSearchTool(BuiltinTool):
     _schema = _SCHEMA
     _tags = (TAG_IDEMPOTENT,)
 
-    def __init__(self, searcher: KnowledgeSearcher | None, *, max_injected_tokens: int) -> None:
+    def __init__(
+        self,
+        searcher: KnowledgeSearcher | None,
+        *,
+        max_injected_tokens: int,
+        top_k: int | None = None,
+        result_format: str = "pack",
+    ) -> None:
         """Bind the tool to a searcher.
 
         Args:
             searcher: The read-only index; `None` answers every call with `index_not_built`.
             max_injected_tokens: The token budget of each pack.
+            top_k: `harness.knowledge.top_k`: the most excerpts a call returns (the model may ask for
+                fewer); None leaves a pack to its budget alone.
+            result_format: `pack`, or `json` for the Go agent's shape (the searcher must then be a
+                `KnowledgeIndex`).
         """
         self._searcher = searcher
         self._budget = max_injected_tokens
+        self._top_k = top_k
+        self._json = result_format == "json"
 
     @override
     def check(self, arguments: ToolArguments) -> None:
-        """A non-empty `query` string."""
+        """A non-empty `query` string and, if given, a whole `top_k`."""
         _query(arguments)
+        _top_k(arguments)
 
     @override
     def display(self, arguments: ToolArguments) -> str:
-        """`knowledge_search("<query>")`."""
+        """`knowledge_search("<query>")`, or `knowledge_search("<query>", top_k=<n>)` as the Go agent traces it."""
         query = arguments.values.get("query")
-        return quoted_trace(self._name, query if isinstance(query, str) else "")
+        trace = quoted_trace(self._name, query if isinstance(query, str) else "")
+        with contextlib.suppress(ArgumentsError):
+            top_k = _top_k(arguments)
+            if top_k is not None:
+                trace = f"{trace[:-1]}, top_k={top_k})"
+        return trace
 
     @override
     async def answer(self, arguments: ToolArguments, context: CallContext) -> ToolResult:
         """Build a pack for the model's query; every outcome is a result."""
         query = _query(arguments)
+        limit = self._limit(_top_k(arguments))
         searcher = self._searcher
         # Its own span under the tool's (reference 6.2); the query is content, so it is not an attribute.
         with current_telemetry().span("retrieval", {"gen_ai.operation.name": "retrieval"}) as span:
+            if self._json:
+                return await self._answer_json(query, limit)
             if searcher is None:
                 span.set("fisk.knowledge.search.status", "index_not_built")
                 return ToolResult(output=_NOT_BUILT_JSON)
             exclude = context.delivered
             try:
                 pack: KnowledgePack = await anyio.to_thread.run_sync(
-                    lambda: searcher.context(query, budget=self._budget, fmt="text", exclude=exclude)
+                    lambda: (
+                        searcher.context(query, budget=self._budget, fmt="text", exclude=exclude)
+                        if limit is None
+                        else searcher.context(query, budget=self._budget, fmt="text", exclude=exclude, limit=limit)
+                    )
                 )
             # The searcher is an injected seam whose failures (a damaged index, a dead embeddings server) must
             # reach the model as a result, not end the run.
@@ -112,7 +147,46 @@ class KnowledgeSearchTool(BuiltinTool):
             span.set("fisk.knowledge.sections", len(pack.citations))
             if pack.status == "index_not_built":
                 return ToolResult(output=_NOT_BUILT_JSON)
-            return ToolResult(output=pack.text, citations=tuple(pack.citations))
+            degraded = getattr(pack, "degraded", None)
+            text = pack.text if not degraded else f"note: {DEGRADED_NOTE} ({degraded})\n{pack.text}"
+            return ToolResult(output=text, citations=tuple(pack.citations))
+
+    def _limit(self, requested: int | None) -> int | None:
+        """The model's `top_k`, capped by the configured one; the configured one when it asked none."""
+        if requested is None:
+            return self._top_k
+        return requested if self._top_k is None else min(requested, self._top_k)
+
+    async def _answer_json(self, query: str, limit: int | None) -> ToolResult:
+        searcher = self._searcher
+        if searcher is None:
+            return ToolResult(output=go_json(None, budget_chars=self._budget * 4).text)
+        if not isinstance(searcher, KnowledgeIndex):
+            return ToolResult(output="knowledge_search: this index cannot return plain hits", is_error=True)
+        try:
+            result = await anyio.to_thread.run_sync(lambda: searcher.search(query, top_k=limit))
+        except Exception as err:  # noqa: BLE001 - an injected seam's failure is a result, as above
+            return ToolResult(output=f"knowledge_search: {err}", is_error=True)
+        output = go_json(result, budget_chars=self._budget * 4)
+        return ToolResult(output=output.text, citations=output.citations)
+
+
+def _top_k(arguments: ToolArguments) -> int | None:
+    value = arguments.values.get("top_k")
+    if value is None:
+        return None
+    number = _whole(value.text) if isinstance(value, JsonNumber) else None  # JSON true is not a count
+    if number is None:
+        raise ArgumentsError("invalid knowledge_search input: top_k must be a whole number, such as 3")
+    return number if number > 0 else None  # the Go agent reads 0 or less as "the configured value"
+
+
+def _whole(text: str) -> int | None:
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return int(value) if value.is_integer() and abs(value) < 1 << 31 else None
 
 
 def _query(arguments: ToolArguments) -> str:

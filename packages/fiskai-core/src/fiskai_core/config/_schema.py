@@ -300,6 +300,10 @@ class KnowledgeSettings(Block):
     max_injected_tokens: Int = 6000
     embeddings: EmbeddingsSettings | None = None
     """None = lexical-only."""
+    result_format: Literal["pack", "json"] = "pack"
+    """What `knowledge_search` returns: `pack` (a token-budgeted context pack with its receipt) or `json`
+    (the Go agent's `{"tier", "status", "note"?, "results": [{"citation", "section"?, "content"}]}`, for
+    prompts written against it)."""
 
     @field_validator("top_k")
     @classmethod

@@ -17,19 +17,22 @@ class FakePack:
     text: str
     citations: Sequence[str]
     status: str
+    degraded: str | None = None
 
 
 @dataclass(slots=True, kw_only=True)
 class FakeSearcher:
     """Returns every excerpt whose text contains a query word, in order, while it fits the budget.
 
-    `excerpts` maps citation to text. Calls are recorded as `(query, budget, excluded citations)`.
+    `excerpts` maps citation to text. Calls are recorded as `(query, budget, excluded citations)`, and
+    each call's `limit` in `limits`.
     """
 
     __test__ = False
 
     excerpts: dict[str, str] = field(default_factory=dict[str, str])
     calls: list[tuple[str, int, frozenset[str]]] = field(default_factory=list[tuple[str, int, frozenset[str]]])
+    limits: list[int | None] = field(default_factory=list[int | None])
 
     def context(
         self,
@@ -38,13 +41,17 @@ class FakeSearcher:
         budget: int,
         fmt: Literal["text", "json", "jsonl"] = "text",
         exclude: Collection[str] = (),
+        limit: int | None = None,
     ) -> FakePack:
-        """Select matching excerpts within `budget` tokens (bytes / 4, rounded up)."""
+        """Select matching excerpts within `budget` tokens (bytes / 4, rounded up), at most `limit`."""
         self.calls.append((query, budget, frozenset(exclude)))
+        self.limits.append(limit)
         words = {word.lower() for word in query.split()}
         lines: list[str] = []
         chosen: list[str] = []
         for citation, text in self.excerpts.items():
+            if limit is not None and len(chosen) >= limit:
+                break
             if citation in exclude or not words & {word.lower() for word in text.split()}:
                 continue
             candidate = [*lines, f"{citation}: {text}"]

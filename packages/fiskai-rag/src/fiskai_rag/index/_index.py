@@ -219,8 +219,12 @@ def run_index(  # noqa: C901
     reindex: bool,
     dry_run: bool,
     progress: Progress | None,
+    defer_vectors: bool = False,
 ) -> IndexStats:
     """Bring the index in line with the files under `roots` (the caller holds the writer lock).
+
+    With `defer_vectors`, chunks are written without their vectors and the index marked for the vector
+    pass (`_vectors.embed_pending`), so the lexical index is whole as soon as this returns.
 
     Returns:
         Counts of what was added, updated, skipped and removed.
@@ -255,6 +259,11 @@ def run_index(  # noqa: C901
             legacy.setdefault(os.path.basename(path), []).append(path)
     adopted: list[tuple[str, int]] = []
     vectors_on = embedder is not None and (manifest is None or manifest.has_vectors)
+    if vectors_on and defer_vectors and not dry_run:
+        from ._vectors import mark_vectors_pending
+
+        mark_vectors_pending(db)  # before any chunk lands without its vector
+        vectors_on = False
 
     batch: list[Pending] = []
     batch_bytes = 0

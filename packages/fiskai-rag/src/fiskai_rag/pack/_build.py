@@ -11,6 +11,7 @@ deterministic; ties break on the citation.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import hashlib
 from collections.abc import Callable, Collection, Sequence
@@ -32,7 +33,7 @@ from ._render import FORMATS, Format, deliver, encode, item_cost
 from ._select import MAX_COLLAPSED, PackItem, Selection, apply_floor, collapse, select
 from ._temporal import Window, resolve_window
 
-__all__ = ["EXCERPT_CHARS", "Pack", "build_pack", "excerpt_limit"]
+__all__ = ["EXCERPT_CHARS", "Pack", "SeedHits", "build_pack", "excerpt_limit"]
 
 EXCERPT_CHARS = 400
 """The shortest excerpt of a ranked item, and every pin's excerpt."""
@@ -79,6 +80,19 @@ class Pack:
     """The delivered citation tokens, in delivery order."""
     status: str
     """`ok`, `index_not_built`, or the warning kind: `no_candidates`, `no_match`, `over_budget`."""
+    degraded: str | None = None
+    """Why the search under the pack skipped the index's vectors (its embedder failed), if it did."""
+
+
+class SeedHits(NamedTuple):
+    """What `build_pack`'s `seed` returns: search's hits for the query and how they were ranked."""
+
+    hits: Sequence[tuple[int, str, Sequence[str]]]
+    """(chunk id, citation, other locations search folded into it), best first."""
+    vectors: bool = False
+    """Whether the index's vectors ranked them (a hybrid search that did not degrade)."""
+    degraded: str | None = None
+    """Why the vectors were skipped, when the index has them and its embedder failed."""
 
 
 def _digest(heading_path: str, content: str) -> str:
@@ -243,6 +257,11 @@ class _Request(NamedTuple):
     seed_copies: tuple[tuple[str, tuple[str, ...]], ...] = ()
     """(citation, other locations) of each seed search folded copies into (`Hit.also`): those copies are
     not candidates here."""
+    vector_seeds: bool = False
+    """Whether the index's vectors ranked the seeds: then search's top hits stay in the pack even when
+    they share no word with the query (the vectors found them by meaning)."""
+    limit: int | None = None
+    """At most this many items (`knowledge_search`'s `top_k`); None for as many as the budget holds."""
 
 
 def _with_search_copies(
@@ -285,13 +304,15 @@ def build_pack(
     since_receipt: str | None,
     save_receipt: bool,
     today: dt.date | None,
-    seed: Callable[[str], Sequence[tuple[int, str, Sequence[str]]]] | None = None,
+    seed: Callable[[str], SeedHits] | None = None,
+    limit: int | None = None,
 ) -> Pack:
     """Build one pack; `db` is None when the index has not been built (a soft `index_not_built` pack).
 
     `seed` returns the search ranking's hits for the window-free query text, best first, as (chunk id,
     citation, other locations search folded into it): they are the candidates, and the first `SEEDS`
     lead the pack in search order, so a pack carries what the top hits carry (and names the same copies).
+    `limit` caps the items (pins aside).
     """
     if fmt not in FORMATS:
         raise ValueError(f"unknown pack format {fmt!r}; expected one of {', '.join(FORMATS)}")
@@ -305,15 +326,19 @@ def build_pack(
         since_receipt,
         save_receipt,
         store_dir,
+        limit=limit,
     )
     text, window, trimmed = resolve_window(query, since=since, until=until, today=today or dt.date.today())
     plan = plan_query(text, trimmed)
+    degraded: str | None = None
     if db is not None and seed is not None and text.strip():
         # Outside the pack's transaction: a hybrid search may wait on an embeddings server first.
         seeded = seed(text)
+        degraded = seeded.degraded
         request = request._replace(
-            seeds=tuple(chunk_id for chunk_id, _, _ in seeded),
-            seed_copies=tuple((citation, tuple(also)) for _, citation, also in seeded if also),
+            seeds=tuple(chunk_id for chunk_id, _, _ in seeded.hits),
+            seed_copies=tuple((citation, tuple(also)) for _, citation, also in seeded.hits if also),
+            vector_seeds=seeded.vectors,
         )
     if db is None:
         index = {"state": "missing", "path": DB_NAME, "note": _NOT_BUILT}
@@ -330,7 +355,8 @@ def build_pack(
         context = Context(digest, query, plan, (), fmt, index, window, since_receipt, False, {}, None)
         return _finish(request, context, Selection())
     with db:
-        return _build(db, request, plan, window)
+        pack = _build(db, request, plan, window)
+    return pack if degraded is None else dataclasses.replace(pack, degraded=degraded)
 
 
 def _build(db: Conn, request: _Request, plan: QueryPlan, window: Window) -> Pack:
@@ -379,12 +405,14 @@ def _build(db: Conn, request: _Request, plan: QueryPlan, window: Window) -> Pack
     )  # fmt: skip
     scorer = Scorer(plan, rarities, stop)
     scored = [_seeded(scorer.score(c), seed_rank) for c in candidates]
-    ranked, below = apply_floor(scored, seed_rank)
+    ranked, below = apply_floor(scored, seed_rank, vector_seeds=request.vector_seeds)
     # Near-identical copies (a page copied across version trees) are one item that names the others.
     prints = stored_prints(db, reader.cols.cite, [*request.seeds, *ids])
     groups = collapse(ranked, fold([(s.candidate.citation, s.candidate.path, s.candidate.heading_path,
                                      s.candidate.content, prints.get(s.candidate.citation)) for s in ranked]))  # fmt: skip
     groups = _with_search_copies(groups, request)
+    if request.limit is not None:
+        groups = groups[: max(1, request.limit)]
     terms = frozenset(t for t in plan.terms if t not in stop)
     pin_items: list[PackItem] = []
     rejected: list[tuple[str, str]] = []

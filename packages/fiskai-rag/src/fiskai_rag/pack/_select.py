@@ -73,7 +73,9 @@ TOP_SEEDS = 5
 """Search hits (by rank) that a pack keeps whatever its own scorer thinks of them: the top five."""
 
 
-def apply_floor(scored: Sequence[Scored], seeds: Mapping[str, int] | None = None) -> tuple[list[Scored], int]:
+def apply_floor(
+    scored: Sequence[Scored], seeds: Mapping[str, int] | None = None, *, vector_seeds: bool = False
+) -> tuple[list[Scored], int]:
     """The items above the relevance floor, best first, and how many fell below.
 
     Order: an item the query names exactly (its citation or document path) first, then the search
@@ -84,14 +86,20 @@ def apply_floor(scored: Sequence[Scored], seeds: Mapping[str, int] | None = None
     seeds meet the same floor as every item (letting all seeds skip it padded small packs with weak hits
     and measured no better: influxdata-tuning answers @1500 0.659 either way, CACM pack nDCG@10 0.509
     skipping it, 0.517 not), so a pack shows the top search hits in their order, and its own scorer adds
-    what search missed (exact paths, identifiers, candidates).
+    what search missed (exact paths, identifiers, candidates). When the index's vectors ranked the seeds
+    (`vector_seeds`), those top hits count as relevant even without a query word: the vectors found
+    them by meaning, and a pack that dropped them would never carry what only the vector side finds.
     """
     seeds = seeds or {}
-    relevant = [s for s in scored if s.matched or s.identified]
+
+    def top_seed(s: Scored) -> bool:
+        return seeds.get(s.candidate.citation, TOP_SEEDS) < TOP_SEEDS
+
+    relevant = [s for s in scored if s.matched or s.identified or (vector_seeds and top_seed(s))]
     best = max((s.score for s in relevant), default=0)
 
     def above_floor(s: Scored) -> bool:
-        if seeds.get(s.candidate.citation, TOP_SEEDS) < TOP_SEEDS:
+        if top_seed(s):
             return True
         return s.score >= FLOOR_MIN and s.score * FLOOR_FRACTION >= best
 

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Concatenate, Literal, ParamSpec, TypeVar
 import apsw
 
 from fiskai_rag.embed import Embedder, StaticEmbedder
-from fiskai_rag.errors import CitationError, IndexNotBuiltError
+from fiskai_rag.errors import CitationError, IndexNotBuiltError, RagError
 from fiskai_rag.search._fusion import hybrid_tier
 from fiskai_rag.search._hit import DEFAULT_TOP_K, MAX_TOP_K, MODEL_DEGRADED, Hit, SearchResult
 from fiskai_rag.search._query import fts_query
@@ -29,15 +29,18 @@ from ._catalog import Source, StoreStats, list_sources, store_stats
 from ._citation import Citation
 from ._db import Conn, Manifest, clear_index, corruption_guard, read_manifest
 from ._files import StoreFiles
+from ._pending import vectors_pending
 from ._sql import Columns, chunk_rows, find_chunk, find_documents
 
 if TYPE_CHECKING:
     import datetime as dt
 
     from fiskai_rag.index._index import IndexStats, Progress
-    from fiskai_rag.pack._build import Pack
+    from fiskai_rag.pack._build import Pack, SeedHits
 
-__all__ = ["Store", "open_store"]
+__all__ = ["VECTORS_CATCHING_UP", "Store", "open_store"]
+
+VECTORS_CATCHING_UP = "searching lexically until the vectors catch up (fiskai knowledge index finishes them)"
 
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
@@ -120,7 +123,12 @@ class Store:
         manifest = self.manifest()
         # Before the first index run nothing has pinned a dimension: say none rather than `dim=0`.
         dimension = manifest.dimension if manifest is not None and manifest.dimension else None
-        return hybrid_tier(self.embedder, dimension)
+        tier = hybrid_tier(self.embedder, dimension)
+        if manifest is not None and manifest.has_vectors:
+            with contextlib.suppress(RagError):
+                if vectors_pending(self._files.require_db()):
+                    tier = f"{tier} - {VECTORS_CATCHING_UP}"
+        return tier
 
     @_serialised
     def search(self, query: str, *, top_k: int | None = None, timings: dict[str, float] | None = None) -> SearchResult:
@@ -150,6 +158,8 @@ class Store:
                 return SearchResult([], "index_empty", tier)
             manifest = self._files.manifest
             vectors = self.embedder if manifest is not None and manifest.has_vectors else None
+            if vectors is not None and vectors_pending(db):
+                vectors = None  # part of the corpus has no vector yet (the tier says so): fusing would favour the rest
             run = SearchRun(db, query, match, k, self._sides, vectors, manifest.dimension if manifest else 0)
             hits = run_search(run, without=self.without_stages, timings=timings)
         if run.degraded is not None:
@@ -174,6 +184,7 @@ class Store:
         since_receipt: str | None = None,
         save_receipt: bool = False,
         today: dt.date | None = None,
+        limit: int | None = None,
     ) -> Pack:
         """Build a context pack: the best few chunks for `query` under a hard token budget, with a receipt.
 
@@ -193,6 +204,7 @@ class Store:
             since_receipt: A saved receipt's input_digest: keep only chunks new or changed since it.
             save_receipt: Save this pack's manifest for later `since_receipt` calls.
             today: The day temporal expressions resolve against (default: the local date).
+            limit: At most this many items (pins aside); None for as many as the budget holds.
 
         Returns:
             The pack; a missing index gives status `index_not_built` rather than an error.
@@ -227,11 +239,21 @@ class Store:
                 save_receipt=save_receipt,
                 today=today,
                 seed=self._seed_ids,
+                limit=limit,
             )
 
-    def _seed_ids(self, text: str) -> list[tuple[int, str, tuple[str, ...]]]:
+    def _seed_ids(self, text: str) -> SeedHits:
         # A pack starts from what search would show for the same words (see `fiskai_rag.pack._build`).
-        return [(hit.chunk_id, hit.citation, hit.also) for hit in self.search(text, top_k=MAX_TOP_K).hits]
+        from fiskai_rag.pack._build import SeedHits
+
+        result = self.search(text, top_k=MAX_TOP_K)
+        manifest = self._files.manifest
+        vectors = self.embedder is not None and manifest is not None and manifest.has_vectors
+        return SeedHits(
+            [(hit.chunk_id, hit.citation, hit.also) for hit in result.hits],
+            vectors=vectors and result.degraded is None,
+            degraded=result.degraded,
+        )
 
     @_serialised
     def show(self, citation: str | Citation, *, base: str | os.PathLike[str] | None = None) -> Hit:
@@ -284,6 +306,7 @@ class Store:
         reindex: bool = False,
         dry_run: bool = False,
         progress: Progress | None = None,
+        defer_vectors: bool = False,
     ) -> IndexStats:
         """Index files and directories incrementally (writer only).
 
@@ -296,6 +319,8 @@ class Store:
             dry_run: Count what would be indexed and embedded; write nothing.
             progress: Called after each file with (done, total, key); with embeddings, once the
                 file's batch is written, and first once with key "" to give the total.
+            defer_vectors: Write the chunks lexically now and leave their vectors to `embed_pending`:
+                the index is searchable (lexically, saying so) as soon as this returns.
 
         Returns:
             Counts of added, updated, skipped and removed files, chunks and embeddings.
@@ -321,11 +346,47 @@ class Store:
                 reindex=reindex,
                 dry_run=dry_run,
                 progress=progress,
+                defer_vectors=defer_vectors,
             )
             manifest = self._files.manifest = read_manifest(db)
         if self.embedder is not None and manifest is not None and manifest.has_vectors:
             self._files.vec_loaded = True  # prepare_vector_tier loaded vec0 into this connection
         return result
+
+    @_serialised
+    def vectors_waiting(self) -> int:
+        """How many chunks wait for their vectors (0 when none do or the index has no vector tier)."""
+        db = self._files.require_db()
+        with corruption_guard(self.db_path):
+            if not vectors_pending(db):
+                return 0
+            from fiskai_rag.index._vectors import count_waiting
+
+            return count_waiting(db)
+
+    @_serialised
+    def embed_pending(self, progress: Callable[[int, int], None] | None = None) -> int:
+        """Give every chunk an index run deferred its vector (writer only); returns how many were embedded.
+
+        Each batch commits on its own, so an interrupted pass keeps what it did and the next call resumes.
+
+        Raises:
+            EmbedderError: The model failed.
+            EmbeddingDimensionError: The model now emits another dimension than the index.
+        """
+        from fiskai_rag.index._vectors import embed_pending
+
+        db = self._files.writer()
+        manifest = self._files.manifest = read_manifest(db)
+        if self.embedder is None or manifest is None or not manifest.has_vectors:
+            return 0
+        with corruption_guard(self.db_path):
+            if not self._files.vec_loaded:
+                from ._vec import load_vec
+
+                load_vec(db)
+                self._files.vec_loaded = True
+            return embed_pending(db, self.embedder, manifest, progress)
 
     @_serialised
     def remove(self, path: str, *, base: str | os.PathLike[str] | None = None) -> bool:

@@ -1,4 +1,12 @@
-"""A small contextual embedding model (a sentence-transformers BERT encoder), run in-process with numpy.
+"""The baseline of `bench/knowledge.py --semantic`: fiskai's former hand-written numpy BERT encoder.
+
+fiskai-rag ran its contextual model with this until onnxruntime replaced it (`fiskai_rag.embed._bert_model`);
+it stays here, unchanged in what it computes, only so the bench can time the old encoder beside the new
+one in the same run. Nothing in the packages imports it.
+
+Its original description follows.
+
+A small contextual embedding model (a sentence-transformers BERT encoder), run in-process with numpy.
 
 A static model gives a word the same vector wherever it stands; a contextual one reads the whole
 passage, so "how do I stop the service from using so much memory" can meet a section on cache limits.
@@ -28,9 +36,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+from fiskai_rag.embed._safetensors import Tensor, close_quietly, map_file, read_header
 from fiskai_rag.errors import ModelError, Remedy
-
-from ._safetensors import Tensor, close_quietly, map_file, read_header
 
 if TYPE_CHECKING:
     import numpy as np
@@ -45,8 +52,6 @@ _BATCH_TOKENS = 4096
 """Padded tokens per forward pass: texts of like length go together (sorted), and a batch of 4096
 tokens keeps the attention scores of a 256-token batch near 50 MB."""
 _DEFAULT_MAX_TOKENS = 256
-_SMALL_TOKENS = 512
-"""Up to this many tokens in one call (a query, a few chunks) run on one BLAS thread (`_blas_threads`)."""
 _MASKED = -1e4
 """Added to the attention score of a padding position: exp() of it underflows to exactly 0 in float32,
 so padding never changes a text's vector."""
@@ -176,11 +181,6 @@ class BertModel:
 
     def _encode(self, texts: Sequence[str]) -> list[list[float]]:
         ids = self.token_ids(texts)
-        if sum(map(len, ids)) <= _SMALL_TOKENS:
-            from ._blas_threads import one_thread
-
-            with one_thread():
-                return self._batches(ids)
         return self._batches(ids)
 
     def _batches(self, ids: list[list[int]]) -> list[list[float]]:
@@ -363,7 +363,7 @@ def load_bert_model(directory: Path) -> BertModel:
     Raises:
         ModelError: A file is missing or malformed, or numpy/tokenizers are not installed.
     """
-    from ._static_model import load_tokenizer
+    from fiskai_rag.embed._static_model import load_tokenizer
 
     tokenizer = load_tokenizer(directory / "tokenizer.json")
     if importlib.util.find_spec("numpy") is None:

@@ -1,0 +1,157 @@
+"""`fiskai ask AGENT "prompt"`: send a prompt to an agent's prompts channel and stream the answer to stdout."""
+
+from __future__ import annotations
+
+import json
+import signal
+import sys
+
+import anyio
+import click
+
+from fiskai_a2a import NatsContext
+from fiskai_a2a.nats_service import NatsStreams
+from fiskai_a2a.nats_transport import connect
+from fiskai_a2a.prompts_client import cancel_turn, send_turn
+from fiskai_a2a.protocol import new_id, serve as wire
+from fiskai_cli import _wiring as wiring
+from fiskai_cli._wiring import load_settings, reported
+from fiskai_cli.commands.a2a import connection_options
+from fiskai_core.config import DEFAULT_IDENTITY, Mode
+from fiskai_core.sanitize import sanitize_for_terminal
+
+__all__ = ["ask"]
+
+
+@click.command("ask")
+@click.argument("agent")
+@click.argument("prompt", nargs=-1)
+@click.option("--continue", "token", metavar="TOKEN", help="Add a turn to the conversation this token names.")
+@click.option("--read", "read", type=click.IntRange(min=1), metavar="N", help="Print the conversation's last N blocks.")
+@connection_options
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="`json` prints every message of the reply set as one JSON line.",
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=1),
+    default=120.0,
+    show_default=True,
+    help="Seconds of silence from the agent before giving up.",
+)
+@click.pass_context
+def ask(
+    ctx: click.Context,
+    agent: str,
+    prompt: tuple[str, ...],
+    token: str | None,
+    read: int | None,
+    server_url: str | None,
+    context_name: str | None,
+    output_format: str,
+    timeout: float,
+) -> None:
+    """Send a prompt to AGENT (served by `fiskai serve` with prompts on) and stream its answer.
+
+    The answer goes to stdout as it arrives; tool calls and the conversation token go to stderr. Pass the
+    token to --continue for a follow-up turn. Ctrl-C asks the agent to stop the turn (it ends suspended and
+    the conversation can go on).
+
+    \b
+    Examples:
+      fiskai ask nats-worker "how many streams are there?" --server nats://127.0.0.1:4222
+      fiskai ask nats-worker "and consumers?" --continue 3Hzmp8VqrKL42NmXcPd7bTgWfR1
+      fiskai ask nats-worker --continue TOKEN --read 20
+      fiskai ask nats-worker "status?" --format json | jq -c .
+    """
+    text = " ".join(prompt).strip()
+    if read is not None and (text or not token):
+        raise click.UsageError("--read needs --continue TOKEN and no prompt")
+    if read is None and not text and not token:
+        raise click.UsageError('give a prompt: fiskai ask AGENT "prompt"')
+    config = None
+    if not (server_url or context_name):
+        settings = load_settings(ctx, Mode.MCP, required=False)
+        config = settings.config if settings is not None else None
+    target = wiring.nats_target(
+        wiring.NatsTarget(server_url=server_url, context_name=context_name), config, needed_for="fiskai ask"
+    )
+    sender = config.identity if config is not None else DEFAULT_IDENTITY
+    terminal = anyio.run(_ask, target, sender, agent, text, token, read, output_format == "json", timeout)
+    if isinstance(terminal, wire.ErrorReply):
+        if output_format == "text":
+            click.echo(f"fiskai: error: {terminal.code or 'failed'}: {terminal.error}", err=True)
+        sys.exit(1)
+
+
+async def _ask(
+    target: NatsContext,
+    sender: str,
+    agent: str,
+    prompt: str,
+    token: str | None,
+    read: int | None,
+    as_json: bool,
+    silence: float,
+) -> wire.ServeMessage:
+    request = new_id()
+    shown: list[str] = []
+    terminal: wire.ServeMessage | None = None
+
+    def on_message(message: wire.ServeMessage) -> None:
+        if as_json:
+            click.echo(json.dumps(message.to_wire(), ensure_ascii=False))
+            return
+        _render(message, shown)
+
+    with reported():
+        async with connect(target, name=f"fiskai ask {agent}") as transport:
+            streams = NatsStreams(transport)
+            async with anyio.create_task_group() as tasks:
+
+                async def on_interrupt() -> None:
+                    with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+                        async for _ in signals:
+                            click.echo("asking the agent to stop this turn", err=True)
+                            await cancel_turn(streams, agent, request, sender=sender, reason="interrupted")
+
+                tasks.start_soon(on_interrupt)
+                terminal = await send_turn(
+                    streams,
+                    agent,
+                    sender=sender,
+                    prompt=prompt if read is None and prompt else None,
+                    token=token,
+                    read=read,
+                    request=request,
+                    on_message=on_message,
+                    request_timeout=silence,
+                )
+                tasks.cancel_scope.cancel()
+    assert terminal is not None
+    return terminal
+
+
+def _render(message: wire.ServeMessage, shown: list[str]) -> None:
+    """Text mode: prose to stdout as it streams; everything else to stderr, one line each."""
+    if isinstance(message, wire.Ack):
+        if message.accepted and message.conversation_token:
+            click.echo(f"conversation: {message.conversation_token}", err=True)
+        return
+    if isinstance(message, wire.EventMessage):
+        block = message.block
+        if message.kind in ("text", "prompt") and isinstance(block.get("text"), str):
+            text = str(block["text"])
+            shown.append(text)
+            prefix = "> " if message.kind == "prompt" else ""
+            click.echo(sanitize_for_terminal(prefix + text))
+        elif message.kind == "tool_call":
+            click.echo(f"tool: {sanitize_for_terminal(str(block.get('name', '')))}", err=True)
+        return
+    if isinstance(message, wire.ResultReply) and message.text and message.text not in shown:
+        click.echo(sanitize_for_terminal(message.text))

@@ -1,0 +1,110 @@
+"""The channel seam of `fiskai serve`: how an endpoint that produces work hands it to the hosted agent.
+
+A channel (prompts over NATS today; queued jobs and the web channel plug in the same way) owns its
+intake, its worker slots and its wire protocol. For each piece of work it admits, it builds a `Work` and
+awaits `WorkRunner.run(work)`, which runs one turn of the agent and returns a `WorkOutcome`. What a
+channel can do is said by what it fills in: a channel that can ask a person supplies a `prompter`
+(None: every gated tool is refused, and the model is told why); one that streams supplies a `sink`.
+
+Session ids are always derived by the channel from its own space (a prefix and a hash, e.g. `t-...` for
+prompts), never taken from a caller, so ids from one channel cannot open another's journals.
+
+Lifecycle, driven by the host: `serve` until cancelled (raising means a fault: the worker drains and exits
+non-zero), `drain()` on the first interrupt (no new work; running work goes on to its end or its next
+resumable point), `stop()` on the second (running work is stopped now and answered as failed).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+from anyio.abc import TaskStatus
+
+if TYPE_CHECKING:
+    from fiskai_agent import RunControl
+    from fiskai_core.prompter import Prompter
+
+__all__ = ["Channel", "EventKind", "Work", "WorkOutcome", "WorkRunner", "WorkSink"]
+
+EventKind = Literal["text", "thinking", "tool_call", "tool_result", "warning", "status"]
+"""What a run reports to a streaming channel; the block is the protocol's fields for that kind."""
+
+WorkSink = Callable[[EventKind, dict[str, Any]], Awaitable[None]]
+"""Receives a run's events in order; a channel that does not stream passes a no-op."""
+
+
+async def _no_events(kind: EventKind, block: dict[str, Any]) -> None:
+    del kind, block
+
+
+@dataclass(slots=True, kw_only=True)
+class Work:
+    """One turn for the agent, as a channel admitted it."""
+
+    channel: str
+    """Which channel (`a2a/prompts`), for logs."""
+    session_id: str
+    """The journal, derived by the channel."""
+    prompt: str
+    """The user turn; empty for a resume."""
+    caller: str
+    """Who the channel says asked (unverified unless the channel verifies it)."""
+    resume: bool = False
+    """Continue an existing journal (with `prompt` as its next turn when non-empty)."""
+    force: bool = False
+    """Continue across a configuration change."""
+    prompter: Prompter | None = None
+    """Who answers gated calls and questions; None: refused."""
+    sink: WorkSink = _no_events
+    control: RunControl | None = None
+    """Lets the channel stop the turn politely (a caller's cancel) or at once (a second interrupt)."""
+    max_tokens: int | None = None
+    """A caller's lower token budget for the conversation (never raises the configured one)."""
+    max_iterations: int | None = None
+    tags: dict[str, str] = field(default_factory=dict[str, str])
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WorkOutcome:
+    """How a turn ended, in the channels' shared terms."""
+
+    reason: Literal["completed", "suspended", "failed", "budget_exhausted", "max_iterations", "crashed", "refused"]
+    answer: str = ""
+    error: str = ""
+    code: str = ""
+    """For `refused`: why the turn never ran (`unknown_conversation`, `config_drift`, `conversation_busy`, ...)."""
+    usage: dict[str, int] = field(default_factory=dict[str, int])
+    """The whole conversation's usage, from the journal."""
+
+
+class WorkRunner(Protocol):
+    """Runs one turn of the hosted agent (the host implements it over the harness)."""
+
+    async def run(self, work: Work) -> WorkOutcome:
+        """Run `work` to its end; never raises for what the model or a tool did."""
+        ...
+
+
+class Channel(Protocol):
+    """An endpoint that produces work (see the module docstring)."""
+
+    name: str
+    """As the banner's Endpoints line shows it (`a2a/prompts`)."""
+
+    def banner(self) -> list[tuple[str, str]]:
+        """Its banner section: a title line (key "") then `(label, value)` rows."""
+        ...
+
+    async def serve(self, runner: WorkRunner, *, task_status: TaskStatus[None]) -> None:
+        """Take work until cancelled; `task_status.started()` once intake is open. Raising is a fault."""
+        ...
+
+    def drain(self) -> None:
+        """Stop intake; work already admitted goes on."""
+        ...
+
+    def stop(self) -> None:
+        """Stop running work now (the second interrupt)."""
+        ...

@@ -1,0 +1,303 @@
+"""The prompts channel (`expose.agent.a2a.prompts`): other agents send prompts over NATS, answers stream back.
+
+Requests arrive on `choria.fisk-ai.task.<identity>` (queue group = identity). Each is answered on the
+caller's inbox with a numbered reply set: `ack` (sequence 1), `event.<kind>` blocks as the run produces
+them, then a terminal `result` or `error`. Refusals after parsing are a negative ack then an `error`; a
+malformed request is refused before any ack with a micro service error (400). A turn holds a slot from
+its ack to its end; a caller finding every slot busy is refused (`capacity`), never queued.
+
+Conversations: an accepting ack carries a `conversation_token` (128 random bits, never logged); the
+journal is `t-` plus a hash of the identity and the token, so holding the token is what lets a caller add
+a turn, and any worker seeing the journal store can take it. Cancel: `choria.fisk-ai.cancel.<identity>.
+<request>`, subscribed only while the turn runs here (else the caller gets no responders); it parks the
+run at its next boundary and stops a command in flight (its process group), ending `suspended`.
+
+Elicitation (questions to the caller) is not offered yet: gated tools are refused and the model is told.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import re
+import secrets
+from collections.abc import Awaitable, Callable
+from typing import Any, Final
+
+import anyio
+from anyio.abc import TaskStatus
+
+from fiskai_a2a.errors import MessageError
+from fiskai_a2a.nats_service import Inbound, ServiceHost, serve_subject
+from fiskai_a2a.protocol import Identity, new_id, reply_header, serve as wire
+from fiskai_agent import RunControl
+
+from ._channel import EventKind, Work, WorkOutcome, WorkRunner
+
+__all__ = ["PromptsChannel", "session_for"]
+
+_REQUEST_ID: Final = re.compile(r"[A-Za-z0-9_-]{1,64}")
+_log = logging.getLogger("fiskai.serve")
+
+Reader = Callable[[str, int], Awaitable["tuple[list[tuple[str, dict[str, Any]]], bool, dict[str, int]] | None"]]
+"""Reads `replay` blocks of a session back: (blocks, truncated, usage), or None when there is no such session."""
+
+
+def session_for(identity: str, token: str) -> str:
+    """The journal of a conversation: `t-` and a hash of identity and token (never the token itself)."""
+    return "t-" + hashlib.sha256(f"{identity}\x00{token}".encode()).hexdigest()[:48]
+
+
+class _ReplySet:
+    """The numbered messages of one request's reply set; the sequence advances only on a sent message."""
+
+    def __init__(self, inbound: Inbound, request: wire.ServeMessage, me: Identity) -> None:
+        self.inbound = inbound
+        self.request = request.header
+        self.me = me
+        self.sequence = 0
+        self.stream = True
+
+    async def send(self, protocol: str, **body: Any) -> bool:
+        header = reply_header(protocol, self.request, sender=self.me, sequence=self.sequence + 1)
+        cls = wire.EventMessage if protocol.startswith(wire.EVENT_PREFIX) else _CLASSES[protocol]
+        data = wire.encode(cls.model_validate({"header": header, **body}))
+        if await self.inbound.send(data):
+            self.sequence += 1
+            return True
+        return False
+
+    async def event(self, kind: EventKind, block: dict[str, Any]) -> None:
+        if self.stream:
+            await self.send(wire.EVENT_PREFIX + kind, block=block)
+
+    async def refuse(self, code: str, text: str) -> None:
+        await self.send(wire.ACK, accepted=False, reason=text)
+        await self.send(wire.ERROR, error=text, code=code, stop_reason="error")
+
+
+_CLASSES: Final[dict[str, type[wire.ServeMessage]]] = {
+    wire.ACK: wire.Ack,
+    wire.RESULT: wire.ResultReply,
+    wire.ERROR: wire.ErrorReply,
+}
+
+
+class PromptsChannel:
+    """A `Channel`: prompts over NATS for one identity.
+
+    Args:
+        host: The identity's micro service (shared with the tool endpoint).
+        workers: Turns run at once (`prompts.workers`).
+        reader: Reads a conversation back (`request.read`).
+        exists: Whether a session's journal exists (a follow-up to an unknown token is refused before its ack).
+    """
+
+    name = "a2a/prompts"
+
+    def __init__(
+        self,
+        host: ServiceHost,
+        *,
+        workers: int,
+        reader: Reader,
+        exists: Callable[[str], Awaitable[bool]],
+    ) -> None:
+        self.host = host
+        self.identity = host.identity
+        self.workers = max(1, workers)
+        self.me = Identity(name=self.identity, instance=new_id())
+        self._reader = reader
+        self._exists = exists
+        self._runner: WorkRunner | None = None
+        self._running: dict[str, RunControl] = {}
+        """Turns running here, by request id."""
+        self._conversations: set[str] = set()
+        self._draining = False
+        self._idle = anyio.Event()
+        self._idle.set()
+        self._drained = anyio.Event()
+        host.add("task", serve_subject("task", self.identity), self._on_request)
+
+    def banner(self) -> list[tuple[str, str]]:
+        return [
+            ("", "Answering prompts over a2a:"),
+            ("Requests", serve_subject("task", self.identity)),
+            ("Cancels", serve_subject("cancel", self.identity, "*")),
+            ("Workers", str(self.workers)),
+            (
+                "",
+                "Answering a prompt runs the agent loop and reaches every tool the top-level include and exclude "
+                "selected.",
+            ),
+        ]
+
+    async def serve(self, runner: WorkRunner, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        """Intake rides on the host's service; this waits for a drain, then for the turns in flight."""
+        self._runner = runner
+        task_status.started()
+        await self._drained.wait()
+        await self._idle.wait()
+
+    def drain(self) -> None:
+        self._draining = True
+        self._drained.set()
+
+    def stop(self) -> None:
+        self.drain()
+        for control in self._running.values():
+            control.abort()
+
+    async def _on_request(self, inbound: Inbound) -> None:
+        try:
+            request = wire.decode(inbound.data, expect=set(wire.REQUEST_KINDS))
+        except MessageError as err:
+            await inbound.refuse(err.code, f"the request is not a valid v1 message: {err}")
+            return
+        header = request.header
+        if not _REQUEST_ID.fullmatch(header.request):
+            await inbound.refuse(
+                "400", "the request is not a valid v1 message: request must be 1 to 64 of [A-Za-z0-9_-]"
+            )
+            return
+        replies = _ReplySet(inbound, request, self.me)
+        if isinstance(request, wire.TurnRequest) and request.stream is False:
+            replies.stream = False
+        if self._draining:
+            await replies.refuse("draining", f"agent {self.identity} is shutting down; this prompt was not started")
+            return
+        if header.request in self._running:
+            await replies.refuse("duplicate_request", f'a run with request id "{header.request}" is already in flight')
+            return
+        if isinstance(request, wire.ReadRequest):
+            await self._read(replies, request)
+            return
+        if isinstance(request, wire.AnswerRequest):
+            await replies.refuse("unknown_call", "no call is waiting for an answer (this agent does not elicit)")
+            return
+        if len(self._running) >= self.workers:
+            await replies.refuse(
+                "capacity", f"agent {self.identity} is busy: every worker slot ({self.workers}) is taken; retry"
+            )
+            return
+        await self._turn(replies, request)
+
+    async def _turn(self, replies: _ReplySet, request: wire.ServeMessage) -> None:
+        header = request.header
+        token = getattr(request, "conversation_token", None)
+        if token is None:
+            token = secrets.token_urlsafe(16)
+        session = session_for(self.identity, token)
+        resume = isinstance(request, wire.ResumeRequest) or getattr(request, "conversation_token", None) is not None
+        if session in self._conversations:
+            await replies.refuse("conversation_busy", "a turn of this conversation is running; wait for its end")
+            return
+        control = RunControl()
+        self._running[header.request] = control
+        self._conversations.add(session)
+        self._idle = anyio.Event()
+        try:
+            if resume and not await self._exists(session):
+                await replies.refuse("unknown_conversation", "the token names no conversation; send without a token")
+                return
+            in_tool = [False]
+            cancel_subject = serve_subject("cancel", self.identity, header.request)
+            async with self.host.subscription(cancel_subject, self._canceller(replies, control, in_tool)):
+                await replies.send(wire.ACK, accepted=True, conversation_token=token)
+                _log.info(
+                    "Accepted a prompt channel=%s request=%s caller=%s session=%s",
+                    self.name,
+                    header.request,
+                    header.sender.name,
+                    session,
+                )
+
+                async def sink(kind: EventKind, block: dict[str, Any]) -> None:
+                    in_tool[0] = kind == "tool_call"
+                    await replies.event(kind, block)
+
+                work = Work(
+                    channel=self.name,
+                    session_id=session,
+                    prompt=getattr(request, "prompt", ""),
+                    caller=header.sender.name,
+                    resume=resume,
+                    force=bool(getattr(request, "force", False)),
+                    sink=sink,
+                    control=control,
+                    max_tokens=_budget(request, "max_tokens"),
+                    max_iterations=_budget(request, "max_iterations"),
+                )
+                assert self._runner is not None
+                outcome = await self._runner.run(work)
+                if control.aborted and outcome.reason != "suspended" and not self._draining:
+                    outcome = WorkOutcome(reason="suspended", usage=outcome.usage)
+                await _terminal(replies, outcome, stopped=self._draining and control.aborted)
+        finally:
+            del self._running[header.request]
+            self._conversations.discard(session)
+            if not self._running:
+                self._idle.set()
+
+    def _canceller(
+        self, replies: _ReplySet, control: RunControl, in_tool: list[bool]
+    ) -> Callable[[Inbound], Awaitable[None]]:
+        async def on_cancel(inbound: Inbound) -> None:
+            try:
+                cancel = wire.decode(inbound.data, expect={wire.CANCEL})
+            except MessageError as err:
+                await inbound.refuse(err.code, f"the request is not a valid v1 message: {err}")
+                return
+            control.request_suspend()
+            if in_tool[0]:
+                control.abort()  # the command in flight is stopped with its process group
+            header = reply_header(wire.ACK, cancel.header, sender=self.me, sequence=1)
+            await inbound.send(wire.encode(wire.Ack(header=header, accepted=True)))
+            _log.info("Canceled a prompt request=%s by=%s", replies.request.request, cancel.header.sender.name)
+
+        return on_cancel
+
+    async def _read(self, replies: _ReplySet, request: wire.ReadRequest) -> None:
+        session = session_for(self.identity, request.conversation_token)
+        found = await self._reader(session, min(request.replay, 200))
+        if found is None:
+            await replies.refuse("unknown_conversation", "the token names no conversation; send without a token")
+            return
+        blocks, truncated, usage = found
+        await replies.send(wire.ACK, accepted=True, conversation_token=request.conversation_token)
+        await replies.send(wire.EVENT_PREFIX + "status", block={"phase": "replay_start"})
+        for kind, block in blocks:
+            await replies.send(wire.EVENT_PREFIX + kind, block=block)
+        end = {"phase": "replay_end", "count": len(blocks), "truncated": truncated, "usage": usage}
+        await replies.send(wire.EVENT_PREFIX + "status", block=end)
+        await replies.send(wire.RESULT, stop_reason="end_turn", usage=usage)
+
+
+def _budget(request: wire.ServeMessage, key: str) -> int | None:
+    """A caller's budget value (only ever lowers the worker's; the runner takes the smaller)."""
+    budget: dict[str, object] = getattr(request, "budget", None) or {}
+    value = budget.get(key)
+    return value if isinstance(value, int) and value > 0 else None
+
+
+async def _terminal(replies: _ReplySet, outcome: WorkOutcome, *, stopped: bool) -> None:
+    usage = outcome.usage or None
+    if stopped:
+        await replies.send(wire.ERROR, error="the worker stopped", code="failed", stop_reason="canceled", usage=usage)
+    elif outcome.reason == "completed":
+        await replies.send(wire.RESULT, stop_reason="end_turn", text=outcome.answer, usage=usage)
+    elif outcome.reason == "suspended":
+        text = "stopped at a resumable point; send another prompt with the token to go on"
+        await replies.send(wire.ERROR, error=text, code="suspended", stop_reason="suspended", usage=usage)
+    elif outcome.reason == "budget_exhausted":
+        await replies.send(
+            wire.ERROR, error=outcome.error, code="budget_exhausted", stop_reason="budget_exhausted", usage=usage
+        )
+    elif outcome.reason == "max_iterations":
+        await replies.send(wire.ERROR, error=outcome.error, code="failed", stop_reason="max_iterations", usage=usage)
+    elif outcome.reason == "crashed":
+        await replies.send(wire.ERROR, error="the worker hit a bug; see its log", code="crashed", stop_reason="error")
+    elif outcome.reason == "refused":
+        await replies.send(wire.ERROR, error=outcome.error, code=outcome.code, stop_reason="error")
+    else:
+        await replies.send(wire.ERROR, error=outcome.error, code="failed", stop_reason="error", usage=usage)

@@ -1,0 +1,143 @@
+"""Start-up of a serving worker: the command line, the checks that refuse to start, the model credential.
+
+Every refusal is one line naming the fix, before anything listens (the reference's start-up refusals).
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TextIO, cast
+
+import anyio
+import click
+
+from fiskai_cli import _wiring as wiring
+
+__all__ = ["Flags", "start"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Flags:
+    """The command line of `serve` (and of the `a2a` alias)."""
+
+    workers: int | None = None
+    work_dir: Path | None = None
+    state_dir: Path | None = None
+    base_url: str | None = None
+    api_key_file: Path | None = None
+    verbose: bool = False
+    trace_path: Path | None = None
+    target: wiring.NatsTarget = wiring.NatsTarget()
+    tools_only: bool = False
+    """`fiskai a2a`: the tool endpoint alone."""
+
+
+def start(settings: wiring.Settings, flags: Flags) -> int:
+    """Check the configuration for serving, then serve; the process's exit code.
+
+    Raises:
+        click.ClickException: a start-up refusal, in one line naming the fix.
+    """
+    config = settings.config
+    a2a = config.expose.agent.a2a
+    if config.expose.agent.agent_to_agent and not flags.tools_only:
+        raise click.ClickException(
+            f'expose.agent.agent_to_agent in "{settings.path}" was replaced in 0.0.5: set '
+            "expose.agent.a2a.serve_tools: true instead"
+        )
+    prompts = None if flags.tools_only else a2a.prompts
+    tools = a2a.serve_tools or flags.tools_only
+    if prompts is None and not tools:
+        raise click.ClickException(
+            f'no endpoint is enabled in "{settings.path}": add expose.agent.a2a.prompts (answer prompts) or set '
+            "expose.agent.a2a.serve_tools: true (serve tools)"
+        )
+    if prompts is not None:
+        _check_prompts(settings)
+    if tools and not config.application_path:
+        raise click.ClickException(
+            f'application_path is required to serve tools (expose.agent.a2a.serve_tools) in "{settings.path}"'
+        )
+    if not config.nats_context and not flags.target.given:
+        raise click.ClickException(
+            f'nats_context is required for fiskai serve in "{settings.path}": set nats_context in agent.yaml (a '
+            "context of the nats CLI), or pass --server URL or --context NAME"
+        )
+    if flags.work_dir is not None and not (flags.work_dir.is_absolute() and flags.work_dir.is_dir()):
+        raise click.ClickException(f'--work-dir "{flags.work_dir}" must be an absolute path to a directory that exists')
+    if prompts is not None:
+        _check_session_directory(settings, flags.state_dir)
+    connection = _connection(settings, flags) if prompts is not None else None
+    _log_to_stderr(flags.verbose)
+    from .start import serve_with
+
+    return anyio.run(serve_with, settings, flags, connection)
+
+
+def _check_session_directory(settings: wiring.Settings, state_dir: Path | None) -> None:
+    """The file backend's directory must exist: a worker provisions nothing (a supervisor would crash-loop)."""
+    from fiskai_cli._stores import journal_backend
+
+    sessions = settings.config.harness.sessions
+    if journal_backend(sessions) != "file":
+        return  # the jetstream stream is checked when the store binds to it
+    from fiskai_runstate.options import parse_file_options
+
+    with wiring.reported():
+        configured = parse_file_options(sessions.options).directory
+    directory = state_dir or (
+        wiring.resolve_under(configured, settings.folder) if configured else wiring.state_home() / "runs"
+    )
+    if not Path(directory).is_dir():
+        raise click.ClickException(
+            f'the session directory "{directory}" does not exist; create it (mkdir -p -m 700 {directory}) or pass '
+            "--state-dir: fiskai serve provisions nothing"
+        )
+
+
+def _check_prompts(settings: wiring.Settings) -> None:
+    config = settings.config
+    for value, key in ((config.system_prompt, "system_prompt"), (config.llm.model, "llm.model")):
+        if not value:
+            raise click.ClickException(
+                f'{key} is required to answer prompts (expose.agent.a2a.prompts) in "{settings.path}"'
+            )
+    if not _identity_written(settings.path):
+        raise click.ClickException(
+            f'identity must be set in "{settings.path}" to answer prompts: it is the subject callers address and '
+            "the queue group instances share, so a derived one would change with the binary's name"
+        )
+
+
+def _identity_written(path: Path) -> bool:
+    import yaml
+
+    try:
+        document: Any = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError):
+        return False
+    return isinstance(document, dict) and bool(cast("dict[str, Any]", document).get("identity"))
+
+
+def _connection(settings: wiring.Settings, flags: Flags) -> wiring.ModelConnection:
+    from fiskai_cli.commands.run_flags import read_api_key_file
+
+    key = read_api_key_file(flags.api_key_file) if flags.api_key_file is not None else None
+    return wiring.model_connection(settings, flags.base_url, api_key=key)
+
+
+class _StderrLines(logging.StreamHandler[TextIO]):
+    """The handler serve adds, recognizable so it is added once."""
+
+
+def _log_to_stderr(verbose: bool) -> None:
+    for name in ("fiskai_a2a", "fiskai.serve"):
+        logger = logging.getLogger(name)
+        logger.setLevel(logging.INFO if verbose or name == "fiskai_a2a" else logging.WARNING)
+        if not any(isinstance(handler, _StderrLines) for handler in logger.handlers):
+            handler = _StderrLines(sys.stderr)
+            handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
+            logger.addHandler(handler)

@@ -1,0 +1,358 @@
+"""`fiskai serve` with the prompts channel, as processes on a real nats-server with the scripted Messages server.
+
+The worker is a `fiskai serve` subprocess; callers are the library's prompts client, a raw NATS request
+and `fiskai ask`.
+"""
+
+import json
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import AsyncGenerator, Generator
+from contextlib import asynccontextmanager, contextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from fiskai_a2a import NatsContext
+from fiskai_a2a.nats_service import NatsStreams
+from fiskai_a2a.nats_transport import connect
+from fiskai_a2a.prompts_client import cancel_turn, send_turn
+from fiskai_a2a.protocol import serve as wire
+from fiskai_agent.testing import MessagesServer, Turn, text, tool_use
+
+pytestmark = [pytest.mark.nats, pytest.mark.anyio]
+
+_ROOT = Path(__file__).resolve().parents[1]
+_MODEL = _ROOT / "examples" / "fixturectl" / "fixturectl.introspect.json"
+_AGENT = "ops-agent"
+
+
+def _write_config(folder: Path, *, workers: int = 1) -> Path:
+    """An agent answering prompts with fixturectl's commands; `cluster_config_get slow` sleeps 30 s."""
+    app = folder / "fixturectl"
+    app.write_text(
+        "#!/bin/sh\n"
+        f'if [ "$#" -eq 1 ] && [ "$1" = "--fisk-introspect" ]; then exec cat "{_MODEL}"; fi\n'
+        'for arg in "$@"; do printf "[%s]\\n" "$arg"; done\n'
+        'for arg in "$@"; do if [ "$arg" = "slow" ]; then echo $$ > "$(dirname "$0")/slow.pid"; exec sleep 30; fi; done\n',
+        encoding="utf-8",
+    )
+    app.chmod(0o755)
+    config = folder / "agent.yaml"
+    config.write_text(
+        f"identity: {_AGENT}\n"
+        f"application_path: {app}\n"
+        "system_prompt: You operate the cluster.\n"
+        "llm: {model: claude-sonnet-4-6}\n"
+        f"expose: {{agent: {{a2a: {{prompts: {{workers: {workers}}}}}}}}}\n",
+        encoding="utf-8",
+    )
+    (folder / "runs").mkdir()
+    return config
+
+
+class Worker:
+    def __init__(self, proc: subprocess.Popen[str], lines: "queue.Queue[str]") -> None:
+        self.proc = proc
+        self.lines = lines
+        self.seen: list[str] = []
+
+    def stop(self) -> int:
+        """SIGTERM (a drain); the exit code."""
+        self.proc.send_signal(signal.SIGTERM)
+        return self.proc.wait(timeout=20)
+
+    def stderr(self) -> str:
+        while True:
+            try:
+                self.seen.append(self.lines.get_nowait())
+            except queue.Empty:
+                return "".join(self.seen)
+
+
+@contextmanager
+def serving(config: Path, url: str, model: MessagesServer, *extra: str) -> Generator[Worker]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "FISKAI_"))}
+    env.update(ANTHROPIC_BASE_URL=model.base_url, ANTHROPIC_API_KEY="test-key")
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "fiskai_cli",
+            "-c",
+            str(config),
+            "serve",
+            "--server",
+            url,
+            "--state-dir",
+            str(config.parent / "runs"),
+            *extra,
+        ],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    lines: queue.Queue[str] = queue.Queue()
+    reader = threading.Thread(target=lambda: [lines.put(line) for line in proc.stderr or ()], daemon=True)
+    reader.start()
+    worker = Worker(proc, lines)
+    try:
+        deadline = time.monotonic() + 30
+        while not any("Answering prompts over a2a" in line for line in worker.seen):
+            try:
+                worker.seen.append(lines.get(timeout=0.2))
+            except queue.Empty:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    pytest.fail(f"fiskai serve did not start: {''.join(worker.seen)}")
+        yield worker
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        reader.join(timeout=5)
+        if proc.stderr is not None:
+            proc.stderr.close()
+
+
+@asynccontextmanager
+async def caller(url: str) -> AsyncGenerator[NatsStreams]:
+    async with connect(NatsContext.from_url(url)) as transport:
+        yield NatsStreams(transport)
+
+
+async def _turn(streams: NatsStreams, **options: Any) -> tuple[list[wire.ServeMessage], wire.ServeMessage]:
+    messages: list[wire.ServeMessage] = []
+    with anyio.fail_after(30):
+        terminal = await send_turn(streams, _AGENT, sender="tester", on_message=messages.append, **options)
+    return messages, terminal
+
+
+def _in_order(messages: list[wire.ServeMessage]) -> None:
+    assert [m.header.sequence for m in messages] == list(range(1, len(messages) + 1))
+    assert isinstance(messages[0], wire.Ack) and messages[0].accepted
+
+
+async def test_a_three_turn_conversation_streams_in_order_and_continues_after_a_restart(
+    nats_server: str, tmp_path: Path
+) -> None:
+    """Steps:
+    1. Turn one runs a tool and answers; its reply set is ack, events in sequence order, result.
+    2. Turn two joins by token on the same worker.
+    3. The worker drains on SIGTERM (exit 0); a new worker takes turn three by token: the model sees the
+       whole conversation.
+    4. The conversation reads back between replay markers.
+    """
+    config = _write_config(tmp_path)
+    with MessagesServer() as model:
+        model.add(
+            Turn(
+                [
+                    tool_use("cluster_node_drain", {"node": "n1", "reason": "test"}, id="toolu_drain"),
+                    tool_use("cluster_node_list", {"limit": 2}, id="toolu_list"),
+                ]
+            ),
+            Turn([text("one")]),
+            Turn([text("two")]),
+            Turn([text("three")]),
+        )
+        with serving(config, nats_server, model) as worker:
+            async with caller(nats_server) as streams:
+                first, result = await _turn(streams, prompt="list the nodes")
+                _in_order([*first])
+                ack = first[0]
+                assert isinstance(ack, wire.Ack) and ack.conversation_token
+                token = ack.conversation_token
+                kinds = [m.kind for m in first if isinstance(m, wire.EventMessage) and m.kind != "warning"]
+                assert kinds == ["status", "tool_call", "tool_result", "text"], kinds
+                call = next(m for m in first if isinstance(m, wire.EventMessage) and m.kind == "tool_call")
+                assert call.block == {"id": "toolu_list", "name": "cluster_node_list", "input": {"limit": 2}}
+                assert isinstance(result, wire.ResultReply) and (result.stop_reason, result.text) == ("end_turn", "one")
+                second, result = await _turn(streams, prompt="and again", token=token)
+                _in_order(second)
+                assert isinstance(result, wire.ResultReply) and result.text == "two"
+            assert worker.stop() == 0
+            assert "draining: no new work is taken" in worker.stderr()
+        with serving(config, nats_server, model):
+            async with caller(nats_server) as streams:
+                third, result = await _turn(streams, prompt="once more", token=token)
+                _in_order(third)
+                assert isinstance(result, wire.ResultReply) and result.text == "three"
+                assert result.usage is not None and result.usage["llm_calls"] == 4
+                read, end = await _turn(streams, token=token, read=50)
+    # No elicit: the gated command is refused (nobody to ask) and the model is told so; it never ran.
+    denied = {block["tool_use_id"]: block for block in model.requests[1].tool_results()}["toolu_drain"]
+    assert json.loads(str(denied["content"]))["allowed"] is False
+    sent = json.dumps(model.requests[-1].messages)
+    assert all(word in sent for word in ("list the nodes", "one", "and again", "two", "once more"))
+    events = [m for m in read if isinstance(m, wire.EventMessage)]
+    assert events[0].block["phase"] == "replay_start" and events[-1].block["phase"] == "replay_end"
+    replayed = [(e.kind, e.block.get("text")) for e in events[1:-1] if e.kind in ("prompt", "text")]
+    assert replayed == [
+        ("prompt", "list the nodes"),
+        ("text", "one"),
+        ("prompt", "and again"),
+        ("text", "two"),
+        ("prompt", "once more"),
+        ("text", "three"),
+    ]
+    assert isinstance(end, wire.ResultReply)
+
+
+async def test_a_cancel_stops_the_command_s_process_group_and_ends_suspended(nats_server: str, tmp_path: Path) -> None:
+    config = _write_config(tmp_path)
+    messages: list[wire.ServeMessage] = []
+    done: list[wire.ServeMessage] = []
+    pid = 0
+    with MessagesServer() as model:
+        model.add(Turn([tool_use("cluster_config_get", {"key": "slow"}, id="toolu_slow")]), Turn([text("after")]))
+        with serving(config, nats_server, model):
+            async with caller(nats_server) as streams, anyio.create_task_group() as tasks:
+
+                async def turn() -> None:
+                    done.append(
+                        await send_turn(
+                            streams,
+                            _AGENT,
+                            sender="tester",
+                            prompt="read slow",
+                            request="cancel-me",
+                            on_message=messages.append,
+                        )
+                    )
+
+                tasks.start_soon(turn)
+                pid_file = tmp_path / "slow.pid"
+                with anyio.fail_after(20):
+                    while not pid_file.exists() or not pid_file.read_text(encoding="utf-8").strip():  # noqa: ASYNC110
+                        await anyio.sleep(0.05)
+                    pid = int(pid_file.read_text(encoding="utf-8"))
+                    assert await cancel_turn(streams, _AGENT, "cancel-me", sender="tester")
+                    while not done:  # noqa: ASYNC110
+                        await anyio.sleep(0.05)
+    (terminal,) = done
+    assert isinstance(terminal, wire.ErrorReply) and (terminal.code, terminal.stop_reason) == ("suspended", "suspended")
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
+
+
+async def test_a_saturated_prompts_channel_answers_capacity_at_once(nats_server: str, tmp_path: Path) -> None:
+    config = _write_config(tmp_path, workers=1)
+    refused: list[wire.ServeMessage] = []
+    terminal: wire.ServeMessage | None = None
+    waited = 0.0
+    with MessagesServer() as model:
+        model.add(Turn([tool_use("cluster_config_get", {"key": "slow"}, id="toolu_slow")]), Turn([text("late")]))
+        with serving(config, nats_server, model):
+            async with caller(nats_server) as streams, anyio.create_task_group() as tasks:
+                tasks.start_soon(lambda: send_turn(streams, _AGENT, sender="tester", prompt="hold", request="holder"))
+                pid_file = tmp_path / "slow.pid"
+                with anyio.fail_after(20):
+                    while not pid_file.exists():  # noqa: ASYNC110
+                        await anyio.sleep(0.05)
+                started = time.monotonic()
+                refused, terminal = await _turn(streams, prompt="me too")
+                waited = time.monotonic() - started
+                assert await cancel_turn(streams, _AGENT, "holder", sender="tester")
+    ack = refused[0]
+    assert isinstance(ack, wire.Ack) and ack.accepted is False
+    assert isinstance(terminal, wire.ErrorReply) and terminal.code == "capacity"
+    assert waited < 2
+
+
+def test_fiskai_ask_streams_the_answer_and_prints_the_token(nats_server: str, tmp_path: Path) -> None:
+    config = _write_config(tmp_path)
+    with MessagesServer() as model:
+        model.add(Turn([text("all nodes are healthy")]))
+        with serving(config, nats_server, model):
+            done = subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "fiskai_cli",
+                    "ask",
+                    _AGENT,
+                    "how",
+                    "are",
+                    "the",
+                    "nodes?",
+                    "--server",
+                    nats_server,
+                ],
+                capture_output=True,
+                text=True,
+                timeout=60,
+                check=False,
+                stdin=subprocess.DEVNULL,
+            )
+            unknown = subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "fiskai_cli",
+                    "ask",
+                    _AGENT,
+                    "hi",
+                    "--continue",
+                    "nope",
+                    "--server",
+                    nats_server,
+                    "--format",
+                    "json",
+                ],
+                capture_output=True,
+                text=True,
+                timeout=60,
+                check=False,
+                stdin=subprocess.DEVNULL,
+            )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "all nodes are healthy\n" and "conversation: " in done.stderr
+    assert unknown.returncode == 1
+    last = json.loads(unknown.stdout.splitlines()[-1])
+    assert last["protocol"] == "io.choria.fisk-ai.v1.error" and last["code"] == "unknown_conversation"
+
+
+async def test_the_first_sigterm_drains_and_the_second_stops_the_turn_now(nats_server: str, tmp_path: Path) -> None:
+    config = _write_config(tmp_path)
+    done: list[wire.ServeMessage] = []
+    pid = code = 0
+    with MessagesServer() as model:
+        model.add(Turn([tool_use("cluster_config_get", {"key": "slow"}, id="toolu_slow")]), Turn([text("late")]))
+        with serving(config, nats_server, model) as worker:
+            async with caller(nats_server) as streams, anyio.create_task_group() as tasks:
+
+                async def turn() -> None:
+                    done.append(await send_turn(streams, _AGENT, sender="tester", prompt="hold"))
+
+                tasks.start_soon(turn)
+                pid_file = tmp_path / "slow.pid"
+                with anyio.fail_after(20):
+                    while not pid_file.exists() or not pid_file.read_text(encoding="utf-8").strip():  # noqa: ASYNC110
+                        await anyio.sleep(0.05)
+                    pid = int(pid_file.read_text(encoding="utf-8"))
+                    worker.proc.send_signal(signal.SIGTERM)  # drain: the turn goes on
+                    while "draining" not in worker.stderr():  # noqa: ASYNC110
+                        await anyio.sleep(0.05)
+                    assert not done
+                    worker.proc.send_signal(signal.SIGTERM)  # stop now
+                    while not done:  # noqa: ASYNC110
+                        await anyio.sleep(0.05)
+                    code = await anyio.to_thread.run_sync(worker.proc.wait)
+    (terminal,) = done
+    assert isinstance(terminal, wire.ErrorReply) and terminal.code == "failed"
+    assert code == 0 and "stopping now" in worker.stderr()
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
