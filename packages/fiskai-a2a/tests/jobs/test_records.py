@@ -12,6 +12,7 @@ from fiskai_a2a.jobs import (
     Task,
     TaskRecordError,
     TaskState,
+    claimed,
     decode_answer,
     decode_prompt_payload,
     encode_prompt_payload,
@@ -22,6 +23,8 @@ from fiskai_a2a.jobs import (
     parse_queue_item,
     prompt_request,
     queue_item,
+    succeeded,
+    terminated,
 )
 from fiskai_a2a.protocol import serve
 
@@ -216,3 +219,18 @@ def test_a_new_task_is_not_finished_and_a_refusal_is() -> None:
     assert not outcome(Task.from_json(AJC_RECORD)).finished
     refused = outcome(Task.from_json(AJC_RECORD).with_changes(state=TaskState.TERMINATED, last_err="empty prompt"))
     assert refused.finished and refused.failed and refused.to_json()["last_err"] == "empty prompt"
+
+
+def test_engine_transitions_write_the_engines_fields() -> None:
+    task = Task.from_json(AJC_RECORD)
+    active = claimed(task)
+    assert (active.state, active.tries, active.last_err) == ("active", 0, "")
+    assert active.tried is not None and active.result is None
+    done = succeeded(active, {"x": 1})
+    assert (done.state, done.tries, done.last_err) == ("complete", 1, "")
+    assert done.result == {"payload": {"x": 1}, "completed": done.tried}
+    assert list(json.loads(done.to_json())).index("result") < list(json.loads(done.to_json())).index("state")
+    refused = terminated(active, "the payload's prompt is empty")
+    assert (refused.state, refused.tries) == ("terminated", 1)
+    assert refused.last_err == "terminate task: the payload's prompt is empty"
+    assert outcome(refused).failed

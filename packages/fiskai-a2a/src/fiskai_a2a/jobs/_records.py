@@ -26,19 +26,23 @@ __all__ = [
     "HEADER_MSG_ID",
     "TASKS_STREAM",
     "TERMINAL_STATES",
+    "TERMINATE_PREFIX",
     "WORKERS_CONSUMER",
     "Task",
     "TaskRecordError",
     "TaskState",
+    "claimed",
     "go_json",
     "now_rfc3339_nano",
     "parse_queue_item",
     "queue_item",
     "queue_stream",
     "queue_subject",
+    "succeeded",
     "task_state_event",
     "task_state_subject",
     "task_subject",
+    "terminated",
 ]
 
 TASKS_STREAM: Final = "CHORIA_AJ_TASKS"
@@ -268,6 +272,38 @@ def _strings(raw: dict[str, Any], name: str) -> list[str]:
 def queue_item(task_id: str) -> bytes:
     """The work-queue entry for a task (kind 0 = a task item)."""
     return go_json({"kind": 0, "job": task_id}).encode("utf-8")
+
+
+TERMINATE_PREFIX: Final = "terminate task: "
+"""How a refusal reads in `last_err`: the engine's ErrTerminateTask text wrapping the reason (inferred: a Go
+handler returns `fmt.Errorf("%w: %s", ErrTerminateTask, reason)`)."""
+
+
+def claimed(task: Task) -> Task:
+    """The record as the engine saves it when a worker takes the task: `active`, tried now, no error.
+
+    `tries` is not bumped here: the engine counts the try in memory and saves it with the outcome.
+    """
+    return task.with_changes(state=TaskState.ACTIVE, tried=now_rfc3339_nano(), last_err="")
+
+
+def succeeded(task: Task, payload: object) -> Task:
+    """The record once the handler returned `payload` (stored as `result.payload`): `complete`."""
+    now = now_rfc3339_nano()
+    return task.with_changes(
+        state=TaskState.COMPLETE,
+        tries=task.tries + 1,
+        tried=now,
+        last_err="",
+        result={"payload": payload, "completed": now},
+    )
+
+
+def terminated(task: Task, reason: str) -> Task:
+    """The record of a task refused without retry: `terminated`, the reason in `last_err`."""
+    return task.with_changes(
+        state=TaskState.TERMINATED, tries=task.tries + 1, tried=now_rfc3339_nano(), last_err=TERMINATE_PREFIX + reason
+    )
 
 
 def parse_queue_item(data: bytes) -> str:

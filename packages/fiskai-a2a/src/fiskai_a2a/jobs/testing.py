@@ -20,7 +20,7 @@ from nats.js.api import (
 )
 
 from ._payloads import decode_prompt_payload
-from ._records import TASKS_STREAM, WORKERS_CONSUMER, TaskState, now_rfc3339_nano, parse_queue_item, queue_stream
+from ._records import TASKS_STREAM, WORKERS_CONSUMER, claimed, parse_queue_item, queue_stream, succeeded
 from .store import TaskStore
 
 __all__ = ["answer_next", "provision_queue", "provision_task_store"]
@@ -93,17 +93,11 @@ async def answer_next(client: NatsClient, queue: str, answer: dict[str, Any], *,
     task_id = parse_queue_item(item.data)
     store = TaskStore(client)
     stored = await store.load(task_id)
-    active = stored.task.with_changes(state=TaskState.ACTIVE, tried=now_rfc3339_nano(), last_err="")
-    stored = await store.save(active, expected_seq=stored.seq)
+    stored = await store.save(claimed(stored.task), expected_seq=stored.seq)
     request = decode_prompt_payload(stored.task.payload)
     reply = {**answer, "request": request.header.request, "conversation": request.header.conversation}
     reply["recipient"] = {"name": request.header.sender.name}
-    done = stored.task.with_changes(
-        state=TaskState.COMPLETE,
-        tries=stored.task.tries + 1,
-        tried=now_rfc3339_nano(),
-        result={"payload": reply, "completed": now_rfc3339_nano()},
-    )
+    done = succeeded(stored.task, reply)
     await store.save(done, expected_seq=stored.seq)
     await item.ack()
     return task_id
