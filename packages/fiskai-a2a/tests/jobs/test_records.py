@@ -234,3 +234,10 @@ def test_engine_transitions_write_the_engines_fields() -> None:
     assert (refused.state, refused.tries) == ("terminated", 1)
     assert refused.last_err == "terminate task: the payload's prompt is empty"
     assert outcome(refused).failed
+
+
+def test_strings_are_escaped_as_go_escapes_them() -> None:
+    # Go's encoding/json: HTML-sensitive characters and the JS line separators as \\u escapes, other
+    # non-ASCII kept as UTF-8, control characters short where JSON has a short form, else lowercase \\u00xx.
+    text = "<a>&\u2028\u2029é\x01\t\n"
+    assert go_json(text) == '"\\u003ca\\u003e\\u0026\\u2028\\u2029é\\u0001\\t\\n"'
