@@ -37,13 +37,14 @@ TOOL_SEARCH_THRESHOLD = 10
 DEFINITION_TOKEN_BUDGET = 4096
 """Tokens of deferrable tool definitions a request carries whole before the client-side finder starts.
 
-Measured (bench/local_model_requests.py): fixturectl's 12 commands take about 1,700 tokens and stay
-whole; the NATS CLI's 221 take about 44,000 and are deferred. 4,096 is half of an 8,192-token context,
+Measured (bench/local_model_requests.py, llama-server's /tokenize): fixturectl's 11 offered commands take
+about 1,500 tokens and stay whole; the NATS CLI's 221 take about 37,000 and are deferred. 4,096 is half of an 8,192-token context,
 leaving the other half for the prompt, the conversation and the answer."""
 
 DEFINITION_BYTES_PER_TOKEN = 4
-"""The estimate's divisor: JSON definitions run about 4 bytes per token (llama.cpp's Llama-3 vocabulary
-on the NATS CLI's definitions: see bench/local_model_requests.py)."""
+"""The estimate's divisor. Measured with llama-server's /tokenize and the Llama-3 vocabulary: fixturectl's
+definitions are 4.24 bytes a token (1,512 tokens), the NATS CLI's 4.76 (37,407); 4 overestimates a
+little, which errs toward deferring."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
