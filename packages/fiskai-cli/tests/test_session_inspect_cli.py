@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import anyio
@@ -136,3 +139,42 @@ def test_reading_never_writes_or_locks_the_journal(tmp_path: Path) -> None:
     for command in (("stats", "live"), ("query", "live"), ("search",)):
         assert _invoke("session", "--state-dir", str(tmp_path), *command)[0] == 0
     assert (path.read_bytes(), os.stat(path).st_mtime_ns, sorted(p.name for p in tmp_path.iterdir())) == before
+
+
+_WRITER = """
+import pathlib, sys, anyio
+from fiskai_runstate import FileJournalStore
+from fiskai_runstate.testing import sample_meta, sample_turn
+
+async def main(directory, turns):
+    store = FileJournalStore(pathlib.Path(directory))
+    async with await store.create(sample_meta("live")) as journal:
+        print("ready", flush=True)
+        for iteration in range(turns):
+            for record in sample_turn("live", seq=journal.last_seq + 1, iteration=iteration):
+                await journal.append(record)
+
+anyio.run(main, sys.argv[1], int(sys.argv[2]))
+"""
+
+
+def test_stats_and_query_on_a_run_another_process_is_writing(tmp_path: Path) -> None:
+    turns = 120
+    base = ("session", "--state-dir", str(tmp_path))
+    iterations: list[int] = []
+    command = [sys.executable, "-c", _WRITER, str(tmp_path), str(turns)]
+    with subprocess.Popen(command, stdout=subprocess.PIPE, text=True) as writer:
+        assert writer.stdout is not None and writer.stdout.readline().strip() == "ready"
+        deadline = time.monotonic() + 60
+        while writer.poll() is None and time.monotonic() < deadline:
+            code, out, err = _invoke(*base, "stats", "live", "--json")
+            assert code == 0, err
+            stats = json.loads(out)
+            code, out, err = _invoke(*base, "query", "live", "--json")
+            assert code == 0, err
+            assert len(json.loads(out)["calls"]) >= stats["iterations"]  # the query read later, never less
+            iterations.append(stats["iterations"])
+        assert writer.wait(timeout=60) == 0  # the writer held its lock and was never refused
+    assert iterations == sorted(iterations) and len(set(iterations)) > 2, iterations
+    final = json.loads(_invoke(*base, "stats", "live", "--json")[1])
+    assert (final["iterations"], final["tools"][0]["calls"], final["tools"][0]["unanswered"]) == (turns, turns, 0)

@@ -76,7 +76,7 @@ def _payloads(run_id: str) -> list[object]:
         _turn(0, [_use("u1", "stream_info", info), _use("u2", "stream_rm", rm)], in_tokens=1000, out_tokens=50),
         _intent(run_id, "u1", "stream_info", info, argv=("nats", "stream", "info", "ORDERS")),
         _result("u1", "messages: 42"),
-        _result("u2", "stream_rm was not run: no terminal to confirm", error=True, gate=_GATE_DENIED),
+        _result("u2", "stream_rm was not run: no terminal to confirm", gate=_GATE_DENIED),
         _turn(
             1,
             [
@@ -127,7 +127,7 @@ async def test_stats_count_tokens_responses_and_each_tools_outcomes(tmp_path: Pa
     assert (info.calls, info.dispatched, info.undispatched, info.unanswered, info.errors) == (2, 2, 0, 1, 0)
     assert info.kinds == ["application"]
     rm = tools["stream_rm"]
-    assert (rm.calls, rm.dispatched, rm.undispatched, rm.errors, rm.kinds) == (1, 0, 1, 1, ["unknown"])
+    assert (rm.calls, rm.dispatched, rm.undispatched, rm.errors, rm.kinds) == (1, 0, 1, 0, ["unknown"])
     assert tools["peer_lookup"].kinds == ["remote"]
     assert (tools["read_file"].kinds, tools["read_file"].errors) == (["builtin"], 1)
     assert tools["nope"].undispatched == 1
@@ -184,7 +184,7 @@ async def test_query_filters_by_tool_iteration_errors_answers_and_patterns(tmp_p
     assert ids(CallFilter()) == ["u1", "u2", "u3", "u4", "u5", "u6"]
     assert ids(CallFilter(tools=frozenset({"stream_info", "nope"}))) == ["u1", "u5", "u6"]
     assert ids(CallFilter(iteration=0)) == ["u1", "u2"]
-    assert ids(CallFilter(errors=True)) == ["u2", "u4", "u5"]
+    assert ids(CallFilter(errors=True)) == ["u4", "u5"]  # a gate denial is not an error result
     assert ids(CallFilter(calls_only=True)) == ["u6"]
     assert ids(CallFilter(results_only=True, iteration=1)) == ["u3", "u4", "u5"]
     assert ids(CallFilter(input_match=re.compile(r'"force":true'))) == ["u2"]

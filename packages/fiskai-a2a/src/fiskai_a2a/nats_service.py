@@ -32,6 +32,8 @@ from typing import Final
 import anyio
 from anyio.abc import TaskGroup, TaskStatus
 
+from fiskai_core.telemetry import joined
+
 from .errors import AgentUnavailableError
 from .nats_transport import SERVICE_DESCRIPTION, SERVICE_VERSION, SUBJECT_PREFIX, NatsTransport, subject_for
 from .transport import Reply, Route
@@ -200,7 +202,9 @@ class ServiceHost:
 
 async def _guarded(handler: InboundHandler, inbound: Inbound) -> None:
     try:
-        await handler(inbound)
+        # A caller's trace context (`traceparent`) makes the handler's spans children of the caller's span.
+        with joined(inbound.headers):
+            await handler(inbound)
     # The serving boundary: a handler bug answers nothing for this request, and the service goes on.
     except Exception:  # noqa: BLE001
         _log.exception("a2a handler failed subject=%s", inbound.subject)

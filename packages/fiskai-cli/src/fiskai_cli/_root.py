@@ -42,6 +42,11 @@ COMMANDS: dict[str, LazyCommand] = {
         import_path="fiskai_cli.commands.info:info",
         summary="Show the tools, prompt and settings loaded from a configuration.",
     ),
+    "jobs": LazyCommand(
+        import_path="fiskai_cli.commands.jobs:jobs",
+        summary="Submit prompts to an agent's job queue and read the answers (asyncjobs, like ajc).",
+        extra="a2a",
+    ),
     "knowledge": LazyCommand(
         import_path="fiskai_cli.commands.knowledge:knowledge",
         summary="Build and search the local knowledge index for the knowledge_search tool.",

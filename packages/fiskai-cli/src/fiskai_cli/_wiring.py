@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import click
 
+from fiskai_cli._application import application_tools, exposed_tools, load_application
 from fiskai_cli._nats import NatsTarget, nats_target, open_nats
 from fiskai_cli._retrieval import knowledge_tool_options, open_knowledge_reader
 from fiskai_cli._settings import (
@@ -66,7 +67,6 @@ if TYPE_CHECKING:
     from fiskai_a2a.nats_transport import NatsTransport
     from fiskai_core.confirm import ConfirmGate
     from fiskai_core.exec.running import CommandTool
-    from fiskai_core.fisk import Application
     from fiskai_core.prompter import Prompter
     from fiskai_core.tools import Tool, ToolSet
     from fiskai_mcp.client import McpClients
@@ -225,59 +225,6 @@ def model_connection(settings: Settings, flag_url: str | None, *, api_key: str |
     return ModelConnection(api_key=api_key, base_url=url)
 
 
-def load_application(settings: Settings) -> Application | None:
-    """Introspect the configured application and select its tools (None without `application_path`).
-
-    Raises:
-        click.ClickException: the binary is missing, not executable, or prints no valid command tree.
-    """
-    config = settings.config
-    if not config.application_path:
-        return None
-    from fiskai_core.fisk import load_application as introspect_and_select
-
-    with reported():
-        return introspect_and_select(
-            config.application_path,
-            base_dir=settings.folder,
-            global_flags=config.global_flags,
-            include=config.include,
-            exclude=config.exclude,
-            strip_env=config.credential_env_names(),
-            pass_env=config.passed_env_names(),
-        )
-
-
-def application_tools(settings: Settings, application: Application | None = None) -> list[CommandTool]:
-    """Every wrapped program's selected commands as runnable tools, with the scrubbed environment.
-
-    `application_path` first, then `tool_sources` in order.
-    """
-    application = application if application is not None else load_application(settings)
-    sources = [(loaded.source, loaded.strip_env) for loaded in load_tool_sources(settings)]
-    if application is not None:
-        sources.insert(0, (application, ()))
-    if not sources:
-        return []
-    from fiskai_core.exec.running import command_tools
-
-    config = settings.config
-    tools: list[CommandTool] = []
-    for source, strip in sources:
-        strip_env = [*config.credential_env_names(), *strip]
-        tools.extend(command_tools(source, strip_env=strip_env, pass_env=config.passed_env_names()))
-    return tools
-
-
-def _exposed(settings: Settings, tools: list[CommandTool]) -> list[Tool]:
-    """The tools a server face offers: the run's selection narrowed by `expose.agent.tools`."""
-    from fiskai_core.tools import select_tools
-
-    exposed = settings.config.expose.agent.tools
-    with reported():
-        return list(select_tools(tools, include=exposed.include, exclude=exposed.exclude))
-
-
 def _gate(settings: Settings, prompter: Prompter | None, *, approvals: bool) -> ConfirmGate:
     from fiskai_core.confirm import ConfirmGate
     from fiskai_core.prompter import DenyPrompter
@@ -351,13 +298,15 @@ async def open_harness(
             # connects when it is ready to serve (`connected`), after its tools are known to be servable.
             await harness.connected(needs)
         if face in ("mcp", "a2a"):
-            harness.tools = ToolSet.of(_exposed(settings, application), has_application=config.has_tool_source)
+            harness.tools = ToolSet.of(exposed_tools(settings, application), has_application=config.has_tool_source)
             if face == "mcp":
                 await _mcp_knowledge(harness, stack)
         elif face == "run":
             await _run_parts(harness, stack, application, prompter, checkpointing=checkpointing, state_dir=state_dir)
         elif face == "serve":
-            harness.served = ToolSet.of(_exposed(settings, application), has_application=bool(config.application_path))
+            harness.served = ToolSet.of(
+                exposed_tools(settings, application), has_application=bool(config.application_path)
+            )
             if checkpointing:  # channel runs: their stores (and the connection) before anything listens
                 await harness.connected(needs)
                 await _run_parts(harness, stack, application, None, checkpointing=True, state_dir=state_dir)

@@ -98,7 +98,7 @@ class ToolStats:
     unanswered: int = 0
     """Calls with no result yet: still running in a live run, or interrupted by a crash."""
     errors: int = 0
-    """Answered calls whose result is an error (refusals included)."""
+    """Answered calls whose result is an error (an unknown tool or missing arguments are; a gate denial is not)."""
     duration_ns: int = 0
     timed: int = 0
     untimed: int = 0

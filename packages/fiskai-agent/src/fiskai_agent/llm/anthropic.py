@@ -29,6 +29,7 @@ from typing import Any, cast
 
 import anthropic
 import anyio
+import httpx2
 from anthropic import AsyncAnthropic, DefaultAsyncHttpxClient
 
 from fiskai_agent.errors import ProviderError, SetupError
@@ -334,8 +335,16 @@ class AnthropicProvider:
         messages: Any = self._client.messages
         if stream:
             events = await messages.create(**params, stream=True)
-            async with events:
-                return await collect_stream(events)
+            try:
+                async with events:
+                    return await collect_stream(events)
+            except httpx2.HTTPError as err:
+                # The SDK maps transport errors only while it sends the request, not while a stream is read:
+                # a server that dies mid-answer surfaces here as httpx2's own error (the SDK's HTTP client).
+                where = self._settings.base_url or "the Anthropic API"
+                raise ProviderError(
+                    f"the model server at {where} broke off the streamed answer: {err}", retryable=True
+                ) from None
         raw = await messages.with_raw_response.create(**params)
         return _response(await raw.read())
 

@@ -46,18 +46,22 @@ def _read(ctx: click.Context, action: Callable[[Store], Awaitable[_T]], run_id: 
 
     async def go() -> _T:
         async with journal_store(sessions.settings, state_dir=sessions.state_dir) as store:
-            return await action(store)
+            # Converted inside the block: the NATS connection's own error reporting would otherwise word it.
+            try:
+                return await action(store)
+            except JournalNotFoundError as err:
+                where = f" in {sessions.state_dir}" if sessions.state_dir is not None else ""
+                raise click.ClickException(f"{err}{where}; `fiskai session list` shows the sessions there") from err
+            except JournalError as err:
+                raise click.ClickException(str(err)) from err
+            except OSError as err:  # a journal the operator may not read, a vanished directory
+                what = f"session {run_id}" if run_id else "the sessions"
+                raise click.ClickException(f"cannot read {what}: {err.strerror or err} ({err.filename or ''})") from err
 
     try:
         return anyio.run(go)
-    except JournalNotFoundError as err:
-        where = f" in {sessions.state_dir}" if sessions.state_dir is not None else ""
-        raise click.ClickException(f"{err}{where}; `fiskai session list` shows the sessions there") from err
-    except JournalError as err:
+    except JournalError as err:  # opening the store (a misconfigured stream, an unusable directory)
         raise click.ClickException(str(err)) from err
-    except OSError as err:  # a journal the operator may not read, a vanished directory
-        what = f"session {run_id}" if run_id else "the sessions"
-        raise click.ClickException(f"cannot read {what}: {err.strerror or err} ({err.filename or ''})") from err
 
 
 async def _load(store: Store, run_id: str) -> tuple[list[Record], datetime | None]:
@@ -199,7 +203,7 @@ def _duration(seconds: float) -> str:
 @click.argument("run_id")
 @click.option("--tool", "tools", multiple=True, metavar="NAME", help="Only calls of this tool (repeatable).")
 @click.option("--iteration", type=click.IntRange(min=0), default=None, help="Only calls of this iteration.")
-@click.option("--errors", is_flag=True, help="Only calls answered with an error (refusals included).")
+@click.option("--errors", is_flag=True, help="Only calls answered with an error (a gate denial is not one).")
 @click.option("--calls-only", is_flag=True, help="Only calls without a result (in flight or interrupted).")
 @click.option("--results-only", is_flag=True, help="Only calls with a result.")
 @click.option("--input-match", metavar="RE", callback=_pattern, help="Regex searched in the call's JSON input.")

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from datetime import timedelta
-from typing import Annotated, ClassVar, Literal, cast
+from typing import Annotated, Literal, cast
 
 from pydantic import (
     AfterValidator,
@@ -418,146 +418,12 @@ class HarnessSettings(Block):
         return parsed
 
 
-class _ServerLimits(Block):
-    """Per-server concurrency and timeout; 0 or empty means the server's default."""
-
-    _where: ClassVar[str] = ""
-
-    max_concurrent_tools: Int = 0
-    """0 = the server default (2)."""
-    tool_timeout: timedelta | None = None
-    """None = the server default (30s)."""
-
-    @field_validator("max_concurrent_tools")
-    @classmethod
-    def _limit(cls, value: int) -> int:
-        if value < 0:
-            raise SettingError(f"invalid {cls._where}.max_concurrent_tools {value}: must not be negative")
-        if value > MAX_CONCURRENT_TOOLS_CEILING:
-            raise SettingError(
-                f"invalid {cls._where}.max_concurrent_tools {value}: must not exceed {MAX_CONCURRENT_TOOLS_CEILING}"
-            )
-        return value
-
-    @field_validator("tool_timeout", mode="before")
-    @classmethod
-    def _tool_timeout(cls, value: object) -> object:
-        parsed = _duration(value, key=f"{cls._where}.tool_timeout", default=None)
-        if isinstance(parsed, timedelta):
-            if parsed < timedelta(0):
-                written = str(as_written(value))
-                raise SettingError(f"invalid {cls._where}.tool_timeout {go_quote(written)}: must not be negative")
-            return parsed or None
-        return parsed
-
-
-class MCPSettings(_ServerLimits):
-    """`expose.agent.mcp`: its presence (even `{}`) enables `fiskai mcp`."""
-
-    _where: ClassVar[str] = "expose.agent.mcp"
-
-    port: Int = 0
-    """0 = the caller's default (8080)."""
-    address: Text = ""
-    """"" = 127.0.0.1."""
-    instructions: Text = ""
-    confirm_over_mcp: Literal["auto", "always", "never"] = "always"
-    """How `ai:confirm` and `confirm_tags` commands are approved over MCP. `always`: a client that supports
-    elicitation asks its user, any other client is refused. `auto` (the Go agent's default): the same, but a
-    client without elicitation runs them with nobody asked. `never`: nobody is asked, the client's own UI is
-    trusted. Empty means `always`. `fiskai mcp --approve-on-tty` asks on the server's terminal instead."""
-    builtins: list[Text] = Field(default_factory=list[str])
-    """Built-in tools to serve too; only `knowledge_search` may be listed."""
-
-    @field_validator("confirm_over_mcp", mode="before")
-    @classmethod
-    def _confirm_over_mcp(cls, value: object) -> object:
-        value = as_written(value)
-        if not isinstance(value, str):
-            return value
-        # Unset is `always`, not the original's `auto`: a client that cannot ask its user must not run a
-        # gated command with nobody asked unless the operator chose that.
-        mode = value.strip().lower() or "always"
-        if mode not in ("auto", "always", "never"):
-            raise SettingError(f"invalid confirm_over_mcp {go_quote(value)}: must be auto, always or never")
-        return mode
-
-    @field_validator("builtins")
-    @classmethod
-    def _builtins(cls, values: list[str]) -> list[str]:
-        names = _names(values)
-        for name in names:
-            if name != KNOWLEDGE_SEARCH_TOOL:
-                raise SettingError(
-                    f"expose.agent.mcp.builtins: {go_quote(name)} cannot be exposed over MCP; the only exposable "
-                    "built-in is the read-only knowledge_search (the memory and human_in_the_loop built-ins are "
-                    "never exposable because they need operator state or interaction)"
-                )
-        return names
-
-
-class PromptsSettings(Block):
-    """`expose.agent.a2a.prompts`: its presence (even `{}`) turns on answering prompts over NATS."""
-
-    workers: Int = 1
-    """Prompts answered at once; a caller arriving when all are busy is refused (`capacity`), never queued."""
-    elicit: bool = False
-    """Let a run put approvals and questions to the caller; without it gated commands are refused."""
-
-    @field_validator("workers")
-    @classmethod
-    def _workers(cls, value: int) -> int:
-        if value < 0:
-            raise SettingError(f"invalid expose.agent.a2a.prompts.workers {value}: must not be negative")
-        return value or 1
-
-
-class A2ASettings(_ServerLimits):
-    """`expose.agent.a2a`: the tool endpoint (`serve_tools`), the prompts channel and the caller's patience."""
-
-    _where: ClassVar[str] = "expose.agent.a2a"
-
-    serve_tools: bool = False
-    """Serve the selected tools to peers under `fiskai serve` (replaces `expose.agent.agent_to_agent`)."""
-    request_timeout: timedelta = DEFAULT_REQUEST_TIMEOUT
-    """Silence accepted from a peer this agent calls, per gap between its messages; also how long a question
-    to a prompts caller is held. Values under 30s are raised to 30s (three keepalive intervals)."""
-    prompts: PromptsSettings | None = None
-    """None when absent; present (even empty) enables answering prompts."""
-
-    @field_validator("request_timeout", mode="before")
-    @classmethod
-    def _request_timeout(cls, value: object) -> object:
-        parsed = _duration(value, key="expose.agent.a2a.request_timeout", default=DEFAULT_REQUEST_TIMEOUT)
-        if isinstance(parsed, timedelta):
-            if parsed <= timedelta(0):
-                raise SettingError(
-                    f"invalid expose.agent.a2a.request_timeout {go_quote(str(as_written(value)))}: must be positive "
-                    f"(at least {MIN_REQUEST_TIMEOUT.total_seconds():g}s)"
-                )
-            return max(parsed, MIN_REQUEST_TIMEOUT)
-        return parsed
-
-
-class ExposeToolsSettings(Block):
-    """`expose.agent.tools`: narrows what MCP and a2a serve (a rule applies only when non-empty)."""
-
-    include: ToolFilter = Field(default_factory=ToolFilter)
-    exclude: ToolFilter = Field(default_factory=ToolFilter)
-
-
-class ExposeAgentSettings(Block):
-    """`expose.agent`."""
-
-    agent_to_agent: bool = False
-    """The pre-0.0.5 switch for `fiskai a2a`; `fiskai serve` refuses it (use `expose.agent.a2a.serve_tools`)."""
-    mcp: MCPSettings | None = None
-    """None when absent; present (even empty) enables `fiskai mcp`."""
-    a2a: A2ASettings = Field(default_factory=A2ASettings)
-    tools: ExposeToolsSettings = Field(default_factory=ExposeToolsSettings)
-
-
-class ExposeSettings(Block):
-    """`expose`."""
-
-    agent: ExposeAgentSettings = Field(default_factory=ExposeAgentSettings)
+# The expose blocks live in their own module (it imports the base blocks above, so it comes last).
+from ._expose import (  # noqa: E402
+    A2ASettings,
+    ExposeAgentSettings,
+    ExposeSettings,
+    ExposeToolsSettings,
+    MCPSettings,
+    PromptsSettings,
+)
