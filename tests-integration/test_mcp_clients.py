@@ -163,25 +163,61 @@ async def test_fiskai_mcp_peer_tools_import_and_its_elicitation_is_relayed_to_th
     assert any('MCP server "fixturectl" asks' in str(q) for q in prompter.asked)
 
 
-async def test_server_that_hangs_in_the_handshake_fails_within_its_timeout_naming_the_server() -> None:
+def alive(pid: int) -> bool:
+    """Whether `pid` runs (a zombie left for a non-reaping init counts as gone)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text(encoding="utf-8")
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+# The SDK's graceful close waited 2 s more before it signalled a hung child (failing at ~3 s for 1 s):
+# the bound is the timeout plus 1 s for a loaded 2-core machine.
+MARGIN = 1.0
+
+_HANG_IN_HANDSHAKE = """
+import os, subprocess, sys, time
+grandchild = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+open(sys.argv[1], "w").write(f"{os.getpid()} {grandchild.pid}")
+time.sleep(600)
+"""
+
+
+async def test_server_that_hangs_in_the_handshake_fails_within_its_timeout_naming_the_server(tmp_path: Path) -> None:
+    """The failure comes within the timeout plus the margin, and the child and its own child are gone."""
+    script, pids = tmp_path / "hang.py", tmp_path / "pids"
+    script.write_text(_HANG_IN_HANDSHAKE, encoding="utf-8")
     configured = entries(
-        f"mcp_clients:\n  - name: sleepy\n    command: {sys.executable}\n"
-        "    args: [-c, 'import time; time.sleep(600)']\n    timeout: 1s\n"
+        f"mcp_clients:\n  - name: sleepy\n    command: {sys.executable}\n    args: [{script}, {pids}]\n"
+        "    timeout: 1s\n"
     )
+    began = time.monotonic()
     with anyio.fail_after(20), pytest.raises(McpServerError) as caught:
         async with open_mcp_clients(configured, root=None):
             pass
+    elapsed = time.monotonic() - began
     assert 'MCP server "sleepy"' in str(caught.value)
     assert "connecting: no answer within 1s (timeout)" in str(caught.value)
+    assert elapsed < 1 + MARGIN, elapsed
+    started = [int(pid) for pid in pids.read_text(encoding="utf-8").split()]
+    assert len(started) == 2
+    assert not [pid for pid in started if alive(pid)]
 
 
 _HANG_IN_LIST = """
+import os
+import sys
+import time
+
 import anyio
 from mcp.server import Server
 from mcp.server.stdio import stdio_server
 
 
 async def list_tools(ctx, params):
+    with open(sys.argv[1], "w") as out:
+        out.write(f"{os.getpid()} {time.time()}")
     await anyio.sleep(3600)
 
 
@@ -198,17 +234,23 @@ anyio.run(main)
 
 
 async def test_server_that_hangs_listing_tools_fails_within_its_timeout_naming_the_server(tmp_path: Path) -> None:
-    script = tmp_path / "hang_list.py"
+    script, listed = tmp_path / "hang_list.py", tmp_path / "listed"
     script.write_text(_HANG_IN_LIST, encoding="utf-8")
     configured = entries(
-        f"mcp_clients:\n  - name: counter\n    command: {sys.executable}\n    args: [{script}]\n    timeout: 8s\n"
+        f"mcp_clients:\n  - name: counter\n    command: {sys.executable}\n    args: [{script}, {listed}]\n"
+        "    timeout: 8s\n"
     )
     # 8 s: long enough for a loaded machine to start Python and the SDK, so the hang is in the listing.
     with anyio.fail_after(60), pytest.raises(McpServerError) as caught:
         async with open_mcp_clients(configured, root=None):
             pass
+    ended = time.time()
     assert 'MCP server "counter"' in str(caught.value)
     assert "listing tools: no answer within 8s (timeout)" in str(caught.value)
+    pid, asked = listed.read_text(encoding="utf-8").split()
+    # From the server receiving the list request to the failure: the timeout plus the margin, not 2 s more.
+    assert ended - float(asked) < 8 + MARGIN, ended - float(asked)
+    assert not alive(int(pid))
 
 
 async def test_http_server_that_never_answers_fails_within_its_timeout_with_its_url_redacted() -> None:

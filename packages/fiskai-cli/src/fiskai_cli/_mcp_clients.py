@@ -4,7 +4,9 @@ The servers are connected once per harness (strictly: one that cannot be reached
 that collides, stops the command with the server named) and closed with it. Their tools enter the
 `ToolSet` as kind `mcp`, after the top-level `include`/`exclude` (tool-name rules, on the final
 `<alias>_<tool>` name), so the agent loop, the gate and the journal treat them as they treat commands.
-Server faces (`fiskai mcp`, `fiskai a2a`) never connect them: imported tools are not served again.
+`fiskai serve` connects them once, for its prompts channel's runs: every conversation shares the
+sessions. Served sets (`fiskai mcp`, `fiskai a2a`, serve's tool endpoint) never get them: imported tools
+are not served again.
 
 Loaded only when `mcp_clients` is set: a configuration without it never imports the `mcp` client.
 """
@@ -111,7 +113,7 @@ class ImportedToolUpdates:
 
 
 async def attach_imported_tools(harness: Harness, stack: AsyncExitStack, prompter: Prompter | None) -> None:
-    """Connect the servers for `harness` (run and tools faces) and add their tools to its set as kind `mcp`."""
+    """Connect the servers for `harness` (run, tools, serve channel runs) and add their tools to its set as kind `mcp`."""
     settings = harness.settings
     harness.notices.extend(("config_renamed_key", notice) for notice in settings.config.notices())
     harness.mcp, entries = await open_imported_tools(settings, stack, taken=harness.tools.names(), prompter=prompter)

@@ -142,7 +142,7 @@ class Harness:
     notices: list[tuple[str, str]] = field(default_factory=list[tuple[str, str]])
     """`(kind, message)` the operator should see as the run starts."""
     mcp: McpClients | None = None
-    """The connected `mcp_clients` servers (run and tools faces), closed with the harness."""
+    """The connected `mcp_clients` servers (run, tools, serve's channel runs), closed with the harness."""
     tool_updates: Any = None
     """The part of `tools` that `watch_tools` servers may change during a run (`fiskai_agent.ToolUpdates`)."""
 
@@ -310,8 +310,8 @@ async def open_harness(
             if checkpointing:  # channel runs: their stores (and the connection) before anything listens
                 await harness.connected(needs)
                 await _run_parts(harness, stack, application, None, checkpointing=True, state_dir=state_dir)
-        if face in ("run", "tools") and config.mcp_client_entries:
-            # Never on the server faces: imported tools are not served again.
+        if config.mcp_client_entries and (face in ("run", "tools") or (face == "serve" and checkpointing)):
+            # Never on the served sets (mcp, a2a, serve's tool endpoint): imported tools are not served again.
             from fiskai_cli._mcp_clients import attach_imported_tools
 
             await attach_imported_tools(harness, stack, prompter)

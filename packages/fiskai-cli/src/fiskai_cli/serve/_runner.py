@@ -76,6 +76,7 @@ class HarnessRunner:
             prompt=work.prompt,
             llm=llm,
             tools=harness.tools,
+            tool_updates=harness.tool_updates,
             gate=gate,
             provider=self.provider,
             system_prompt=config.system_prompt,

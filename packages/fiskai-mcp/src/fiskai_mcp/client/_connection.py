@@ -12,6 +12,7 @@ get), plus the entry's `env`. Every message about the server passes through its 
 from __future__ import annotations
 
 import json
+import sys
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from contextlib import AsyncExitStack
@@ -35,6 +36,7 @@ from fiskai_core.tools import ToolArguments, ToolResult, plain_json
 
 from ._elicit import elicitation_relay
 from ._redact import Redactor, redact_command, redact_url
+from ._stdio import StdioChild, stdio_transport
 
 __all__ = ["McpConnection", "McpServerError"]
 
@@ -79,6 +81,7 @@ class McpConnection:
         self._on_changed = on_tools_changed
         self._client: Client | None = None
         self._stop = anyio.Event()
+        self._child = StdioChild()
 
     @property
     def name(self) -> str:
@@ -141,6 +144,8 @@ class McpConnection:
                     if not cursor:
                         break
         except TimeoutError:
+            # The set closes this session next: a hung stdio child is stopped at once, not after a grace period.
+            self._child.abandon()
             raise self.error("listing tools", f"no answer within {self.timeout:g}s (timeout)") from None
         # As in `start`: whatever the SDK raised becomes one redacted line.
         except Exception as err:  # noqa: BLE001
@@ -191,7 +196,9 @@ class McpConnection:
             child_env = tool_env(strip=self._strip, passthrough=self._pass)
             child_env.pop("LLMFORMAT", None)
             child_env.update(env)
-            return StdioServerParameters(command=entry.command, args=list(entry.args), env=child_env, cwd=self._root)
+            params = StdioServerParameters(command=entry.command, args=list(entry.args), env=child_env, cwd=self._root)
+            # fiskai's own transport can stop a hung child at its timeout; the SDK's waits 2 s first.
+            return params if sys.platform == "win32" else stdio_transport(params, self._child)
         # The transport leaves a client it is given open: it closes with the session, after the transport.
         http = create_mcp_http_client(headers=headers or None)
         stack.push_async_callback(http.aclose)
