@@ -7,9 +7,11 @@ folder; `FISKAI_LLAMA_SERVER` names the binary. Without it the tests skip with o
 The model is written here, in seconds, with the `gguf` package: a 2-layer, 64-dimension llama in f16.
 Its weights are chosen, not trained, so that it behaves the same on every machine: each layer adds
 nothing (zero output projections), which makes it a bigram model whose next token is a fixed choice
-of the current one. Free text is " list streams" then end of text; where the server's grammar forces
-a tool call (`tool_choice`), a name starting `stream_ls` is preferred and every string argument is
-" list streams". The server, its request conversion, grammar, SSE framing and errors are the real ones.
+of the current one. Free text is " list streams" then end of text; where the server's grammar forbids
+end of text (a forced `tool_choice`), it goes on with "<tool_call>\n{" (the chat template's call
+format) and the grammar writes the call, ending with "}" and "</tool_call>" then end of text. Inside
+the call the choice among the tokens the grammar allows is arbitrary (fixed, not meaningful); a string
+argument may not close, so a test forces a call whose schema admits only `{}`. The server, its request conversion, grammar, SSE framing and errors are the real ones.
 """
 
 from __future__ import annotations
@@ -75,9 +77,9 @@ def write_tiny_model(vocab: Path, template: str, out: Path) -> None:
     rng = np.random.default_rng(34)
     embed = np.zeros((n_vocab, _EMBED), dtype=np.float32)
     embed[:, 0] = 1.0  # a constant channel: the base preference of every next token
-    embed[:, 8:] = rng.normal(0, 0.01, (n_vocab, _EMBED - 8))  # breaks ties, the same way every time
+    embed[:, 12:] = rng.normal(0, 0.01, (n_vocab, _EMBED - 12))  # breaks ties, the same way every time
     out_w = np.zeros((n_vocab, _EMBED), dtype=np.float32)
-    out_w[:, 8:] = rng.normal(0, 0.01, (n_vocab, _EMBED - 8))
+    out_w[:, 12:] = rng.normal(0, 0.01, (n_vocab, _EMBED - 12))
     first, second, stream, ls, quote, close = (
         tid(" list"),
         tid(" streams"),
@@ -91,6 +93,23 @@ def write_tiny_model(vocab: Path, template: str, out: Path) -> None:
     out_w[second, 1] = 20
     embed[second, 2] = 1.0  # after " streams": end of text, or (inside a string) the closing quote
     out_w[eos, 2], out_w[quote, 2] = 30, 20
+    # Where end of text is not allowed (a forced tool call), " streams" goes on with "<tool_call>\n{",
+    # the opening of a call in the chat template's format, and a call ends with end of text.
+    angle, tool, call, gt_nl, gt, brace = tid("<"), tid("tool"), tid("_call"), tid(">\u010a"), tid(">"), tid('{"')
+    out_w[angle, 2] = 25
+    for channel, (after, following) in enumerate(((angle, tool), (tool, call), (call, gt_nl)), start=3):
+        embed[after, channel] = 1.0
+        out_w[following, channel] = 20
+    out_w[gt, 5] = 15
+    embed[gt_nl, 6] = 1.0
+    out_w[brace, 6], out_w[eos, 6] = 20, 15
+    embed[gt, 7] = 1.0
+    out_w[eos, 7] = 20
+    # After a closing brace: end of text where allowed, else the closing "</tool_call>".
+    for after in (close, tid("}\u010a")):
+        embed[after, 8] = 1.0
+    out_w[eos, 8], out_w[tid("</"), 8] = 25, 20
+    embed[tid("</"), 3] = 1.0  # then "tool", "_call", ">"
 
     writer = gguf.GGUFWriter(out, "llama")
     writer.add_name("fiskai tiny bigram")
@@ -136,7 +155,7 @@ def write_tiny_model(vocab: Path, template: str, out: Path) -> None:
     writer.close()
 
 
-_MODEL_NAME = "tiny-bigram-v1-f16.gguf"
+_MODEL_NAME = "tiny-bigram-v2-f16.gguf"
 """Change the version when `write_tiny_model` changes: a cached model is reused by name."""
 
 
@@ -233,7 +252,8 @@ class RequestLog:
     Every request is relayed unchanged, streamed responses chunk by chunk; each POST body is recorded
     (`entries`, and one JSON line per request in `path`). `inject[i]` adds fields to the i-th POST
     before it is relayed (the server's `tool_choice`, to obtain a real tool call from a model that has
-    no reason to make one); the log keeps what fiskai sent and, apart, what was added. `on_stream`
+    no reason to make one), or is a function of the sent body returning them; the log keeps what fiskai
+    sent and, apart, what was added. `on_stream`
     is called once the first streamed bytes went out (a test kills the server there).
     """
 
@@ -241,7 +261,7 @@ class RequestLog:
         self.upstream = urlsplit(upstream)
         self.path = path
         self.entries: list[dict[str, Any]] = []
-        self.inject: dict[int, dict[str, Any]] = {}
+        self.inject: dict[int, dict[str, Any] | Callable[[dict[str, Any]], dict[str, Any]]] = {}
         self.on_stream: Callable[[], None] | None = None
         log = self
 
@@ -280,6 +300,8 @@ class RequestLog:
         sent = json.loads(body)
         index = len(self.entries)
         extra = self.inject.get(index, {})
+        if callable(extra):  # built from what fiskai sent (a test narrows its tools)
+            extra = extra(sent)
         tools = sent.get("tools", [])
         text = body.decode()
         entry = {

@@ -2,14 +2,13 @@
 
 The server is built by `.ci/run` (skipped with one line when absent) and loads the tiny bigram model
 of tests-integration/conftest.py: its text is " list streams". The proxy's log (`requests.jsonl`) is the
-record of what each run sent. Not covered yet: a real tool call. The proxy can add the server's
-`tool_choice` (`RequestLog.inject`), but with this model the forced call's string arguments never
-closed: the reply ran to its cap (and a streamed one did not end within 120 s), so the argv path from a
-real server's tool call is still untested.
+record of what each run sent. A real tool call is obtained by having the proxy alter one request (see
+`test_a_tool_call_forced_through_the_servers_grammar_runs_fixturectl`).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -208,3 +207,54 @@ def test_a_server_killed_mid_stream_ends_the_run_with_a_clear_error(
     assert done.returncode == 1
     assert "Traceback" not in done.stderr
     assert "error" in done.stderr.lower(), done.stderr
+
+
+def _only_node_list_forced(sent: Mapping[str, Any]) -> dict[str, Any]:
+    """What the proxy changes in the first request: one tool, its schema emptied, the call forced."""
+    (tool,) = [tool for tool in sent["tools"] if tool["name"] == "cluster_node_list"]
+    schema: dict[str, Any] = {"type": "object", "properties": {}, "additionalProperties": False}
+    return {
+        "tools": [{**tool, "input_schema": schema}],
+        "tool_choice": {"type": "tool", "name": "cluster_node_list"},
+    }
+
+
+@pytest.mark.parametrize("output_tokens", [256, _STREAMING], ids=["json", "streaming"])
+def test_a_tool_call_forced_through_the_servers_grammar_runs_fixturectl(
+    tmp_path: Path, env: dict[str, str], request_log: RequestLog, output_tokens: int
+) -> None:
+    """The real server's tool_use becomes an argv that fiskai runs, and the run then finishes.
+
+    What the proxy alters, in the first request only: it keeps just fiskai's `cluster_node_list` tool,
+    replaces its input schema by one that admits only `{}` (no properties, additionalProperties false)
+    and adds `tool_choice`, which llama.cpp turns into "required", so its grammar forbids end of text
+    until a call is written. The tiny model's call text is chosen by that grammar (a string argument
+    might never close, hence the empty schema). The tool_use block, its parsing, fiskai's argv and the
+    fixturectl run are real; the second request goes through unchanged and the model ends with text.
+    """
+    request_log.inject[0] = _only_node_list_forced
+    config = _fixturectl(tmp_path, output_tokens=output_tokens)
+    done = _fiskai(["-c", str(config), "run", "-v", "which nodes are there?"], env, request_log)
+    entries = request_log.entries
+
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().endswith("list streams")
+    assert len(entries) == 2
+    assert entries[0]["injected"]["tool_choice"] == {"type": "tool", "name": "cluster_node_list"}
+    assert entries[1]["injected"] == {}
+    assert all(entry["stream"] is (output_tokens == _STREAMING) for entry in entries)
+    (call,) = _tool_uses(entries[1])
+    assert call["name"] == "cluster_node_list" and call["input"] == {}
+    results = [
+        block
+        for message in entries[1]["body"]["messages"]
+        if message["role"] == "user" and isinstance(message["content"], list)
+        for block in message["content"]
+        if block.get("type") == "tool_result"
+    ]
+    (result,) = results
+    assert result["tool_use_id"] == call["id"]
+    text = json.dumps(result["content"])
+    # fixturectl echoes its argv: the command fiskai built from the server's call really ran.
+    assert "fixturectl was called with 3 argument(s)" in text
+    assert "[cluster]" in text and "[node]" in text and "[list]" in text
