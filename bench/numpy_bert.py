@@ -36,6 +36,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+# The model directory's readers are the package's own: only the forward pass is the old one.
+from fiskai_rag.embed._bert_weights import (
+    _cls_pooling,
+    _config,
+    _int,
+    _max_tokens,
+)
 from fiskai_rag.embed._safetensors import Tensor, close_quietly, map_file, read_header
 from fiskai_rag.errors import ModelError, Remedy
 
@@ -51,7 +58,6 @@ __all__ = ["BertModel", "is_bert_directory", "load_bert_model"]
 _BATCH_TOKENS = 4096
 """Padded tokens per forward pass: texts of like length go together (sorted), and a batch of 4096
 tokens keeps the attention scores of a 256-token batch near 50 MB."""
-_DEFAULT_MAX_TOKENS = 256
 _MASKED = -1e4
 """Added to the attention score of a padding position: exp() of it underflows to exactly 0 in float32,
 so padding never changes a text's vector."""
@@ -284,77 +290,6 @@ def _clip(text: str, max_tokens: int) -> str:
     # Truncation happens on tokens, but tokenizing a huge chunk whole would cost its full length first;
     # max_tokens rarely span more than 16 characters each.
     return text[: max_tokens * 16]
-
-
-def _config(directory: Path) -> dict[str, Any]:
-    path = directory / "config.json"
-    try:
-        raw: Any = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as err:
-        raise ModelError(f"cannot read {path}: {err.strerror or err}") from err
-    except ValueError as err:
-        raise ModelError(f"{path} is not valid JSON: {err}") from err
-    if not isinstance(raw, dict):
-        raise ModelError(f"{path} is not a JSON object")
-    config = cast(dict[str, Any], raw)
-    act = config.get("hidden_act", "gelu")
-    if act not in ("gelu", "gelu_new", "gelu_pytorch_tanh"):
-        raise ModelError(f"{path}: hidden_act {act!r} is not supported (only GELU BERT encoders are)")
-    return config
-
-
-def _int(config: dict[str, Any], name: str, directory: Path) -> int:
-    value = config.get(name)
-    if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-        raise ModelError(f"{directory}/config.json: {name} must be a positive integer, not {value!r}")
-    return value
-
-
-def _optional_json(path: Path) -> dict[str, Any]:
-    try:
-        raw: Any = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return {}
-    except (OSError, ValueError) as err:
-        raise ModelError(f"cannot read {path}: {err}", remedy=Remedy.MODEL_DIRECTORY) from err
-    return cast(dict[str, Any], raw) if isinstance(raw, dict) else {}
-
-
-_QUERY_PROMPTS = ("query", "retrieval.query", "search_query")
-_DOCUMENT_PROMPTS = ("document", "passage", "retrieval.passage", "search_document")
-
-
-def model_prompts(directory: Path) -> tuple[str, str]:
-    """The query and document prompts the model was trained with, or two empty strings.
-
-    sentence-transformers keeps them in `config_sentence_transformers.json` under `prompts` (e5's
-    `query: ` / `passage: `, BGE's search instruction); an encoder used without them ranks worse. The
-    names vary by model family, so the first of the usual ones is taken for each side.
-
-    Raises:
-        ModelError: The file is there but is not JSON.
-    """
-    prompts: Any = _optional_json(directory / "config_sentence_transformers.json").get("prompts")
-    if not isinstance(prompts, dict):
-        return "", ""
-    named = cast(dict[str, Any], prompts)
-
-    def first(names: tuple[str, ...]) -> str:
-        return next((value for name in names if isinstance(value := named.get(name), str)), "")
-
-    return first(_QUERY_PROMPTS), first(_DOCUMENT_PROMPTS)
-
-
-def _max_tokens(directory: Path) -> int:
-    value = _optional_json(directory / "sentence_bert_config.json").get("max_seq_length", _DEFAULT_MAX_TOKENS)
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 1 else _DEFAULT_MAX_TOKENS
-
-
-def _cls_pooling(directory: Path) -> bool:
-    pooling = _optional_json(directory / "1_Pooling" / "config.json")
-    if pooling.get("pooling_mode_max_tokens") or pooling.get("pooling_mode_mean_sqrt_len_tokens"):
-        raise ModelError(f"{directory}/1_Pooling/config.json: only mean and CLS pooling are supported")
-    return bool(pooling.get("pooling_mode_cls_token")) and not pooling.get("pooling_mode_mean_tokens")
 
 
 def load_bert_model(directory: Path) -> BertModel:
