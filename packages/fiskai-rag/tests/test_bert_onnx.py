@@ -7,10 +7,12 @@ import math
 import os
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any, cast
 
 import pytest
 
 from fiskai_rag.embed._bert_model import graph_path, load_bert_model
+from fiskai_rag.errors import ModelError
 from fiskai_rag.testing import build_bert_model
 
 pytest.importorskip("onnxruntime", reason="the semantic extra (onnxruntime) is not installed")
@@ -85,3 +87,33 @@ def test_all_minilm_on_onnxruntime_matches_the_former_numpy_encoder_on_real_docu
     finally:
         loaded.close()
     assert len(cosines) == 16 and min(cosines) > 0.999
+
+
+def _threads(session: object) -> int:
+    return int(cast(Any, session).get_session_options().intra_op_num_threads)
+
+
+def test_a_query_runs_on_one_thread_and_a_batch_on_the_default_with_the_same_vectors(tmp_path: Path) -> None:
+    # Issue 35: a short query on two threads waits on the second at every operator (10 ms p50 against 5).
+    model = build_bert_model(tmp_path / "bert", WORDS, layers=3, heads=2, hidden=8)
+    texts = ["rotate the keys of a car", "gamma fuel", "apple " * 40]
+    searching = load_bert_model(model)
+    indexing = load_bert_model(model)
+    try:
+        alone = [searching.encode([text])[0] for text in texts[:2]]
+        assert searching._query is not None and _threads(searching._query) == 1
+        assert searching._bulk is None  # a search process holds one session
+
+        batched = indexing.encode(texts)
+        # The load-time session, never used, is dropped once a batch needs the default-threads one.
+        assert indexing._query is None and indexing._bulk is not None
+        assert _threads(indexing._bulk) == 0
+        assert indexing.encode(texts[1:2])[0] == pytest.approx(batched[1], abs=1e-5)  # a short tail chunk reuses it
+        assert indexing._query is None
+        for one, many in zip(alone, batched, strict=False):
+            assert one == pytest.approx(many, abs=1e-5)
+    finally:
+        searching.close()
+        indexing.close()
+    with pytest.raises(ModelError, match="was closed"):
+        searching.encode(["car"])
