@@ -268,8 +268,7 @@ def _nearest(run: SearchRun, embedder: Embedder) -> Neighbours | None:
     blob = query_vector(embedder, run.dimension, run.query)
     if blob is None:
         return None
-    found = run.sides.vectors.nearest(blob, run.dimension)
-    return found if isinstance(found, list) else found.result()
+    return run.sides.vectors.nearest_here(blob, run.dimension)
 
 
 def in_process_contextual(embedder: object) -> bool:
