@@ -334,6 +334,9 @@ class Bench:
                     result["min_cosine"] > 0.999,
                 ),
                 Row(name, "first load (builds the ONNX graph)", result["first_load_s"], None, "s"),
+                Row(name, "chunks/s int8 weights vs float (unused)", result["int8_per_s"], result["new_per_s"], "/s"),
+                Row(name, "int8 vs float cosine, min", result["int8_min_cosine"], None, "", "> 0.999 to use"),
+                Row(name, "int8 vs float cosine, mean", result["int8_mean_cosine"], None, ""),
             ]
         # Hybrid search on a slice of the corpus small enough to index with the contextual model here.
         work = DATA / "run-semantic"
