@@ -19,7 +19,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import httpx
 import pytest
@@ -107,13 +107,29 @@ def web_worker(tmp_path: Path) -> Iterator[Callable[..., WebWorker]]:
     started: list[WebWorker] = []
     readers: list[threading.Thread] = []
 
-    def start(model: MessagesServer, *args: str, config: Path | None = None, env: dict[str, str] | None = None) -> WebWorker:
+    def start(
+        model: MessagesServer, *args: str, config: Path | None = None, env: dict[str, str] | None = None
+    ) -> WebWorker:
         path = config or write_config(tmp_path)
         environ = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "FISKAI_"))}
         environ.update(ANTHROPIC_BASE_URL=model.base_url, ANTHROPIC_API_KEY="test-key", **(env or {}))
-        command = [sys.executable, "-m", "fiskai_cli", "-c", str(path), "serve", "--state-dir", str(path.parent / "runs")]
+        command = [
+            sys.executable,
+            "-m",
+            "fiskai_cli",
+            "-c",
+            str(path),
+            "serve",
+            "--state-dir",
+            str(path.parent / "runs"),
+        ]
         proc = subprocess.Popen(
-            [*command, *args], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=environ
+            [*command, *args],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=environ,
         )
         lines: queue.Queue[str] = queue.Queue()
         reader = threading.Thread(target=lambda: [lines.put(line) for line in proc.stderr or ()], daemon=True)
@@ -192,9 +208,10 @@ def check_ui_stream(payloads: Sequence[Any]) -> list[dict[str, Any]]:
     inputs: set[str] = set()
     outputs: set[str] = set()
     in_step = False
-    for chunk in chunks:
-        assert isinstance(chunk, dict), chunk
-        kind = chunk["type"]
+    for item in chunks:
+        assert isinstance(item, dict), item
+        chunk = cast("dict[str, Any]", item)
+        kind = str(chunk["type"])
         keys = set(chunk) - {"type"}
         if kind.startswith("data-"):
             assert "data" in keys and keys <= {"id", "data", "transient"}, chunk
@@ -202,7 +219,9 @@ def check_ui_stream(payloads: Sequence[Any]) -> list[dict[str, Any]]:
         assert kind in _CHUNKS, f"unknown part type {kind!r}"
         required, optional = _CHUNKS[kind]
         assert required <= keys, f"{kind} lacks {required - keys}"
-        assert keys <= required | optional, f"{kind} has keys the protocol does not define: {keys - required - optional}"
+        assert keys <= required | optional, (
+            f"{kind} has keys the protocol does not define: {keys - required - optional}"
+        )
         for key in ("id", "delta", "toolCallId", "toolName", "errorText", "messageId", "title"):
             if key in chunk:
                 assert isinstance(chunk[key], str), (kind, key)

@@ -14,7 +14,6 @@ from fiskai_agent.testing import MessagesServer, Turn, text, tool_use
 from .conftest import WebWorker
 
 
-
 def _say(thread: str, words: str, **extra: Any) -> dict[str, Any]:
     message = {"id": "m1", "role": "user", "parts": [{"type": "text", "text": words}]}
     return {"id": thread, "messages": [message], "trigger": "submit-message", **extra}
