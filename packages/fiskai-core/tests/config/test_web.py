@@ -7,7 +7,6 @@ import pytest
 from fiskai_core.config import Mode, parse_config
 from fiskai_core.errors import ConfigError
 
-
 _AGENT = "system_prompt: You help.\nllm: {model: m}\n"
 
 
