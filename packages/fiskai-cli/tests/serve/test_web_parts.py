@@ -87,7 +87,7 @@ async def test_the_prompter_answers_its_call_and_asks_about_any_other() -> None:
     control = RunControl()
     other = WebPrompter(control=control, locate=locate, answer=Answer(tool_use_id="toolu_9", kind="approval"))
     with anyio.CancelScope() as scope:
-        control._attach(scope)  # noqa: SLF001 - stands in for the run attaching its scope
+        control._attach(scope)  # stands in for the run attaching its scope
         await other.approve_command(request)
     assert control.aborted and other.asked is not None
     assert other.asked.wire() == {
