@@ -46,8 +46,10 @@ class Detector:
     anchored: bool = False
     """The hints are where a match starts (its keywords): the regex is tried only there, never scanned."""
     around: tuple[int, int] | None = None
-    """Every match contains the one hint: the regex scans only `(before, after)` characters around each of
-    its occurrences (an email around its `@`), not the whole text."""
+    """Every match contains one of the hints: the regex scans only `(before, after)` characters around each
+    of their occurrences (an email around its `@`), not the whole text."""
+    exact: bool = False
+    """The hints are matched as written in the text, not lowercased (`around` only)."""
 
 
 def _d(
@@ -57,14 +59,14 @@ def _d(
     *hints: str,
     anchored: bool = False,
     around: tuple[int, int] | None = None,
+    exact: bool = False,
 ) -> Detector:
     """A detector; `anchored` ones are keyword-led and tried only where a hint (a keyword's start) occurs.
 
     A case-insensitive alternation of keywords tried at every position of a 64 KiB output is what made a
     scan slow; finding the keywords with `str.find` first is far cheaper.
     """
-    assert around is None or len(hints) == 1, "a windowed detector has exactly one hint"
-    return Detector(kind, re.compile(pattern), check, hints, anchored, around)
+    return Detector(kind, re.compile(pattern), check, hints, anchored, around, exact)
 
 
 _AWS_ID_PREFIXES = frozenset({"i", "vol", "snap", "sg", "subnet", "vpc", "eni", "ami", "igw", "rtb"})
@@ -83,6 +85,14 @@ _DATE = (
 )
 # Uppercase letters a Medicare Beneficiary Identifier may hold (no S, L, O, I, B or Z).
 _MBI_L = "[AC-HJKMNP-RT-Y]"
+_STREET_WORDS = (
+    "Street St Avenue Ave Road Rd Boulevard Blvd Lane Ln Drive Dr Court Ct Way Place Pl Terrace Parkway Pkwy "
+    "Circle Cir Highway Hwy Square Sq Trail Crescent Close Mews Gardens Grove Loop Alley Plaza Row"
+).split()
+# A street address contains its street word after a space: the windows around those are all that is scanned.
+_STREET_HINTS = tuple(sorted({f" {word}" for word in _STREET_WORDS if not any(
+    word != other and word.startswith(other) for other in _STREET_WORDS
+)}))
 _STREET = (
     r"(?:Street|St|Avenue|Ave|Road|Rd|Boulevard|Blvd|Lane|Ln|Drive|Dr|Court|Ct|Way|Place|Pl|Terrace|Parkway|Pkwy"
     r"|Circle|Cir|Highway|Hwy|Square|Sq|Trail|Crescent|Close|Mews|Gardens|Grove|Loop|Alley|Plaza|Row)"
@@ -264,7 +274,7 @@ DETECTORS: tuple[Detector, ...] = (
     ),
     _d(
         "MEDICAL_ID",
-        rf"(?<![\w-])[1-9]{_MBI_L}[{_MBI_L[1:-1]}0-9]\d-?{_MBI_L}[{_MBI_L[1:-1]}0-9]\d-?{_MBI_L}{{2}}\d{{2}}(?![\w-])",
+        rf"[1-9](?<![\w-][1-9]){_MBI_L}[{_MBI_L[1:-1]}0-9]\d-?{_MBI_L}[{_MBI_L[1:-1]}0-9]\d-?{_MBI_L}{{2}}\d{{2}}(?![\w-])",
     ),
     _d(
         "DATE_OF_BIRTH",
@@ -352,6 +362,10 @@ DETECTORS: tuple[Detector, ...] = (
         rf"(?:\s+[A-Z][a-z]+){{0,3}}\s+{_STREET}\b\.?"
         r"(?:,?\s+(?:Apt|Apartment|Suite|Ste|Unit|Flat|Floor|#)\.?\s*[\w-]+)?"
         rf"(?:,\s+[A-Z][a-z]+(?:\s+[A-Z][a-z]+){{0,2}}(?:,\s+[A-Z]{{2}}(?:\s+\d{{5}}(?:-\d{{4}})?)?|\s+{_UK_POSTCODE}))?",
+        None,
+        *_STREET_HINTS,
+        around=(90, 100),
+        exact=True,
     ),
     _d(
         "PHYSICAL_ADDRESS",

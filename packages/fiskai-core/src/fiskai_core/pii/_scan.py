@@ -67,7 +67,7 @@ def _spans(detector: Detector, text: str, lowered: str) -> list[tuple[int, int]]
     if detector.around is not None:
         return [
             match.span(group)
-            for lo, hi in _windows(detector, lowered)
+            for lo, hi in _windows(detector, text, lowered)
             for match in detector.regex.finditer(text, lo, hi)
         ]
     if not detector.anchored:
@@ -90,20 +90,23 @@ def _spans(detector: Detector, text: str, lowered: str) -> list[tuple[int, int]]
     return spans
 
 
-def _windows(detector: Detector, lowered: str) -> list[tuple[int, int]]:
-    """The stretches around each occurrence of the detector's hint, merged where they touch."""
+def _windows(detector: Detector, text: str, lowered: str) -> list[tuple[int, int]]:
+    """The stretches around each occurrence of the detector's hints, merged where they touch."""
     assert detector.around is not None
     before, after = detector.around
-    hint = detector.hints[0]
+    haystack = text if detector.exact else lowered
+    spots: list[tuple[int, int]] = []
+    for hint in detector.hints:
+        at = haystack.find(hint)
+        while at >= 0:
+            spots.append((max(0, at - before), at + len(hint) + after))
+            at = haystack.find(hint, at + 1)
     windows: list[tuple[int, int]] = []
-    at = lowered.find(hint)
-    while at >= 0:
-        lo, hi = max(0, at - before), at + len(hint) + after
+    for lo, hi in sorted(spots):
         if windows and lo <= windows[-1][1]:
-            windows[-1] = (windows[-1][0], hi)
+            windows[-1] = (windows[-1][0], max(hi, windows[-1][1]))
         else:
             windows.append((lo, hi))
-        at = lowered.find(hint, at + 1)
     return windows
 
 
@@ -147,7 +150,7 @@ def find(text: str) -> list[Finding]:
     starts: list[int] = []
     kept: list[Finding] = []
     for detector in DETECTORS:
-        if detector.hints and not any(hint in lowered for hint in detector.hints):
+        if detector.hints and not detector.exact and not any(hint in lowered for hint in detector.hints):
             continue
         for f in _matches(detector, text, lowered):
             at = bisect.bisect_right(starts, f.start)
