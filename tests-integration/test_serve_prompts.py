@@ -41,7 +41,9 @@ def _write_config(folder: Path, *, workers: int = 1) -> Path:
         "#!/bin/sh\n"
         f'if [ "$#" -eq 1 ] && [ "$1" = "--fisk-introspect" ]; then exec cat "{_MODEL}"; fi\n'
         'for arg in "$@"; do printf "[%s]\\n" "$arg"; done\n'
-        'for arg in "$@"; do if [ "$arg" = "slow" ]; then echo $$ > "$(dirname "$0")/slow.pid"; exec sleep 30; fi; done\n',
+        # `slow`: a child in the command's process group, then the leader's pid: a cancel must stop both.
+        'for arg in "$@"; do if [ "$arg" = "slow" ]; then d="$(dirname "$0")"; sleep 30 & echo $! > "$d/slow.child"; '
+        'echo $$ > "$d/slow.pid"; wait; fi; done\n',
         encoding="utf-8",
     )
     app.chmod(0o755)
@@ -215,7 +217,7 @@ async def test_a_cancel_stops_the_command_s_process_group_and_ends_suspended(nat
     config = _write_config(tmp_path)
     messages: list[wire.ServeMessage] = []
     done: list[wire.ServeMessage] = []
-    pid = 0
+    pid = child = 0
     with MessagesServer() as model:
         model.add(Turn([tool_use("cluster_config_get", {"key": "slow"}, id="toolu_slow")]), Turn([text("after")]))
         with serving(config, nats_server, model):
@@ -239,13 +241,45 @@ async def test_a_cancel_stops_the_command_s_process_group_and_ends_suspended(nat
                     while not pid_file.exists() or not pid_file.read_text(encoding="utf-8").strip():  # noqa: ASYNC110
                         await anyio.sleep(0.05)
                     pid = int(pid_file.read_text(encoding="utf-8"))
+                    child = int((tmp_path / "slow.child").read_text(encoding="utf-8"))
+                    assert os.getpgid(pid) == pid and os.getpgid(child) == pid  # the command leads its own group
                     assert await cancel_turn(streams, _AGENT, "cancel-me", sender="tester")
                     while not done:  # noqa: ASYNC110
                         await anyio.sleep(0.05)
     (terminal,) = done
     assert isinstance(terminal, wire.ErrorReply) and (terminal.code, terminal.stop_reason) == ("suspended", "suspended")
-    with pytest.raises(ProcessLookupError):
-        os.kill(pid, 0)
+    assert _group_gone(pid), f"process group {pid} still has live members after the cancel"
+    assert not _alive(child) and not _alive(pid)
+
+
+def _alive(pid: int) -> bool:
+    """A process exists and is not a zombie (an orphan's zombie waits for a reaper that may never come)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text(encoding="utf-8").rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state not in ("Z", "X")
+
+
+def _group_gone(pgid: int, wait: float = 5.0) -> bool:
+    """No live process is left in process group `pgid` (polled briefly: SIGKILL delivery is asynchronous)."""
+    deadline = time.monotonic() + wait
+    while True:
+        live = []
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                fields = (entry / "stat").read_text(encoding="utf-8").rsplit(")", 1)[1].split()
+            except (OSError, IndexError):
+                continue
+            if int(fields[2]) == pgid and fields[0] not in ("Z", "X"):
+                live.append(entry.name)
+        if not live:
+            return True
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
 
 
 async def test_a_saturated_prompts_channel_answers_capacity_at_once(nats_server: str, tmp_path: Path) -> None:
@@ -354,5 +388,4 @@ async def test_the_first_sigterm_drains_and_the_second_stops_the_turn_now(nats_s
     (terminal,) = done
     assert isinstance(terminal, wire.ErrorReply) and terminal.code == "failed"
     assert code == 0 and "stopping now" in worker.stderr()
-    with pytest.raises(ProcessLookupError):
-        os.kill(pid, 0)
+    assert _group_gone(pid), f"process group {pid} outlived the stop"
