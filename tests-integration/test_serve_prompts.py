@@ -265,7 +265,7 @@ def _group_gone(pgid: int, wait: float = 5.0) -> bool:
     """No live process is left in process group `pgid` (polled briefly: SIGKILL delivery is asynchronous)."""
     deadline = time.monotonic() + wait
     while True:
-        live = []
+        live: list[str] = []
         for entry in Path("/proc").iterdir():
             if not entry.name.isdigit():
                 continue
