@@ -25,7 +25,7 @@ from fiskai_a2a.nats_service import NatsStreams
 from fiskai_a2a.nats_transport import connect
 from fiskai_a2a.prompts_client import cancel_turn, send_turn
 from fiskai_a2a.protocol import serve as wire
-from fiskai_agent.testing import MessagesServer, Turn, text, tool_use
+from fiskai_agent.testing import Failure, MessagesServer, Turn, text, tool_use
 
 pytestmark = [pytest.mark.nats, pytest.mark.anyio]
 
@@ -389,3 +389,30 @@ async def test_the_first_sigterm_drains_and_the_second_stops_the_turn_now(nats_s
     assert isinstance(terminal, wire.ErrorReply) and terminal.code == "failed"
     assert code == 0 and "stopping now" in worker.stderr()
     assert _group_gone(pid), f"process group {pid} outlived the stop"
+
+
+async def test_a_model_failure_ends_the_turn_with_the_provider_s_code(nats_server: str, tmp_path: Path) -> None:
+    """Reference 3.8: the anthropic SDK's exception type decides the terminal code; each turn meets one failure."""
+    config = _write_config(tmp_path)
+    cases = [
+        (Failure(429, "rate limited", should_retry=False), "provider_busy"),
+        (Failure(529, "overloaded", should_retry=False), "provider_busy"),
+        (Failure(401, "invalid x-api-key", should_retry=False), "provider_refused"),
+        (Failure(404, "model: claude-nope", should_retry=False), "provider_refused"),
+        (Failure(400, "prompt is too long: 250000 tokens > 200000 maximum", should_retry=False), "context_exceeded"),
+        (Failure(400, "messages: roles must alternate", should_retry=False), "failed"),
+        (Failure(500, "internal", should_retry=False), "failed"),
+    ]
+    seen: list[tuple[str | None, str | None, str]] = []
+    with MessagesServer() as model:
+        model.add(*(failure for failure, _code in cases))
+        with serving(config, nats_server, model):
+            async with caller(nats_server) as streams:
+                for failure, _code in cases:
+                    messages, terminal = await _turn(streams, prompt=f"status {failure.status}")
+                    _in_order(messages)
+                    assert isinstance(terminal, wire.ErrorReply)
+                    seen.append((terminal.code, terminal.stop_reason, terminal.error))
+    assert [code for code, _stop, _error in seen] == [code for _failure, code in cases]
+    assert {stop for _code, stop, _error in seen} == {"error"}
+    assert "HTTP 429" in seen[0][2] and "rate limited" in seen[0][2]

@@ -74,7 +74,9 @@ class WorkOutcome:
     answer: str = ""
     error: str = ""
     code: str = ""
-    """For `refused`: why the turn never ran (`unknown_conversation`, `config_drift`, `conversation_busy`, ...)."""
+    """For `refused`: why the turn never ran (`unknown_conversation`, `config_drift`, `conversation_busy`, ...);
+    for `failed`: the model provider's failure (`provider_busy`, `provider_refused`, `context_exceeded`), or
+    empty."""
     usage: dict[str, int] = field(default_factory=dict[str, int])
     """The whole conversation's usage, from the journal."""
 

@@ -8,13 +8,13 @@ a conversation between turns and any worker that sees the journal can take the n
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 from typing_extensions import override
 
 from fiskai_agent import FollowUp, RunControl, RunOptions, RunResult, SessionOptions, run
-from fiskai_agent.errors import ResumeRefusedError, SetupError
+from fiskai_agent.errors import ProviderError, ResumeRefusedError, SetupError
 from fiskai_agent.events import Advisory, NullEvents, ToolResultTrace, ToolTrace
 from fiskai_agent.llm import Response, TextBlock, ThinkingBlock, ToolUseBlock
 from fiskai_core.confirm import ConfirmGate
@@ -27,7 +27,7 @@ from ._channel import EventKind, Work, WorkOutcome
 if TYPE_CHECKING:
     from anyio.streams.memory import MemoryObjectSendStream
 
-    from fiskai_agent.llm import Provider
+    from fiskai_agent.llm import Capabilities, Provider, Request
     from fiskai_cli._wiring import Harness
 
 __all__ = ["HarnessRunner"]
@@ -72,13 +72,14 @@ class HarnessRunner:
         )
         gate = ConfirmGate(work.prompter or DenyPrompter(), confirm_tags=config.harness.confirm_tags)
         send, receive = anyio.create_memory_object_stream[tuple[EventKind, dict[str, Any]]](math.inf)
+        provider = _Watched(self.provider)
         options = RunOptions(
             prompt=work.prompt,
             llm=llm,
             tools=harness.tools,
             tool_updates=harness.tool_updates,
             gate=gate,
-            provider=self.provider,
+            provider=provider,
             system_prompt=config.system_prompt,
             start_context=harness.start_context,
             config_file=str(harness.settings.path),
@@ -93,7 +94,7 @@ class HarnessRunner:
         async with anyio.create_task_group() as pump:
             pump.start_soon(_pump, receive, work)
             try:
-                outcome = _outcome(await run(options), ended)
+                outcome = _outcome(await run(options), ended, provider.failure)
             except ResumeRefusedError as err:
                 outcome = WorkOutcome(reason="refused", code=_refusal_code(str(err)), error=str(err))
             except JournalLockedError:
@@ -110,7 +111,47 @@ class HarnessRunner:
         return outcome
 
 
-def _outcome(result: RunResult, ended: list[str]) -> WorkOutcome:
+_PROVIDER_CODES: Final = {
+    "busy": "provider_busy",
+    "refused": "provider_refused",
+    "context_exceeded": "context_exceeded",
+}
+"""The reference's codes (3.8) for a turn ended by a model call's failure; any other failure is `failed`."""
+
+
+class _Watched:
+    """The worker's shared provider as one turn sees it: it remembers the last model call that failed.
+
+    The loop folds a failed call into its error text; the kind of failure (the adapter's reading of its
+    SDK's exception type) is what a served caller needs to decide between resending and giving up.
+    """
+
+    def __init__(self, inner: Provider) -> None:
+        self._inner = inner
+        self.failure: ProviderError | None = None
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return self._inner.capabilities
+
+    async def call(self, request: Request) -> Response:
+        try:
+            return await self._inner.call(request)
+        except ProviderError as err:
+            self.failure = err
+            raise
+
+    async def aclose(self) -> None:
+        """The shared provider outlives the turn; the worker closes it."""
+
+
+def _provider_code(error: str, failure: ProviderError | None) -> str:
+    if failure is None or error != f"llm call: {failure}":
+        return ""  # the turn failed otherwise (a call that failed earlier was retried without a capability)
+    return _PROVIDER_CODES.get(failure.failure, "")
+
+
+def _outcome(result: RunResult, ended: list[str], failure: ProviderError | None = None) -> WorkOutcome:
     stats = result.stats
     usage = {
         "input_tokens": stats.input_tokens,
@@ -126,12 +167,13 @@ def _outcome(result: RunResult, ended: list[str]) -> WorkOutcome:
         if not ended[0]:
             return WorkOutcome(reason="completed", answer=result.answer, usage=usage)
         kind = "max_iterations" if ended[0].startswith("max iterations") else "failed"
-        return WorkOutcome(reason=kind, error=ended[0], usage=usage)
+        return WorkOutcome(reason=kind, error=ended[0], code=_provider_code(ended[0], failure), usage=usage)
     if result.reason == "budget":
         return WorkOutcome(reason="budget_exhausted", error=result.error, usage=usage)
     if result.reason == "suspended":
         return WorkOutcome(reason="suspended", usage=usage)
-    return WorkOutcome(reason="failed", error=result.error or "the run failed", usage=usage)
+    error = result.error or "the run failed"
+    return WorkOutcome(reason="failed", error=error, code=_provider_code(error, failure), usage=usage)
 
 
 def _refusal_code(message: str) -> str:

@@ -299,5 +299,6 @@ async def _terminal(replies: _ReplySet, outcome: WorkOutcome, *, stopped: bool) 
         await replies.send(wire.ERROR, error="the worker hit a bug; see its log", code="crashed", stop_reason="error")
     elif outcome.reason == "refused":
         await replies.send(wire.ERROR, error=outcome.error, code=outcome.code, stop_reason="error")
-    else:
-        await replies.send(wire.ERROR, error=outcome.error, code="failed", stop_reason="error", usage=usage)
+    else:  # `failed`, or the provider's own code (`provider_busy`, `provider_refused`, `context_exceeded`)
+        code = outcome.code or "failed"
+        await replies.send(wire.ERROR, error=outcome.error, code=code, stop_reason="error", usage=usage)
