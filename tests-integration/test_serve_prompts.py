@@ -23,7 +23,7 @@ import pytest
 from fiskai_a2a import NatsContext
 from fiskai_a2a.nats_service import NatsStreams
 from fiskai_a2a.nats_transport import connect
-from fiskai_a2a.prompts_client import cancel_turn, send_turn
+from fiskai_a2a.prompts_client import answer_question, cancel_turn, send_turn
 from fiskai_a2a.protocol import serve as wire
 from fiskai_agent.testing import Failure, MessagesServer, Turn, text, tool_use
 
@@ -34,7 +34,7 @@ _MODEL = _ROOT / "examples" / "fixturectl" / "fixturectl.introspect.json"
 _AGENT = "ops-agent"
 
 
-def _write_config(folder: Path, *, workers: int = 1) -> Path:
+def _write_config(folder: Path, *, workers: int = 1, elicit: bool = False) -> Path:
     """An agent answering prompts with fixturectl's commands; `cluster_config_get slow` sleeps 30 s."""
     app = folder / "fixturectl"
     app.write_text(
@@ -53,7 +53,7 @@ def _write_config(folder: Path, *, workers: int = 1) -> Path:
         f"application_path: {app}\n"
         "system_prompt: You operate the cluster.\n"
         "llm: {model: claude-sonnet-4-6}\n"
-        f"expose: {{agent: {{a2a: {{prompts: {{workers: {workers}}}}}}}}}\n",
+        f"expose: {{agent: {{a2a: {{request_timeout: 30s, prompts: {{workers: {workers}, elicit: {str(elicit).lower()}}}}}}}}}\n",
         encoding="utf-8",
     )
     (folder / "runs").mkdir()
@@ -416,3 +416,99 @@ async def test_a_model_failure_ends_the_turn_with_the_provider_s_code(nats_serve
     assert [code for code, _stop, _error in seen] == [code for _failure, code in cases]
     assert {stop for _code, stop, _error in seen} == {"error"}
     assert "HTTP 429" in seen[0][2] and "rate limited" in seen[0][2]
+
+
+async def test_with_elicit_the_caller_approves_gated_commands_and_always_stops_the_asking(
+    nats_server: str, tmp_path: Path
+) -> None:
+    """Steps:
+    1. The model calls the gated `cluster_node_drain`; the caller is asked (approve, with the call's id and
+       the 30 s window), keeps the question open with `waiting`, then says no: the call does not run and
+       the model is told the refusal is final. An answer to an unknown question is refused (404).
+    2. The model calls it again; the caller says always: it runs.
+    3. A third call runs without a question.
+    """
+    config = _write_config(tmp_path, elicit=True)
+    questions: list[wire.Question] = []
+    unknown: list[bool] = []
+    with MessagesServer() as model:
+        model.add(
+            Turn([tool_use("cluster_node_drain", {"node": "n1", "reason": "a"}, id="toolu_a")]),
+            Turn([tool_use("cluster_node_drain", {"node": "n2", "reason": "b"}, id="toolu_b")]),
+            Turn([tool_use("cluster_node_drain", {"node": "n3", "reason": "c"}, id="toolu_c")]),
+            Turn([text("drained")]),
+        )
+        with serving(config, nats_server, model) as worker:
+            async with caller(nats_server) as streams:
+
+                async def decide(question: wire.Question) -> dict[str, Any]:
+                    questions.append(question)
+                    if len(questions) == 1:
+                        bogus = question.model_copy(update={"question_id": "nope"})
+                        unknown.append(
+                            await answer_question(streams, _AGENT, "elicit1", bogus, {"choice": "once"}, sender="t")
+                        )
+                        return {"choice": "no"}
+                    return {"choice": "always"}
+
+                messages: list[wire.ServeMessage] = []
+                with anyio.fail_after(30):
+                    terminal = await send_turn(
+                        streams,
+                        _AGENT,
+                        sender="tester",
+                        prompt="drain three",
+                        request="elicit1",
+                        on_message=messages.append,
+                        on_question=decide,
+                    )
+    _in_order(messages)
+    assert isinstance(terminal, wire.ResultReply) and terminal.text == "drained", worker.stderr()
+    assert unknown == [False]
+    assert [(q.kind, q.tool_use_id, q.command, q.wait_ms) for q in questions] == [
+        ("approve", "toolu_a", "cluster_node_drain", 30000),
+        ("approve", "toolu_b", "cluster_node_drain", 30000),
+    ]
+    assert "n1" in (questions[0].display or "") and questions[0].tag == "ai:confirm"
+    results = {block["tool_use_id"]: block for request in model.requests for block in request.tool_results()}
+    refused = json.loads(str(results["toolu_a"]["content"]))
+    assert refused["allowed"] is False and "final" in refused["reason"]
+    assert "[n2]" in str(results["toolu_b"]["content"]) and "[n3]" in str(results["toolu_c"]["content"])
+    ran = [m.block["call_id"] for m in messages if isinstance(m, wire.EventMessage) and m.kind == "tool_result"]
+    assert ran == ["toolu_b", "toolu_c"]
+    # both questions travelled on the reply set, numbered with the events
+    kinds = [m.header.protocol.rsplit(".", 1)[-1] if not isinstance(m, wire.EventMessage) else m.kind for m in messages]
+    assert kinds.count("approve") == 2
+
+
+def test_fiskai_ask_without_a_terminal_refuses_a_gated_command_unless_told_to_approve(
+    nats_server: str, tmp_path: Path
+) -> None:
+    config = _write_config(tmp_path, elicit=True)
+    with MessagesServer() as model:
+        model.add(
+            Turn([tool_use("cluster_node_drain", {"node": "n1", "reason": "a"}, id="toolu_a")]),
+            Turn([text("left alone")]),
+            Turn([tool_use("cluster_node_drain", {"node": "n2", "reason": "b"}, id="toolu_b")]),
+            Turn([text("drained")]),
+        )
+        with serving(config, nats_server, model):
+            command = [sys.executable, "-m", "fiskai_cli", "ask", _AGENT, "drain", "--server", nats_server]
+            runs = [
+                subprocess.run(
+                    [*command, *extra],
+                    capture_output=True,
+                    text=True,
+                    timeout=60,
+                    check=False,
+                    stdin=subprocess.DEVNULL,
+                )
+                for extra in ((), ("--approve",))
+            ]
+    refused, approved = runs
+    assert refused.returncode == 0 and refused.stdout == "left alone\n"
+    assert "refused: the agent asks to run" in refused.stderr and "pass --approve" in refused.stderr
+    assert approved.returncode == 0 and approved.stdout == "drained\n" and "approved (--approve)" in approved.stderr
+    results = {block["tool_use_id"]: block for request in model.requests for block in request.tool_results()}
+    assert json.loads(str(results["toolu_a"]["content"]))["allowed"] is False
+    assert "[n2]" in str(results["toolu_b"]["content"])

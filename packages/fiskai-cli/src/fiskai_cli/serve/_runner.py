@@ -7,7 +7,10 @@ a conversation between turns and any worker that sees the journal can take the n
 
 from __future__ import annotations
 
+import logging
 import math
+from collections.abc import Sequence
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, Final
 
 import anyio
@@ -18,11 +21,11 @@ from fiskai_agent.errors import ProviderError, ResumeRefusedError, SetupError
 from fiskai_agent.events import Advisory, NullEvents, ToolResultTrace, ToolTrace
 from fiskai_agent.llm import Response, TextBlock, ThinkingBlock, ToolUseBlock
 from fiskai_core.confirm import ConfirmGate
-from fiskai_core.prompter import DenyPrompter
+from fiskai_core.prompter import ConfirmChoice, DenyPrompter, GateRequest, Prompter
 from fiskai_runstate import JournalError, JournalNotFoundError
 from fiskai_runstate.errors import JournalLockedError
 
-from ._channel import EventKind, Work, WorkOutcome
+from ._channel import CallLedger, EventKind, Work, WorkOutcome
 
 if TYPE_CHECKING:
     from anyio.streams.memory import MemoryObjectSendStream
@@ -30,7 +33,41 @@ if TYPE_CHECKING:
     from fiskai_agent.llm import Capabilities, Provider, Request
     from fiskai_cli._wiring import Harness
 
-__all__ = ["HarnessRunner"]
+__all__ = ["HarnessRunner", "TurnPrompter"]
+
+_log = logging.getLogger("fiskai.serve")
+_turn_prompter: ContextVar[Prompter | None] = ContextVar("fiskai_serve_turn_prompter", default=None)
+_NOBODY: Final = DenyPrompter()
+
+
+def _current() -> Prompter:
+    return _turn_prompter.get() or _NOBODY
+
+
+class TurnPrompter:
+    """The prompter the worker's shared tool set is built with: it asks through the running turn's own.
+
+    The ask_human tools are built once per worker, but who answers them is the turn's caller (or nobody);
+    each turn runs in its own task, so a context variable set by `HarnessRunner.run` picks the right one.
+    """
+
+    def can_prompt(self) -> bool:
+        return _current().can_prompt()
+
+    async def approve_command(self, request: GateRequest) -> ConfirmChoice:
+        return await _current().approve_command(request)
+
+    async def ask_confirm(self, question: str) -> bool:
+        return await _current().ask_confirm(question)
+
+    async def ask_select(self, question: str, options: Sequence[str]) -> int:
+        return await _current().ask_select(question, options)
+
+    async def ask_input(self, question: str, default: str) -> str:
+        return await _current().ask_input(question, default)
+
+    def report(self, request: GateRequest, outcome: str) -> None:
+        _current().report(request, outcome)
 
 
 class HarnessRunner:
@@ -70,9 +107,15 @@ class HarnessRunner:
             force=work.force,
             follow_up=work.prompt if work.resume else "",
         )
-        gate = ConfirmGate(work.prompter or DenyPrompter(), confirm_tags=config.harness.confirm_tags)
+        prompter = work.prompter or DenyPrompter()
+        _turn_prompter.set(prompter)
+        gate = ConfirmGate(prompter, confirm_tags=config.harness.confirm_tags)
         send, receive = anyio.create_memory_object_stream[tuple[EventKind, dict[str, Any]]](math.inf)
         provider = _Watched(self.provider)
+        pump = _Pump(work)
+        events = _SinkEvents(send, pump, work.calls)
+        if work.calls is not None:
+            work.calls.settle = pump.settle
         options = RunOptions(
             prompt=work.prompt,
             llm=llm,
@@ -83,7 +126,7 @@ class HarnessRunner:
             system_prompt=config.system_prompt,
             start_context=harness.start_context,
             config_file=str(harness.settings.path),
-            events=_SinkEvents(send),
+            events=events,
             session=session,
             control=work.control or RunControl(),
             interactive=True,
@@ -91,8 +134,8 @@ class HarnessRunner:
             tool_timeout=self.tool_timeout,
         )
         outcome: WorkOutcome | None = None
-        async with anyio.create_task_group() as pump:
-            pump.start_soon(_pump, receive, work)
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(pump.run, receive)
             try:
                 outcome = _outcome(await run(options), ended, provider.failure)
             except ResumeRefusedError as err:
@@ -184,17 +227,44 @@ def _refusal_code(message: str) -> str:
     return "turn_not_taken"
 
 
-async def _pump(receive: Any, work: Work) -> None:
-    async with receive:
-        async for kind, block in receive:
-            await work.sink(kind, block)
+class _Pump:
+    """Hands the run's queued events to the channel's sink in order; `settle` waits for it to catch up."""
+
+    def __init__(self, work: Work) -> None:
+        self.work = work
+        self.sent = 0
+        self.delivered = 0
+        self._waiters: list[anyio.Event] = []
+
+    async def run(self, receive: Any) -> None:
+        async with receive:
+            async for kind, block in receive:
+                try:
+                    await self.work.sink(kind, block)
+                finally:
+                    self.delivered += 1
+                    if self.delivered >= self.sent:
+                        for waiter in self._waiters:
+                            waiter.set()
+                        self._waiters.clear()
+
+    async def settle(self) -> None:
+        if self.delivered >= self.sent:
+            return
+        waiter = anyio.Event()
+        self._waiters.append(waiter)
+        await waiter.wait()
 
 
 class _SinkEvents(NullEvents):
     """The run's events as protocol blocks, queued in order for the channel (callbacks must not block)."""
 
-    def __init__(self, send: MemoryObjectSendStream[tuple[EventKind, dict[str, Any]]]) -> None:
+    def __init__(
+        self, send: MemoryObjectSendStream[tuple[EventKind, dict[str, Any]]], pump: _Pump, calls: CallLedger | None
+    ) -> None:
         self._send = send
+        self._pump = pump
+        self._calls = calls
         self._inputs: dict[str, Any] = {}
         self._iteration = 0
 
@@ -203,6 +273,12 @@ class _SinkEvents(NullEvents):
             self._send.send_nowait((kind, block))
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
             return
+        self._pump.sent += 1
+
+    @override
+    def panicked(self, error: BaseException, traceback: str) -> None:
+        # `crashed` tells the caller to look here: the worker's log is the only place the detail goes.
+        _log.error("a served turn hit a bug: %s\n%s", error, traceback)
 
     @override
     def warn(self, advisory: Advisory) -> None:
@@ -218,6 +294,8 @@ class _SinkEvents(NullEvents):
                 self._emit("thinking", {"text": block.text})
             elif isinstance(block, ToolUseBlock):
                 self._inputs[block.id] = block.input
+                if self._calls is not None:
+                    self._calls.seen(block.id, block.name)
         if not terminal:
             usage = response.usage
             self._emit(
