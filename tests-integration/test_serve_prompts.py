@@ -21,10 +21,12 @@ import anyio
 import pytest
 
 from fiskai_a2a import NatsContext
+from fiskai_a2a.errors import RemoteAgentError
 from fiskai_a2a.nats_service import NatsStreams
 from fiskai_a2a.nats_transport import connect
 from fiskai_a2a.prompts_client import answer_question, cancel_turn, send_turn
-from fiskai_a2a.protocol import serve as wire
+from fiskai_a2a.protocol import Identity, request_header, serve as wire
+from fiskai_a2a.transport import Route
 from fiskai_agent.testing import Failure, MessagesServer, Turn, text, tool_use
 
 pytestmark = [pytest.mark.nats, pytest.mark.anyio]
@@ -512,3 +514,78 @@ def test_fiskai_ask_without_a_terminal_refuses_a_gated_command_unless_told_to_ap
     results = {block["tool_use_id"]: block for request in model.requests for block in request.tool_results()}
     assert json.loads(str(results["toolu_a"]["content"]))["allowed"] is False
     assert "[n2]" in str(results["toolu_b"]["content"])
+
+
+async def test_an_unanswered_approval_parks_the_turn_and_request_answer_resumes_it(
+    nats_server: str, tmp_path: Path
+) -> None:
+    """Steps:
+    1. The model calls the gated command; the caller never answers: after the window (30 s, the minimum)
+       the turn ends `suspended` naming the call, which did not run.
+    2. A `request.answer` for another call is refused (`unknown_call`); one whose answer does not fit its
+       kind is a 400.
+    3. `request.answer` approving the call resumes the run: the command runs and the model answers.
+    4. A cancel while a question is open closes it: the turn ends `suspended` at once.
+    """
+    config = _write_config(tmp_path, elicit=True)
+    first: list[wire.ServeMessage] = []
+    with MessagesServer() as model:
+        model.add(
+            Turn([tool_use("cluster_node_drain", {"node": "n7", "reason": "late"}, id="toolu_t")]),
+            Turn([text("drained after all")]),
+            Turn([tool_use("cluster_node_drain", {"node": "n8", "reason": "x"}, id="toolu_x")]),
+            Turn([text("never")]),
+        )
+        with serving(config, nats_server, model):
+            async with caller(nats_server) as streams:
+                request = wire.PromptRequest(
+                    header=_prompt_header("silent1"), prompt="drain n7", conversation_token=None
+                )
+                async with streams.stream(Route(agent=_AGENT, kind="task"), wire.encode(request)) as replies:
+                    with anyio.fail_after(60):
+                        while not first or not isinstance(first[-1], wire.ResultReply | wire.ErrorReply):
+                            first.append(wire.decode((await replies.receive(60)).payload))
+                ack, question, parked = first[0], first[-2], first[-1]
+                assert isinstance(ack, wire.Ack) and ack.conversation_token
+                token = ack.conversation_token
+                wrong, _ = await _turn(
+                    streams,
+                    token=token,
+                    answer={"tool_use_id": "toolu_other", "kind": "approve", "answer": "choice", "choice": "once"},
+                )
+                with pytest.raises(RemoteAgentError) as malformed:
+                    await _turn(
+                        streams, token=token, answer={"tool_use_id": "toolu_t", "kind": "approve", "answer": "value"}
+                    )
+                resumed, answered = await _turn(
+                    streams,
+                    token=token,
+                    answer={"tool_use_id": "toolu_t", "kind": "approve", "answer": "choice", "choice": "once"},
+                )
+
+                async def cancel_then_answer(question: wire.Question) -> dict[str, Any]:
+                    assert await cancel_turn(streams, _AGENT, "asked2", sender="tester")
+                    return {"choice": "once"}
+
+                canceled, stopped = await _turn(
+                    streams, prompt="drain n8", request="asked2", on_question=cancel_then_answer
+                )
+    assert isinstance(question, wire.Question) and question.tool_use_id == "toolu_t"
+    assert isinstance(parked, wire.ErrorReply) and (parked.code, parked.stop_reason) == ("suspended", "suspended")
+    assert "toolu_t" in parked.error and "request.answer" in parked.error
+    assert isinstance(wrong[-1], wire.ErrorReply) and wrong[-1].code == "unknown_call"
+    assert malformed.value.code == "400"
+    assert isinstance(answered, wire.ResultReply) and answered.text == "drained after all"
+    assert [m.block["call_id"] for m in resumed if isinstance(m, wire.EventMessage) and m.kind == "tool_result"] == [
+        "toolu_t"
+    ]
+    assert isinstance(stopped, wire.ErrorReply) and stopped.code == "suspended"
+    assert any(isinstance(m, wire.Question) for m in canceled)
+    results = {block["tool_use_id"]: block for request in model.requests for block in request.tool_results()}
+    assert "[n7]" in str(results["toolu_t"]["content"]) and "toolu_x" not in results
+    assert model.remaining == 1  # the canceled turn never reached the model again
+
+
+def _prompt_header(request: str) -> Any:
+    header = request_header(wire.PROMPT, sender=Identity(name="tester"), recipient=_AGENT)
+    return header.model_copy(update={"request": request, "conversation": request})
