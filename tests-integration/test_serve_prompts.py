@@ -6,7 +6,9 @@ and `fiskai ask`.
 
 import json
 import os
+import pty
 import queue
+import select
 import signal
 import subprocess
 import sys
@@ -589,3 +591,51 @@ async def test_an_unanswered_approval_parks_the_turn_and_request_answer_resumes_
 def _prompt_header(request: str) -> Any:
     header = request_header(wire.PROMPT, sender=Identity(name="tester"), recipient=_AGENT)
     return header.model_copy(update={"request": request, "conversation": request})
+
+
+def test_fiskai_ask_on_a_terminal_puts_the_approval_to_the_person(nats_server: str, tmp_path: Path) -> None:
+    """`fiskai ask` with a terminal on stdin and stderr: the y/N/a prompt names the command; `y` runs it once."""
+    config = _write_config(tmp_path, elicit=True)
+    with MessagesServer() as model:
+        model.add(
+            Turn([tool_use("cluster_node_drain", {"node": "n4", "reason": "tty"}, id="toolu_tty")]),
+            Turn([text("drained on request")]),
+        )
+        with serving(config, nats_server, model):
+            screen, out, code = _on_a_terminal(
+                [sys.executable, "-m", "fiskai_cli", "ask", _AGENT, "drain n4", "--server", nats_server],
+                when="[y/N/a(lways)]",
+                type_in="y\n",
+            )
+    assert "Run " in screen and "node drain" in screen and "n4" in screen, screen
+    assert code == 0 and out == "drained on request\n"
+    results = {block["tool_use_id"]: block for request in model.requests for block in request.tool_results()}
+    assert "[n4]" in str(results["toolu_tty"]["content"])
+
+
+def _on_a_terminal(argv: list[str], *, when: str, type_in: str) -> tuple[str, str, int]:
+    """Run `argv` with a pseudo-terminal as stdin and stderr; type `type_in` once `when` shows on it."""
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(argv, stdin=slave, stderr=slave, stdout=subprocess.PIPE, text=True)
+    os.close(slave)
+    screen = ""
+    typed = False
+    deadline = time.monotonic() + 60
+    try:
+        while proc.poll() is None and time.monotonic() < deadline:
+            ready, _, _ = select.select([master], [], [], 0.2)
+            if ready:
+                try:
+                    screen += os.read(master, 4096).decode(errors="replace")
+                except OSError:
+                    break
+            if not typed and when in screen:
+                os.write(master, type_in.encode())
+                typed = True
+        out, _ = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        os.close(master)
+    return screen, out, proc.returncode

@@ -132,6 +132,7 @@ async def _ask(
                     with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
                         async for _ in signals:
                             click.echo("asking the agent to stop this turn", err=True)
+                            answers.abandon()
                             await cancel_turn(streams, agent, request, sender=sender, reason="interrupted")
 
                 tasks.start_soon(on_interrupt)
@@ -178,11 +179,21 @@ class _Answers:
     def __init__(self, *, interactive: bool, approve: bool) -> None:
         self.interactive = interactive
         self.approve = approve
+        self._asking: anyio.CancelScope | None = None
+
+    def abandon(self) -> None:
+        """Ctrl-C while a question is on screen: stop waiting for the person (the turn is being canceled)."""
+        if self._asking is not None:
+            self._asking.cancel()
 
     async def decide(self, question: wire.Question) -> dict[str, Any] | None:
         if not self.interactive:
             return self._unattended(question)
-        return await anyio.to_thread.run_sync(self._ask, question)
+        with anyio.CancelScope() as self._asking:
+            # The prompt blocks its thread on the terminal; a Ctrl-C leaves it behind instead of waiting.
+            return await anyio.to_thread.run_sync(self._ask, question, abandon_on_cancel=True)
+        self._asking = None
+        return None
 
     def _unattended(self, question: wire.Question) -> dict[str, Any] | None:
         if question.kind != "approve":
