@@ -38,7 +38,7 @@ _MODEL = _ROOT / "examples" / "fixturectl" / "fixturectl.introspect.json"
 _AGENT = "ops-agent"
 
 
-def _write_config(folder: Path, *, workers: int = 1, elicit: bool = False) -> Path:
+def _write_config(folder: Path, *, workers: int = 1, elicit: bool = False, extra: str = "") -> Path:
     """An agent answering prompts with fixturectl's commands; `cluster_config_get slow` sleeps 30 s."""
     app = folder / "fixturectl"
     app.write_text(
@@ -57,6 +57,7 @@ def _write_config(folder: Path, *, workers: int = 1, elicit: bool = False) -> Pa
         f"application_path: {app}\n"
         "system_prompt: You operate the cluster.\n"
         "llm: {model: claude-sonnet-4-6}\n"
+        f"{extra}"
         f"expose: {{agent: {{a2a: {{request_timeout: 30s, prompts: {{workers: {workers}, elicit: {str(elicit).lower()}}}}}}}}}\n",
         encoding="utf-8",
     )
@@ -200,7 +201,8 @@ async def test_a_three_turn_conversation_streams_in_order_and_continues_after_a_
                 read, end = await _turn(streams, token=token, read=50)
     # No elicit: the gated command is refused (nobody to ask) and the model is told so; it never ran.
     denied = {block["tool_use_id"]: block for block in model.requests[1].tool_results()}["toolu_drain"]
-    assert json.loads(str(denied["content"]))["allowed"] is False
+    refusal = json.loads(str(denied["content"]))
+    assert refusal["allowed"] is False and "no operator could be asked" in refusal["reason"]
     sent = json.dumps(model.requests[-1].messages)
     assert all(word in sent for word in ("list the nodes", "one", "and again", "two", "once more"))
     events = [m for m in read if isinstance(m, wire.EventMessage)]
@@ -639,3 +641,39 @@ def _on_a_terminal(argv: list[str], *, when: str, type_in: str) -> tuple[str, st
             proc.wait()
         os.close(master)
     return screen, out, proc.returncode
+
+
+async def test_with_elicit_the_ask_human_tools_ask_the_caller(nats_server: str, tmp_path: Path) -> None:
+    """confirm, select and input questions name their calls; the answers reach the model as the tools' results."""
+    config = _write_config(tmp_path, elicit=True, extra="harness: {human_in_the_loop: {enabled: true}}\n")
+    questions: list[wire.Question] = []
+    answers = {"confirm": {"confirmed": True}, "select": {"index": 1}, "input": {"value": "zed"}}
+
+    async def decide(question: wire.Question) -> dict[str, Any]:
+        questions.append(question)
+        return answers[question.kind]
+
+    with MessagesServer() as model:
+        model.add(
+            Turn(
+                [
+                    tool_use("ask_human_confirm", {"question": "proceed?"}, id="toolu_c"),
+                    tool_use("ask_human_select", {"question": "which?", "options": ["a", "b"]}, id="toolu_s"),
+                    tool_use("ask_human_input", {"question": "name?", "default": "x"}, id="toolu_i"),
+                ]
+            ),
+            Turn([text("asked")]),
+        )
+        with serving(config, nats_server, model):
+            async with caller(nats_server) as streams:
+                messages, terminal = await _turn(streams, prompt="ask me", on_question=decide)
+    _in_order(messages)
+    assert isinstance(terminal, wire.ResultReply) and terminal.text == "asked"
+    assert [(q.kind, q.tool_use_id, q.question) for q in questions] == [
+        ("confirm", "toolu_c", "proceed?"),
+        ("select", "toolu_s", "which?"),
+        ("input", "toolu_i", "name?"),
+    ]
+    assert questions[1].options == ["a", "b"] and questions[2].default == "x"
+    results = {block["tool_use_id"]: json.loads(str(block["content"])) for block in model.requests[1].tool_results()}
+    assert results == {"toolu_c": {"confirmed": True}, "toolu_s": {"selected": "b"}, "toolu_i": {"value": "zed"}}
