@@ -26,7 +26,7 @@ from fiskai_a2a import NatsContext
 from fiskai_a2a.errors import RemoteAgentError
 from fiskai_a2a.nats_service import NatsStreams
 from fiskai_a2a.nats_transport import connect
-from fiskai_a2a.prompts_client import answer_question, cancel_turn, send_turn
+from fiskai_a2a.prompts_client import answer_question, cancel_turn, send_turn, send_waiting
 from fiskai_a2a.protocol import Identity, request_header, serve as wire
 from fiskai_a2a.transport import Route
 from fiskai_agent.testing import Failure, MessagesServer, Turn, text, tool_use
@@ -429,14 +429,15 @@ async def test_with_elicit_the_caller_approves_gated_commands_and_always_stops_t
 ) -> None:
     """Steps:
     1. The model calls the gated `cluster_node_drain`; the caller is asked (approve, with the call's id and
-       the 30 s window), keeps the question open with `waiting`, then says no: the call does not run and
-       the model is told the refusal is final. An answer to an unknown question is refused (404).
+       the 30 s window) and says no: the call does not run and the model is told the refusal is final.
+       An answer of the wrong kind (400) and one to an unknown question (404) are refused.
     2. The model calls it again; the caller says always: it runs.
     3. A third call runs without a question.
     """
     config = _write_config(tmp_path, elicit=True)
     questions: list[wire.Question] = []
     unknown: list[bool] = []
+    held: list[bool] = []
     with MessagesServer() as model:
         model.add(
             Turn([tool_use("cluster_node_drain", {"node": "n1", "reason": "a"}, id="toolu_a")]),
@@ -450,11 +451,17 @@ async def test_with_elicit_the_caller_approves_gated_commands_and_always_stops_t
                 async def decide(question: wire.Question) -> dict[str, Any]:
                     questions.append(question)
                     if len(questions) == 1:
+                        confirm = question.header.model_copy(update={"protocol": wire.QUESTION_PREFIX + "confirm"})
+                        misfit = question.model_copy(update={"header": confirm})
+                        unknown.append(
+                            await answer_question(streams, _AGENT, "elicit1", misfit, {"confirmed": True}, sender="t")
+                        )
                         bogus = question.model_copy(update={"question_id": "nope"})
                         unknown.append(
                             await answer_question(streams, _AGENT, "elicit1", bogus, {"choice": "once"}, sender="t")
                         )
                         return {"choice": "no"}
+                    held.append(await send_waiting(streams, _AGENT, "elicit1", question, sender="t"))
                     return {"choice": "always"}
 
                 messages: list[wire.ServeMessage] = []
@@ -468,9 +475,11 @@ async def test_with_elicit_the_caller_approves_gated_commands_and_always_stops_t
                         on_message=messages.append,
                         on_question=decide,
                     )
+                    held.append(await send_waiting(streams, _AGENT, "elicit1", questions[1], sender="t"))
     _in_order(messages)
     assert isinstance(terminal, wire.ResultReply) and terminal.text == "drained", worker.stderr()
-    assert unknown == [False]
+    assert held == [True, False]  # `waiting` is acked while the question is open, 404 once it is answered
+    assert unknown == [False, False]  # an answer of the wrong kind (400), then to an unknown question (404)
     assert [(q.kind, q.tool_use_id, q.command, q.wait_ms) for q in questions] == [
         ("approve", "toolu_a", "cluster_node_drain", 30000),
         ("approve", "toolu_b", "cluster_node_drain", 30000),

@@ -23,7 +23,14 @@ from .errors import AgentUnavailableError, MessageError, RemoteAgentError
 from .protocol import Identity, new_id, request_header, serve as wire
 from .transport import Route, Streams
 
-__all__ = ["DEFAULT_REQUEST_TIMEOUT", "QuestionHandler", "answer_question", "cancel_turn", "send_turn"]
+__all__ = [
+    "DEFAULT_REQUEST_TIMEOUT",
+    "QuestionHandler",
+    "answer_question",
+    "cancel_turn",
+    "send_turn",
+    "send_waiting",
+]
 
 QuestionHandler = Callable[[wire.Question], Awaitable["Mapping[str, Any] | None"]]
 """Decides a question: the answer's fields, or None for `no_operator` (nobody can answer)."""
@@ -148,10 +155,14 @@ async def _keep_open(streams: Streams, agent: str, request: str, question: wire.
     interval = (question.wait_ms or 0) / 3000
     while True:
         await anyio.sleep(interval)
-        header = _header(wire.WAITING, sender=sender, agent=agent, request=request)
-        waiting = wire.Waiting(header=header, question_id=question.question_id)
-        if not await _send_elicit(streams, agent, request, waiting):
+        if not await send_waiting(streams, agent, request, question, sender=sender):
             return  # the question is gone (answered, expired, or the run ended)
+
+
+async def send_waiting(streams: Streams, agent: str, request: str, question: wire.Question, *, sender: str) -> bool:
+    """Hold `question` open for another window; False when the worker no longer has it (404)."""
+    header = _header(wire.WAITING, sender=sender, agent=agent, request=request)
+    return await _send_elicit(streams, agent, request, wire.Waiting(header=header, question_id=question.question_id))
 
 
 async def answer_question(
