@@ -432,7 +432,7 @@ async def test_with_elicit_the_caller_approves_gated_commands_and_always_stops_t
        the 30 s window) and says no: the call does not run and the model is told the refusal is final.
        An answer of the wrong kind (400) and one to an unknown question (404) are refused.
     2. The model calls it again; the caller says always: it runs.
-    3. A third call runs without a question.
+    3. A third call runs without a question, and so does one in the conversation's next turn.
     """
     config = _write_config(tmp_path, elicit=True)
     questions: list[wire.Question] = []
@@ -444,6 +444,8 @@ async def test_with_elicit_the_caller_approves_gated_commands_and_always_stops_t
             Turn([tool_use("cluster_node_drain", {"node": "n2", "reason": "b"}, id="toolu_b")]),
             Turn([tool_use("cluster_node_drain", {"node": "n3", "reason": "c"}, id="toolu_c")]),
             Turn([text("drained")]),
+            Turn([tool_use("cluster_node_drain", {"node": "n9", "reason": "d"}, id="toolu_d")]),
+            Turn([text("drained again")]),
         )
         with serving(config, nats_server, model) as worker:
             async with caller(nats_server) as streams:
@@ -476,7 +478,13 @@ async def test_with_elicit_the_caller_approves_gated_commands_and_always_stops_t
                         on_question=decide,
                     )
                     held.append(await send_waiting(streams, _AGENT, "elicit1", questions[1], sender="t"))
+                    ack = messages[0]
+                    assert isinstance(ack, wire.Ack) and ack.conversation_token
+                    later, again = await _turn(
+                        streams, prompt="once more", token=ack.conversation_token, on_question=decide
+                    )
     _in_order(messages)
+    assert isinstance(again, wire.ResultReply) and not any(isinstance(m, wire.Question) for m in later)
     assert isinstance(terminal, wire.ResultReply) and terminal.text == "drained", worker.stderr()
     assert held == [True, False]  # `waiting` is acked while the question is open, 404 once it is answered
     assert unknown == [False, False]  # an answer of the wrong kind (400), then to an unknown question (404)
@@ -489,6 +497,7 @@ async def test_with_elicit_the_caller_approves_gated_commands_and_always_stops_t
     refused = json.loads(str(results["toolu_a"]["content"]))
     assert refused["allowed"] is False and "final" in refused["reason"]
     assert "[n2]" in str(results["toolu_b"]["content"]) and "[n3]" in str(results["toolu_c"]["content"])
+    assert "[n9]" in str(results["toolu_d"]["content"])
     ran = [m.block["call_id"] for m in messages if isinstance(m, wire.EventMessage) and m.kind == "tool_result"]
     assert ran == ["toolu_b", "toolu_c"]
     # both questions travelled on the reply set, numbered with the events
