@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from contextlib import AsyncExitStack
+from datetime import timedelta
 from typing import TYPE_CHECKING
 
 import click
@@ -14,6 +15,7 @@ from fiskai_cli._version import VERSION
 from ._banner import banner, go_duration
 from ._channel import Channel, Work, WorkOutcome
 from ._host import ServeHost
+from ._runner import TurnPrompter
 
 if TYPE_CHECKING:
     from .startup import Flags
@@ -51,9 +53,9 @@ async def _serve(settings: wiring.Settings, flags: Flags, connection: wiring.Mod
                 settings,
                 "serve",
                 checkpointing=prompts is not None or web is not None,
-                prompter=_run_prompter() if prompts is not None or web is not None else None,
                 state_dir=flags.state_dir,
                 nats=flags.target,
+                prompter=TurnPrompter(),  # ask_human answers through each turn's own prompter
             )
         )
         _check_storage(harness)
@@ -79,14 +81,10 @@ async def _serve(settings: wiring.Settings, flags: Flags, connection: wiring.Mod
             runner = await _runner(stack, harness, connection, flags)
         if prompts is not None:
             assert service is not None
-            channel = _prompts_channel(harness, service, prompts.workers)
+            channel = _prompts_channel(harness, service, prompts.workers, prompts.elicit, a2a.request_timeout)
             channels.append(channel)
             endpoints.append(channel.name)
             sections.append(channel.banner())
-            if prompts.elicit:
-                click.echo(
-                    "warning: expose.agent.a2a.prompts.elicit is not supported yet: gated tools are refused", err=True
-                )
         if web is not None:
             from ._web_start import web_channel
 
@@ -130,12 +128,6 @@ async def _serve(settings: wiring.Settings, flags: Flags, connection: wiring.Mod
         _say(f"fiskai serve: error: an endpoint failed: {message}")
         return 1
     raise AssertionError("unreachable")  # pragma: no cover
-
-
-def _run_prompter():
-    from ._runner import RUN_PROMPTER  # the agent tier, imported only by a worker that runs turns
-
-    return RUN_PROMPTER
 
 
 def _say(line: str) -> None:
@@ -201,8 +193,10 @@ async def _runner(stack: AsyncExitStack, harness: wiring.Harness, connection: wi
     return HarnessRunner(harness, provider, tool_timeout=wiring.tool_time_limit(harness.config))
 
 
-def _prompts_channel(harness: wiring.Harness, service: object, workers: int) -> Channel:
-    from ._replay import read_conversation, session_exists
+def _prompts_channel(
+    harness: wiring.Harness, service: object, workers: int, elicit: bool, request_timeout: timedelta
+) -> Channel:
+    from ._replay import pending_calls, read_conversation, session_exists
     from .prompts import PromptsChannel
 
     journal = harness.journal
@@ -214,7 +208,18 @@ def _prompts_channel(harness: wiring.Harness, service: object, workers: int) -> 
     async def exists(session: str) -> bool:
         return await session_exists(journal, session)
 
-    return PromptsChannel(service, workers=workers, reader=reader, exists=exists)  # pyright: ignore[reportArgumentType]
+    async def pending(session: str):
+        return await pending_calls(journal, session)
+
+    return PromptsChannel(
+        service,  # pyright: ignore[reportArgumentType]
+        workers=workers,
+        reader=reader,
+        exists=exists,
+        elicit=elicit,
+        window=request_timeout.total_seconds(),
+        pending=pending,
+    )
 
 
 def _tool_endpoint(harness: wiring.Harness):
@@ -239,7 +244,6 @@ def _tool_endpoint(harness: wiring.Harness):
     for skipped in server.skipped:
         _say(f"warning: skipping tool {skipped.name}: {skipped.reason}")
     tools = ToolEndpoint(server, max_concurrent=a2a.max_concurrent_tools or default_max_concurrent())
-    from datetime import timedelta
 
     rows = [
         ("", "Serving tools over a2a:"),
