@@ -61,7 +61,14 @@ def test_foreign_origin_and_host_are_refused(web_worker: Callable[..., WebWorker
         assert own.status_code == 200
         plain = httpx.get(worker.url + "/card", timeout=10)
         assert plain.status_code == 200
-        assert worker.post("/vercel", _say("o1")).status_code == 200
+        answered = worker.post("/vercel", _say("o1"))
+        assert answered.status_code == 200 and answered.headers["access-control-allow-origin"] == ORIGIN
+        # A page on a listed origin may call from there: its preflight is answered, a foreign one's is not.
+        ask = {"access-control-request-method": "POST", "access-control-request-headers": "content-type"}
+        preflight = worker.client.options("/vercel", headers=ask)
+        assert preflight.status_code == 204 and preflight.headers["access-control-allow-origin"] == ORIGIN
+        assert "POST" in preflight.headers["access-control-allow-methods"]
+        assert worker.client.options("/vercel", headers={**ask, "origin": "http://evil.example"}).status_code == 403
         worker.stop()
 
 
