@@ -8,6 +8,7 @@ from typing import Protocol
 import pytest
 
 from fiskai_agent import FollowUp, RunOptions, SessionOptions, run
+from fiskai_agent.errors import SetupError
 from fiskai_agent.events import Advisory
 from fiskai_agent.llm import TextBlock, ToolResultBlock
 from fiskai_agent.testing import RecordingEvents, ScriptedProvider, answer, calls
@@ -105,3 +106,14 @@ async def test_off_passes_the_prompt_and_the_output_unchanged(app: App) -> None:
     )
     (first,) = provider.requests[0].messages
     assert first.content == (TextBlock(text="mail jane.roe@example.com"),)
+
+
+async def test_a_scanner_that_will_not_build_fails_the_run(app: App, monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(text: str) -> list[object]:
+        raise RuntimeError("pattern did not compile")
+
+    monkeypatch.setattr("fiskai_core.pii.find", broken)
+    provider = ScriptedProvider.of(answer("never"))
+    with pytest.raises(SetupError, match=r"the PII scanner \(harness.pii.mode: redact\) could not be built"):
+        await run(RunOptions(prompt="hi", llm=LLM, tools=ToolSet.of(app.tools), provider=provider))
+    assert provider.requests == []
