@@ -250,6 +250,13 @@ DETECTORS: tuple[Detector, ...] = (
         anchored=True,
     ),
     _d("PASSPORT", r"P(?<![A-Z0-9<]P)[A-Z<][A-Z]{3}[A-Z<]{39}(?![A-Z0-9<])", None, "<<"),
+    # The machine-readable zone's second line: number, check digit, nationality, birth date, sex, expiry, ...
+    _d(
+        "PASSPORT",
+        r"[A-Z0-9<](?<![A-Z0-9<][A-Z0-9<])[A-Z0-9<]{8}\d[A-Z<]{3}\d{6}\d[MFX<]\d{6}\d[A-Z0-9<]{14}[\d<]\d(?![A-Z0-9<])",
+        None,
+        "<",
+    ),
     _d(
         "DRIVERS_LICENSE",
         r"(?i:driver'?s?[\s_-]+licen[cs]e|driving[\s_-]+licen[cs]e|\bDL)" + _SUFFIX + rf"(?P<v>{_ID_VALUE})(?![\w-])",
