@@ -550,7 +550,6 @@ async def test_an_unanswered_approval_parks_the_turn_and_request_answer_resumes_
     4. A cancel while a question is open closes it: the turn ends `suspended` at once.
     """
     config = _write_config(tmp_path, elicit=True)
-    first: list[wire.ServeMessage] = []
     with MessagesServer() as model:
         model.add(
             Turn([tool_use("cluster_node_drain", {"node": "n7", "reason": "late"}, id="toolu_t")]),
@@ -560,13 +559,7 @@ async def test_an_unanswered_approval_parks_the_turn_and_request_answer_resumes_
         )
         with serving(config, nats_server, model):
             async with caller(nats_server) as streams:
-                request = wire.PromptRequest(
-                    header=_prompt_header("silent1"), prompt="drain n7", conversation_token=None
-                )
-                async with streams.stream(Route(agent=_AGENT, kind="task"), wire.encode(request)) as replies:
-                    with anyio.fail_after(60):
-                        while not first or not isinstance(first[-1], wire.ResultReply | wire.ErrorReply):
-                            first.append(wire.decode((await replies.receive(60)).payload))
+                first = await _ignoring_questions(streams, "silent1", "drain n7")
                 ack, question, parked = first[0], first[-2], first[-1]
                 assert isinstance(ack, wire.Ack) and ack.conversation_token
                 token = ack.conversation_token
@@ -606,6 +599,39 @@ async def test_an_unanswered_approval_parks_the_turn_and_request_answer_resumes_
     results = {block["tool_use_id"]: block for request in model.requests for block in request.tool_results()}
     assert "[n7]" in str(results["toolu_t"]["content"]) and "toolu_x" not in results
     assert model.remaining == 1  # the canceled turn never reached the model again
+
+
+async def _ignoring_questions(streams: NatsStreams, request: str, prompt: str) -> list[wire.ServeMessage]:
+    """A caller that never answers: one prompt's whole reply set, read without the library's answering."""
+    message = wire.PromptRequest(header=_prompt_header(request), prompt=prompt)
+    got: list[wire.ServeMessage] = []
+    async with streams.stream(Route(agent=_AGENT, kind="task"), wire.encode(message)) as replies:
+        with anyio.fail_after(60):
+            while not got or not isinstance(got[-1], wire.ResultReply | wire.ErrorReply):
+                got.append(wire.decode((await replies.receive(60)).payload))
+    return got
+
+
+async def test_an_unanswered_ask_human_question_is_declined_and_the_run_goes_on(
+    nats_server: str, tmp_path: Path
+) -> None:
+    """fiskai has no deferred calls: after the window the tool answers "not confirmed" and the model goes on."""
+    config = _write_config(tmp_path, elicit=True, extra="harness: {human_in_the_loop: {enabled: true}}\n")
+    with MessagesServer() as model:
+        model.add(
+            Turn([tool_use("ask_human_confirm", {"question": "proceed?"}, id="toolu_q")]),
+            Turn([text("nobody said yes")]),
+        )
+        with serving(config, nats_server, model):
+            async with caller(nats_server) as streams:
+                messages = await _ignoring_questions(streams, "quiet1", "ask first")
+    _in_order(messages)
+    terminal = messages[-1]
+    assert any(isinstance(m, wire.Question) and m.tool_use_id == "toolu_q" for m in messages), messages
+    assert isinstance(terminal, wire.ResultReply) and terminal.text == "nobody said yes"
+    (result,) = model.requests[1].tool_results()
+    body = json.loads(str(result["content"]))
+    assert body["confirmed"] is False and "nobody answered within 30s" in body["reason"]
 
 
 def _prompt_header(request: str) -> Any:
