@@ -132,6 +132,7 @@ class HarnessRunner:
             interactive=True,
             next_prompt=turn_end,
             tool_timeout=self.tool_timeout,
+            pii_mode=config.harness.pii.mode,
         )
         outcome: WorkOutcome | None = None
         async with anyio.create_task_group() as tasks:
