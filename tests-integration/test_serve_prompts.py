@@ -546,7 +546,8 @@ async def test_an_unanswered_approval_parks_the_turn_and_request_answer_resumes_
        the turn ends `suspended` naming the call, which did not run.
     2. A `request.answer` for another call is refused (`unknown_call`); one whose answer does not fit its
        kind is a 400.
-    3. `request.answer` approving the call resumes the run: the command runs and the model answers.
+    3. `request.answer` approving the call (`fiskai ask --continue TOKEN --answer CALL=once`) resumes the run:
+       the command runs and the model answers.
     4. A cancel while a question is open closes it: the turn ends `suspended` at once.
     """
     config = _write_config(tmp_path, elicit=True)
@@ -572,10 +573,11 @@ async def test_an_unanswered_approval_parks_the_turn_and_request_answer_resumes_
                     await _turn(
                         streams, token=token, answer={"tool_use_id": "toolu_t", "kind": "approve", "answer": "value"}
                     )
-                resumed, answered = await _turn(
-                    streams,
-                    token=token,
-                    answer={"tool_use_id": "toolu_t", "kind": "approve", "answer": "choice", "choice": "once"},
+                answered_by_cli = await anyio.run_process(
+                    [sys.executable, "-m", "fiskai_cli", "ask", _AGENT, "--continue", token, "--answer", "toolu_t=once"]
+                    + ["--server", nats_server, "--format", "json"],
+                    check=False,
+                    stdin=subprocess.DEVNULL,
                 )
 
                 async def cancel_then_answer(question: wire.Question) -> dict[str, Any]:
@@ -590,10 +592,10 @@ async def test_an_unanswered_approval_parks_the_turn_and_request_answer_resumes_
     assert "toolu_t" in parked.error and "request.answer" in parked.error
     assert isinstance(wrong[-1], wire.ErrorReply) and wrong[-1].code == "unknown_call"
     assert malformed.value.code == "400"
-    assert isinstance(answered, wire.ResultReply) and answered.text == "drained after all"
-    assert [m.block["call_id"] for m in resumed if isinstance(m, wire.EventMessage) and m.kind == "tool_result"] == [
-        "toolu_t"
-    ]
+    assert answered_by_cli.returncode == 0, answered_by_cli.stderr
+    resumed = [json.loads(line) for line in answered_by_cli.stdout.decode().splitlines()]
+    assert [m["block"]["call_id"] for m in resumed if m["protocol"].endswith(".event.tool_result")] == ["toolu_t"]
+    assert resumed[-1]["protocol"] == f"{wire.RESULT}" and resumed[-1]["text"] == "drained after all"
     assert isinstance(stopped, wire.ErrorReply) and stopped.code == "suspended"
     assert any(isinstance(m, wire.Question) for m in canceled)
     results = {block["tool_use_id"]: block for request in model.requests for block in request.tool_results()}
