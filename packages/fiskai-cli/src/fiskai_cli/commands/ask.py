@@ -93,11 +93,11 @@ def ask(
     text = " ".join(prompt).strip()
     if read is not None and (text or not token):
         raise click.UsageError("--read needs --continue TOKEN and no prompt")
-    if read is None and not text and not token:
-        raise click.UsageError('give a prompt: fiskai ask AGENT "prompt"')
     approval = _approval(answer) if answer is not None else None
     if approval is not None and (text or read is not None or not token):
         raise click.UsageError("--answer needs --continue TOKEN and no prompt or --read")
+    if read is None and not text and not token:
+        raise click.UsageError('give a prompt: fiskai ask AGENT "prompt"')
     config = None
     if not (server_url or context_name):
         settings = load_settings(ctx, Mode.MCP, required=False)
