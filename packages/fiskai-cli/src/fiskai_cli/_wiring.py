@@ -328,7 +328,7 @@ async def _run_parts(
     state_dir: Any,
 ) -> None:
     """A run's journal, memory, knowledge, remote tools and built-ins."""
-    from fiskai_core.builtins import KnowledgeAccess, agent_tool_set
+    from fiskai_core.builtins import KnowledgeAccess, agent_tool_set, harness_tools
 
     settings, config = harness.settings, harness.settings.config
     nc = harness.nats.client if harness.nats is not None else None
@@ -364,7 +364,9 @@ async def _run_parts(
             remote=remote,
             ask_human=(prompter or _deny()) if config.harness.human_in_the_loop.enabled else None,
             memory=memory_access,
+            memory_read_only=config.harness.memory.read_only,
             knowledge=knowledge,
+            harness=harness_tools(config.harness.tools, folder=settings.folder),
             has_application=config.has_tool_source,
         )
 

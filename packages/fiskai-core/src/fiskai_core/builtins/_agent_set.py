@@ -15,7 +15,7 @@ from fiskai_core.tools import Tool, ToolEntry, ToolSet
 
 from ._ask_human import HITL_SYSTEM_NOTE, ask_human_tools
 from ._knowledge import KNOWLEDGE_SYSTEM_NOTE, KnowledgeSearchTool
-from ._memory import MEMORY_SYSTEM_NOTE, MemoryAccess, memory_tools
+from ._memory import MEMORY_READ_ONLY_NOTE, MEMORY_SYSTEM_NOTE, MemoryAccess, memory_tools
 
 __all__ = ["KnowledgeAccess", "agent_tool_set"]
 
@@ -50,7 +50,9 @@ def agent_tool_set(
     custom: Sequence[Tool] = (),
     ask_human: Prompter | None = None,
     memory: MemoryAccess | None = None,
+    memory_read_only: bool = False,
     knowledge: KnowledgeAccess | None = None,
+    harness: Sequence[Tool] = (),
     has_application: bool = True,
 ) -> ToolSet:
     """Assemble a run's tools.
@@ -61,7 +63,9 @@ def agent_tool_set(
         custom: An embedder's in-process tools.
         ask_human: Enables the ask_human tools (`human_in_the_loop`), asking through this prompter.
         memory: Enables the memory tools over this store.
-        knowledge: Enables knowledge_search.
+        memory_read_only: Offer only memory_list and memory_read (`harness.memory.read_only`).
+        knowledge: Enables knowledge_search (and the knowledge tools its settings add).
+        harness: The `harness.tools` built-ins (read_file, base64_encode), after the knowledge tools.
         has_application: Whether the configuration names an application (shapes the no-tools error).
 
     Raises:
@@ -73,8 +77,9 @@ def agent_tool_set(
         entries.extend(ToolEntry(tool=tool, kind="builtin") for tool in ask_human_tools(ask_human))
         notes.append(HITL_SYSTEM_NOTE)
     if memory is not None:
-        entries.extend(ToolEntry(tool=tool, kind="builtin") for tool in memory_tools(memory))
-        notes.append(MEMORY_SYSTEM_NOTE)
+        tools = memory_tools(memory, read_only=memory_read_only)
+        entries.extend(ToolEntry(tool=tool, kind="builtin") for tool in tools)
+        notes.append(MEMORY_READ_ONLY_NOTE if memory_read_only else MEMORY_SYSTEM_NOTE)
     if knowledge is not None:
         tool = KnowledgeSearchTool(
             knowledge.searcher,
@@ -84,6 +89,7 @@ def agent_tool_set(
         )
         entries.append(ToolEntry(tool=tool, kind="builtin"))
         notes.append(KNOWLEDGE_SYSTEM_NOTE)
+    entries.extend(ToolEntry(tool=tool, kind="builtin") for tool in harness)
     entries.extend(ToolEntry(tool=tool, kind="remote", origin=agent) for tool, agent in remote)
     entries.extend(ToolEntry(tool=tool, kind="custom") for tool in sorted(custom, key=lambda t: t.name))
     return ToolSet(tuple(entries), tuple(notes), has_application)
