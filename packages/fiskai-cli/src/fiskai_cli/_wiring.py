@@ -328,7 +328,7 @@ async def _run_parts(
     state_dir: Any,
 ) -> None:
     """A run's journal, memory, knowledge, remote tools and built-ins."""
-    from fiskai_core.builtins import KnowledgeAccess, agent_tool_set, harness_tools
+    from fiskai_core.builtins import CitationRewriter, KnowledgeAccess, agent_tool_set, harness_tools
 
     settings, config = harness.settings, harness.settings.config
     nc = harness.nats.client if harness.nats is not None else None
@@ -348,7 +348,11 @@ async def _run_parts(
     knowledge = None
     if config.harness.knowledge.enabled:
         _open_knowledge(harness, stack)
-        knowledge = KnowledgeAccess(harness.knowledge, **knowledge_tool_options(config.harness.knowledge))
+        knowledge = KnowledgeAccess(
+            harness.knowledge,
+            **knowledge_tool_options(config.harness.knowledge),
+            citations=CitationRewriter(config.harness.knowledge.citations),
+        )
         if harness.knowledge is None:
             harness.notices.append(
                 (

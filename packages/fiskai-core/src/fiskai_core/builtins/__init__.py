@@ -12,10 +12,12 @@ from ._ask_human import (
     ask_human_tools,
 )
 from ._base import BuiltinTool, json_result, quoted_trace, string_argument
+from ._citations import CitationRewriter, github_anchor, short_ref
 from ._files import BASE64_ENCODE, READ_FILE, Base64EncodeTool, FileRefused, ReadFileTool, harness_tools, read_confined
 from ._find_tools import FIND_TOOLS, FindToolsAnswer, FindToolsTool, found_tool_names, not_loaded_result
 from ._find_tools_loaded import DeferredTools
 from ._knowledge import KNOWLEDGE_SEARCH, KNOWLEDGE_SYSTEM_NOTE, KnowledgeSearchTool
+from ._knowledge_enumerate import KNOWLEDGE_ENUMERATE, KNOWLEDGE_ENUMERATE_NOTE, KnowledgeEnumerateTool
 from ._memory import (
     MEMORY_READ_ONLY_NOTE,
     MEMORY_SYSTEM_NOTE,
@@ -34,6 +36,8 @@ __all__ = [
     "BASE64_ENCODE",
     "FIND_TOOLS",
     "HITL_SYSTEM_NOTE",
+    "KNOWLEDGE_ENUMERATE",
+    "KNOWLEDGE_ENUMERATE_NOTE",
     "KNOWLEDGE_SEARCH",
     "KNOWLEDGE_SYSTEM_NOTE",
     "MEMORY_READ_ONLY_NOTE",
@@ -45,11 +49,13 @@ __all__ = [
     "AskHumanSelect",
     "Base64EncodeTool",
     "BuiltinTool",
+    "CitationRewriter",
     "DeferredTools",
     "FileRefused",
     "FindToolsAnswer",
     "FindToolsTool",
     "KnowledgeAccess",
+    "KnowledgeEnumerateTool",
     "KnowledgeSearchTool",
     "MemoryAccess",
     "MemoryNote",
@@ -59,11 +65,13 @@ __all__ = [
     "agent_tool_set",
     "ask_human_tools",
     "found_tool_names",
+    "github_anchor",
     "harness_tools",
     "json_result",
     "memory_tools",
     "not_loaded_result",
     "quoted_trace",
     "read_confined",
+    "short_ref",
     "string_argument",
 ]

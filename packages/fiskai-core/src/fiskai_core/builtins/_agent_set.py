@@ -14,7 +14,9 @@ from fiskai_core.prompter import Prompter
 from fiskai_core.tools import Tool, ToolEntry, ToolSet
 
 from ._ask_human import HITL_SYSTEM_NOTE, ask_human_tools
+from ._citations import CitationRewriter
 from ._knowledge import KNOWLEDGE_SYSTEM_NOTE, KnowledgeSearchTool
+from ._knowledge_enumerate import KNOWLEDGE_ENUMERATE_NOTE, KnowledgeEnumerateTool
 from ._memory import MEMORY_READ_ONLY_NOTE, MEMORY_SYSTEM_NOTE, MemoryAccess, memory_tools
 
 __all__ = ["KnowledgeAccess", "agent_tool_set"]
@@ -23,11 +25,11 @@ __all__ = ["KnowledgeAccess", "agent_tool_set"]
 class KnowledgeAccess:
     """`harness.knowledge` for a run: what `knowledge_search` searches and how it answers.
 
-    The searcher (None: no index yet), each pack's token budget, the most excerpts a call returns and the
-    result format (`pack` or the Go agent's `json`).
+    The searcher (None: no index yet), each pack's token budget, the most excerpts a call returns, the
+    result format (`pack` or the Go agent's `json`) and the citation rewrite rules.
     """
 
-    __slots__ = ("max_injected_tokens", "result_format", "searcher", "top_k")
+    __slots__ = ("citations", "max_injected_tokens", "result_format", "searcher", "top_k")
 
     def __init__(
         self,
@@ -36,8 +38,10 @@ class KnowledgeAccess:
         max_injected_tokens: int = 6000,
         top_k: int | None = None,
         result_format: str = "pack",
+        citations: CitationRewriter | None = None,
     ) -> None:
         self.searcher = searcher
+        self.citations = citations or CitationRewriter()
         self.max_injected_tokens = max_injected_tokens
         self.top_k = top_k
         self.result_format = result_format
@@ -64,7 +68,7 @@ def agent_tool_set(
         ask_human: Enables the ask_human tools (`human_in_the_loop`), asking through this prompter.
         memory: Enables the memory tools over this store.
         memory_read_only: Offer only memory_list and memory_read (`harness.memory.read_only`).
-        knowledge: Enables knowledge_search (and the knowledge tools its settings add).
+        knowledge: Enables knowledge_search and knowledge_enumerate (and the tools its settings add).
         harness: The `harness.tools` built-ins (read_file, base64_encode), after the knowledge tools.
         has_application: Whether the configuration names an application (shapes the no-tools error).
 
@@ -87,8 +91,9 @@ def agent_tool_set(
             top_k=knowledge.top_k,
             result_format=knowledge.result_format,
         )
-        entries.append(ToolEntry(tool=tool, kind="builtin"))
-        notes.append(KNOWLEDGE_SYSTEM_NOTE)
+        enumerate_tool = KnowledgeEnumerateTool(knowledge.searcher, citations=knowledge.citations)
+        entries.extend(ToolEntry(tool=t, kind="builtin") for t in (tool, enumerate_tool))
+        notes.extend((KNOWLEDGE_SYSTEM_NOTE, KNOWLEDGE_ENUMERATE_NOTE))
     entries.extend(ToolEntry(tool=tool, kind="builtin") for tool in harness)
     entries.extend(ToolEntry(tool=tool, kind="remote", origin=agent) for tool, agent in remote)
     entries.extend(ToolEntry(tool=tool, kind="custom") for tool in sorted(custom, key=lambda t: t.name))

@@ -143,7 +143,7 @@ class Block(BaseModel):
 
 
 # After `Block`: the built-in tool and citation blocks build on it (and are used by the blocks below).
-from ._builtin_tools import CitationRule, HarnessTool, check_harness_tools  # noqa: E402
+from ._builtin_tools import CitationRule, HarnessTool, check_citation_rules, check_harness_tools  # noqa: E402
 
 
 class ToolFilter(Block):
@@ -321,6 +321,13 @@ class KnowledgeSettings(Block):
     """What `knowledge_search` returns: `pack` (a token-budgeted context pack with its receipt) or `json`
     (the Go agent's `{"tier", "status", "note"?, "results": [{"citation", "section"?, "content"}]}`, for
     prompts written against it)."""
+    citations: list[CitationRule] = Field(default_factory=list[CitationRule])
+    """Ordered rules rewriting a document's path into the citation the model sees (the first match wins)."""
+
+    @field_validator("citations")
+    @classmethod
+    def _citations(cls, rules: list[CitationRule]) -> list[CitationRule]:
+        return check_citation_rules(rules)
 
     @field_validator("top_k")
     @classmethod
