@@ -1,7 +1,7 @@
 """The later built-ins in one `fiskai run` (issue 30 item 4): the real CLI, wiring, index and SDK.
 
-read_file (a file, and a refused escape), base64_encode, knowledge_enumerate over a real fiskai_rag index
-with a citation rule, read-only memory (memory_write is not even offered, and nothing is written) and
+read_file (a file, and a refused escape), base64_encode, knowledge_enumerate and knowledge_read over a real
+fiskai_rag index with a citation rule, read-only memory (memory_write is not even offered, and nothing is written) and
 `llm.reasoning_effort` on the wire, through the scripted Messages server.
 """
 
@@ -35,6 +35,7 @@ harness:
     enabled: true
     paths: [docs]
     directory: kb
+    read_tool: true
     citations:
       - {pattern: '^docs/(.*)\\.md$', replace: 'https://docs.example.test/$1#${anchor}'}
 """
@@ -96,6 +97,7 @@ def test_a_run_calls_the_new_builtins_through_the_harness(tmp_path: Path, server
                 tool_use("knowledge_enumerate", {"query": "stream"}),
                 tool_use("memory_read", {"key": "layout"}),
                 tool_use("memory_write", {"key": "x", "description": "d", "content": "c"}),
+                tool_use("knowledge_read", {"index_ref": "docs/streams.md#0", "after": 1}),
             ]
         ),
         Turn([text("All done.")]),
@@ -106,13 +108,14 @@ def test_a_run_calls_the_new_builtins_through_the_harness(tmp_path: Path, server
 
     first, second = server.requests
     names = first.tool_names
-    for name in ("read_file", "base64_encode", "knowledge_search", "knowledge_enumerate", "memory_list", "memory_read"):
+    offered = ("read_file", "base64_encode", "knowledge_search", "knowledge_enumerate", "knowledge_read")
+    for name in (*offered, "memory_list", "memory_read"):
         assert name in names
     assert "memory_write" not in names and "memory_delete" not in names
     assert first.body["output_config"] == {"effort": "high"}
 
     results = second.tool_results()
-    assert len(results) == 6
+    assert len(results) == 7
     outputs = [
         block["content"] if isinstance(block["content"], str) else block["content"][0]["text"] for block in results
     ]
@@ -128,5 +131,11 @@ def test_a_run_calls_the_new_builtins_through_the_harness(tmp_path: Path, server
     assert by_path["docs/streams.md"]["citation"] == "https://docs.example.test/streams#retention-policy"
     assert json.loads(outputs[4])["content"].strip() == "under /srv"
     assert results[5].get("is_error") is True and "memory_write" in outputs[5]  # not offered: an unknown tool
+
+    assert not results[6].get("is_error"), outputs[6]
+    read_back = json.loads(outputs[6])
+    assert read_back["citation"] == "https://docs.example.test/streams#retention-policy"
+    assert [s["index_ref"] for s in read_back["sections"]] == ["docs/streams.md#0"]  # the page is one section
+    assert by_path["docs/streams.md"]["index_ref"] == "docs/streams.md#0"
 
     assert sorted((p.name, p.read_bytes()) for p in (folder / "memory").iterdir()) == memory_before

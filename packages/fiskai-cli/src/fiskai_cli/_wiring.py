@@ -352,6 +352,7 @@ async def _run_parts(
             harness.knowledge,
             **knowledge_tool_options(config.harness.knowledge),
             citations=CitationRewriter(config.harness.knowledge.citations),
+            read_tool=config.harness.knowledge.read_tool,
         )
         if harness.knowledge is None:
             harness.notices.append(

@@ -22,7 +22,9 @@ __all__ = [
     "KnowledgeIndex",
     "KnowledgeMatch",
     "KnowledgePack",
+    "KnowledgeReader",
     "KnowledgeResult",
+    "KnowledgeSection",
     "KnowledgeSearcher",
 ]
 
@@ -176,4 +178,33 @@ class KnowledgeEnumerator(Protocol):
 
     def enumerate(self, query: str, *, limit: int | None = None, min_body_matches: int = 0) -> KnowledgeEnumeration:
         """Every matching document (`word`, `"phrase"`, `-word`, `body:`, `heading:`), up to `limit` listed."""
+        ...
+
+
+class KnowledgeSection(Protocol):
+    """One indexed section (chunk) of a document."""
+
+    @property
+    def path(self) -> str:
+        """The document's citation path."""
+        ...
+
+    @property
+    def ordinal(self) -> int:
+        """Its 0-based position in the document."""
+        ...
+
+    @property
+    def heading_path(self) -> str: ...
+
+    @property
+    def content(self) -> str: ...
+
+
+@runtime_checkable
+class KnowledgeReader(Protocol):
+    """An index that resolves a citation to its section: `knowledge_read` and `expand_to_section` need it."""
+
+    def show(self, citation: str) -> KnowledgeSection:
+        """The section `path#ordinal` names; raises when there is none."""
         ...

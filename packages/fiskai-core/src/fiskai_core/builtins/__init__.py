@@ -18,6 +18,7 @@ from ._find_tools import FIND_TOOLS, FindToolsAnswer, FindToolsTool, found_tool_
 from ._find_tools_loaded import DeferredTools
 from ._knowledge import KNOWLEDGE_SEARCH, KNOWLEDGE_SYSTEM_NOTE, KnowledgeSearchTool
 from ._knowledge_enumerate import KNOWLEDGE_ENUMERATE, KNOWLEDGE_ENUMERATE_NOTE, KnowledgeEnumerateTool
+from ._knowledge_read import KNOWLEDGE_READ, KnowledgeReadTool
 from ._memory import (
     MEMORY_READ_ONLY_NOTE,
     MEMORY_SYSTEM_NOTE,
@@ -38,6 +39,7 @@ __all__ = [
     "HITL_SYSTEM_NOTE",
     "KNOWLEDGE_ENUMERATE",
     "KNOWLEDGE_ENUMERATE_NOTE",
+    "KNOWLEDGE_READ",
     "KNOWLEDGE_SEARCH",
     "KNOWLEDGE_SYSTEM_NOTE",
     "MEMORY_READ_ONLY_NOTE",
@@ -56,6 +58,7 @@ __all__ = [
     "FindToolsTool",
     "KnowledgeAccess",
     "KnowledgeEnumerateTool",
+    "KnowledgeReadTool",
     "KnowledgeSearchTool",
     "MemoryAccess",
     "MemoryNote",

@@ -17,6 +17,7 @@ from ._ask_human import HITL_SYSTEM_NOTE, ask_human_tools
 from ._citations import CitationRewriter
 from ._knowledge import KNOWLEDGE_SYSTEM_NOTE, KnowledgeSearchTool
 from ._knowledge_enumerate import KNOWLEDGE_ENUMERATE_NOTE, KnowledgeEnumerateTool
+from ._knowledge_read import KnowledgeReadTool
 from ._memory import MEMORY_READ_ONLY_NOTE, MEMORY_SYSTEM_NOTE, MemoryAccess, memory_tools
 
 __all__ = ["KnowledgeAccess", "agent_tool_set"]
@@ -26,10 +27,11 @@ class KnowledgeAccess:
     """`harness.knowledge` for a run: what `knowledge_search` searches and how it answers.
 
     The searcher (None: no index yet), each pack's token budget, the most excerpts a call returns, the
-    result format (`pack` or the Go agent's `json`) and the citation rewrite rules.
+    result format (`pack` or the Go agent's `json`), the citation rewrite rules and whether `knowledge_read`
+    is offered.
     """
 
-    __slots__ = ("citations", "max_injected_tokens", "result_format", "searcher", "top_k")
+    __slots__ = ("citations", "max_injected_tokens", "read_tool", "result_format", "searcher", "top_k")
 
     def __init__(
         self,
@@ -39,8 +41,10 @@ class KnowledgeAccess:
         top_k: int | None = None,
         result_format: str = "pack",
         citations: CitationRewriter | None = None,
+        read_tool: bool = False,
     ) -> None:
         self.searcher = searcher
+        self.read_tool = read_tool
         self.citations = citations or CitationRewriter()
         self.max_injected_tokens = max_injected_tokens
         self.top_k = top_k
@@ -93,6 +97,11 @@ def agent_tool_set(
         )
         enumerate_tool = KnowledgeEnumerateTool(knowledge.searcher, citations=knowledge.citations)
         entries.extend(ToolEntry(tool=t, kind="builtin") for t in (tool, enumerate_tool))
+        if knowledge.read_tool:
+            reader = KnowledgeReadTool(
+                knowledge.searcher, max_injected_tokens=knowledge.max_injected_tokens, citations=knowledge.citations
+            )
+            entries.append(ToolEntry(tool=reader, kind="builtin"))
         notes.extend((KNOWLEDGE_SYSTEM_NOTE, KNOWLEDGE_ENUMERATE_NOTE))
     entries.extend(ToolEntry(tool=tool, kind="builtin") for tool in harness)
     entries.extend(ToolEntry(tool=tool, kind="remote", origin=agent) for tool, agent in remote)

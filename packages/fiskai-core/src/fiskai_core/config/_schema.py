@@ -321,6 +321,8 @@ class KnowledgeSettings(Block):
     """What `knowledge_search` returns: `pack` (a token-budgeted context pack with its receipt) or `json`
     (the Go agent's `{"tier", "status", "note"?, "results": [{"citation", "section"?, "content"}]}`, for
     prompts written against it)."""
+    read_tool: bool = False
+    """Add `knowledge_read`: a cited section with `before`/`after` neighbours, up to `max_injected_tokens / 2`."""
     citations: list[CitationRule] = Field(default_factory=list[CitationRule])
     """Ordered rules rewriting a document's path into the citation the model sees (the first match wins)."""
 
