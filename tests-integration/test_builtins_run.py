@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.anyio
+
 from fiskai_agent.testing import MessagesServer, Turn, text, tool_use
 from fiskai_core.knowledge import KnowledgeEnumerator
 from fiskai_rag import open_store
@@ -139,3 +141,22 @@ def test_a_run_calls_the_new_builtins_through_the_harness(tmp_path: Path, server
     assert by_path["docs/streams.md"]["index_ref"] == "docs/streams.md#0"
 
     assert sorted((p.name, p.read_bytes()) for p in (folder / "memory").iterdir()) == memory_before
+
+
+async def test_mcp_serves_listed_builtins_narrowed_by_expose_tools(tmp_path: Path) -> None:
+    from fiskai_cli import _wiring as wiring
+    from fiskai_core.config import Mode, parse_config
+
+    (tmp_path / "files").mkdir()
+    text_ = (
+        "identity: builtins\nharness:\n  tools:\n    - {name: read_file, confirm: true, options: {root: files}}\n"
+        "    - {name: base64_encode}\n"
+        "expose:\n  agent:\n    mcp: {}\n    tools: {exclude: {tools: ['^base64_encode$']}}\n"
+    )
+    settings = wiring.Settings(config=parse_config(text_, Mode.MCP), path=tmp_path / "agent.yaml", folder=tmp_path)
+    async with wiring.open_harness(settings, "mcp") as harness:
+        assert harness.tools.names() == ["read_file"]
+        (entry,) = harness.tools
+        assert entry.kind == "builtin" and "ai:confirm" in entry.tool.tags  # gated over MCP like a command
+    async with wiring.open_harness(settings, "a2a") as harness:
+        assert harness.tools.names() == []  # never served over a2a
