@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.anyio
-
 from fiskai_agent.testing import MessagesServer, Turn, text, tool_use
 from fiskai_core.knowledge import KnowledgeEnumerator
 from fiskai_rag import open_store
+
+pytestmark = pytest.mark.anyio
 
 _CONFIG = """\
 identity: builtins
