@@ -73,3 +73,58 @@ def test_it_is_offered_only_when_read_tool_is_set() -> None:
     assert "knowledge_read" not in names
     names = [e.tool.name for e in agent_tool_set(knowledge=KnowledgeAccess(None, read_tool=True)).entries]
     assert names == ["knowledge_search", "knowledge_enumerate", "knowledge_read"]
+
+
+def _long_section(tmp_path: Path) -> Store:
+    docs = tmp_path / "longdocs"
+    docs.mkdir()
+    filler = "word " * 170  # about 850 bytes a paragraph: one chunk each
+    body = f"Alpha paragraph {filler}\n\nBeta paragraph zebrafinch {filler}\n\nGamma paragraph {filler}\n\n"
+    (docs / "guide.md").write_text(f"# Guide\n\n## Long part\n\n{body}## Other\n\nUnrelated text.\n", encoding="utf-8")
+    with open_store(tmp_path / "longstore", read_only=False) as writer:
+        writer.index([docs], reconcile=True)
+    return open_store(tmp_path / "longstore", read_only=True)
+
+
+async def test_expand_to_section_widens_a_hit_to_its_heading_section(tmp_path: Path) -> None:
+    from fiskai_core.builtins import KnowledgeSearchTool
+
+    with _long_section(tmp_path) as reader:
+        plain = json.loads(
+            (
+                await call_tool(
+                    KnowledgeSearchTool(reader, max_injected_tokens=6000, top_k=1, result_format="json"),
+                    '{"query": "zebrafinch"}',
+                )
+            ).text
+        )
+        (hit,) = plain["results"]
+        path, _, ordinal = hit["citation"].rpartition("#")
+        assert "Alpha" not in hit["content"] and "zebrafinch" in hit["content"]
+
+        wide_tool = KnowledgeSearchTool(
+            reader, max_injected_tokens=6000, top_k=1, result_format="json", expand_to_section=True
+        )
+        (wide,) = json.loads((await call_tool(wide_tool, '{"query": "zebrafinch"}')).text)["results"]
+        first, last = int(ordinal) - 1, int(ordinal) + 1
+        assert wide["citation"] == f"{path}#{first}..#{last}"
+        assert wide["content"].index("Alpha") < wide["content"].index("zebrafinch") < wide["content"].index("Gamma")
+        assert "Unrelated" not in wide["content"]  # the next heading's section stays out
+
+        # 500 tokens = 2000 bytes a result: the hit and one neighbour (the one after, on a tie).
+        narrow_tool = KnowledgeSearchTool(
+            reader, max_injected_tokens=500, top_k=1, result_format="json", expand_to_section=True
+        )
+        (narrow,) = json.loads((await call_tool(narrow_tool, '{"query": "zebrafinch"}')).text)["results"]
+        assert narrow["citation"] == f"{path}#{ordinal}..#{last}"
+
+
+def test_expand_to_section_needs_the_json_format() -> None:
+    from fiskai_core.config import Mode, parse_config
+    from fiskai_core.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="set result_format: json"):
+        parse_config("harness: {knowledge: {expand_to_section: true}}", Mode.MCP)
+    assert parse_config(
+        "harness: {knowledge: {expand_to_section: true, result_format: json}}", Mode.MCP
+    ).harness.knowledge.expand_to_section

@@ -40,6 +40,7 @@ def knowledge_tool_options(knowledge: KnowledgeSettings) -> dict[str, Any]:
         "max_injected_tokens": knowledge.max_injected_tokens,
         "top_k": knowledge.top_k,
         "result_format": knowledge.result_format,
+        "expand_to_section": knowledge.expand_to_section,
     }
 
 

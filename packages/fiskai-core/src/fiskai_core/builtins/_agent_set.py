@@ -31,7 +31,15 @@ class KnowledgeAccess:
     is offered.
     """
 
-    __slots__ = ("citations", "max_injected_tokens", "read_tool", "result_format", "searcher", "top_k")
+    __slots__ = (
+        "citations",
+        "expand_to_section",
+        "max_injected_tokens",
+        "read_tool",
+        "result_format",
+        "searcher",
+        "top_k",
+    )
 
     def __init__(
         self,
@@ -42,8 +50,10 @@ class KnowledgeAccess:
         result_format: str = "pack",
         citations: CitationRewriter | None = None,
         read_tool: bool = False,
+        expand_to_section: bool = False,
     ) -> None:
         self.searcher = searcher
+        self.expand_to_section = expand_to_section
         self.read_tool = read_tool
         self.citations = citations or CitationRewriter()
         self.max_injected_tokens = max_injected_tokens
@@ -94,6 +104,7 @@ def agent_tool_set(
             max_injected_tokens=knowledge.max_injected_tokens,
             top_k=knowledge.top_k,
             result_format=knowledge.result_format,
+            expand_to_section=knowledge.expand_to_section,
         )
         enumerate_tool = KnowledgeEnumerateTool(knowledge.searcher, citations=knowledge.citations)
         entries.extend(ToolEntry(tool=t, kind="builtin") for t in (tool, enumerate_tool))

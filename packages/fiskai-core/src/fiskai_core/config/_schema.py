@@ -323,6 +323,9 @@ class KnowledgeSettings(Block):
     prompts written against it)."""
     read_tool: bool = False
     """Add `knowledge_read`: a cited section with `before`/`after` neighbours, up to `max_injected_tokens / 2`."""
+    expand_to_section: bool = False
+    """Widen each `knowledge_search` hit to its whole heading section (`max_injected_tokens / top_k` tokens each,
+    cited as `docs/foo.md#5..#9`); needs `result_format: json` (a pack chooses its own excerpts)."""
     citations: list[CitationRule] = Field(default_factory=list[CitationRule])
     """Ordered rules rewriting a document's path into the citation the model sees (the first match wins)."""
 
@@ -330,6 +333,15 @@ class KnowledgeSettings(Block):
     @classmethod
     def _citations(cls, rules: list[CitationRule]) -> list[CitationRule]:
         return check_citation_rules(rules)
+
+    @model_validator(mode="after")
+    def _expand_needs_json(self) -> KnowledgeSettings:
+        if self.expand_to_section and self.result_format != "json":
+            raise SettingError(
+                "harness.knowledge.expand_to_section widens the whole-chunk hits of result_format: json; set "
+                "result_format: json, or drop expand_to_section (a context pack chooses its own excerpts)"
+            )
+        return self
 
     @field_validator("top_k")
     @classmethod
