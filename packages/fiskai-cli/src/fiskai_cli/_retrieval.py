@@ -50,7 +50,7 @@ def knowledge_tools(store: Store | None, knowledge: KnowledgeSettings) -> list[T
 
     citations = CitationRewriter(knowledge.citations)
     tools: list[Tool] = [
-        KnowledgeSearchTool(store, **knowledge_tool_options(knowledge)),
+        KnowledgeSearchTool(store, **knowledge_tool_options(knowledge), citations=citations),
         KnowledgeEnumerateTool(store, citations=citations),
     ]
     if knowledge.read_tool:

@@ -176,3 +176,54 @@ def test_bad_rules_fail_at_load_naming_the_rule(rule: str, message: str) -> None
     with pytest.raises(ConfigError) as caught:
         parse_config(f"harness: {{knowledge: {{citations: [{rule}]}}}}", Mode.MCP)
     assert "harness.knowledge.citations" in str(caught.value) and message in str(caught.value)
+
+
+class _Hit(NamedTuple):
+    citation: str
+    heading_path: str
+    content: str
+
+
+class _Search(NamedTuple):
+    hits: list[_Hit]
+    status: str = "ok"
+    tier: str = "lexical"
+    degraded: str | None = None
+
+
+class _JsonIndex(FakeSearcher):
+    def search(self, query: str, *, top_k: int | None = None) -> _Search:
+        return _Search([_Hit("docs/a b.md#2", "A > Why?", "text"), _Hit("docs/c.md#4..#6", "", "span")])
+
+
+async def test_json_search_results_carry_the_rewritten_citation_fields() -> None:
+    from fiskai_core.builtins import KnowledgeSearchTool
+
+    rules = parse_config(
+        "harness: {knowledge: {citations: [{pattern: '^docs/(.*)\\.md$', replace: 'https://x.test/$1#${anchor}'}]}}",
+        Mode.MCP,
+    ).harness.knowledge.citations
+    tool = KnowledgeSearchTool(
+        _JsonIndex(), max_injected_tokens=1000, result_format="json", citations=CitationRewriter(rules)
+    )
+    result = await call_tool(tool, '{"query": "x"}')
+    first, second = json.loads(result.text)["results"]
+    assert first == {
+        "citation": "https://x.test/a%20b#why",
+        "index_ref": "docs/a b.md#2",
+        "path": "docs/a b.md",
+        "ref": short_ref("docs/a b.md#2"),
+        "section": "A > Why?",
+        "content": "text",
+    }
+    assert (second["citation"], second["index_ref"]) == ("https://x.test/c#", "docs/c.md#4..#6")
+    assert result.citations == ("docs/a b.md#2", "docs/c.md#4..#6")  # delivered refs stay raw
+    # Without rules the plain Go shape is kept.
+    plain = KnowledgeSearchTool(
+        _JsonIndex(), max_injected_tokens=1000, result_format="json", citations=CitationRewriter()
+    )
+    assert list(json.loads((await call_tool(plain, '{"query": "x"}')).text)["results"][0]) == [
+        "citation",
+        "section",
+        "content",
+    ]

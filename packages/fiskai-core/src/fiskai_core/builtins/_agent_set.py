@@ -105,6 +105,7 @@ def agent_tool_set(
             top_k=knowledge.top_k,
             result_format=knowledge.result_format,
             expand_to_section=knowledge.expand_to_section,
+            citations=knowledge.citations,
         )
         enumerate_tool = KnowledgeEnumerateTool(knowledge.searcher, citations=knowledge.citations)
         entries.extend(ToolEntry(tool=t, kind="builtin") for t in (tool, enumerate_tool))

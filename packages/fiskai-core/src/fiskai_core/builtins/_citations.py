@@ -25,6 +25,8 @@ __all__ = ["CitationRewriter", "github_anchor", "short_ref"]
 
 _REFERENCE = re.compile(r"\$(?:(\$)|\{([^}]*)\}|(\w+))")
 _KEPT = frozenset({"L", "N", "M"})
+_SPAN = re.compile(r"(.*)#(\d+)\.\.#\d+\Z", re.DOTALL)
+_ONE = re.compile(r"(.*)#(\d+)\Z", re.DOTALL)
 
 
 def github_anchor(heading: str) -> str:
@@ -49,6 +51,21 @@ class CitationRewriter:
 
     def __init__(self, rules: Sequence[CitationRule] = ()) -> None:
         self._rules = [(re.compile(rule.pattern), rule.replace) for rule in rules]
+
+    @property
+    def has_rules(self) -> bool:
+        """Whether any rule is configured."""
+        return bool(self._rules)
+
+    def cite_ref(self, citation: str, heading_path: str = "") -> dict[str, str]:
+        """`cite` for a raw citation `path#n` or span `path#n..#m` (cited by its first section)."""
+        match = _SPAN.match(citation) or _ONE.match(citation)
+        if match is None:
+            return {"citation": citation}
+        fields = self.cite(match.group(1), int(match.group(2)), heading_path)
+        fields["index_ref"] = citation
+        fields["ref"] = short_ref(citation)
+        return fields
 
     def cite(self, path: str, ordinal: int, heading_path: str = "") -> dict[str, str]:
         """`{citation, index_ref, path, ref}` for one section of the document at citation path `path`."""

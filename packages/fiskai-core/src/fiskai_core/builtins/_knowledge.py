@@ -23,6 +23,7 @@ from fiskai_core.telemetry import current as current_telemetry
 from fiskai_core.tools import TAG_IDEMPOTENT, CallContext, ToolArguments, ToolResult
 
 from ._base import BuiltinTool, quoted_trace
+from ._citations import CitationRewriter
 from ._expand import expand_result
 from ._knowledge_json import DEGRADED_NOTE, go_json
 
@@ -84,6 +85,7 @@ class KnowledgeSearchTool(BuiltinTool):
         top_k: int | None = None,
         result_format: str = "pack",
         expand_to_section: bool = False,
+        citations: CitationRewriter | None = None,
     ) -> None:
         """Bind the tool to a searcher.
 
@@ -96,12 +98,14 @@ class KnowledgeSearchTool(BuiltinTool):
                 `KnowledgeIndex`).
             expand_to_section: Widen each JSON hit to its heading section (`harness.knowledge.expand_to_section`),
                 each within `max_injected_tokens / top_k` tokens.
+            citations: `harness.knowledge.citations`, rewriting JSON results' citations.
         """
         self._searcher = searcher
         self._budget = max_injected_tokens
         self._top_k = top_k
         self._json = result_format == "json"
         self._expand = expand_to_section
+        self._cite = citations
 
     @override
     def check(self, arguments: ToolArguments) -> None:
@@ -178,7 +182,7 @@ class KnowledgeSearchTool(BuiltinTool):
             result = await anyio.to_thread.run_sync(lambda: self._search(searcher, query, limit))
         except Exception as err:  # noqa: BLE001 - an injected seam's failure is a result, as above
             return ToolResult(output=f"knowledge_search: {err}", is_error=True)
-        output = go_json(result, budget_chars=self._budget * 4)
+        output = go_json(result, budget_chars=self._budget * 4, cite=self._cite)
         return ToolResult(output=output.text, citations=output.citations)
 
 
