@@ -227,3 +227,49 @@ async def test_json_search_results_carry_the_rewritten_citation_fields() -> None
         "section",
         "content",
     ]
+
+
+async def test_its_span_carries_the_reference_attributes_and_not_the_query() -> None:
+    from collections.abc import Generator, Mapping
+    from contextlib import contextmanager
+
+    from fiskai_core.telemetry import NoTelemetry, using
+
+    spans: list[tuple[str, dict[str, object]]] = []
+
+    class Recorded:
+        recording = True
+
+        def __init__(self, attributes: dict[str, object]) -> None:
+            self.attributes = attributes
+
+        def set(self, key: str, value: object) -> None:
+            self.attributes[key] = value
+
+        def event(self, name: str, attributes: Mapping[str, object]) -> None: ...
+
+        def error(self, error_type: str) -> None:
+            self.attributes["error.type"] = error_type
+
+    class Recording(NoTelemetry):
+        @contextmanager
+        def span(self, name: str, attributes: Mapping[str, object] | None = None) -> Generator[Recorded]:
+            recorded = Recorded(dict(attributes or {}))
+            yield recorded
+            spans.append((name, recorded.attributes))
+
+    tool = KnowledgeEnumerateTool(FakeIndex(Result("ok", _DOCS, 7, 40, 2, 1)))
+    with using(Recording()):
+        await call_tool(tool, '{"query": "secret words"}')
+    ((name, attributes),) = spans
+    assert name == "knowledge_enumerate"
+    assert attributes == {
+        "gen_ai.operation.name": "retrieval",
+        "fisk.knowledge.enumerate.status": "ok",
+        "fisk.knowledge.matched": 7,
+        "fisk.knowledge.documents": 2,
+        "fisk.knowledge.truncated": True,
+        "fisk.knowledge.limit": 2,
+        "fisk.knowledge.min_body_matches": 1,
+        "fisk.knowledge.indexed_documents": 40,
+    }
