@@ -127,7 +127,8 @@ def test_it_is_offered_with_knowledge_search_and_told_to_the_model() -> None:
     tools = agent_tool_set(knowledge=KnowledgeAccess(None))
     names = [entry.tool.name for entry in tools.entries]
     assert names == ["knowledge_search", KNOWLEDGE_ENUMERATE]
-    assert KNOWLEDGE_ENUMERATE_NOTE in tools.notes
+    (note,) = tools.notes
+    assert note.startswith("You have a searchable knowledge base") and note.endswith(KNOWLEDGE_ENUMERATE_NOTE)
     assert list(tools.entries[1].tool.tags) == [TAG_IDEMPOTENT]
 
 

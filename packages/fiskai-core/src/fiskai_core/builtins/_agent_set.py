@@ -114,7 +114,7 @@ def agent_tool_set(
                 knowledge.searcher, max_injected_tokens=knowledge.max_injected_tokens, citations=knowledge.citations
             )
             entries.append(ToolEntry(tool=reader, kind="builtin"))
-        notes.extend((KNOWLEDGE_SYSTEM_NOTE, KNOWLEDGE_ENUMERATE_NOTE))
+        notes.append(f"{KNOWLEDGE_SYSTEM_NOTE} {KNOWLEDGE_ENUMERATE_NOTE}")  # one block: the tools are one family
     entries.extend(ToolEntry(tool=tool, kind="builtin") for tool in harness)
     entries.extend(ToolEntry(tool=tool, kind="remote", origin=agent) for tool, agent in remote)
     entries.extend(ToolEntry(tool=tool, kind="custom") for tool in sorted(custom, key=lambda t: t.name))
