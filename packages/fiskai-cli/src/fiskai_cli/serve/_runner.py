@@ -82,7 +82,7 @@ class HarnessRunner:
             system_prompt=config.system_prompt,
             start_context=harness.start_context,
             config_file=str(harness.settings.path),
-            events=_SinkEvents(send),
+            events=_SinkEvents(send, argv=work.argv),
             session=session,
             control=work.control or RunControl(),
             interactive=True,
@@ -151,8 +151,9 @@ async def _pump(receive: Any, work: Work) -> None:
 class _SinkEvents(NullEvents):
     """The run's events as protocol blocks, queued in order for the channel (callbacks must not block)."""
 
-    def __init__(self, send: MemoryObjectSendStream[tuple[EventKind, dict[str, Any]]]) -> None:
+    def __init__(self, send: MemoryObjectSendStream[tuple[EventKind, dict[str, Any]]], *, argv: bool = False) -> None:
         self._send = send
+        self._argv = argv
         self._inputs: dict[str, Any] = {}
         self._iteration = 0
 
@@ -194,6 +195,8 @@ class _SinkEvents(NullEvents):
     @override
     def tool_call(self, trace: ToolTrace) -> None:
         block = {"id": trace.tool_use_id, "name": trace.name, "input": self._inputs.pop(trace.tool_use_id, {})}
+        if self._argv:  # not in the prompts protocol's tool_call block, whose schema allows no more keys
+            block["display"] = trace.display
         self._emit("tool_call", block)
 
     @override

@@ -38,6 +38,7 @@ from ._schema import (
     ToolFilter,
 )
 from ._tool_sources import ToolSourceRule, ToolSourceSettings
+from ._web import WebSettings
 
 __all__ = [
     "DEFAULT_IDENTITY",
@@ -68,6 +69,7 @@ __all__ = [
     "MemorySettings",
     "Mode",
     "PromptsSettings",
+    "WebSettings",
     "RemoteAgent",
     "RemoteToolHost",
     "SessionsSettings",
