@@ -8,6 +8,8 @@ a conversation between turns and any worker that sees the journal can take the n
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -18,7 +20,7 @@ from fiskai_agent.errors import ResumeRefusedError, SetupError
 from fiskai_agent.events import Advisory, NullEvents, ToolResultTrace, ToolTrace
 from fiskai_agent.llm import Response, TextBlock, ThinkingBlock, ToolUseBlock
 from fiskai_core.confirm import ConfirmGate
-from fiskai_core.prompter import DenyPrompter
+from fiskai_core.prompter import ConfirmChoice, DenyPrompter, GateRequest, Prompter
 from fiskai_runstate import JournalError, JournalNotFoundError
 from fiskai_runstate.errors import JournalLockedError
 
@@ -30,7 +32,42 @@ if TYPE_CHECKING:
     from fiskai_agent.llm import Provider
     from fiskai_cli._wiring import Harness
 
-__all__ = ["HarnessRunner"]
+__all__ = ["RUN_PROMPTER", "HarnessRunner"]
+
+_CURRENT: ContextVar[Prompter | None] = ContextVar("fiskai_serve_prompter", default=None)
+
+
+class _RunPrompter:
+    """The prompter a worker's built-ins (ask_human, MCP elicitation) hold: the running turn's channel's.
+
+    The harness is built once for every run, so its tools cannot hold one turn's prompter; each turn sets
+    its own for its task (and the tasks it starts) and nobody (deny) answers outside a turn.
+    """
+
+    def _now(self) -> Prompter:
+        return _CURRENT.get() or DenyPrompter()
+
+    def can_prompt(self) -> bool:
+        return self._now().can_prompt()
+
+    async def approve_command(self, request: GateRequest) -> ConfirmChoice:
+        return await self._now().approve_command(request)
+
+    async def ask_confirm(self, question: str) -> bool:
+        return await self._now().ask_confirm(question)
+
+    async def ask_select(self, question: str, options: Sequence[str]) -> int:
+        return await self._now().ask_select(question, options)
+
+    async def ask_input(self, question: str, default: str) -> str:
+        return await self._now().ask_input(question, default)
+
+    def report(self, request: GateRequest, outcome: str) -> None:
+        self._now().report(request, outcome)
+
+
+RUN_PROMPTER: Prompter = _RunPrompter()
+"""Give it to `open_harness` for a worker; `HarnessRunner` points it at each turn's `Work.prompter`."""
 
 
 class HarnessRunner:
@@ -89,25 +126,41 @@ class HarnessRunner:
             next_prompt=turn_end,
             tool_timeout=self.tool_timeout,
         )
-        outcome: WorkOutcome | None = None
-        async with anyio.create_task_group() as pump:
-            pump.start_soon(_pump, receive, work)
-            try:
-                outcome = _outcome(await run(options), ended)
-            except ResumeRefusedError as err:
-                outcome = WorkOutcome(reason="refused", code=_refusal_code(str(err)), error=str(err))
-            except JournalLockedError:
-                outcome = WorkOutcome(
-                    reason="refused", code="conversation_busy", error="a turn of this conversation is running"
-                )
-            except JournalNotFoundError:
-                outcome = WorkOutcome(reason="refused", code="unknown_conversation", error="no such conversation")
-            except (SetupError, JournalError) as err:
-                outcome = WorkOutcome(reason="failed", error=str(err))
-            finally:
-                send.close()
-        assert outcome is not None
+        current = _CURRENT.set(work.prompter)  # the built-ins' prompter, for this turn's task and its children
+        try:
+            outcome = await _run_pumped(options, work, ended, send, receive)
+        finally:
+            _CURRENT.reset(current)
         return outcome
+
+
+async def _run_pumped(
+    options: RunOptions,
+    work: Work,
+    ended: list[str],
+    send: MemoryObjectSendStream[tuple[EventKind, dict[str, Any]]],
+    receive: Any,
+) -> WorkOutcome:
+    """The run, its events pumped to the channel's sink in order; refusals as outcomes."""
+    outcome: WorkOutcome | None = None
+    async with anyio.create_task_group() as pump:
+        pump.start_soon(_pump, receive, work)
+        try:
+            outcome = _outcome(await run(options), ended)
+        except ResumeRefusedError as err:
+            outcome = WorkOutcome(reason="refused", code=_refusal_code(str(err)), error=str(err))
+        except JournalLockedError:
+            outcome = WorkOutcome(
+                reason="refused", code="conversation_busy", error="a turn of this conversation is running"
+            )
+        except JournalNotFoundError:
+            outcome = WorkOutcome(reason="refused", code="unknown_conversation", error="no such conversation")
+        except (SetupError, JournalError) as err:
+            outcome = WorkOutcome(reason="failed", error=str(err))
+        finally:
+            send.close()
+    assert outcome is not None
+    return outcome
 
 
 def _outcome(result: RunResult, ended: list[str]) -> WorkOutcome:

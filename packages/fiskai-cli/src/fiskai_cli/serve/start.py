@@ -51,6 +51,7 @@ async def _serve(settings: wiring.Settings, flags: Flags, connection: wiring.Mod
                 settings,
                 "serve",
                 checkpointing=prompts is not None or web is not None,
+                prompter=_run_prompter() if prompts is not None or web is not None else None,
                 state_dir=flags.state_dir,
                 nats=flags.target,
             )
@@ -129,6 +130,12 @@ async def _serve(settings: wiring.Settings, flags: Flags, connection: wiring.Mod
         _say(f"fiskai serve: error: an endpoint failed: {message}")
         return 1
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _run_prompter():
+    from ._runner import RUN_PROMPTER  # the agent tier, imported only by a worker that runs turns
+
+    return RUN_PROMPTER
 
 
 def _say(line: str) -> None:
