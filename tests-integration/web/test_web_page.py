@@ -81,6 +81,7 @@ def _write_config(folder: Path, port: int) -> Path:
         "description: Inspects and drains the cluster's nodes.\n"
         "prompts: [drain the unhealthy nodes, list the nodes]\n"
         "llm: {model: claude-sonnet-4-6}\n"
+        "harness: {human_in_the_loop: {enabled: true}}\n"
         f"expose: {{agent: {{web: {{listen: '127.0.0.1:{port}', origins: ['http://127.0.0.1:{port}']}}}}}}\n",
         encoding="utf-8",
     )
@@ -219,4 +220,33 @@ def test_a_suggestion_asks_the_keyboard_declines_and_the_list_deletes(
             urllib.request.urlopen(f"{url}/vercel/sessions/{session_id}", timeout=5)
         gone.value.close()
         assert gone.value.code == 404
+        assert problems == []
+
+
+def test_an_ask_human_question_is_answered_with_its_option_button(
+    browser: Browser, web_worker: Callable[..., WebWorker], tmp_path: Path
+) -> None:
+    """`ask_human_select` ends the turn on a question naming its options; the chosen option's button
+    answers it on the next POST and the model gets that option."""
+    from playwright.sync_api import expect
+
+    script = [
+        Turn(
+            [tool_use("ask_human_select", {"question": "Which node first?", "options": ["n1", "n3"]}, id="toolu_ask")]
+        ),
+        Turn([text("Starting with n3.")]),
+    ]
+    with MessagesServer(script) as model:
+        url = web_worker(model, config=_write_config(tmp_path, _free_port())).url
+        problems: list[str] = []
+        page = _open(browser, url, problems)
+        page.get_by_label("Message to the agent").fill("pick a node")
+        page.get_by_role("button", name="Send").click()
+        question = page.get_by_role("group", name="Question from the agent")
+        expect(question).to_contain_text("Which node first?", timeout=20_000)
+        question.get_by_role("button", name="n3").click()
+        expect(page.get_by_role("log", name="Conversation")).to_contain_text("Starting with n3.", timeout=20_000)
+        expect(question).to_contain_text("You answered: n3")
+        answered = {block["tool_use_id"]: block for block in model.requests[-1].tool_results()}["toolu_ask"]
+        assert '"n3"' in str(answered["content"])
         assert problems == []
