@@ -189,3 +189,27 @@ def test_start_up_refusals(tmp_path: Path, web_worker: Callable[..., WebWorker])
         assert result.returncode != 0 and "cannot listen" in result.stderr and "Traceback" not in result.stderr
         assert "Endpoints" not in result.stderr, "refused before the banner"
         first.stop()
+
+
+def test_second_interrupt_stops_running_turns(web_worker: Callable[..., WebWorker]) -> None:
+    gate = _Gate()
+    with MessagesServer(responder=gate) as model:
+        worker = web_worker(model)
+        try:
+            with ThreadPoolExecutor(1) as pool:
+                running = pool.submit(worker.post, "/vercel", _say("s1"))
+                gate.wait_for(1)
+                worker.proc.send_signal(signal.SIGTERM)
+                deadline = time.monotonic() + 20
+                while "draining" not in worker.stderr():
+                    assert time.monotonic() < deadline
+                    time.sleep(0.05)
+                worker.proc.send_signal(signal.SIGTERM)
+                stopped = running.result(timeout=30)
+            assert stopped.status_code == 200
+            assert '"type":"error"' in stopped.text and '"code":"stopped"' in stopped.text
+            assert stopped.text.rstrip().endswith("data: [DONE]")
+            assert worker.proc.wait(timeout=30) == 0
+            assert "stopping now" in worker.stderr()
+        finally:
+            gate.release.set()

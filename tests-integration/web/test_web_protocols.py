@@ -210,3 +210,25 @@ def test_card_and_sessions(web_worker: Callable[..., WebWorker]) -> None:
         assert worker.client.get("/vercel/sessions/bad.id").status_code in (400, 404)
         assert worker.client.put("/card").status_code == 405
         worker.stop()
+
+
+def test_allow_for_the_conversation_covers_later_turns(
+    web_worker: Callable[..., WebWorker], ui_stream_conformance: Any
+) -> None:
+    script = [
+        Turn([tool_use("cluster_node_drain", {"node": "n3", "reason": "disk"}, id="toolu_1")]),
+        Turn([text("Drained n3.")]),
+        Turn([tool_use("cluster_node_drain", {"node": "n4", "reason": "disk"}, id="toolu_2")]),
+        Turn([text("Drained n4.")]),
+    ]
+    with MessagesServer(script) as model:
+        worker = web_worker(model)
+        worker.events("/vercel", _say("chat5", "drain n3"))
+        answer = {"toolUseId": "toolu_1", "kind": "approval", "approval": "conversation"}
+        worker.events("/vercel", {"id": "chat5", "messages": [], "fiskAnswer": answer})
+        _, payloads = worker.events("/vercel", _say("chat5", "now n4"))
+        chunks = ui_stream_conformance(payloads)
+        assert not any(chunk["type"] == "data-fisk-question" for chunk in chunks), "not asked again"
+        output = next(chunk for chunk in chunks if chunk["type"] == "tool-output-available")
+        assert output["toolCallId"] == "toolu_2" and "[n4]" in output["output"]
+        worker.stop()

@@ -10,7 +10,7 @@ if TYPE_CHECKING:
     from fiskai_cli import _wiring as wiring
     from fiskai_core.config import WebSettings
 
-    from .web import WebChannel
+    from .web.channel import WebChannel
 
 __all__ = ["web_channel"]
 
@@ -21,8 +21,14 @@ def web_channel(harness: wiring.Harness, settings: WebSettings, token: str | Non
     Raises:
         click.ClickException: the listen address cannot be bound (a port in use fails before the banner).
     """
-    from .web import WebChannel, bind
-    from .web._card import build_card
+    try:
+        from .web._card import build_card
+        from .web.channel import WebChannel
+    except ImportError as err:
+        raise click.ClickException(
+            f"expose.agent.web needs the web extra ({err.name} is missing): pip install 'fiskai-cli[web]'"
+        ) from None
+    from .web._listen import bind
 
     journal = harness.journal
     assert journal is not None, "serve opens the journal store for a channel"

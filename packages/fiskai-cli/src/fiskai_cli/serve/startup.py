@@ -126,7 +126,7 @@ def _web_token(flags: Flags, listen: str) -> Flags:
 
     from fiskai_cli._secrets import take_secret
 
-    from .web import is_loopback
+    from .web._listen import is_loopback
 
     host = listen.rpartition(":")[0]
     if flags.token_env is None:

@@ -17,7 +17,7 @@ from typing import Any, cast
 
 from ._questions import ASK_KINDS, Answer, Question, parse_answer
 from ._turns import TurnEvent
-from ._vercel import sse, text_parts
+from ._vercel import PING, sse, text_parts
 
 __all__ = ["CAPABILITIES", "AguiRequest", "history", "parse_request", "stream"]
 
@@ -95,6 +95,9 @@ async def stream(events: AsyncIterator[TurnEvent], thread: str, run_id: str) -> 
     yield sse({"type": "CUSTOM", "name": "fisk.capabilities", "value": CAPABILITIES})
     count = 0
     async for kind, block in events:
+        if kind == "ping":
+            yield PING
+            continue
         count += 1
         for event in _events(kind, block, thread, run_id, count):
             yield sse(event)

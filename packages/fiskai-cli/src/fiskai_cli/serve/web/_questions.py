@@ -17,7 +17,7 @@ from typing import Any, Literal, NoReturn
 import anyio
 
 from fiskai_agent import RunControl
-from fiskai_core.prompter import ConfirmChoice, GateRequest
+from fiskai_core.prompter import ConfirmChoice, GateRequest, PromptDeclined
 
 __all__ = ["ASK_KINDS", "Answer", "AnswerError", "Locator", "Question", "WebPrompter", "parse_answer"]
 
@@ -156,7 +156,9 @@ class WebPrompter:
     async def ask_input(self, question: str, default: str) -> str:
         found = await self._given("input")
         if found is not None:
-            return found.value if found.value is not None else default
+            if found.value is None:
+                raise PromptDeclined("the person gave no answer")
+            return found.value
         await self._ask("input", question, default=default)
 
     def report(self, request: GateRequest, outcome: str) -> None:

@@ -30,15 +30,17 @@ if TYPE_CHECKING:
 
     from fiskai_runstate import Store
 
-__all__ = ["MAX_TURNS", "RETRY_AFTER", "Admission", "Refused", "TurnEvent", "Turns"]
+__all__ = ["MAX_TURNS", "PING_SECONDS", "RETRY_AFTER", "Admission", "Refused", "TurnEvent", "Turns", "relay"]
 
 MAX_TURNS: Final = 5
 """Turns at once, fixed (reference 1.4): no key changes it."""
 RETRY_AFTER: Final = "5"
+PING_SECONDS: Final = 15.0
+"""Silence after which the stream carries an SSE comment, so proxies keep it open."""
 _log = logging.getLogger("fiskai.serve")
 
-TurnEvent = tuple[EventKind | Literal["end"], dict[str, Any]]
-"""A run's event, or the last one: `("end", {reason, answer, error, code, question})`."""
+TurnEvent = tuple[EventKind | Literal["end", "ping"], dict[str, Any]]
+"""A run's event, a keep-alive `("ping", {})`, or the last one: `("end", {reason, answer, error, code, question})`."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,8 +198,19 @@ async def _send(send: MemoryObjectSendStream[TurnEvent], event: TurnEvent) -> No
         return  # the page went away; the turn goes on and the journal keeps it
 
 
-async def relay(admission: Admission) -> AsyncIterator[TurnEvent]:
-    """The turn's events until its end."""
+async def relay(admission: Admission, *, ping: float = PING_SECONDS) -> AsyncIterator[TurnEvent]:
+    """The turn's events until its end, with a `("ping", {})` after each `ping` seconds of silence.
+
+    A long tool call would otherwise leave the stream silent long enough for a proxy to close it.
+    """
     async with admission.events as events:
-        async for event in events:
-            yield event
+        while True:
+            with anyio.move_on_after(ping) as quiet:
+                try:
+                    event = await events.receive()
+                except anyio.EndOfStream:
+                    return
+            if quiet.cancelled_caught:
+                yield ("ping", {})
+            else:
+                yield event  # pyright: ignore[reportPossiblyUnboundVariable] - set unless the wait timed out

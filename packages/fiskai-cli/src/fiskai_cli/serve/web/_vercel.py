@@ -18,9 +18,11 @@ from typing import Any, cast
 from ._questions import Answer, Question, parse_answer
 from ._turns import TurnEvent
 
-__all__ = ["HEADERS", "VercelRequest", "history", "parse_request", "sse", "stream", "text_parts"]
+__all__ = ["HEADERS", "VercelRequest", "history", "parse_request", "PING", "sse", "stream", "text_parts"]
 
 HEADERS = {"x-vercel-ai-ui-message-stream": "v1"}
+PING = b": ping\n\n"
+"""An SSE comment: clients skip it; it keeps a quiet stream open through proxies."""
 
 
 class VercelRequest:
@@ -80,6 +82,9 @@ async def stream(events: AsyncIterator[TurnEvent], thread: str) -> AsyncIterator
     state = _Step()
     yield sse({"type": "start", "messageId": "msg-" + uuid.uuid4().hex})
     async for kind, block in events:
+        if kind == "ping":
+            yield PING
+            continue
         for chunk in _chunks(state, kind, block, thread):
             yield sse(chunk)
     yield sse("[DONE]")

@@ -9,7 +9,6 @@ question), then the listener closes. Stop (a second interrupt): running turns ar
 from __future__ import annotations
 
 import contextlib
-import socket
 from collections.abc import Callable, Generator
 from typing import TYPE_CHECKING, Any
 
@@ -22,47 +21,16 @@ from fiskai_cli.serve._channel import WorkRunner
 
 from ._app import build_app
 from ._guard import Guard
+from ._listen import is_loopback
 from ._turns import MAX_TURNS, Turns
 
 if TYPE_CHECKING:
+    import socket
+
     from fiskai_core.config import WebSettings
     from fiskai_runstate import Store
 
-__all__ = ["WebChannel", "bind", "is_loopback"]
-
-
-def is_loopback(host: str) -> bool:
-    """Whether binding `host` keeps the listener reachable from this machine only."""
-    import ipaddress
-
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
-
-
-def bind(listen: str) -> socket.socket:
-    """A listening socket on `host:port` (port 0 picks one).
-
-    Raises:
-        OSError: the address cannot be bound (in use, not local).
-    """
-    host, _, port = listen.rpartition(":")
-    host = host.strip("[]")
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    try:
-        sock.bind((host, int(port)))
-        sock.listen(128)
-    except OSError:
-        sock.close()
-        raise
-    sock.setblocking(False)
-    return sock
+__all__ = ["WebChannel"]
 
 
 class _Uvicorn(uvicorn.Server):
