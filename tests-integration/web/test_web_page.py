@@ -250,3 +250,28 @@ def test_an_ask_human_question_is_answered_with_its_option_button(
         answered = {block["tool_use_id"]: block for block in model.requests[-1].tool_results()}["toolu_ask"]
         assert '"n3"' in str(answered["content"])
         assert problems == []
+
+
+def test_a_worker_with_a_token_gets_it_from_the_form_and_the_page_works(
+    browser: Browser, web_worker: Callable[..., WebWorker], tmp_path: Path
+) -> None:
+    """Under `--token-env` every API route answers 401 without the bearer token: the page shows its token
+    field (focused), and once it is given the card, the list and a turn work."""
+    from playwright.sync_api import expect
+
+    with MessagesServer([Turn([text("All nodes are up.")])]) as model:
+        config = _write_config(tmp_path, _free_port())
+        url = web_worker(model, "--token-env", "WEB_TOKEN", config=config, env={"WEB_TOKEN": "s3cret"}).url
+        problems: list[str] = []
+        page = _open(browser, url, problems)
+        field = page.get_by_label("This agent needs its access token:")
+        expect(field).to_be_focused()
+        expect(page.get_by_role("heading", level=1)).to_have_text("fiskai")  # the card was refused
+        field.fill("s3cret")
+        field.press("Enter")
+        expect(page.get_by_role("heading", level=1)).to_have_text("Cluster operations")
+        expect(field).to_be_hidden()
+        page.get_by_label("Message to the agent").fill("are the nodes up?")
+        page.get_by_label("Message to the agent").press("Enter")
+        expect(page.get_by_role("log", name="Conversation")).to_contain_text("All nodes are up.", timeout=20_000)
+        assert problems == []
