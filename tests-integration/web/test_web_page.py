@@ -89,6 +89,27 @@ def _write_config(folder: Path, port: int) -> Path:
     return config
 
 
+# Every visible text node's colour against the background it is drawn on (the first opaque one up the
+# tree): the WCAG 2 contrast ratio, and the ones under AA's 4.5:1 for normal text.
+_CONTRAST = """() => {
+  const lum = (c) => { const [r, g, b] = c.match(/[\\d.]+/g).slice(0, 3).map((v) => { v /= 255;
+    return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; }); return 0.2126 * r + 0.7152 * g + 0.0722 * b; };
+  const opaque = (c) => !/rgba\\(.*, 0\\)$/.test(c) && c !== "transparent";
+  const low = [];
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  for (let node; (node = walker.nextNode());) {
+    const el = node.parentElement;
+    if (!node.textContent.trim() || !el.checkVisibility() || el.closest("button:disabled")) continue;
+    let bg = el;
+    while (bg && !opaque(getComputedStyle(bg).backgroundColor)) bg = bg.parentElement;
+    const [a, b] = [lum(getComputedStyle(el).color), lum(getComputedStyle(bg || document.documentElement).backgroundColor)];
+    const ratio = (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
+    if (ratio < 4.5) low.push(`${node.textContent.trim().slice(0, 30)}: ${ratio.toFixed(2)}`);
+  }
+  return low;
+}"""
+
+
 def _open(browser: Browser, url: str, problems: list[str]) -> Page:
     """A new tab on the page; its uncaught script errors are appended to `problems`."""
     page = browser.new_page(viewport={"width": 1200, "height": 860})
@@ -178,8 +199,9 @@ def test_a_suggestion_asks_the_keyboard_declines_and_the_list_deletes(
     browser: Browser, web_worker: Callable[..., WebWorker], tmp_path: Path
 ) -> None:
     """Steps:
-    1. A suggestion button starts the turn; the approval takes the focus, and Tab then Enter reaches
-       "Decline" without a mouse: the drain never runs and the model is told it was refused.
+    1. A suggestion button starts the turn; the approval takes the focus; all visible text meets WCAG
+       AA contrast in the dark and light schemes; Tab then Enter reaches "Decline" without a mouse: the
+       drain never runs and the model is told it was refused.
     2. The conversation's Delete button (confirmed in the browser's dialog) removes it from the list and
        from the store: its replay route answers 404.
     """
@@ -199,6 +221,10 @@ def test_a_suggestion_asks_the_keyboard_declines_and_the_list_deletes(
         ).click()
         approval = page.get_by_role("group", name="Approval")
         expect(approval).to_be_focused(timeout=20_000)
+        for scheme in ("dark", "light"):
+            page.emulate_media(color_scheme=scheme)
+            low = page.evaluate(_CONTRAST)
+            assert low == [], f"text under WCAG AA contrast (4.5:1) in the {scheme} scheme: {low}"
         for _ in range(3):
             page.keyboard.press("Tab")
         expect(page.get_by_role("button", name="Decline")).to_be_focused()
