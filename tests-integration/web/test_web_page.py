@@ -192,6 +192,9 @@ def test_ask_watch_it_stream_approve_the_gated_call_and_find_the_conversation_af
         sessions.get_by_role("button", name=_ROW).click()
         expect(log).to_contain_text("drain the unhealthy nodes")
         expect(log).to_contain_text("n3 is drained.")
+        replayed = page.locator("details.tool", has_text="cluster_node_drain")
+        expect(replayed.locator("summary")).to_contain_text("(done)")
+        expect(replayed).to_contain_text("drained n3")
         assert problems == []
 
 
@@ -200,9 +203,11 @@ def test_a_suggestion_asks_the_keyboard_declines_and_the_list_deletes(
 ) -> None:
     """Steps:
     1. A suggestion button starts the turn; the approval takes the focus; all visible text meets WCAG
-       AA contrast in the dark and light schemes; Tab then Enter reaches "Decline" without a mouse: the
-       drain never runs and the model is told it was refused.
-    2. The conversation's Delete button (confirmed in the browser's dialog) removes it from the list and
+       AA contrast in the dark and light schemes.
+    2. After a reload the conversation is listed as waiting; opened, it ends on the same approval, which
+       takes the focus; Tab then Enter reaches "Decline" without a mouse: the drain never runs and the
+       model is told it was refused.
+    3. The conversation's Delete button (confirmed in the browser's dialog) removes it from the list and
        from the store: its replay route answers 404.
     """
     from playwright.sync_api import expect
@@ -225,6 +230,13 @@ def test_a_suggestion_asks_the_keyboard_declines_and_the_list_deletes(
             page.emulate_media(color_scheme=scheme)
             low = page.evaluate(_CONTRAST)
             assert low == [], f"text under WCAG AA contrast (4.5:1) in the {scheme} scheme: {low}"
+        # The question outlives the page: reopened from the list, the conversation ends on it, focused.
+        page.reload()
+        sessions = page.get_by_role("complementary", name="Conversations")
+        expect(sessions.get_by_role("button", name=_ROW)).to_contain_text("waiting")
+        sessions.get_by_role("button", name=_ROW).click()
+        expect(approval).to_be_focused()
+        expect(approval).to_contain_text("--reason=down -- n3")
         for _ in range(3):
             page.keyboard.press("Tab")
         expect(page.get_by_role("button", name="Decline")).to_be_focused()
@@ -235,7 +247,6 @@ def test_a_suggestion_asks_the_keyboard_declines_and_the_list_deletes(
         refused = {block["tool_use_id"]: block for block in model.requests[-1].tool_results()}["toolu_drain"]
         assert json.loads(str(refused["content"]))["allowed"] is False
 
-        sessions = page.get_by_role("complementary", name="Conversations")
         expect(sessions.get_by_role("button", name=_ROW)).to_be_visible()
         session_id = page.evaluate("current")
         page.once("dialog", lambda dialog: dialog.accept())
