@@ -205,6 +205,7 @@ class Runner:
             tool_search=s.tool_search,
             thinking=s.thinking,
             max_output_tokens=s.budget.max_output_tokens,
+            effort=llm.reasoning_effort,
             prompt_cache=s.capabilities.prompt_cache and not llm.no_prompt_cache,
             cache_ttl="1h" if s.options.interactive else "5m",
             iteration=iteration,

@@ -238,6 +238,7 @@ def _tool_endpoint(harness: wiring.Harness):
             tools=served.tools(),
             confirm_tags=config.harness.confirm_tags,
             tool_timeout=a2a.tool_timeout.total_seconds() if a2a.tool_timeout else 30.0,
+            pii_mode=config.harness.pii.mode,
         )
     except A2AError as err:
         raise click.ClickException(str(err)) from None
