@@ -267,6 +267,10 @@ class Runner:
                 allowed=allowed, reason=reason, channel=channel, tag=None, digest=digest, display=use.name
             )
 
+        if entry.presentation == "self_rendered":
+            # A question has no effect: an interrupted one is simply asked again (reference 8.3), which is
+            # how a web turn that ended on an ask_human question gets its answer on the next request.
+            return await self._dispatch(use, recovery=decided(True, "policy"))
         if entry.idempotent:
             events.warn(
                 Advisory(

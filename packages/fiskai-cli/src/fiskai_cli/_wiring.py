@@ -243,9 +243,14 @@ def _needs_nats(settings: Settings, face: Face, *, checkpointing: bool) -> str:
     """What of this command needs NATS (for the error when no connection is named), or "" for nothing."""
     config = settings.config
     harness = config.harness
-    if face in ("a2a", "serve"):
+    if face == "a2a":
         return f"fiskai {face}"
-    if face != "run":
+    if face == "serve":
+        a2a = config.expose.agent.a2a
+        if a2a.prompts is not None or a2a.serve_tools:
+            return "fiskai serve"
+        # A web-only worker needs NATS only for what its runs use (below).
+    elif face != "run":
         return ""
     if config.remote_tools:
         return "remote_tools"
@@ -310,7 +315,8 @@ async def open_harness(
                 exposed_tools(settings, application), has_application=bool(config.application_path)
             )
             if checkpointing:  # channel runs: their stores (and the connection) before anything listens
-                await harness.connected(needs)
+                if needs:
+                    await harness.connected(needs)
                 await _run_parts(harness, stack, application, prompter, checkpointing=True, state_dir=state_dir)
         if config.mcp_client_entries and (face in ("run", "tools") or (face == "serve" and checkpointing)):
             # Never on the served sets (mcp, a2a, serve's tool endpoint): imported tools are not served again.

@@ -41,6 +41,7 @@ from ._schema import (
     ToolFilter,
 )
 from ._tool_sources import ToolSourceRule, ToolSourceSettings
+from ._web import WebSettings
 
 __all__ = [
     "DEFAULT_IDENTITY",
@@ -74,6 +75,7 @@ __all__ = [
     "MemorySettings",
     "Mode",
     "PromptsSettings",
+    "WebSettings",
     "RemoteAgent",
     "RemoteToolHost",
     "SessionsSettings",

@@ -441,10 +441,10 @@ class HarnessSettings(Block):
     """What tool commands do not inherit from the harness's environment, beyond the defaults."""
     hooks: HooksSettings = Field(default_factory=HooksSettings)
     """Commands asked before and after tool calls and about each prompt."""
-    pii: PiiSettings = Field(default_factory=PiiSettings)
-    """Personal data and secrets in prompts and tool results: redacted (default), rejected, or let through."""
     tools: list[HarnessTool] = Field(default_factory=list[HarnessTool])
     """Harness-implemented built-ins, offered only when listed: `read_file`, `base64_encode`."""
+    pii: PiiSettings = Field(default_factory=PiiSettings)
+    """Personal data and secrets in prompts and tool results: redacted (default), rejected, or let through."""
     tool_timeout: timedelta = DEFAULT_TOOL_TIMEOUT
     """How long one tool call may run in an agent run (`run`, `serve`, `tools call`); `0s` = no limit. A command
     is killed with its process group; a call waiting on an operator's answer is not limited."""
