@@ -202,7 +202,7 @@ async def test_a_three_turn_conversation_streams_in_order_and_continues_after_a_
     # No elicit: the gated command is refused (nobody to ask) and the model is told so; it never ran.
     denied = {block["tool_use_id"]: block for block in model.requests[1].tool_results()}["toolu_drain"]
     refusal = json.loads(str(denied["content"]))
-    assert refusal["allowed"] is False and "no operator could be asked" in refusal["reason"]
+    assert refusal["allowed"] is False and "prompts.elicit is off" in refusal["reason"]
     sent = json.dumps(model.requests[-1].messages)
     assert all(word in sent for word in ("list the nodes", "one", "and again", "two", "once more"))
     events = [m for m in read if isinstance(m, wire.EventMessage)]

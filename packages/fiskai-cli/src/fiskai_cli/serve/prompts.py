@@ -286,6 +286,7 @@ class PromptsChannel:
                     sink=sink,
                     control=control,
                     prompter=prompter,
+                    unasked="" if prompter is not None else _UNASKED,
                     calls=calls if prompter is not None else None,
                     max_tokens=_budget(request, "max_tokens"),
                     max_iterations=_budget(request, "max_iterations"),
@@ -372,6 +373,10 @@ class PromptsChannel:
         await replies.send(wire.RESULT, stop_reason="end_turn", usage=usage)
 
 
+_UNASKED: Final = (
+    "this agent answers prompts over NATS and does not put approvals to its callers "
+    "(expose.agent.a2a.prompts.elicit is off), so no one could approve this command"
+)
 _ANSWER_FIELDS: Final = {"approve": "choice", "confirm": "confirmed", "select": "value", "input": "value"}
 _ANSWER_TYPES: Final = {"choice": str, "confirmed": bool, "value": str}
 
