@@ -58,7 +58,7 @@ def _free_port() -> int:
 
 
 def _write_config(folder: Path, port: int) -> Path:
-    """An agent over fixturectl on the web channel; `cluster node list` takes 2.5 s, so a test sees the
+    """An agent over fixturectl on the web channel; `cluster node list` takes 3 s, so a test sees the
     text that came before it on the page while the turn is still running."""
     app = folder / "fixturectl"
     app.write_text(
@@ -66,7 +66,7 @@ def _write_config(folder: Path, port: int) -> Path:
         f'if [ "$#" -eq 1 ] && [ "$1" = "--fisk-introspect" ]; then exec cat "{_MODEL}"; fi\n'
         'echo "$*" >> "$(dirname "$0")/effects.log"\n'
         'case "$*" in\n'
-        '  *"node list"*) sleep 2.5; printf "n1 up\\nn3 down\\n" ;;\n'
+        '  *"node list"*) sleep 3; printf "n1 up\\nn3 down\\n" ;;\n'
         '  *"node drain"*) for arg; do last="$arg"; done; echo "drained $last" ;;\n'
         "esac\n",
         encoding="utf-8",
@@ -157,7 +157,7 @@ def test_ask_watch_it_stream_approve_the_gated_call_and_find_the_conversation_af
         page.get_by_label("Message to the agent").press("Enter")
 
         expect(log).to_contain_text("I'll list the nodes first.")
-        # Still inside the turn: the listing sleeps 2.5 s and nothing after it has arrived.
+        # Still inside the turn: the listing sleeps 3 s and nothing after it has arrived.
         assert page.locator("article.assistant[aria-busy=true]").count() == 1
         assert page.get_by_role("button", name="Send").is_disabled()
         assert "Node n3 is down" not in (log.text_content() or "")
