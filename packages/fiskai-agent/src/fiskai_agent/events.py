@@ -56,6 +56,9 @@ AdvisoryKind = Literal[
     "config_renamed_key",
     "mcp_tools_changed",
     "session_rotate",
+    "reasoning_effort_dropped",
+    "pii_redacted",
+    "pii_withheld",
 ]
 """Stable tokens for structured sinks; the `message` of an `Advisory` is the line a UI prints."""
 
