@@ -230,11 +230,6 @@ class VectorSide:
             return found
         return Background(functools.partial(self._vec0, blob, dimension), name="fiskai-rag-knn")
 
-    def nearest_here(self, blob: bytes, dimension: int) -> list[tuple[int, float]]:
-        """`nearest` answered in the calling thread (one already beside the search's own)."""
-        found = self._from_matrix(blob)
-        return found if found is not None else self._vec0(blob, dimension)
-
     def close(self) -> None:
         """Drop the matrix and close the KNN connection; a load in progress drops its result."""
         self._closed = True

@@ -268,7 +268,8 @@ def _nearest(run: SearchRun, embedder: Embedder) -> Neighbours | None:
     blob = query_vector(embedder, run.dimension, run.query)
     if blob is None:
         return None
-    return run.sides.vectors.nearest_here(blob, run.dimension)
+    found = run.sides.vectors.nearest(blob, run.dimension)
+    return found if isinstance(found, list) else found.result()
 
 
 def in_process_contextual(embedder: object) -> bool:
