@@ -17,6 +17,7 @@ from fiskai_agent import FollowUp, RunControl, RunOptions, RunResult, SessionOpt
 from fiskai_agent.errors import ResumeRefusedError, SetupError
 from fiskai_agent.events import Advisory, NullEvents, ToolResultTrace, ToolTrace
 from fiskai_agent.llm import Response, TextBlock, ThinkingBlock, ToolUseBlock
+from fiskai_cli._hooks import command_hooks
 from fiskai_core.confirm import ConfirmGate
 from fiskai_core.prompter import DenyPrompter
 from fiskai_runstate import JournalError, JournalNotFoundError
@@ -40,6 +41,8 @@ class HarnessRunner:
         self.harness = harness
         self.provider = provider
         self.tool_timeout = tool_timeout
+        # Channel runs meet the same `harness.hooks` as `fiskai run` (prompts and tool calls alike).
+        self.hooks = command_hooks(harness.settings)
 
     async def run(self, work: Work) -> WorkOutcome:
         """One turn; a refusal (unknown conversation, drift, busy) is an outcome, never raised."""
@@ -88,6 +91,7 @@ class HarnessRunner:
             interactive=True,
             next_prompt=turn_end,
             tool_timeout=self.tool_timeout,
+            hooks=self.hooks,
         )
         outcome: WorkOutcome | None = None
         async with anyio.create_task_group() as pump:

@@ -196,6 +196,7 @@ def _tool_endpoint(harness: wiring.Harness):
     from fiskai_a2a import A2AError, Server
     from fiskai_a2a.nats_service import serve_subject
     from fiskai_a2a.tool_endpoint import ToolEndpoint, default_max_concurrent
+    from fiskai_cli._hooks import command_hooks
 
     config = harness.config
     a2a = config.expose.agent.a2a
@@ -208,6 +209,7 @@ def _tool_endpoint(harness: wiring.Harness):
             tools=served.tools(),
             confirm_tags=config.harness.confirm_tags,
             tool_timeout=a2a.tool_timeout.total_seconds() if a2a.tool_timeout else 30.0,
+            hooks=command_hooks(harness.settings),
         )
     except A2AError as err:
         raise click.ClickException(str(err)) from None
