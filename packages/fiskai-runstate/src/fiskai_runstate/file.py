@@ -45,7 +45,7 @@ from .errors import (
 from .high_water import MARK_SUFFIX, encode_mark, mark_problem, read_mark
 from .records import MAX_RECORD_BYTES, MetaRecord, Record
 from .state import fold
-from .store import RunSummary, check_append, check_meta_run_id, damaged_summary, validate_run_id
+from .store import RunSummary, check_append, check_meta_run_id, damaged_summary, run_summary, validate_run_id
 
 __all__ = ["FileJournal", "FileJournalStore", "default_runs_dir", "parse_journal"]
 
@@ -217,17 +217,7 @@ class FileJournalStore:
                 summaries.append(damaged_summary(run_id, reason, datetime.fromtimestamp(mtime, tz=UTC)))
                 continue
             summaries.append(
-                RunSummary(
-                    run_id=run_id,
-                    model=state.fingerprint.model,
-                    status=state.status if problem is None else "truncated",
-                    updated=datetime.fromtimestamp(mtime, tz=UTC),
-                    prompt=state.prompt,
-                    created=state.created,
-                    records=len(records),
-                    previous=state.previous,
-                    truncated=str(problem) if problem is not None else "",
-                )
+                run_summary(run_id, records, state, updated=datetime.fromtimestamp(mtime, tz=UTC), problem=problem)
             )
         summaries.sort(key=lambda s: (s.updated, s.run_id), reverse=True)
         return summaries

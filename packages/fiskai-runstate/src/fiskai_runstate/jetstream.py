@@ -51,7 +51,7 @@ from .errors import (
 )
 from .records import MAX_RECORD_BYTES, MetaRecord, Record
 from .state import fold
-from .store import RunSummary, check_append, check_meta_run_id, damaged_summary, validate_run_id
+from .store import RunSummary, check_append, check_meta_run_id, damaged_summary, run_summary, validate_run_id
 
 __all__ = ["JetStreamJournal", "JetStreamJournalStore", "StreamConfigError"]
 
@@ -220,18 +220,7 @@ class JetStreamJournalStore:
                 summaries.append(damaged_summary(run_id, str(err), datetime.now(UTC)))
                 continue
             updated = last.time if last is not None and last.time is not None else datetime.now(UTC)
-            summaries.append(
-                RunSummary(
-                    run_id=run_id,
-                    model=state.fingerprint.model,
-                    status=state.status,
-                    updated=updated,
-                    prompt=state.prompt,
-                    created=state.created,
-                    records=len(records),
-                    previous=state.previous,
-                )
-            )
+            summaries.append(run_summary(run_id, records, state, updated=updated))
         summaries.sort(key=lambda s: (s.updated, s.run_id), reverse=True)
         return summaries
 

@@ -45,7 +45,7 @@ from .records import (
     effect_id,
 )
 from .state import fold
-from .store import RunSummary, Store, check_append, check_meta_run_id, damaged_summary, validate_run_id
+from .store import RunSummary, Store, check_append, check_meta_run_id, damaged_summary, run_summary, validate_run_id
 
 __all__ = [
     "CONTRACT",
@@ -134,19 +134,7 @@ class InMemoryJournalStore:
                 out.append(damaged_summary(run_id, str(err), self._updated[run_id]))
                 continue
             problem = self._truncation(run_id)
-            out.append(
-                RunSummary(
-                    run_id=run_id,
-                    model=state.fingerprint.model,
-                    status=state.status if problem is None else "truncated",
-                    updated=self._updated[run_id],
-                    prompt=state.prompt,
-                    created=state.created,
-                    records=len(records),
-                    previous=state.previous,
-                    truncated=str(problem) if problem is not None else "",
-                )
-            )
+            out.append(run_summary(run_id, records, state, updated=self._updated[run_id], problem=problem))
         out.sort(key=lambda s: (s.updated, s.run_id), reverse=True)
         return out
 
