@@ -16,9 +16,10 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Generator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import anyio
 import mcp_types as types
@@ -79,10 +80,12 @@ def fiskai(*args: str) -> list[str]:
 
 
 @contextmanager
-def process(argv: list[str], ready: str) -> Iterator[tuple[subprocess.Popen[str], list[str]]]:
+def process(
+    argv: list[str], ready: str, env: dict[str, str] | None = None
+) -> Generator[tuple[subprocess.Popen[str], list[str]]]:
     """A serving fiskai process, once a stderr line contains `ready`; its stderr lines so far (and later)."""
     proc = subprocess.Popen(
-        argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+        argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env
     )
     lines: list[str] = []
     seen: queue.Queue[str] = queue.Queue()
@@ -217,3 +220,82 @@ def test_tools_call_runs_the_hooks(tmp_path: Path) -> None:
     assert calls(tmp_path) == ""
     (event,) = [json.loads(line) for line in (tmp_path / "deny.log").read_text(encoding="utf-8").splitlines()[:1]]
     assert event == {"hook_event_name": "pre_tool_use", "tool": "cluster_node_list", "arguments": {"limit": 2}}
+
+
+PROMPT_POLICY = (
+    'if "secret" in event["prompt"]:\n'
+    '    print(json.dumps({"decision": "deny", "reason": "secrets are not discussed"}))\n'
+    'elif "4111" in event["prompt"]:\n'
+    '    print(json.dumps({"decision": "rewrite", "prompt": event["prompt"].replace("4111", "****")}))\n'
+)
+
+
+@pytest.mark.nats
+async def test_serve_prompts_meet_the_prompt_and_tool_hooks_and_the_journal_names_agent_and_caller(
+    nats_server: str, tmp_path: Path
+) -> None:
+    """A served conversation (a real `fiskai serve`, the scripted Messages server): the first turn's prompt
+    is rewritten and its tool call denied; the follow-up turn is denied before the model sees it. Then
+    `fiskai session search` finds the session by agent and caller."""
+    from fiskai_a2a.prompts_client import send_turn
+    from fiskai_a2a.protocol import serve as wire
+    from fiskai_agent.testing import MessagesServer, Turn, text, tool_use
+
+    prompts = hook(tmp_path, "prompts", PROMPT_POLICY)
+    deny = hook(tmp_path, "deny", DENY_LIST)
+    config = write_config(
+        tmp_path,
+        f"    user_prompt_submit:\n      - command: [{prompts}]\n    pre_tool_use:\n      - command: [{deny}]\n",
+        "system_prompt: You operate the cluster.\nllm: {model: claude-sonnet-4-6}\n"
+        "expose: {agent: {a2a: {prompts: {workers: 1}}}}\n",
+    )
+    state = tmp_path / "runs"
+    state.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "FISKAI_"))}
+    with MessagesServer() as model:
+        model.add(Turn([tool_use("cluster_node_list", {"limit": 2}, id="toolu_list")]), Turn([text("one")]))
+        env.update(ANTHROPIC_BASE_URL=model.base_url, ANTHROPIC_API_KEY="test-key")
+        argv = fiskai("-c", str(config), "serve", "--server", nats_server, "--state-dir", str(state))
+        with process(argv, "Answering prompts over a2a", env=env):
+            async with connect(NatsContext.from_url(nats_server)) as transport:
+                streams = NatsStreams(transport)
+                first: list[wire.ServeMessage] = []
+                with anyio.fail_after(60):
+                    answered = await send_turn(
+                        streams, "fixturectl", prompt="card 4111: list nodes", sender="alice", on_message=first.append
+                    )
+                    ack = first[0]
+                    assert isinstance(ack, wire.Ack) and ack.conversation_token
+                    refused = await send_turn(
+                        streams, "fixturectl", prompt="now the secret", token=ack.conversation_token, sender="alice"
+                    )
+
+    assert isinstance(answered, wire.ResultReply) and answered.text == "one"
+    sent = json.dumps(model.requests[0].messages)
+    assert "card ****: list nodes" in sent and "4111" not in sent
+    (denial,) = model.requests[1].tool_results()
+    assert "denied by policy: node listings are private" in str(denial["content"])
+    assert len(model.requests) == 2  # the denied follow-up never reached the model
+    assert not isinstance(refused, wire.ResultReply)
+    assert "secrets are not discussed" in json.dumps(refused.model_dump(mode="json"))
+    assert calls(tmp_path) == ""
+
+    def cli(*args: str) -> dict[str, Any]:
+        done = subprocess.run(
+            fiskai("session", "--state-dir", str(state), *args, "--json"),
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)
+
+    (run,) = cli("search", "--identity", "fixturectl", "--caller", "alice")["runs"]
+    assert (run["agent"], run["caller"], run["prompt"]) == ("fixturectl", "alice", "card ****: list nodes")
+    assert cli("search", "--caller", "bob")["runs"] == []
+    stats = cli("stats", run["run_id"])
+    assert stats["agent"] == "fixturectl"
+    assert all(response["time"] for response in stats["responses"])
+    (listing,) = [tool for tool in stats["tools"] if tool["tool"] == "cluster_node_list"]
+    assert (listing["timed"], listing["untimed"]) == (1, 0)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import secrets
 import time
 from collections.abc import Iterable, Sequence
+from datetime import UTC, datetime
 
 from fiskai_agent.errors import ResumeRefusedError
 from fiskai_agent.events import Advisory, Events
@@ -127,7 +128,9 @@ class RunJournal:
         if self._journal is None:
             return
         self._seq += 1
-        await self._journal.append(Record(seq=self._seq, payload=payload))
+        # Millisecond UTC stamps give session inspection its response and call times (schema version 6).
+        stamp = datetime.now(UTC).isoformat(timespec="milliseconds")
+        await self._journal.append(Record(seq=self._seq, payload=payload, time=stamp))
 
     async def assistant(self, iteration: int, response: Response) -> None:
         """The model's turn, before any of its tools run."""
@@ -198,9 +201,9 @@ class RunJournal:
         )
         return block
 
-    async def user(self, message: Message) -> None:
-        """A chat follow-up: only the newly typed blocks (the fold merges it into a trailing user turn)."""
-        await self._append(UserRecord(message=message_to_json(message)))
+    async def user(self, message: Message, hooks: Sequence[JsonObject] = ()) -> None:
+        """A chat follow-up (only the newly typed blocks) and what the `user_prompt_submit` hooks decided."""
+        await self._append(UserRecord(message=message_to_json(message), hooks=tuple(hooks)))
 
     async def terminal(self, reason: TerminalReason, message: str = "") -> None:
         """Why the run stopped (a later one, after a resume, supersedes it)."""

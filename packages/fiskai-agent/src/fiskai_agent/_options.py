@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 import anyio
 
@@ -54,6 +54,13 @@ class SessionOptions:
     follow_up: str = ""
     """A conversation's next turn (a served prompt with a conversation token): on resume, once the last
     turn's unfinished calls are settled, this text is the next user turn."""
+    agent: str = ""
+    """The agent's identity, journaled in a new session's meta record (`session search --identity`)."""
+    caller: str = ""
+    """Who asked (a served prompt's claimed sender), journaled likewise (`session search --caller`)."""
+    prompt_hooks: tuple[dict[str, Any], ...] = ()
+    """Set by `run`: what the `user_prompt_submit` hooks decided about the prompt (or `follow_up`) this run
+    starts with, journaled with it."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

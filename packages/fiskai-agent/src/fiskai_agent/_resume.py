@@ -53,6 +53,9 @@ async def open_journal(
         fingerprint=fingerprint,
         prompt=prompt,
         interactive=options.interactive,
+        agent=session.agent,
+        caller=session.caller,
+        hooks=session.prompt_hooks,
     )
     journal = await session.store.create(meta)
     setup.journal = RunJournal(journal, run_id=run_id, last_seq=journal.last_seq)

@@ -17,6 +17,7 @@ from fiskai_agent.errors import AgentError
 from fiskai_agent.events import Advisory
 from fiskai_core.hooks import Decisions, Deny, PromptSubmit, user_prompt_submit
 from fiskai_runstate import JournalError
+from fiskai_runstate.records import JsonObject
 
 __all__ = ["INTERNAL_ERROR", "run", "run_sync"]
 
@@ -44,14 +45,12 @@ async def run(options: RunOptions) -> RunResult:
         fiskai_runstate.JournalError: The session store failed before the loop started.
     """
     started = time.monotonic()
-    resuming = options.session is not None and options.session.resume_id is not None
-    if options.hooks.user_prompt_submit and not resuming:
-        # A resumed run's prompt was submitted (and checked) when the session began.
-        decided = await user_prompt_submit(options.hooks, PromptSubmit(prompt=options.prompt), Decisions())
-        if isinstance(decided, Deny):
+    if options.hooks.user_prompt_submit:
+        checked = await _checked_prompt(options)
+        if isinstance(checked, Deny):
             stats = RunStats(model=options.llm.model, elapsed=time.monotonic() - started)
-            return RunResult(reason="error", answer="", error=f"prompt denied by policy: {decided.reason}", stats=stats)
-        options = dataclasses.replace(options, prompt=decided.prompt)
+            return RunResult(reason="error", answer="", error=f"prompt denied by policy: {checked.reason}", stats=stats)
+        options = checked
     try:
         setup = await prepare(options)
     except (AgentError, JournalError):
@@ -80,6 +79,43 @@ async def run(options: RunOptions) -> RunResult:
     )
 
 
+async def _checked_prompt(options: RunOptions) -> RunOptions | Deny:
+    """The options with the prompt this run starts with as the `user_prompt_submit` hooks leave it.
+
+    That is the first prompt, or a served conversation's next turn (`follow_up`); a plain resume's prompt
+    was checked when its session began. The decisions ride on the session options to be journaled with it.
+    """
+    session = options.session
+    resuming = session is not None and session.resume_id is not None
+    text = session.follow_up if session is not None and resuming else options.prompt
+    if resuming and not text:
+        return options
+    decisions = Decisions()
+    session_id = (session.resume_id or "") if session is not None else ""
+    decided = await user_prompt_submit(options.hooks, PromptSubmit(prompt=text, session_id=session_id), decisions)
+    if isinstance(decided, Deny):
+        return decided
+    if session is not None:
+        update = {"follow_up": decided.prompt} if resuming else {}
+        session = dataclasses.replace(session, prompt_hooks=tuple(decisions.records), **update)
+    return dataclasses.replace(options, session=session, prompt=options.prompt if resuming else decided.prompt)
+
+
+async def _follow_up_checked(setup: Setup, text: str) -> tuple[str, tuple[JsonObject, ...]] | None:
+    """A chat's next turn as the hooks leave it, with their decisions; None (the operator told) when denied."""
+    hooks = setup.options.hooks
+    if not hooks.user_prompt_submit:
+        return text, ()
+    decisions = Decisions()
+    decided = await user_prompt_submit(hooks, PromptSubmit(prompt=text, session_id=setup.session_id or ""), decisions)
+    if isinstance(decided, Deny):
+        setup.options.events.warn(
+            Advisory(kind="hook_denied", message=f"prompt not sent: denied by policy: {decided.reason}")
+        )
+        return None
+    return decided.prompt, tuple(decisions.records)
+
+
 async def _loop(setup: Setup) -> Outcome:
     control = setup.options.control
     with anyio.CancelScope() as scope:
@@ -89,7 +125,7 @@ async def _loop(setup: Setup) -> Outcome:
         session = setup.options.session
         if session is not None and session.resume_id and session.follow_up:
             # A served conversation's next turn arrives with the resume, not from `next_prompt`.
-            await runner.follow_up(session.follow_up, reset=False)
+            await runner.follow_up(session.follow_up, reset=False, hooks=session.prompt_hooks)
         ask = setup.options.next_prompt
         # A chat resumed at an input boundary asks first: its last turn was already answered.
         outcome = Outcome("completed") if ask is not None and resumed_at_input(setup) else await runner.loop()
@@ -108,10 +144,14 @@ async def _loop(setup: Setup) -> Outcome:
                 if reset:
                     runner.clear()
                 continue
-            if rotate and await rotate_session(setup, follow.text):
-                runner.restart(follow.text)
+            checked = await _follow_up_checked(setup, follow.text)
+            if checked is None:
+                continue
+            text, decided = checked
+            if rotate and await rotate_session(setup, text, decided):
+                runner.restart(text)
             else:
-                await runner.follow_up(follow.text, reset=reset)
+                await runner.follow_up(text, reset=reset, hooks=decided)
             rotate = False
             outcome = await runner.loop()
         return outcome

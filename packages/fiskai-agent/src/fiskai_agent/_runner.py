@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from fiskai_agent._hooked import HookAbort, after_tool, before_tool, gated_as_original
@@ -55,6 +55,7 @@ from fiskai_core.hooks import Decisions
 from fiskai_core.prompter import PromptDeclined
 from fiskai_core.telemetry import current as current_telemetry
 from fiskai_core.tools import CallContext, ToolResult, arguments_from_value
+from fiskai_runstate.records import JsonObject
 
 __all__ = ["Outcome", "Runner"]
 
@@ -96,7 +97,7 @@ class Runner:
         self._iteration = 0
         self._limit = s.budget.max_iterations
 
-    async def follow_up(self, text: str, *, reset: bool) -> None:
+    async def follow_up(self, text: str, *, reset: bool, hooks: Sequence[JsonObject] = ()) -> None:
         """A chat's next turn: a fresh iteration allowance, the text as a user turn (journaled)."""
         if self._s.pending is not None:  # a resumed conversation's next turn settles the last turn's calls first
             await self._complete_pending()
@@ -105,7 +106,7 @@ class Runner:
             self.clear()
         self._limit = self._iteration + s.budget.max_iterations
         turn = Message(role="user", content=(TextBlock(text=text),))
-        await s.journal.user(turn)
+        await s.journal.user(turn, hooks)
         if s.messages and s.messages[-1].role == "user":
             # Roles must alternate: a turn left ending in a user message (a failed call) absorbs the text.
             last = s.messages[-1]

@@ -431,7 +431,12 @@ async def _run_in(
     session = None
     if harness.journal is not None:
         session = SessionOptions(
-            store=harness.journal, checkpoint=checkpoint, name=name, resume_id=resume_id, force=force
+            store=harness.journal,
+            checkpoint=checkpoint,
+            name=name,
+            resume_id=resume_id,
+            force=force,
+            agent=config.identity or "",
         )
     options = RunOptions(
         prompt=request.prompt,

@@ -72,6 +72,8 @@ class HarnessRunner:
             resume_id=work.session_id if work.resume else None,
             force=work.force,
             follow_up=work.prompt if work.resume else "",
+            agent=config.identity,
+            caller=work.caller,
         )
         gate = ConfirmGate(work.prompter or DenyPrompter(), confirm_tags=config.harness.confirm_tags)
         send, receive = anyio.create_memory_object_stream[tuple[EventKind, dict[str, Any]]](math.inf)

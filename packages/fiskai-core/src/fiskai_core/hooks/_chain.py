@@ -98,7 +98,10 @@ async def user_prompt_submit(hooks: Hooks, prompt: PromptSubmit, decisions: Deci
             decisions.add("user_prompt_submit", hook, "deny", reason=decision.reason)
             return decision
         if isinstance(decision, RewritePrompt):
-            decisions.add("user_prompt_submit", hook, "rewrite", original=prompt.prompt, rewritten=decision.prompt)
+            details: dict[str, Any] = {"original": prompt.prompt, "rewritten": decision.prompt}
+            if decision.reason:
+                details["reason"] = decision.reason
+            decisions.add("user_prompt_submit", hook, "rewrite", **details)
             prompt = replace(prompt, prompt=decision.prompt)
         else:
             decisions.add("user_prompt_submit", hook, "allow")
