@@ -103,3 +103,29 @@ def test_measurements_reach_the_exporter_at_shutdown_and_unknown_names_are_ignor
     assert kept.names == []
     telemetry.shutdown()
     assert sorted(kept.names) == ["fisk.knowledge.degraded_searches", "gen_ai.execute_tool.duration"]
+
+
+def test_a_down_collector_does_not_hold_shutdown() -> None:
+    """The real OTLP/HTTP exporters against a port nobody listens on: shutdown is prompt, the loss counted.
+
+    Without the probe the exporter retries each export with backoff (about 3 s for spans and 3 s more
+    for metrics), which a command pays at exit.
+    """
+    import socket
+    import time
+
+    from fiskai_core.telemetry import TelemetryPlan
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    plan = TelemetryPlan(enabled=True, service_name="test", endpoint=f"http://127.0.0.1:{port}", metrics=True)
+    telemetry = OtelTelemetry(plan)
+    with using(telemetry), telemetry.span("invoke_agent a"), telemetry.span("chat m"):
+        telemetry.record("gen_ai.client.operation.duration", 0.5, {"gen_ai.operation.name": "chat"})
+    started = time.monotonic()
+    delivery = telemetry.shutdown()
+    elapsed = time.monotonic() - started
+    assert elapsed < 1.5, f"shutdown took {elapsed:.2f}s with the collector down"
+    assert (delivery.delivered, delivery.total) == (0, 2)
+    assert delivery.first_error == f"no collector accepted them at http://127.0.0.1:{port}"
