@@ -166,6 +166,19 @@ class RunOptions:
     before the next model call."""
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SessionPrefix:
+    """A resumed session's counters as journaled before this process took it up."""
+
+    llm_calls: int = 0
+    tool_calls: int = 0
+    remote_tool_calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_create_tokens: int = 0
+
+
 @dataclass(slots=True, kw_only=True)
 class RunStats:
     """Counters of one run (seeded from the journal on resume)."""
@@ -186,6 +199,16 @@ class RunStats:
     elapsed: float = 0.0
     """Seconds this process spent in the run."""
     suspended: bool = False
+    first_session_id: str | None = None
+    """The session the run started on (`session_id` is the one it ended on, after a `/clear` rotation)."""
+    prefix: SessionPrefix | None = None
+    """A resumed run: the session's totals before this process (the counters above include them)."""
+    crashed: bool = False
+    """A resumed run whose session had no terminal record: the process before it died."""
+    thinking: bool = False
+    prompt_cache: bool = False
+    tool_search: bool = False
+    """Feature switches the run used (telemetry's `fisk.llm.*` on the root span)."""
 
     @property
     def total_tokens(self) -> int:

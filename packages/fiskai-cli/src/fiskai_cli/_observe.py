@@ -88,17 +88,10 @@ class RunTelemetry:
             reason = result.reason or "error"
             stats = result.stats
             llm_calls, tool_calls = stats.llm_calls, stats.tool_calls
-            if result.session_id:
-                span.set("gen_ai.conversation.id", result.session_id)
-            span.set("fisk.run.tool_calls", stats.tool_calls)
-            span.set("fisk.run.remote_tool_calls", stats.remote_tool_calls)
-            span.set("fisk.run.mcp_tool_calls", stats.by_kind.get("mcp", 0))
-            span.set("gen_ai.request.model", stats.model)
-            span.set(
-                "gen_ai.usage.input_tokens", stats.input_tokens + stats.cache_read_tokens + stats.cache_create_tokens
-            )
-            span.set("gen_ai.usage.output_tokens", stats.output_tokens)
-            span.set("fisk.llm.uncached_input_tokens", stats.input_tokens)
+            if stats.prefix is not None:
+                llm_calls -= stats.prefix.llm_calls
+                tool_calls -= stats.prefix.tool_calls
+            _run_attributes(span, result)
         span.set("fisk.run.terminal_reason", reason)
         if reason in ("error", "setup_failed"):
             span.error(reason)
@@ -127,6 +120,43 @@ class RunTelemetry:
         if delivery.delivered < delivery.total or verbose:
             click.echo(delivery.line(), err=True)
         return delivery
+
+
+def _run_attributes(span: Span, result: RunResult) -> None:
+    """The root's run attributes (reference 6.3): per-process usage, the session's on a resumed run."""
+    stats = result.stats
+    first = stats.first_session_id or result.session_id
+    if first:
+        span.set("gen_ai.conversation.id", first)
+    if result.session_id and result.session_id != first:
+        span.set("fisk.session.end_id", result.session_id)
+    span.set("fisk.run.crashed", stats.crashed)
+    before = prefix.tool_calls if (prefix := stats.prefix) is not None else 0
+    span.set("fisk.run.tool_calls", stats.tool_calls - before)
+    span.set("fisk.run.remote_tool_calls", stats.remote_tool_calls - (prefix.remote_tool_calls if prefix else 0))
+    span.set("fisk.run.mcp_tool_calls", stats.by_kind.get("mcp", 0))
+    span.set("fisk.llm.thinking", stats.thinking)
+    span.set("fisk.llm.prompt_cache", stats.prompt_cache)
+    span.set("fisk.llm.tool_search", stats.tool_search)
+    span.set("gen_ai.request.model", stats.model)
+    uncached, output = stats.input_tokens, stats.output_tokens
+    cache_read, cache_create = stats.cache_read_tokens, stats.cache_create_tokens
+    if prefix is not None:
+        # The counters include the session before this process: the root describes this process's part.
+        span.set("fisk.session.llm_calls", stats.llm_calls)
+        span.set("fisk.session.usage.input_tokens", uncached + cache_read + cache_create)
+        span.set("fisk.session.usage.output_tokens", output)
+        span.set("fisk.session.usage.cache_read.input_tokens", cache_read)
+        span.set("fisk.session.usage.cache_creation.input_tokens", cache_create)
+        uncached -= prefix.input_tokens
+        output -= prefix.output_tokens
+        cache_read -= prefix.cache_read_tokens
+        cache_create -= prefix.cache_create_tokens
+    span.set("gen_ai.usage.input_tokens", uncached + cache_read + cache_create)
+    span.set("gen_ai.usage.output_tokens", output)
+    span.set("gen_ai.usage.cache_read.input_tokens", cache_read)
+    span.set("gen_ai.usage.cache_creation.input_tokens", cache_create)
+    span.set("fisk.llm.uncached_input_tokens", uncached)
 
 
 def start_telemetry(settings: Settings, *, no_telemetry: bool) -> RunTelemetry:
