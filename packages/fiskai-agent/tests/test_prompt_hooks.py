@@ -39,8 +39,10 @@ HOOKS = Hooks(user_prompt_submit=(policy,))
 class Operator:
     def __init__(self, *turns: FollowUp | None) -> None:
         self._turns = list(turns)
+        self.ended: list[str] = []
 
     async def __call__(self, error: str) -> FollowUp | None:
+        self.ended.append(error)
         return self._turns.pop(0)
 
 
@@ -71,7 +73,8 @@ async def test_a_chats_follow_ups_meet_the_hook_and_each_decision_is_journaled(a
     assert result.reason == "suspended" and result.answer == "second"
     # The denied turn never reached the model; the rewritten ones did, rewritten.
     assert _texts(provider, 1) == ["card ****?", "first", "charge **** please"]
-    assert any("denied by policy: secrets are not discussed" in a.message for a in events.advisories)
+    # The operator is told why the denied turn went nowhere, and may type again.
+    assert operator.ended == ["", "prompt denied by policy: secrets are not discussed", ""]
     records = [r.payload for r in await store.load("chat")]
     meta = records[0]
     assert isinstance(meta, MetaRecord) and meta.prompt == "card ****?" and meta.agent == "shop"

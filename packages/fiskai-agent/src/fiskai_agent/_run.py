@@ -9,15 +9,16 @@ import traceback
 import anyio
 
 from fiskai_agent._options import RunOptions, RunResult, RunStats
+from fiskai_agent._pii import PromptRefused, check_scanner, guard_prompt
 from fiskai_agent._prepared import Setup
+from fiskai_agent._prompt_hooks import checked_follow_up, checked_prompt
 from fiskai_agent._rotate import resumed_at_input, rotate_session
 from fiskai_agent._runner import Outcome, Runner
 from fiskai_agent._setup import prepare
 from fiskai_agent.errors import AgentError
 from fiskai_agent.events import Advisory
-from fiskai_core.hooks import Decisions, Deny, PromptSubmit, user_prompt_submit
+from fiskai_core.hooks import Deny
 from fiskai_runstate import JournalError
-from fiskai_runstate.records import JsonObject
 
 __all__ = ["INTERNAL_ERROR", "run", "run_sync"]
 
@@ -45,12 +46,20 @@ async def run(options: RunOptions) -> RunResult:
         fiskai_runstate.JournalError: The session store failed before the loop started.
     """
     started = time.monotonic()
+    check_scanner(options.pii_mode)
     if options.hooks.user_prompt_submit:
-        checked = await _checked_prompt(options)
+        checked = await checked_prompt(options)
         if isinstance(checked, Deny):
-            stats = RunStats(model=options.llm.model, elapsed=time.monotonic() - started)
-            return RunResult(reason="error", answer="", error=f"prompt denied by policy: {checked.reason}", stats=stats)
+            return _refused(options, started, f"prompt denied by policy: {checked.reason}")
         options = checked
+    resuming = options.session is not None and options.session.resume_id is not None
+    if not resuming:
+        # The PII guard wraps the prompt hook: it sees the prompt the hooks leave (reference 7.1). A served
+        # conversation's next turn is guarded in `_loop`, as a chat's follow-ups are.
+        guarded = guard_prompt(options.pii_mode, options.prompt, options.events)
+        if isinstance(guarded, PromptRefused):
+            return _refused(options, started, guarded.message)
+        options = dataclasses.replace(options, prompt=guarded)
     try:
         setup = await prepare(options)
     except (AgentError, JournalError):
@@ -79,41 +88,10 @@ async def run(options: RunOptions) -> RunResult:
     )
 
 
-async def _checked_prompt(options: RunOptions) -> RunOptions | Deny:
-    """The options with the prompt this run starts with as the `user_prompt_submit` hooks leave it.
-
-    That is the first prompt, or a served conversation's next turn (`follow_up`); a plain resume's prompt
-    was checked when its session began. The decisions ride on the session options to be journaled with it.
-    """
-    session = options.session
-    resuming = session is not None and session.resume_id is not None
-    text = session.follow_up if session is not None and resuming else options.prompt
-    if resuming and not text:
-        return options
-    decisions = Decisions()
-    session_id = (session.resume_id or "") if session is not None else ""
-    decided = await user_prompt_submit(options.hooks, PromptSubmit(prompt=text, session_id=session_id), decisions)
-    if isinstance(decided, Deny):
-        return decided
-    if session is not None:
-        update = {"follow_up": decided.prompt} if resuming else {}
-        session = dataclasses.replace(session, prompt_hooks=tuple(decisions.records), **update)
-    return dataclasses.replace(options, session=session, prompt=options.prompt if resuming else decided.prompt)
-
-
-async def _follow_up_checked(setup: Setup, text: str) -> tuple[str, tuple[JsonObject, ...]] | None:
-    """A chat's next turn as the hooks leave it, with their decisions; None (the operator told) when denied."""
-    hooks = setup.options.hooks
-    if not hooks.user_prompt_submit:
-        return text, ()
-    decisions = Decisions()
-    decided = await user_prompt_submit(hooks, PromptSubmit(prompt=text, session_id=setup.session_id or ""), decisions)
-    if isinstance(decided, Deny):
-        setup.options.events.warn(
-            Advisory(kind="hook_denied", message=f"prompt not sent: denied by policy: {decided.reason}")
-        )
-        return None
-    return decided.prompt, tuple(decisions.records)
+def _refused(options: RunOptions, started: float, error: str) -> RunResult:
+    """A prompt refused before the run began: nothing was sent and nothing journaled."""
+    stats = RunStats(model=options.llm.model, elapsed=time.monotonic() - started)
+    return RunResult(reason="error", answer="", error=error, stats=stats)
 
 
 async def _loop(setup: Setup) -> Outcome:
@@ -123,12 +101,22 @@ async def _loop(setup: Setup) -> Outcome:
             control._attach(scope)  # pyright: ignore[reportPrivateUsage]
         runner = Runner(setup)
         session = setup.options.session
+        refused: Outcome | None = None
         if session is not None and session.resume_id and session.follow_up:
             # A served conversation's next turn arrives with the resume, not from `next_prompt`.
-            await runner.follow_up(session.follow_up, reset=False, hooks=session.prompt_hooks)
+            text = _guarded(setup, session.follow_up)
+            if isinstance(text, Outcome):
+                refused = text
+            else:
+                await runner.follow_up(text, reset=False, hooks=session.prompt_hooks)
         ask = setup.options.next_prompt
         # A chat resumed at an input boundary asks first: its last turn was already answered.
-        outcome = Outcome("completed") if ask is not None and resumed_at_input(setup) else await runner.loop()
+        if refused is not None:
+            outcome = refused
+        elif ask is not None and resumed_at_input(setup):
+            outcome = Outcome("completed")
+        else:
+            outcome = await runner.loop()
         rotate = False
         # A chat (reference 6.6): after an answer, a failed turn or the cap, the operator may go on.
         while ask is not None and outcome.reason in ("completed", "max_iterations", "error"):
@@ -144,10 +132,17 @@ async def _loop(setup: Setup) -> Outcome:
                 if reset:
                     runner.clear()
                 continue
-            checked = await _follow_up_checked(setup, follow.text)
-            if checked is None:
+            checked = await checked_follow_up(setup, follow.text)
+            text = (
+                Outcome("error", f"prompt denied by policy: {checked.reason}")
+                if isinstance(checked, Deny)
+                else _guarded(setup, checked[0])
+            )
+            if isinstance(text, Outcome):
+                # Refused before it entered the conversation: the operator sees why and may type again.
+                outcome = text
                 continue
-            text, decided = checked
+            decided = checked[1] if not isinstance(checked, Deny) else ()
             if rotate and await rotate_session(setup, text, decided):
                 runner.restart(text)
             else:
@@ -156,6 +151,12 @@ async def _loop(setup: Setup) -> Outcome:
             outcome = await runner.loop()
         return outcome
     return Outcome("error", _ABORTED)
+
+
+def _guarded(setup: Setup, text: str) -> str | Outcome:
+    """A follow-up prompt past the PII guard, or the turn's refusal (`reject` mode)."""
+    guarded = guard_prompt(setup.options.pii_mode, text, setup.options.events)
+    return Outcome("error", guarded.message) if isinstance(guarded, PromptRefused) else guarded
 
 
 async def _finish(setup: Setup, outcome: Outcome) -> None:

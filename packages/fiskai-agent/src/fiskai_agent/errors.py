@@ -12,9 +12,16 @@ run before or outside the loop; each message names the thing and the fix.
 
 from __future__ import annotations
 
+from typing import Literal
+
 from fiskai_core.errors import FiskaiError
 
-__all__ = ["AgentError", "ProviderError", "ResumeRefusedError", "SetupError"]
+__all__ = ["AgentError", "ProviderError", "ProviderFailure", "ResumeRefusedError", "SetupError"]
+
+ProviderFailure = Literal["busy", "refused", "context_exceeded", "other"]
+"""What kind of failure a model call met, as a served caller needs it (reference 3.8 `provider_busy`,
+`provider_refused`, `context_exceeded`; `other` answers `failed`). The adapter decides it from its SDK's
+own exception types, so no SDK type leaves the adapter."""
 
 
 class AgentError(FiskaiError):
@@ -32,8 +39,17 @@ class ResumeRefusedError(AgentError):
 class ProviderError(AgentError):
     """A model call failed; `status` is the HTTP status when there was one, `detail` the server's own words."""
 
-    def __init__(self, message: str, *, status: int | None = None, retryable: bool = False, detail: str = "") -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        retryable: bool = False,
+        detail: str = "",
+        failure: ProviderFailure = "other",
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.retryable = retryable
         self.detail = detail
+        self.failure: ProviderFailure = failure
