@@ -311,6 +311,11 @@ def test_crash_and_resume_is_a_new_trace_that_continues_the_iteration_numbering(
     assert root.attributes["fisk.session.llm_calls"] == 2
     assert root.attributes["fisk.run.tool_calls"] == 0
     assert root.attributes["fisk.session.usage.input_tokens"] > root.attributes["gen_ai.usage.input_tokens"]
+    # A checkpointed run times its journal appends (reference 6.4), by backend.
+    (appends, *_) = receiver.metrics["fisk.session.append.duration"]
+    assert appends.unit == "s"
+    backends = {a.value.string_value for p in appends.histogram.data_points for a in p.attributes}
+    assert backends == {"file"}
     (chat,) = [span for span in resumed if span.name.startswith("chat")]
     assert chat.attributes["fisk.llm.iteration"] == 1
 

@@ -12,10 +12,13 @@ import time
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 
+import anyio
+
 from fiskai_agent.errors import ResumeRefusedError
 from fiskai_agent.events import Advisory, Events
 from fiskai_agent.llm import Message, Response, ToolResultBlock, ToolUseBlock, message_to_json, tool_result_to_json
 from fiskai_core.confirm import GateDecision
+from fiskai_core.telemetry import current as current_telemetry
 from fiskai_core.tools import ToolResult
 from fiskai_runstate import Journal, JournalTruncatedError, Record, Store
 from fiskai_runstate.records import (
@@ -45,8 +48,17 @@ HOOKS_KEY = "hooks"
 CITATIONS_KEY = "citations"
 """Key of the knowledge citations a journaled knowledge_search result delivered."""
 
+_BACKENDS = {"FileJournal": "file", "JetStreamJournal": "jetstream", "InMemoryJournal": "memory"}
+"""`fisk.session.backend` by journal class (the metric's attribute; never a path or a subject)."""
+
 _BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 _KSUID_EPOCH = 1_400_000_000
+
+
+def _append_error(err: BaseException) -> str:
+    if isinstance(err, anyio.get_cancelled_exc_class()):
+        return "canceled"
+    return "io" if isinstance(err, OSError) else "journal"
 
 
 def new_run_id() -> str:
@@ -130,7 +142,18 @@ class RunJournal:
         self._seq += 1
         # Millisecond UTC stamps give session inspection its response and call times (schema version 6).
         stamp = datetime.now(UTC).isoformat(timespec="milliseconds")
-        await self._journal.append(Record(seq=self._seq, payload=payload, time=stamp))
+        started = time.perf_counter()
+        backend = _BACKENDS.get(type(self._journal).__name__, "custom")
+        try:
+            await self._journal.append(Record(seq=self._seq, payload=payload, time=stamp))
+        except BaseException as err:
+            # A failed append is measured too, with its kind (reference 6.4), then raised as before.
+            attributes = {"fisk.session.backend": backend, "error.type": _append_error(err)}
+            current_telemetry().record("fisk.session.append.duration", time.perf_counter() - started, attributes)
+            raise
+        current_telemetry().record(
+            "fisk.session.append.duration", time.perf_counter() - started, {"fisk.session.backend": backend}
+        )
 
     async def assistant(self, iteration: int, response: Response) -> None:
         """The model's turn, before any of its tools run."""
