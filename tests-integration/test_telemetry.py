@@ -344,6 +344,10 @@ def test_capture_cuts_a_1_mb_tool_result_and_every_document_parses(
 
     assert code == 0, err
     assert "content=exported" in err
+    (startup,) = receiver.named("startup")
+    assert json.loads(startup.attributes["gen_ai.system_instructions"]) == [
+        {"type": "text", "content": "operate the cluster"}
+    ]
     (tool,) = receiver.named("execute_tool")
     assert json.loads(tool.attributes["gen_ai.tool.call.arguments"]) == {"key": "motd"}
     result = tool.attributes["gen_ai.tool.call.result"]

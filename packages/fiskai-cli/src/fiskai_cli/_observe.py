@@ -24,6 +24,7 @@ from fiskai_core.telemetry import (
     TelemetryPlan,
     TelemetryRefusedError,
     decide_telemetry,
+    fit_json,
     using,
 )
 
@@ -71,9 +72,13 @@ class RunTelemetry:
             yield
 
     @contextmanager
-    def startup(self, identity: str) -> Generator[Span]:
-        """`startup <identity>`: tools, stores, remote imports."""
+    def startup(self, identity: str, *, system_prompt: str = "") -> Generator[Span]:
+        """`startup <identity>`: tools, stores, remote imports; with capture, the system prompt (once per run)."""
         with self.telemetry.span(f"startup {identity}", {"gen_ai.operation.name": "startup"}) as span:
+            capture = self.telemetry.capture
+            if capture is not None and system_prompt and span.recording:
+                parts = [{"type": "text", "content": system_prompt}]
+                span.set("gen_ai.system_instructions", fit_json(parts, capture.max_bytes).text)
             yield span
 
     def finish(self, span: Span, result: RunResult | Exception | None) -> None:
