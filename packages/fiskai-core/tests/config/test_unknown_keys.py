@@ -42,7 +42,7 @@ def _error(text: str, tmp_path: Path) -> str:
         (
             "harness:\n  memory:\n    enabled: true\n    backnd: file\n",
             'agent.yaml:4: harness.memory.backnd: unknown key; did you mean "backend"? allowed keys: '
-            "enabled, backend, no_index, options",
+            "enabled, backend, no_index, read_only, options",
         ),
         (
             "harness:\n  sessions:\n    backend: jetstream\n    stream: RUNS\n",
@@ -52,7 +52,7 @@ def _error(text: str, tmp_path: Path) -> str:
         (
             "harness:\n  memory:\n    directory: /tmp/m\n",
             'agent.yaml:3: harness.memory.directory: unknown key; did you mean "harness.memory.options.directory"? '
-            "allowed keys: enabled, backend, no_index, options",
+            "allowed keys: enabled, backend, no_index, read_only, options",
         ),
         (
             "harness:\n  knowledge:\n    embeddings:\n      modle: m\n",

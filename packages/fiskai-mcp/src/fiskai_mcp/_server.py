@@ -9,10 +9,11 @@ so a user thinking about an approval neither blocks other calls nor eats the com
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 import mcp_types as types
@@ -66,6 +67,8 @@ class ServerOptions:
     """Seconds a 2026-07-28 approval question stays answerable."""
     hooks: Hooks = Hooks()
     """`pre_tool_use` / `post_tool_use` hooks (`harness.hooks`), as on every other face; decisions are logged."""
+    pii_mode: Literal["redact", "reject", "off"] = "redact"
+    """`harness.pii.mode` for results handed to the client's model: redacted, withheld, or passed."""
 
 
 class _Handlers:
@@ -148,7 +151,25 @@ class _Handlers:
             result = await hooked_output(hooks, hooked, result, decisions=decisions)
             for record in decisions.records:
                 self.log(decision_line(record, hooked.tool))
-        return _result(result)
+        # The PII guard runs after the caller's hooks, on the output they leave (reference 7.1).
+        return _result(self._guarded(result))
+
+    def _guarded(self, result: ToolResult) -> ToolResult:
+        """The result past the PII guard: the client's model is a model like the agent's own.
+
+        The reference names the guard for agent runs only; the MCP client's model gets the same protection
+        (inferred), so an operator's `harness.pii.mode` means the same on every face.
+        """
+        mode = self.options.pii_mode
+        if mode == "off" or not result.output:
+            return result
+        from fiskai_core.pii import guard_output
+
+        output, guarded = guard_output(result.output, mode)
+        if guarded.blocked:
+            self.log(f"Withheld a result: it held {', '.join(guarded.counts) or 'what could not be scanned'}")
+            return dataclasses.replace(result, output=output, is_error=True, truncated=False)
+        return dataclasses.replace(result, output=output) if guarded.counts else result
 
     def _log_decision(self, verdict: Verdict, display: str, tag: str) -> None:
         outcome = "approved" if verdict.allowed else "denied"

@@ -40,6 +40,13 @@ __all__ = ["serve"]
     type=click.Path(dir_okay=False, path_type=Path),
     help="Write every model request and response of every run to this new file.",
 )
+@click.option(
+    "--token-env",
+    metavar="NAME",
+    default=None,
+    help="Web channel: require `Authorization: Bearer <token>`, the token read from environment variable NAME "
+    "(never pass the token itself; advised for a non-loopback expose.agent.web.listen).",
+)
 @connection_options
 @click.pass_context
 def serve(
@@ -51,13 +58,15 @@ def serve(
     api_key_file: Path | None,
     verbose: bool,
     trace_path: Path | None,
+    token_env: str | None,
     server_url: str | None,
     context_name: str | None,
 ) -> None:
-    """Host the agent: answer prompts from other agents and serve tools over NATS, until interrupted.
+    """Host the agent: answer prompts over NATS and browsers over HTTP, serve tools, until interrupted.
 
     Turns on what agent.yaml enables: expose.agent.a2a.prompts (other agents send prompts; answers stream
-    back) and expose.agent.a2a.serve_tools: true (peers call the selected tools). Storage must exist
+    back), expose.agent.web (a chat page, the Vercel AI SDK and AG-UI over HTTP) and
+    expose.agent.a2a.serve_tools: true (peers call the selected tools). Storage must exist
     beforehand (the session directory or stream); nothing is created. The first Ctrl-C (or SIGTERM) drains:
     no new work, running work finishes; the second stops now. A fault on any endpoint exits non-zero so a
     supervisor restarts the worker.
@@ -67,6 +76,7 @@ def serve(
       fiskai -c agent.yaml serve
       fiskai -c agent.yaml serve --server nats://127.0.0.1:4222 --state-dir /var/lib/fiskai/runs
       fiskai ask my-agent "how many streams are there?"      (from another shell)
+      WEB_TOKEN=... fiskai -c agent.yaml serve --token-env WEB_TOKEN
     """
     flags = Flags(
         workers=workers,
@@ -77,6 +87,7 @@ def serve(
         verbose=verbose,
         trace_path=trace_path,
         target=wiring.NatsTarget(server_url=server_url, context_name=context_name),
+        token_env=token_env,
     )
     settings = wiring.load_settings(ctx, "mcp", required=True)
     assert settings is not None, "required=True raises instead of returning None"

@@ -95,6 +95,8 @@ class Work:
     """A caller's lower token budget for the conversation (never raises the configured one)."""
     max_iterations: int | None = None
     tags: dict[str, str] = field(default_factory=dict[str, str])
+    argv: bool = False
+    """Add each call's command line (`display`) to its `tool_call` block (the web page shows it)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -46,12 +46,13 @@ async def _serve(settings: wiring.Settings, flags: Flags, connection: wiring.Mod
     config = settings.config
     a2a = config.expose.agent.a2a
     prompts = None if flags.tools_only else a2a.prompts
+    web = None if flags.tools_only else config.expose.agent.web
     async with AsyncExitStack() as stack:
         harness = await stack.enter_async_context(
             wiring.open_harness(
                 settings,
                 "serve",
-                checkpointing=prompts is not None,
+                checkpointing=prompts is not None or web is not None,
                 state_dir=flags.state_dir,
                 nats=flags.target,
                 prompter=TurnPrompter(),  # ask_human answers through each turn's own prompter
@@ -64,22 +65,35 @@ async def _serve(settings: wiring.Settings, flags: Flags, connection: wiring.Mod
         tool_rows: list[tuple[str, str]] = []
         if a2a.serve_tools or flags.tools_only:
             tools, tool_rows = _tool_endpoint(harness)  # refuses a set with nothing to serve before connecting
-        transport = await harness.connected()
-        from fiskai_a2a.nats_service import ServiceHost
+        service = None
+        transport = None
+        if prompts is not None or tools is not None:
+            transport = await harness.connected()
+            from fiskai_a2a.nats_service import ServiceHost
 
-        service = ServiceHost(transport, config.identity)
+            service = ServiceHost(transport, config.identity)
         sections: list[list[tuple[str, str]]] = []
         channels: list[Channel] = []
         endpoints: list[str] = []
         runner = None
-        if prompts is not None:
+        if prompts is not None or web is not None:
             assert connection is not None
             runner = await _runner(stack, harness, connection, flags)
+        if prompts is not None:
+            assert service is not None
             channel = _prompts_channel(harness, service, prompts.workers, prompts.elicit, a2a.request_timeout)
             channels.append(channel)
             endpoints.append(channel.name)
             sections.append(channel.banner())
+        if web is not None:
+            from ._web_start import web_channel
+
+            channel = web_channel(harness, web, flags.token)
+            channels.append(channel)
+            endpoints.append(channel.name)
+            sections.append(channel.banner())
         if tools is not None:
+            assert service is not None
             tools.add_to(service)
             endpoints.append("a2a")
             sections.append(tool_rows)
@@ -91,14 +105,14 @@ async def _serve(settings: wiring.Settings, flags: Flags, connection: wiring.Mod
                     endpoints=endpoints,
                     sessions=_sessions(harness),
                     knowledge=harness.knowledge_directory or "disabled",
-                    agent_context=transport.context.describe(),
+                    agent_context=transport.context.describe() if transport is not None else "none (no NATS endpoint)",
                     workers=f"{flags.workers} (flag)" if flags.workers else "1 (default; no queue)",
                     work_dir=str(flags.work_dir or os.getcwd()),
                     sections=sections,
                 ),
                 err=True,
             )
-            if tools is not None:  # the line scripts and supervisors wait for, as `fiskai a2a` printed it
+            if tools is not None and transport is not None:  # the line scripts wait for, as `fiskai a2a` printed it
                 served = tools.server
                 _say(
                     f"Serving {len(served.tools)} tools over a2a as {served.identity}/{served.version} on "
@@ -226,6 +240,7 @@ def _tool_endpoint(harness: wiring.Harness):
             confirm_tags=config.harness.confirm_tags,
             tool_timeout=a2a.tool_timeout.total_seconds() if a2a.tool_timeout else 30.0,
             hooks=command_hooks(harness.settings),
+            pii_mode=config.harness.pii.mode,
         )
     except A2AError as err:
         raise click.ClickException(str(err)) from None

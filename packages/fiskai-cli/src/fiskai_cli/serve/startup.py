@@ -33,6 +33,10 @@ class Flags:
     target: wiring.NatsTarget = wiring.NatsTarget()
     tools_only: bool = False
     """`fiskai a2a`: the tool endpoint alone."""
+    token_env: str | None = None
+    """`--token-env`: the web channel requires this variable's bearer token."""
+    token: str | None = None
+    """The token read from `token_env` (taken out of the environment at start-up)."""
 
 
 def start(settings: wiring.Settings, flags: Flags) -> int:
@@ -49,28 +53,32 @@ def start(settings: wiring.Settings, flags: Flags) -> int:
             "expose.agent.a2a.serve_tools: true instead"
         )
     prompts = None if flags.tools_only else a2a.prompts
+    web = None if flags.tools_only else config.expose.agent.web
     tools = a2a.serve_tools or flags.tools_only
-    if prompts is None and not tools:
+    if prompts is None and not tools and web is None:
         raise click.ClickException(
-            f'no endpoint is enabled in "{settings.path}": add expose.agent.a2a.prompts (answer prompts) or set '
-            "expose.agent.a2a.serve_tools: true (serve tools)"
+            f'no endpoint is enabled in "{settings.path}": add expose.agent.a2a.prompts (answer prompts), '
+            "expose.agent.web (answer browsers) or set expose.agent.a2a.serve_tools: true (serve tools)"
         )
     if prompts is not None:
         _check_prompts(settings)
+    if web is not None:
+        _check_prompts(settings, "expose.agent.web", "answer on the web")
+        flags = _web_token(flags, web.listen)
     if tools and not config.application_path:
         raise click.ClickException(
             f'application_path is required to serve tools (expose.agent.a2a.serve_tools) in "{settings.path}"'
         )
-    if not config.nats_context and not flags.target.given:
+    if (prompts is not None or tools) and not config.nats_context and not flags.target.given:
         raise click.ClickException(
             f'nats_context is required for fiskai serve in "{settings.path}": set nats_context in agent.yaml (a '
             "context of the nats CLI), or pass --server URL or --context NAME"
         )
     if flags.work_dir is not None and not (flags.work_dir.is_absolute() and flags.work_dir.is_dir()):
         raise click.ClickException(f'--work-dir "{flags.work_dir}" must be an absolute path to a directory that exists')
-    if prompts is not None:
+    if prompts is not None or web is not None:
         _check_session_directory(settings, flags.state_dir)
-    connection = _connection(settings, flags) if prompts is not None else None
+    connection = _connection(settings, flags) if prompts is not None or web is not None else None
     _log_to_stderr(flags.verbose)
     from .start import serve_with
 
@@ -98,18 +106,45 @@ def _check_session_directory(settings: wiring.Settings, state_dir: Path | None) 
         )
 
 
-def _check_prompts(settings: wiring.Settings) -> None:
+def _check_prompts(
+    settings: wiring.Settings, block: str = "expose.agent.a2a.prompts", what: str = "answer prompts"
+) -> None:
     config = settings.config
     for value, key in ((config.system_prompt, "system_prompt"), (config.llm.model, "llm.model")):
         if not value:
-            raise click.ClickException(
-                f'{key} is required to answer prompts (expose.agent.a2a.prompts) in "{settings.path}"'
-            )
+            raise click.ClickException(f'{key} is required to {what} ({block}) in "{settings.path}"')
     if not _identity_written(settings.path):
         raise click.ClickException(
-            f'identity must be set in "{settings.path}" to answer prompts: it is the subject callers address and '
-            "the queue group instances share, so a derived one would change with the binary's name"
+            f'identity must be set in "{settings.path}" to {what}: it names the conversations and (over NATS) the '
+            "subject callers address, so a derived one would change with the binary's name"
         )
+
+
+def _web_token(flags: Flags, listen: str) -> Flags:
+    """`--token-env` for the web channel: read (and taken out of the environment) now, as `fiskai mcp` does."""
+    import dataclasses
+
+    from fiskai_cli._secrets import take_secret
+
+    from .web._listen import is_loopback
+
+    host = listen.rpartition(":")[0]
+    if flags.token_env is None:
+        if not is_loopback(host):
+            # Beyond the reference (which authenticates nothing): a reachable listener runs the agent for anyone.
+            click.echo(
+                f"warning: expose.agent.web listens on non-loopback {host!r} with no token: anyone who can reach it "
+                "can run the agent; pass --token-env NAME to require a bearer token",
+                err=True,
+            )
+        return flags
+    token = take_secret(flags.token_env).strip()
+    if not token:
+        raise click.ClickException(
+            f"--token-env {flags.token_env}: the environment variable {flags.token_env} is unset or empty; export "
+            "the bearer token in it (the name goes on the command line, never the token)"
+        )
+    return dataclasses.replace(flags, token=token)
 
 
 def _identity_written(path: Path) -> bool:

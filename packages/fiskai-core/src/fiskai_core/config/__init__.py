@@ -16,12 +16,14 @@ from ._schema import (
     BudgetSettings,
     CapabilitiesSettings,
     CaptureSettings,
+    CitationRule,
     EmbeddingsSettings,
     EnvironmentSettings,
     ExposeAgentSettings,
     ExposeSettings,
     ExposeToolsSettings,
     HarnessSettings,
+    HarnessTool,
     HookCommand,
     HooksSettings,
     HumanInTheLoopSettings,
@@ -39,6 +41,7 @@ from ._schema import (
     ToolFilter,
 )
 from ._tool_sources import ToolSourceRule, ToolSourceSettings
+from ._web import WebSettings
 
 __all__ = [
     "DEFAULT_IDENTITY",
@@ -53,6 +56,7 @@ __all__ = [
     "BudgetSettings",
     "CapabilitiesSettings",
     "CaptureSettings",
+    "CitationRule",
     "Config",
     "EmbeddingsSettings",
     "EnvironmentSettings",
@@ -60,6 +64,7 @@ __all__ = [
     "ExposeSettings",
     "ExposeToolsSettings",
     "HarnessSettings",
+    "HarnessTool",
     "HookCommand",
     "HooksSettings",
     "PiiSettings",
@@ -70,6 +75,7 @@ __all__ = [
     "MemorySettings",
     "Mode",
     "PromptsSettings",
+    "WebSettings",
     "RemoteAgent",
     "RemoteToolHost",
     "SessionsSettings",

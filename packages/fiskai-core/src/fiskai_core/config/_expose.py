@@ -29,6 +29,7 @@ from ._schema import (
     _names,  # pyright: ignore[reportPrivateUsage]
     as_written,
 )
+from ._web import WebSettings
 
 
 class _ServerLimits(Block):
@@ -168,6 +169,8 @@ class ExposeAgentSettings(Block):
     """None when absent; present (even empty) enables `fiskai mcp`."""
     a2a: A2ASettings = Field(default_factory=A2ASettings)
     tools: ExposeToolsSettings = Field(default_factory=ExposeToolsSettings)
+    web: WebSettings | None = None
+    """None when absent; present turns on the web channel of `fiskai serve` (`origins` is required)."""
 
 
 class ExposeSettings(Block):
