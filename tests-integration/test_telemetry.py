@@ -474,8 +474,22 @@ def test_embeddings_spans_http_attempt_events_and_the_root_run_attributes(
         ]
         with MessagesServer(script) as server:
             code, _, err = fiskai(["-c", str(config), "run", "how do I drain?"], env, server)
+        assert code == 0, err
+        searched = list(receiver.spans)
+        # The same search with the embeddings server refusing: the search degrades to lexical, and says so.
+        receiver.spans.clear()
+        vectors.status = 400
+        again = [Turn([tool_use("knowledge_search", {"query": "drain a node"}, id="toolu_k2")]), Turn([text("ok")])]
+        with MessagesServer(again) as server:
+            code, _, err = fiskai(["-c", str(config), "run", "again"], env, server)
+        assert code == 0, err
+        degraded, failed = receiver.named("retrieval")[0], receiver.named("embeddings")[0]
+        receiver.spans[:] = searched
 
-    assert code == 0, err
+    assert degraded.attributes["fisk.knowledge.degraded"] is True
+    assert degraded.attributes["fisk.knowledge.degraded_reason"] == "embeddings"
+    assert (failed.error, failed.attributes["http.response.status_code"]) == (True, 400)
+    assert "fisk.knowledge.degraded_searches" in receiver.metrics
     (retrieval,) = receiver.named("retrieval")
     (embedded,) = receiver.named("embeddings")
     assert embedded.name == f"embeddings {vectors.model}"

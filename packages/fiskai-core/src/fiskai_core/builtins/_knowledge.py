@@ -19,7 +19,7 @@ from typing_extensions import override
 from fiskai_core._gojson import JsonNumber
 from fiskai_core.errors import ArgumentsError
 from fiskai_core.knowledge import KnowledgeIndex, KnowledgePack, KnowledgeReader, KnowledgeResult, KnowledgeSearcher
-from fiskai_core.telemetry import current as current_telemetry
+from fiskai_core.telemetry import Span, current as current_telemetry
 from fiskai_core.tools import TAG_IDEMPOTENT, CallContext, ToolArguments, ToolResult
 
 from ._base import BuiltinTool, quoted_trace
@@ -132,8 +132,10 @@ class KnowledgeSearchTool(BuiltinTool):
         searcher = self._searcher
         # Its own span under the tool's (reference 6.2); the query is content, so it is not an attribute.
         with current_telemetry().span("retrieval", {"gen_ai.operation.name": "retrieval"}) as span:
+            if limit is not None:
+                span.set("fisk.knowledge.top_k", limit)
             if self._json:
-                return await self._answer_json(query, limit)
+                return await self._answer_json(query, limit, span)
             if searcher is None:
                 span.set("fisk.knowledge.search.status", "index_not_built")
                 return ToolResult(output=_NOT_BUILT_JSON)
@@ -157,6 +159,7 @@ class KnowledgeSearchTool(BuiltinTool):
             if pack.status == "index_not_built":
                 return ToolResult(output=_NOT_BUILT_JSON)
             degraded = getattr(pack, "degraded", None)
+            _searched(span, "", degraded)
             text = pack.text if not degraded else f"note: {DEGRADED_NOTE} ({degraded})\n{pack.text}"
             return ToolResult(output=text, citations=tuple(pack.citations))
 
@@ -172,7 +175,7 @@ class KnowledgeSearchTool(BuiltinTool):
             return self._top_k
         return requested if self._top_k is None else min(requested, self._top_k)
 
-    async def _answer_json(self, query: str, limit: int | None) -> ToolResult:
+    async def _answer_json(self, query: str, limit: int | None, span: Span) -> ToolResult:
         searcher = self._searcher
         if searcher is None:
             return ToolResult(output=go_json(None, budget_chars=self._budget * 4).text)
@@ -181,9 +184,27 @@ class KnowledgeSearchTool(BuiltinTool):
         try:
             result = await anyio.to_thread.run_sync(lambda: self._search(searcher, query, limit))
         except Exception as err:  # noqa: BLE001 - an injected seam's failure is a result, as above
+            span.error("search")
             return ToolResult(output=f"knowledge_search: {err}", is_error=True)
+        span.set("fisk.knowledge.search.status", result.status)
+        span.set("fisk.knowledge.sections", len(result.hits))
+        _searched(span, result.tier, result.degraded)
         output = go_json(result, budget_chars=self._budget * 4, cite=self._cite)
         return ToolResult(output=output.text, citations=output.citations)
+
+
+def _searched(span: Span, tier: str, degraded: str | None) -> None:
+    """The tier and degradation attributes of a `retrieval` span, and the degraded-search count (6.3, 6.4)."""
+    if tier:
+        configured = "hybrid" if tier.startswith("hybrid") else "lexical"
+        span.set("fisk.knowledge.tier.configured", configured)
+        span.set("fisk.knowledge.tier.effective", "lexical" if degraded else configured)
+    if degraded:
+        # A closed vocabulary (never the error's text): a server that did not answer in time, or any other failure.
+        reason = "timeout" if "timed out" in degraded or "timeout" in degraded.lower() else "embeddings"
+        span.set("fisk.knowledge.degraded", True)
+        span.set("fisk.knowledge.degraded_reason", reason)
+        current_telemetry().record("fisk.knowledge.degraded_searches", 1, {"fisk.knowledge.degraded_reason": reason})
 
 
 def _top_k(arguments: ToolArguments) -> int | None:
