@@ -133,6 +133,8 @@ class RunOptions:
 
     prompt: str
     """The operator's request (empty means `assist the user`); ignored on resume, which restores it."""
+    identity: str = ""
+    """The agent's identity: an interactive run's turn spans are `invoke_agent <identity>` (reference 6.2)."""
     llm: LLMSettings
     """`llm` from agent.yaml: model, provider, budgets, thinking, caching, tool search."""
     tools: ToolSet

@@ -15,6 +15,7 @@ from fiskai_agent._prompt_hooks import checked_follow_up, checked_prompt
 from fiskai_agent._rotate import resumed_at_input, rotate_session
 from fiskai_agent._runner import Outcome, Runner
 from fiskai_agent._setup import prepare
+from fiskai_agent._turns import Turns
 from fiskai_agent.errors import AgentError
 from fiskai_agent.events import Advisory
 from fiskai_core.hooks import Deny
@@ -100,6 +101,7 @@ async def _loop(setup: Setup) -> Outcome:
         if control is not None:
             control._attach(scope)  # pyright: ignore[reportPrivateUsage]
         runner = Runner(setup)
+        turns = Turns(setup)
         session = setup.options.session
         refused: Outcome | None = None
         if session is not None and session.resume_id and session.follow_up:
@@ -116,7 +118,7 @@ async def _loop(setup: Setup) -> Outcome:
         elif ask is not None and resumed_at_input(setup):
             outcome = Outcome("completed")
         else:
-            outcome = await runner.loop()
+            outcome = await turns.run(runner.loop)
         rotate = False
         # A chat (reference 6.6): after an answer, a failed turn or the cap, the operator may go on.
         while ask is not None and outcome.reason in ("completed", "max_iterations", "error"):
@@ -148,7 +150,7 @@ async def _loop(setup: Setup) -> Outcome:
             else:
                 await runner.follow_up(text, reset=reset, hooks=decided)
             rotate = False
-            outcome = await runner.loop()
+            outcome = await turns.run(runner.loop)
         return outcome
     return Outcome("error", _ABORTED)
 

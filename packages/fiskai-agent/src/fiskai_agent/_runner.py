@@ -47,7 +47,7 @@ from fiskai_agent.llm import (
     message_to_json,
     tool_result_from_json,
 )
-from fiskai_agent.llm._attempts import ChatAttempts, current_attempts
+from fiskai_agent.llm._attempts import reporting_attempts
 from fiskai_core.builtins import FIND_TOOLS, found_tool_names
 from fiskai_core.calls import Refusal, ToolCall, prepare_call, run_call
 from fiskai_core.confirm import GateChannel, GateDecision, argv_digest
@@ -183,10 +183,9 @@ class Runner:
             with chat.telemetry.span(f"chat {request.model}", chat.attributes(request)) as span:
                 chat.capture_input(span, request)
                 started = time.perf_counter()
-                attempts = ChatAttempts(span)
-                token = current_attempts.set(attempts)
                 try:
-                    response = await s.provider.call(request)
+                    with reporting_attempts(span):
+                        response = await s.provider.call(request)
                 except ProviderError as err:
                     chat.failed(span, request, "provider", started)
                     refused = None if s.fell_back else refused_capability(err, request)
@@ -194,9 +193,6 @@ class Runner:
                         return Outcome("error", f"llm call: {err}")
                     fall_back(s, refused, f"HTTP {err.status}: {err.detail or err}")
                     continue
-                finally:
-                    current_attempts.reset(token)
-                    attempts.close()
                 chat.finished(span, request, response, started)
                 return response
 

@@ -53,14 +53,19 @@ class RunTelemetry:
 
     @contextmanager
     def root(self, identity: str, *, interactive: bool, resumed: bool) -> Generator[Span]:
-        """`invoke_agent <identity>`, current for the block; its trace id kept for the summary."""
+        """The root span, current for the block; its trace id kept for the summary.
+
+        `invoke_agent <identity>` for a one-shot run; a chat's is `invoke_workflow <identity>`, and its turns
+        are the agent's own `invoke_agent` spans.
+        """
+        operation = "invoke_workflow" if interactive else "invoke_agent"
         attributes: dict[str, Any] = {
-            "gen_ai.operation.name": "invoke_agent",
+            "gen_ai.operation.name": operation,
             "gen_ai.agent.name": identity,
             "fisk.run.interactive": interactive,
             "fisk.run.resumed": resumed,
         }
-        with using(self.telemetry), self.telemetry.span(f"invoke_agent {identity}", attributes) as span:
+        with using(self.telemetry), self.telemetry.span(f"{operation} {identity}", attributes) as span:
             self.trace_id = self.telemetry.trace_id()
             self._root = {"identity": identity, "interactive": interactive, "started": time.perf_counter()}
             yield span
@@ -101,6 +106,8 @@ class RunTelemetry:
         if reason in ("error", "setup_failed"):
             span.error(reason)
         root = self._root
+        if root.get("interactive"):
+            return  # a chat's turns recorded their own `gen_ai.invoke_agent.*` (reference 6.4: per turn)
         attributes = {
             "gen_ai.agent.name": root.get("identity", ""),
             "fisk.run.terminal_reason": reason,

@@ -9,6 +9,8 @@ bodies is recorded. With telemetry off the span does not record and the middlewa
 from __future__ import annotations
 
 import time
+from collections.abc import Generator
+from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
@@ -17,7 +19,7 @@ import anyio
 
 from fiskai_core.telemetry import Span
 
-__all__ = ["ChatAttempts", "attempt_events", "current_attempts"]
+__all__ = ["ChatAttempts", "attempt_events", "current_attempts", "reporting_attempts"]
 
 
 @dataclass(slots=True)
@@ -34,6 +36,18 @@ class ChatAttempts:
 
 
 current_attempts: ContextVar[ChatAttempts | None] = ContextVar("fiskai_chat_attempts", default=None)
+
+
+@contextmanager
+def reporting_attempts(span: Span) -> Generator[ChatAttempts]:
+    """Inside the block, the provider's HTTP attempts are reported to `span`; its resend count set after."""
+    attempts = ChatAttempts(span)
+    token = current_attempts.set(attempts)
+    try:
+        yield attempts
+    finally:
+        current_attempts.reset(token)
+        attempts.close()
 
 
 def _error_type(err: BaseException) -> str:

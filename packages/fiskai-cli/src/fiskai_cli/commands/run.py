@@ -440,6 +440,7 @@ async def _run_in(
         )
     options = RunOptions(
         prompt=request.prompt,
+        identity=config.identity or "",
         llm=config.llm,
         tools=harness.tools,
         gate=harness.gate,

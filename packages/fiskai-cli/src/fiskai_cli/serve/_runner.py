@@ -123,6 +123,7 @@ class HarnessRunner:
             work.calls.settle = pump.settle
         options = RunOptions(
             prompt=work.prompt,
+            identity=config.identity,
             llm=llm,
             tools=harness.tools,
             tool_updates=harness.tool_updates,
