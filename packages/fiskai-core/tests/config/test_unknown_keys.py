@@ -9,7 +9,8 @@ from fiskai_core.errors import ConfigError
 
 TOP = (
     "identity, application_path, tool_sources, nats_context, system_prompt, include, exclude, global_flags, "
-    "remote_agents, remote_tools, mcp_clients, mcp_servers, expose, harness, llm, telemetry"
+    "remote_agents, remote_tools, mcp_clients, mcp_servers, expose, harness, llm, telemetry, "
+    "description, display_name, icon, icon_url, prompts"
 )
 
 
