@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import time
 import traceback
+from typing import cast
 
 import anyio
 
@@ -17,6 +18,7 @@ from fiskai_agent.errors import AgentError
 from fiskai_agent.events import Advisory
 from fiskai_core.hooks import Decisions, Deny, PromptSubmit, user_prompt_submit
 from fiskai_runstate import JournalError
+from fiskai_runstate.errors import JournalClaimedError
 
 __all__ = ["INTERNAL_ERROR", "run", "run_sync"]
 
@@ -42,6 +44,8 @@ async def run(options: RunOptions) -> RunResult:
         SetupError: The run cannot start (bad base URL, no tools, a name clash, no credentials, ...).
         ResumeRefusedError: The session cannot be resumed (completed, drifted without `force`, ...).
         fiskai_runstate.JournalError: The session store failed before the loop started.
+        fiskai_runstate.errors.JournalClaimedError: Another worker took the session over (a journal claim); the
+            run stopped before its next record, so before its next tool call.
     """
     started = time.monotonic()
     resuming = options.session is not None and options.session.resume_id is not None
@@ -66,6 +70,11 @@ async def run(options: RunOptions) -> RunResult:
         outcome = await _loop(setup)
     # The panic barrier: a bug must end the run with a report, never a traceback in the operator's face.
     except Exception as err:  # noqa: BLE001
+        claimed = _claimed(err)
+        if claimed is not None:
+            # Another worker took the session over: write nothing more, let the journal go, and say so.
+            await _finish(setup, None)
+            raise claimed from None
         options.events.panicked(err, traceback.format_exc())
         await _finish(setup, Outcome("error", INTERNAL_ERROR))
         stats.elapsed = time.monotonic() - started
@@ -118,13 +127,25 @@ async def _loop(setup: Setup) -> Outcome:
     return Outcome("error", _ABORTED)
 
 
-async def _finish(setup: Setup, outcome: Outcome) -> None:
-    """Journal the terminal record and release what the run opened, even while being cancelled."""
+def _claimed(err: BaseException) -> JournalClaimedError | None:
+    """The claim error behind `err`, also when a batch of tools raised it inside a task group."""
+    while isinstance(err, BaseExceptionGroup):
+        group = cast("BaseExceptionGroup[BaseException]", err)
+        if not group.exceptions:
+            break
+        err = group.exceptions[0]
+    return err if isinstance(err, JournalClaimedError) else None
+
+
+async def _finish(setup: Setup, outcome: Outcome | None) -> None:
+    """Journal the terminal record (none when taken over) and release what the run opened, even while cancelled."""
     with anyio.CancelScope(shield=True):
         try:
-            if setup.journal.active:
+            if setup.journal.active and outcome is not None:
                 try:
                     await setup.journal.terminal(outcome.reason, outcome.error)
+                except JournalClaimedError:
+                    pass  # the worker that claimed the session writes its end
                 except OSError as err:
                     setup.options.events.warn(
                         Advisory(kind="journal_terminal", message=f"could not journal the end of the run: {err}")
