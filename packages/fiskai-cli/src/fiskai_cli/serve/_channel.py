@@ -63,6 +63,11 @@ class Work:
     max_tokens: int | None = None
     """A caller's lower token budget for the conversation (never raises the configured one)."""
     max_iterations: int | None = None
+    conversation: bool = True
+    """The session takes follow-up turns and ends each suspended at its answer (prompts); False: one task
+    whose journal ends `completed` (a queued job), so a redelivery can be answered from it."""
+    takeover: bool = False
+    """Claim the journal before resuming it: a worker still running it stops before its next tool call."""
     tags: dict[str, str] = field(default_factory=dict[str, str])
 
 
@@ -74,7 +79,8 @@ class WorkOutcome:
     answer: str = ""
     error: str = ""
     code: str = ""
-    """For `refused`: why the turn never ran (`unknown_conversation`, `config_drift`, `conversation_busy`, ...)."""
+    """For `refused`: why the turn never ran (`unknown_conversation`, `config_drift`, `conversation_busy`,
+    `taken_over`: another worker claimed the journal, ...)."""
     usage: dict[str, int] = field(default_factory=dict[str, int])
     """The whole conversation's usage, from the journal."""
 

@@ -20,7 +20,7 @@ from fiskai_agent.llm import Response, TextBlock, ThinkingBlock, ToolUseBlock
 from fiskai_core.confirm import ConfirmGate
 from fiskai_core.prompter import DenyPrompter
 from fiskai_runstate import JournalError, JournalNotFoundError
-from fiskai_runstate.errors import JournalLockedError
+from fiskai_runstate.errors import JournalClaimedError, JournalLockedError
 
 from ._channel import EventKind, Work, WorkOutcome
 
@@ -70,6 +70,12 @@ class HarnessRunner:
             force=work.force,
             follow_up=work.prompt if work.resume else "",
         )
+        if work.takeover and work.resume:
+            # The claim is written before the run starts; a worker still running this journal sees it before
+            # its next tool call and stops (the file backend's lock is then released for this one).
+            claim = getattr(harness.journal, "claim", None)
+            if claim is not None:
+                await claim(work.session_id)
         gate = ConfirmGate(work.prompter or DenyPrompter(), confirm_tags=config.harness.confirm_tags)
         send, receive = anyio.create_memory_object_stream[tuple[EventKind, dict[str, Any]]](math.inf)
         options = RunOptions(
@@ -85,8 +91,8 @@ class HarnessRunner:
             events=_SinkEvents(send),
             session=session,
             control=work.control or RunControl(),
-            interactive=True,
-            next_prompt=turn_end,
+            interactive=work.conversation,
+            next_prompt=turn_end if work.conversation else None,
             tool_timeout=self.tool_timeout,
         )
         outcome: WorkOutcome | None = None
@@ -96,6 +102,8 @@ class HarnessRunner:
                 outcome = _outcome(await run(options), ended)
             except ResumeRefusedError as err:
                 outcome = WorkOutcome(reason="refused", code=_refusal_code(str(err)), error=str(err))
+            except JournalClaimedError as err:
+                outcome = WorkOutcome(reason="refused", code="taken_over", error=str(err))
             except JournalLockedError:
                 outcome = WorkOutcome(
                     reason="refused", code="conversation_busy", error="a turn of this conversation is running"
@@ -127,6 +135,10 @@ def _outcome(result: RunResult, ended: list[str]) -> WorkOutcome:
             return WorkOutcome(reason="completed", answer=result.answer, usage=usage)
         kind = "max_iterations" if ended[0].startswith("max iterations") else "failed"
         return WorkOutcome(reason=kind, error=ended[0], usage=usage)
+    if result.reason == "completed":
+        return WorkOutcome(reason="completed", answer=result.answer, usage=usage)
+    if result.reason == "max_iterations":
+        return WorkOutcome(reason="max_iterations", error=result.error, usage=usage)
     if result.reason == "budget":
         return WorkOutcome(reason="budget_exhausted", error=result.error, usage=usage)
     if result.reason == "suspended":

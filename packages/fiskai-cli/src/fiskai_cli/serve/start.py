@@ -44,10 +44,12 @@ async def _serve(settings: wiring.Settings, flags: Flags, connection: wiring.Mod
     config = settings.config
     a2a = config.expose.agent.a2a
     prompts = None if flags.tools_only else a2a.prompts
+    jobs = None if flags.tools_only else config.expose.agent.jobs
+    channels_on = prompts is not None or jobs is not None
     async with AsyncExitStack() as stack:
         harness = await stack.enter_async_context(
             wiring.open_harness(
-                settings, "serve", checkpointing=prompts is not None, state_dir=flags.state_dir, nats=flags.target
+                settings, "serve", checkpointing=channels_on, state_dir=flags.state_dir, nats=flags.target
             )
         )
         _check_storage(harness)
@@ -65,9 +67,21 @@ async def _serve(settings: wiring.Settings, flags: Flags, connection: wiring.Mod
         channels: list[Channel] = []
         endpoints: list[str] = []
         runner = None
-        if prompts is not None:
+        if channels_on:
             assert connection is not None
             runner = await _runner(stack, harness, connection, flags)
+        queue_workers = "1 (default; no queue)"
+        if jobs is not None:
+            from ._jobs_setup import jobs_channel
+
+            jobs_endpoint = await jobs_channel(stack, harness, transport, jobs, flags)
+            channels.append(jobs_endpoint)
+            endpoints.append(jobs_endpoint.name)
+            sections.append(jobs_endpoint.banner())
+            queue_workers = f"{jobs_endpoint.workers} ({'flag' if flags.workers else 'config'})"
+        elif flags.workers:
+            queue_workers = f"{flags.workers} (flag)"
+        if prompts is not None:
             channel = _prompts_channel(harness, service, prompts.workers)
             channels.append(channel)
             endpoints.append(channel.name)
@@ -89,7 +103,7 @@ async def _serve(settings: wiring.Settings, flags: Flags, connection: wiring.Mod
                     sessions=_sessions(harness),
                     knowledge=harness.knowledge_directory or "disabled",
                     agent_context=transport.context.describe(),
-                    workers=f"{flags.workers} (flag)" if flags.workers else "1 (default; no queue)",
+                    workers=queue_workers,
                     work_dir=str(flags.work_dir or os.getcwd()),
                     sections=sections,
                 ),
@@ -102,7 +116,10 @@ async def _serve(settings: wiring.Settings, flags: Flags, connection: wiring.Mod
                     f"{transport.context.describe()}"
                 )
 
-        host = ServeHost(runner or _NoRunner(), channels, service=service, tools=tools, say=_say)
+        uses_service = prompts is not None or tools is not None
+        host = ServeHost(
+            runner or _NoRunner(), channels, service=service if uses_service else None, tools=tools, say=_say
+        )
         fault = await host.run(ready=ready)
         if fault is None:
             _say("fiskai serve stopped")

@@ -49,12 +49,18 @@ def start(settings: wiring.Settings, flags: Flags) -> int:
             "expose.agent.a2a.serve_tools: true instead"
         )
     prompts = None if flags.tools_only else a2a.prompts
+    jobs = None if flags.tools_only else config.expose.agent.jobs
+    channels = prompts is not None or jobs is not None
     tools = a2a.serve_tools or flags.tools_only
-    if prompts is None and not tools:
+    if not channels and not tools:
         raise click.ClickException(
-            f'no endpoint is enabled in "{settings.path}": add expose.agent.a2a.prompts (answer prompts) or set '
-            "expose.agent.a2a.serve_tools: true (serve tools)"
+            f'no endpoint is enabled in "{settings.path}": add expose.agent.a2a.prompts (answer prompts), '
+            "expose.agent.jobs (take queued jobs) or set expose.agent.a2a.serve_tools: true (serve tools)"
         )
+    if flags.workers is not None and flags.workers < 1:
+        raise click.ClickException(f"--workers {flags.workers}: must be at least 1")
+    if jobs is not None:
+        _check_channel(settings, "take queued jobs (expose.agent.jobs)")
     if prompts is not None:
         _check_prompts(settings)
     if tools and not config.application_path:
@@ -68,9 +74,9 @@ def start(settings: wiring.Settings, flags: Flags) -> int:
         )
     if flags.work_dir is not None and not (flags.work_dir.is_absolute() and flags.work_dir.is_dir()):
         raise click.ClickException(f'--work-dir "{flags.work_dir}" must be an absolute path to a directory that exists')
-    if prompts is not None:
+    if channels:
         _check_session_directory(settings, flags.state_dir)
-    connection = _connection(settings, flags) if prompts is not None else None
+    connection = _connection(settings, flags) if channels else None
     _log_to_stderr(flags.verbose)
     from .start import serve_with
 
@@ -98,13 +104,15 @@ def _check_session_directory(settings: wiring.Settings, state_dir: Path | None) 
         )
 
 
-def _check_prompts(settings: wiring.Settings) -> None:
+def _check_channel(settings: wiring.Settings, what: str) -> None:
     config = settings.config
     for value, key in ((config.system_prompt, "system_prompt"), (config.llm.model, "llm.model")):
         if not value:
-            raise click.ClickException(
-                f'{key} is required to answer prompts (expose.agent.a2a.prompts) in "{settings.path}"'
-            )
+            raise click.ClickException(f'{key} is required to {what} in "{settings.path}"')
+
+
+def _check_prompts(settings: wiring.Settings) -> None:
+    _check_channel(settings, "answer prompts (expose.agent.a2a.prompts)")
     if not _identity_written(settings.path):
         raise click.ClickException(
             f'identity must be set in "{settings.path}" to answer prompts: it is the subject callers address and '

@@ -59,6 +59,7 @@ __all__ = [
     "KnowledgeSettings",
     "LLMSettings",
     "MCPSettings",
+    "JobsSettings",
     "PromptsSettings",
     "MemorySettings",
     "RemoteAgent",
@@ -424,6 +425,7 @@ from ._expose import (  # noqa: E402
     ExposeAgentSettings,
     ExposeSettings,
     ExposeToolsSettings,
+    JobsSettings,
     MCPSettings,
     PromptsSettings,
 )

@@ -1,0 +1,280 @@
+"""Queued jobs under `fiskai serve`, as processes on a real nats-server with the scripted Messages server.
+
+Storage is laid out as `ajc` lays it out (`fiskai_a2a.jobs.testing`); tasks are written as `ajc tasks add`
+writes them and read back as `ajc tasks view` reads them. The agent's app is fixturectl's command model behind a
+shell script: `args basic --name X` is the non-idempotent command, appending its argv to an effect ledger (one
+line per time it really ran). The scripted model reads the job number from the prompt: a multiple of
+`tool_every` calls that command once, then answers `answer N`; every other job answers at once.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import queue
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import AsyncGenerator, Callable, Generator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import nats
+import pytest
+from nats.aio.client import Client as NatsClient
+
+from fiskai_a2a.jobs import (
+    HEADER_EXPECTED_LAST_SUBJECT_SEQUENCE,
+    HEADER_MSG_ID,
+    TASKS_STREAM,
+    Task,
+    encode_prompt_payload,
+    prompt_request,
+    queue_item,
+    queue_subject,
+    task_subject,
+)
+from fiskai_a2a.jobs.store import TaskStore
+from fiskai_a2a.jobs.testing import provision_queue, provision_task_store
+from fiskai_agent.testing import MessagesServer, RecordedRequest, Turn, text, tool_use
+
+pytestmark = [pytest.mark.nats, pytest.mark.anyio]
+
+_MODEL = Path(__file__).resolve().parents[1] / "examples" / "fixturectl" / "fixturectl.introspect.json"
+AGENT = "jobs-agent"
+READY = "Taking queued jobs"
+_JOB = re.compile(r"job (\d+)")
+
+
+def write_jobs_config(folder: Path, *, queue: str = "FISK_AI", workers: int = 1, sleep: float = 0.0) -> Path:
+    """agent.yaml for a jobs worker, its app (ledger at `folder/ledger`) and the session directory."""
+    app = folder / "fixturectl"
+    ledger = folder / "ledger"
+    app.write_text(
+        "#!/bin/sh\n"
+        f'if [ "$#" -eq 1 ] && [ "$1" = "--fisk-introspect" ]; then exec cat "{_MODEL}"; fi\n'
+        f'echo "$*" >> "{ledger}"\n' + (f"sleep {sleep}\n" if sleep else "") + 'echo "ran $*"\n',
+        encoding="utf-8",
+    )
+    app.chmod(0o755)
+    config = folder / "agent.yaml"
+    config.write_text(
+        f"identity: {AGENT}\n"
+        f"application_path: {app}\n"
+        "system_prompt: You run jobs.\n"
+        "llm: {model: claude-sonnet-4-6}\n"
+        f"expose: {{agent: {{jobs: {{queue: {queue}, workers: {workers}}}}}}}\n",
+        encoding="utf-8",
+    )
+    (folder / "runs").mkdir(exist_ok=True)
+    return config
+
+
+def job_responder(*, tool_every: int = 3, delay: float = 0.0) -> Callable[[RecordedRequest], Turn]:
+    def respond(request: RecordedRequest) -> Turn:
+        if delay:
+            time.sleep(delay)
+        first = str(request.messages[0].get("content"))
+        found = _JOB.search(first)
+        number = int(found.group(1)) if found else -1
+        if number % tool_every == 0 and not request.tool_results():
+            return Turn([tool_use("args_basic", {"name": f"job-{number}"})])
+        return Turn([text(f"answer {number}")])
+
+    return respond
+
+
+class Worker:
+    """A `fiskai serve` process; its stderr collected on a thread."""
+
+    def __init__(self, proc: subprocess.Popen[str]) -> None:
+        self.proc = proc
+        self.lines: queue.Queue[str] = queue.Queue()
+        self.seen: list[str] = []
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        for line in self.proc.stderr or ():
+            self.lines.put(line)
+
+    def stderr(self) -> str:
+        while True:
+            try:
+                self.seen.append(self.lines.get_nowait())
+            except queue.Empty:
+                return "".join(self.seen)
+
+    def wait_ready(self, timeout: float = 30) -> None:
+        deadline = time.monotonic() + timeout
+        while READY not in self.stderr():
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                raise AssertionError(f"fiskai serve did not start: {self.stderr()}")
+            time.sleep(0.05)
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self._reader.join(timeout=5)
+        if self.proc.stderr is not None:
+            self.proc.stderr.close()
+
+
+def start_worker(config: Path, url: str, base_url: str, *extra: str) -> Worker:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "FISKAI_"))}
+    env.update(ANTHROPIC_BASE_URL=base_url, ANTHROPIC_API_KEY="test-key")
+    command = [sys.executable, "-m", "fiskai_cli", "-c", str(config), "serve", "--server", url]
+    command += ["--state-dir", str(config.parent / "runs"), *extra]
+    proc = subprocess.Popen(
+        command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env
+    )
+    return Worker(proc)
+
+
+@contextmanager
+def workers(config: Path, url: str, base_url: str, count: int, *extra: str) -> Generator[list[Worker]]:
+    started = [start_worker(config, url, base_url, *extra) for _ in range(count)]
+    try:
+        for worker in started:
+            worker.wait_ready()
+        yield started
+    finally:
+        for worker in started:
+            worker.close()
+
+
+@pytest.fixture
+async def nc(nats_server: str) -> AsyncGenerator[NatsClient]:
+    client = await nats.connect(nats_server)  # pyright: ignore[reportUnknownMemberType]
+    try:
+        yield client
+    finally:
+        await client.close()
+
+
+async def _provision(nc: NatsClient, *, run_time: float = 600, tries: int = 3) -> None:
+    await provision_task_store(nc)
+    await provision_queue(nc, "FISK_AI", run_time=run_time, tries=tries, concurrency=100)
+
+
+async def _add(nc: NatsClient, number: int, *, as_string: bool = True, prompt: str | None = None) -> str:
+    request = prompt_request(prompt if prompt is not None else f"do job {number}", sender="tester")
+    task = Task.new("fisk-ai:run", encode_prompt_payload(request, as_string=as_string))
+    await TaskStore(nc).add(task, queue="FISK_AI")
+    return task.id
+
+
+async def _view(nc: NatsClient, task_id: str) -> dict[str, Any]:
+    """The task record as `ajc tasks view --json` reads it: the last message on its subject, parsed as JSON."""
+    jsm = nc.jsm()  # pyright: ignore[reportUnknownMemberType]
+    message = await jsm.get_last_msg(TASKS_STREAM, task_subject(task_id))
+    return json.loads(message.data or b"{}")
+
+
+_FINAL = ("complete", "terminated", "expired")
+
+
+async def _until_final(nc: NatsClient, ids: list[str], within: float) -> dict[str, dict[str, Any]]:
+    """Every task's record once all are final (polled as an operator polls `ajc tasks view`)."""
+    records: dict[str, dict[str, Any]] = {}
+    for _ in range(int(within / 0.2)):
+        for task_id in ids:
+            if records.get(task_id, {}).get("state") not in _FINAL:
+                records[task_id] = await _view(nc, task_id)
+        if all(r.get("state") in _FINAL for r in records.values()):
+            return records
+        await anyio.sleep(0.2)
+    pending = {task_id: r.get("state") for task_id, r in records.items() if r.get("state") not in _FINAL}
+    raise AssertionError(f"{len(pending)} tasks not final after {within:g}s: {list(pending.items())[:5]}")
+
+
+async def test_a_task_written_as_ajc_writes_it_is_answered_on_its_record(
+    nats_server: str, nc: NatsClient, tmp_path: Path
+) -> None:
+    """The reference's record, byte for byte, with a `request.prompt` in the `ajc tasks add` string encoding."""
+    await _provision(nc)
+    message = (
+        '{"protocol":"io.choria.fisk-ai.v1.request.prompt","id":"2fT8kMxQ1aBcDeFgHiJkLmNoPqR",'
+        '"request":"2fT8kMxQ1aBcDeFgHiJkLmNoPqR","conversation":"2fT8kMxQ1aBcDeFgHiJkLmNoPqR",'
+        '"sequence":0,"time":"2026-08-15T11:30:00Z","sender":{"name":"ops-console"},'
+        '"prompt":"do job 3 please"}'
+    )
+    task_id = "3MuCSDXq3Nekz4SjeXsq6NjQke5"
+    record = (
+        b'{"id":"3MuCSDXq3Nekz4SjeXsq6NjQke5","type":"fisk-ai:run","queue":"FISK_AI","payload":"'
+        + base64.b64encode(json.dumps(message).encode())
+        + b'","max_tries":10,"state":"new","created":"2026-12-02T05:57:42.598707958Z","tries":0}'
+    )
+    js = nc.jetstream()  # pyright: ignore[reportUnknownMemberType]
+    await js.publish(task_subject(task_id), record, headers={HEADER_EXPECTED_LAST_SUBJECT_SEQUENCE: "0"})
+    await js.publish(queue_subject("FISK_AI", task_id), queue_item(task_id), headers={HEADER_MSG_ID: task_id})
+    config = write_jobs_config(tmp_path)
+    with MessagesServer(responder=job_responder()) as model, workers(config, nats_server, model.base_url, 1):
+        records = await _until_final(nc, [task_id], 30)
+        calls = len(model.requests)
+    stored = records[task_id]
+    assert stored["state"] == "complete" and stored["tries"] == 1 and "last_err" not in stored
+    answer = stored["result"]["payload"]  # the v1 result, as an object
+    assert answer["protocol"] == "io.choria.fisk-ai.v1.result"
+    assert (answer["stop_reason"], answer["text"]) == ("end_turn", "answer 3")
+    assert answer["request"] == "2fT8kMxQ1aBcDeFgHiJkLmNoPqR"
+    assert answer["recipient"] == {"name": "ops-console"} and answer["sender"]["name"] == AGENT
+    assert answer["usage"]["llm_calls"] == 2 and answer["usage"]["tool_calls"] == 1 == calls - 1
+    assert (tmp_path / "ledger").read_text().count("job-3") == 1
+
+
+async def test_refusals_terminate_without_retry_and_a_completed_session_is_answered_from_its_journal(
+    nats_server: str, nc: NatsClient, tmp_path: Path
+) -> None:
+    await _provision(nc)
+    good = await _add(nc, 1, as_string=False)  # the library encoding: the message as an object
+    empty = await _add(nc, 2, prompt="   ")
+    other = prompt_request("x", sender="tester")
+    wrong = Task.new(
+        "fisk-ai:run", json.dumps({**other.to_wire(), "protocol": "io.choria.fisk-ai.v1.request.read"}).encode()
+    )
+    await TaskStore(nc).add(wrong, queue="FISK_AI")
+    config = write_jobs_config(tmp_path)
+    with MessagesServer(responder=job_responder()) as model, workers(config, nats_server, model.base_url, 1):
+        records = await _until_final(nc, [good, empty, wrong.id], 30)
+        assert records[empty]["state"] == "terminated" and records[empty]["tries"] == 1
+        assert records[empty]["last_err"] == "terminate task: the payload's prompt is empty"
+        assert records[wrong.id]["state"] == "terminated"
+        assert records[wrong.id]["last_err"].startswith("terminate task: ")
+        assert records[good]["result"]["payload"]["text"] == "answer 1"
+        calls = len(model.requests)
+        # Finished but the answer never stored (a worker died before saving it): the redelivery is answered
+        # from the journal, with no model call.
+        store = TaskStore(nc)
+        stored = await store.load(good)
+        await store.save(
+            stored.task.with_changes(state="active", tried="2020-01-01T00:00:00Z", result=None), expected_seq=stored.seq
+        )
+        js = nc.jetstream()  # pyright: ignore[reportUnknownMemberType]
+        await js.publish(queue_subject("FISK_AI", good), queue_item(good))
+        again = (await _until_final(nc, [good], 20))[good]
+        assert again["result"]["payload"]["text"] == "answer 1" and len(model.requests) == calls
+        assert again["result"]["payload"]["usage"]["llm_calls"] == 1
+
+
+def test_missing_storage_refuses_to_start_naming_the_ajc_command(nats_server: str, tmp_path: Path) -> None:
+    config = write_jobs_config(tmp_path)
+    worker = start_worker(config, nats_server, "http://127.0.0.1:9")
+    try:
+        assert worker.proc.wait(timeout=30) == 1
+    finally:
+        worker.close()
+    err = worker.stderr()
+    assert 'building the jobs endpoint: connecting to queue "FISK_AI": storage not ready' in err
+    assert "ajc tasks initialize" in err and "Traceback" not in err
