@@ -19,6 +19,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections import Counter
 from collections.abc import AsyncGenerator, Callable, Generator
 from contextlib import contextmanager
 from pathlib import Path
@@ -111,7 +112,7 @@ class Worker:
             except queue.Empty:
                 return "".join(self.seen)
 
-    def wait_ready(self, timeout: float = 30) -> None:
+    def wait_ready(self, timeout: float = 90) -> None:
         deadline = time.monotonic() + timeout
         while READY not in self.stderr():
             if self.proc.poll() is not None or time.monotonic() > deadline:
@@ -278,3 +279,54 @@ def test_missing_storage_refuses_to_start_naming_the_ajc_command(nats_server: st
     err = worker.stderr()
     assert 'building the jobs endpoint: connecting to queue "FISK_AI": storage not ready' in err
     assert "ajc tasks initialize" in err and "Traceback" not in err
+
+
+async def test_three_workers_take_200_jobs_through_a_kill_and_a_drain_each_answered_once(
+    nats_server: str, nc: NatsClient, tmp_path: Path
+) -> None:
+    """Steps:
+    1. Three `fiskai serve --workers 2` share one queue (run time 4 s) and one session directory.
+    2. 200 jobs (both payload encodings); every third runs the non-idempotent command once.
+    3. After 50 answers one worker is SIGKILLed; after 100 another is SIGTERMed (it drains: exit 0).
+    4. Every job ends `complete` with its own answer, stored exactly once (one `complete` advisory per task), and
+       the effect ledger shows no command ran twice: the killed worker's jobs resumed from their journals.
+    """
+    await _provision(nc, run_time=4, tries=50)
+    completions: Counter[str] = Counter()
+
+    async def on_state(msg: Any) -> None:
+        event = json.loads(msg.data)
+        if event.get("state") == "complete":
+            completions[event["task_id"]] += 1
+
+    await nc.subscribe("CHORIA_AJ.E.task_state.>", cb=on_state)  # pyright: ignore[reportUnknownMemberType]
+    ids = [await _add(nc, number, as_string=number % 2 == 0) for number in range(200)]
+    config = write_jobs_config(tmp_path, sleep=0.05)
+    with (
+        MessagesServer(responder=job_responder(delay=0.01)) as model,
+        workers(config, nats_server, model.base_url, 3, "--workers", "2", "-v") as (killed, drained, survivor),
+    ):
+        for threshold, act in (
+            (50, lambda: killed.proc.kill()),
+            (100, lambda: drained.proc.send_signal(signal.SIGTERM)),
+        ):
+            for _ in range(600):
+                if len(completions) >= threshold:
+                    break
+                await anyio.sleep(0.1)
+            act()
+        assert await anyio.to_thread.run_sync(lambda: drained.proc.wait(30)) == 0
+        assert "draining: no new work is taken" in drained.stderr()
+        records = await _until_final(nc, ids, 80)
+        assert survivor.proc.poll() is None
+        logs = survivor.stderr() + drained.stderr()
+        # The killed worker's jobs and the drained worker's suspended ones were redelivered and resumed.
+        assert logs.count("resume=True") >= 1, logs[-2000:]
+    await nc.flush()
+    texts = {task_id: records[task_id].get("result", {}).get("payload", {}).get("text") for task_id in ids}
+    assert [texts[task_id] for task_id in ids] == [f"answer {number}" for number in range(200)]
+    assert all(records[task_id]["state"] == "complete" for task_id in ids)
+    assert sorted(set(completions.values())) == [1] and len(completions) == 200
+    ran = Counter(line.split()[-1] for line in (tmp_path / "ledger").read_text().splitlines())
+    assert max(ran.values()) == 1, [name for name, count in ran.items() if count > 1]
+    assert len(ran) >= 60  # 67 tool jobs; only a call cut by the kill between its intent and its start is missing
