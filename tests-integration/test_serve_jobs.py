@@ -43,7 +43,7 @@ from fiskai_a2a.jobs import (
 )
 from fiskai_a2a.jobs.store import TaskStore
 from fiskai_a2a.jobs.testing import provision_queue, provision_task_store
-from fiskai_agent.testing import MessagesServer, RecordedRequest, Turn, text, tool_use
+from fiskai_agent.testing import Failure, MessagesServer, RecordedRequest, Turn, text, tool_use
 
 pytestmark = [pytest.mark.nats, pytest.mark.anyio]
 
@@ -77,11 +77,17 @@ def write_jobs_config(folder: Path, *, queue: str = "FISK_AI", workers: int = 1,
     return config
 
 
-def job_responder(*, tool_every: int = 3, delay: float = 0.0) -> Callable[[RecordedRequest], Turn]:
-    def respond(request: RecordedRequest) -> Turn:
+def job_responder(*, tool_every: int = 3, delay: float = 0.0) -> Callable[[RecordedRequest], Turn | Failure]:
+    """Also: a prompt saying `rate-limit` gets a 429, one saying `too-long` a 400 prompt-too-long (no retries)."""
+
+    def respond(request: RecordedRequest) -> Turn | Failure:
         if delay:
             time.sleep(delay)
         first = str(request.messages[0].get("content"))
+        if "rate-limit" in first:
+            return Failure(429, "rate limited", should_retry=False)
+        if "too-long" in first:
+            return Failure(400, "prompt is too long: 250000 tokens > 200000 maximum", should_retry=False)
         found = _JOB.search(first)
         number = int(found.group(1)) if found else -1
         if number % tool_every == 0 and not request.tool_results():
@@ -246,9 +252,17 @@ async def test_refusals_terminate_without_retry_and_a_completed_session_is_answe
         "fisk-ai:run", json.dumps({**other.to_wire(), "protocol": "io.choria.fisk-ai.v1.request.read"}).encode()
     )
     await TaskStore(nc).add(wrong, queue="FISK_AI")
+    busy = await _add(nc, 4, prompt="job 4 rate-limit")
+    too_long = await _add(nc, 5, prompt="job 5 too-long")
     config = write_jobs_config(tmp_path)
     with MessagesServer(responder=job_responder()) as model, workers(config, nats_server, model.base_url, 1):
-        records = await _until_final(nc, [good, empty, wrong.id], 30)
+        records = await _until_final(nc, [good, empty, wrong.id, busy, too_long], 30)
+        # A failed run is a completed job: a v1 error with its code, not retried.
+        for task_id, code in ((busy, "provider_busy"), (too_long, "context_exceeded")):
+            error = records[task_id]["result"]["payload"]
+            assert records[task_id]["state"] == "complete" and records[task_id]["tries"] == 1
+            assert error["protocol"] == "io.choria.fisk-ai.v1.error"
+            assert (error["code"], error["stop_reason"]) == (code, "error"), error
         assert records[empty]["state"] == "terminated" and records[empty]["tries"] == 1
         assert records[empty]["last_err"] == "terminate task: the payload's prompt is empty"
         assert records[wrong.id]["state"] == "terminated"

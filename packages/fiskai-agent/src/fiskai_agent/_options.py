@@ -200,6 +200,8 @@ class RunResult:
     session_id: str | None = None
     internal_error: bool = False
     """A bug ended the run (reported through `Events.panicked`)."""
+    error_code: str = ""
+    """For an `error` from a failed model call: `provider_busy`, `provider_refused`, `context_exceeded`, or ""."""
 
     @property
     def ok(self) -> bool:

@@ -85,7 +85,12 @@ async def run(options: RunOptions) -> RunResult:
     stats.elapsed = time.monotonic() - started
     stats.suspended = outcome.reason == "suspended"
     return RunResult(
-        reason=outcome.reason, answer=outcome.answer, error=outcome.error, stats=stats, session_id=setup.session_id
+        reason=outcome.reason,
+        answer=outcome.answer,
+        error=outcome.error,
+        stats=stats,
+        session_id=setup.session_id,
+        error_code=outcome.code,
     )
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from fiskai_core.errors import FiskaiError
 
-__all__ = ["AgentError", "ProviderError", "ResumeRefusedError", "SetupError"]
+__all__ = ["AgentError", "ProviderError", "ResumeRefusedError", "SetupError", "provider_code"]
 
 
 class AgentError(FiskaiError):
@@ -37,3 +37,25 @@ class ProviderError(AgentError):
         self.status = status
         self.retryable = retryable
         self.detail = detail
+
+
+_BUSY_STATUS = frozenset({429, 503, 529})
+_REFUSED_STATUS = frozenset({401, 403, 404})
+_CONTEXT_WORDS = ("prompt is too long", "context window", "context length", "too many tokens", "maximum context")
+
+
+def provider_code(err: ProviderError) -> str:
+    """The serving error code of a failed model call, or "" when it is outside that vocabulary.
+
+    `provider_busy`: no capacity or rate limited (429, 503, 529, or the call timed out): submit again shortly.
+    `provider_refused`: credentials or the model name must be fixed by an operator (401, 403, 404).
+    `context_exceeded`: the conversation or its context is too large for the model (400/413 saying so).
+    """
+    status = err.status
+    if status in _BUSY_STATUS or (status is None and "did not finish within" in str(err)):
+        return "provider_busy"
+    if status in _REFUSED_STATUS:
+        return "provider_refused"
+    if status in (400, 413) and any(word in (err.detail or str(err)).lower() for word in _CONTEXT_WORDS):
+        return "context_exceeded"
+    return ""

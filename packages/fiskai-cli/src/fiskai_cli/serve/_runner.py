@@ -143,7 +143,7 @@ def _outcome(result: RunResult, ended: list[str]) -> WorkOutcome:
         return WorkOutcome(reason="budget_exhausted", error=result.error, usage=usage)
     if result.reason == "suspended":
         return WorkOutcome(reason="suspended", usage=usage)
-    return WorkOutcome(reason="failed", error=result.error or "the run failed", usage=usage)
+    return WorkOutcome(reason="failed", error=result.error or "the run failed", code=result.error_code, usage=usage)
 
 
 def _refusal_code(message: str) -> str:
