@@ -344,3 +344,19 @@ async def test_three_workers_take_200_jobs_through_a_kill_and_a_drain_each_answe
     ran = Counter(line.split()[-1] for line in (tmp_path / "ledger").read_text().splitlines())
     assert max(ran.values()) == 1, [name for name, count in ran.items() if count > 1]
     assert len(ran) >= 60  # 67 tool jobs; only a call cut by the kill between its intent and its start is missing
+
+
+async def test_a_broken_queue_is_a_fault_the_worker_exits_non_zero(
+    nats_server: str, nc: NatsClient, tmp_path: Path
+) -> None:
+    """The queue's stream removed under a running worker: a channel fault, so a supervisor restarts it."""
+    await _provision(nc)
+    config = write_jobs_config(tmp_path)
+    with MessagesServer(responder=job_responder()) as model, workers(config, nats_server, model.base_url, 1) as [one]:
+        jsm = nc.jsm()  # pyright: ignore[reportUnknownMemberType]
+        await jsm.delete_stream("CHORIA_AJ_Q_FISK_AI")
+        code = await anyio.to_thread.run_sync(lambda: one.proc.wait(30))
+        err = one.stderr()
+    assert code == 1, err
+    assert 'fiskai serve: error: an endpoint failed: queue "FISK_AI" cannot be read' in err
+    assert "ajc queue info FISK_AI" in err and "Traceback" not in err

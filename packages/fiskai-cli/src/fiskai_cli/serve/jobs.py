@@ -48,7 +48,14 @@ from fiskai_a2a.jobs import (
     succeeded,
     terminated,
 )
-from fiskai_a2a.jobs.store import JobNotFoundError, QueueLimits, StoredTask, TaskConflictError, TaskStore
+from fiskai_a2a.jobs.store import (
+    JobNotFoundError,
+    JobStorageError,
+    QueueLimits,
+    StoredTask,
+    TaskConflictError,
+    TaskStore,
+)
 from fiskai_a2a.protocol import Identity, new_id, reply_header, serve as wire
 from fiskai_agent import RunControl
 
@@ -166,12 +173,24 @@ class JobsChannel:
                 await sub.unsubscribe()
 
     async def _poll(self, sub: Any) -> Msg | None:
+        """One item, or None after `_POLL` seconds of nothing.
+
+        Raises:
+            JobStorageError: the queue cannot be read any more (its stream or consumer removed, the server gone):
+                a channel fault, so the worker drains and exits non-zero for its supervisor to restart it.
+        """
         import nats.errors
 
         try:
             messages = await sub.fetch(1, timeout=_POLL)
         except nats.errors.TimeoutError:
             return None
+        except nats.errors.Error as err:
+            stream = queue_stream(self.queue)
+            raise JobStorageError(
+                f'queue "{self.queue}" cannot be read (stream {stream}, consumer {WORKERS_CONSUMER}): '
+                f"{type(err).__name__}; check it with `ajc queue info {self.queue}`"
+            ) from None
         return messages[0] if messages else None
 
     def drain(self) -> None:
