@@ -60,7 +60,10 @@ def write_jobs_config(folder: Path, *, queue: str = "FISK_AI", workers: int = 1,
     app.write_text(
         "#!/bin/sh\n"
         f'if [ "$#" -eq 1 ] && [ "$1" = "--fisk-introspect" ]; then exec cat "{_MODEL}"; fi\n'
-        f'echo "$*" >> "{ledger}"\n' + (f"sleep {sleep}\n" if sleep else "") + 'echo "ran $*"\n',
+        f'echo "$*" >> "{ledger}"\n'
+        + (f"sleep {sleep}\n" if sleep else "")
+        + 'case "$*" in *slow*) sleep 4;; esac\n'
+        + 'echo "ran $*"\n',
         encoding="utf-8",
     )
     app.chmod(0o755)
@@ -91,7 +94,10 @@ def job_responder(*, tool_every: int = 3, delay: float = 0.0) -> Callable[[Recor
         found = _JOB.search(first)
         number = int(found.group(1)) if found else -1
         if number % tool_every == 0 and not request.tool_results():
-            return Turn([tool_use("args_basic", {"name": f"job-{number}"})])
+            arguments: dict[str, Any] = {"name": f"job-{number}"}
+            if "slow" in first:
+                arguments["mode"] = "slow"  # the command sleeps 4 s
+            return Turn([tool_use("args_basic", arguments)])
         return Turn([text(f"answer {number}")])
 
     return respond
@@ -360,3 +366,30 @@ async def test_a_broken_queue_is_a_fault_the_worker_exits_non_zero(
     assert code == 1, err
     assert 'fiskai serve: error: an endpoint failed: queue "FISK_AI" cannot be read' in err
     assert "ajc queue info FISK_AI" in err and "Traceback" not in err
+
+
+async def test_a_job_past_its_run_time_is_taken_over_and_the_first_worker_stops_before_its_next_record(
+    nats_server: str, nc: NatsClient, tmp_path: Path
+) -> None:
+    """Steps:
+    1. The queue's run time is 2 s; the job's command takes 4 s, so the queue redelivers it mid-command.
+    2. The second worker claims the journal (it is still held: the job goes back to the queue for a moment).
+    3. The first worker's command ends; it sees the claim before journaling anything more and stops: no answer.
+    4. The redelivery resumes the journal; the interrupted command is not run again (the model is told it may
+       have taken effect) and the job is answered once.
+    """
+    await _provision(nc, run_time=2, tries=20)
+    task_id = await _add(nc, 3, prompt="do job 3 slow")
+    config = write_jobs_config(tmp_path)
+    with (
+        MessagesServer(responder=job_responder()) as model,
+        workers(config, nats_server, model.base_url, 2, "-v") as pair,
+    ):
+        records = await _until_final(nc, [task_id], 60)
+        logs = "".join(worker.stderr() for worker in pair)
+    stored = records[task_id]
+    assert stored["state"] == "complete" and stored["result"]["payload"]["text"] == "answer 3", stored
+    assert "was taken over by another worker" in logs, logs[-3000:]
+    assert (tmp_path / "ledger").read_text().count("job-3") == 1
+    told = [r for r in model.requests if r.tool_results()][-1].tool_results()[0]
+    assert "may already have taken effect" in str(told.get("content")), told
