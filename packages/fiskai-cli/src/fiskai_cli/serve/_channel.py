@@ -1,6 +1,6 @@
 """The channel seam of `fiskai serve`: how an endpoint that produces work hands it to the hosted agent.
 
-A channel (prompts over NATS today; queued jobs and the web channel plug in the same way) owns its
+A channel (prompts over NATS, queued jobs; the web channel plugs in the same way) owns its
 intake, its worker slots and its wire protocol. For each piece of work it admits, it builds a `Work` and
 awaits `WorkRunner.run(work)`, which runs one turn of the agent and returns a `WorkOutcome`. What a
 channel can do is said by what it fills in: a channel that can ask a person supplies a `prompter`
