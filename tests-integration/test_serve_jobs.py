@@ -342,11 +342,16 @@ async def test_three_workers_take_200_jobs_through_a_kill_and_a_drain_each_answe
         logs = survivor.stderr() + drained.stderr()
         # The killed worker's jobs and the drained worker's suspended ones were redelivered and resumed.
         assert logs.count("resume=True") >= 1, logs[-2000:]
-    await nc.flush()
     texts = {task_id: records[task_id].get("result", {}).get("payload", {}).get("text") for task_id in ids}
     assert [texts[task_id] for task_id in ids] == [f"answer {number}" for number in range(200)]
     assert all(records[task_id]["state"] == "complete" for task_id in ids)
-    assert sorted(set(completions.values())) == [1] and len(completions) == 200
+    # Advisories are published after the save: wait for the last ones, then no task may have two. One may be
+    # missing: the killed worker can die between storing an answer and announcing it.
+    for _ in range(50):
+        if len(completions) == 200:
+            break
+        await anyio.sleep(0.1)
+    assert max(completions.values()) == 1 and len(completions) >= 199, len(completions)
     ran = Counter(line.split()[-1] for line in (tmp_path / "ledger").read_text().splitlines())
     assert max(ran.values()) == 1, [name for name, count in ran.items() if count > 1]
     assert len(ran) >= 60  # 67 tool jobs; only a call cut by the kill between its intent and its start is missing

@@ -20,7 +20,7 @@ from fiskai_agent.llm import Response, TextBlock, ThinkingBlock, ToolUseBlock
 from fiskai_core.confirm import ConfirmGate
 from fiskai_core.prompter import DenyPrompter
 from fiskai_runstate import JournalError, JournalNotFoundError
-from fiskai_runstate.errors import JournalClaimedError, JournalLockedError
+from fiskai_runstate.errors import JournalClaimedError, JournalExistsError, JournalLockedError
 
 from ._channel import EventKind, Work, WorkOutcome
 
@@ -104,7 +104,8 @@ class HarnessRunner:
                 outcome = WorkOutcome(reason="refused", code=_refusal_code(str(err)), error=str(err))
             except JournalClaimedError as err:
                 outcome = WorkOutcome(reason="refused", code="taken_over", error=str(err))
-            except JournalLockedError:
+            except (JournalLockedError, JournalExistsError):
+                # Held by a writer, or created a moment ago by another worker taking the same work.
                 outcome = WorkOutcome(
                     reason="refused", code="conversation_busy", error="a turn of this conversation is running"
                 )

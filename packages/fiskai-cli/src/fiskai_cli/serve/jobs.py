@@ -159,6 +159,9 @@ class JobsChannel:
             async with anyio.create_task_group() as jobs:
                 while not self._draining:
                     await slots.acquire()  # the engine's limiter: poll only when a slot is free
+                    if self._draining:
+                        slots.release()
+                        break
                     message = await self._poll(sub)
                     if message is None:
                         slots.release()
