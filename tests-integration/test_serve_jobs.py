@@ -233,9 +233,13 @@ async def test_a_task_written_as_ajc_writes_it_is_answered_on_its_record(
     await js.publish(task_subject(task_id), record, headers={HEADER_EXPECTED_LAST_SUBJECT_SEQUENCE: "0"})
     await js.publish(queue_subject("FISK_AI", task_id), queue_item(task_id), headers={HEADER_MSG_ID: task_id})
     config = write_jobs_config(tmp_path)
-    with MessagesServer(responder=job_responder()) as model, workers(config, nats_server, model.base_url, 1):
+    with MessagesServer(responder=job_responder()) as model, workers(config, nats_server, model.base_url, 1) as [one]:
         records = await _until_final(nc, [task_id], 30)
         calls = len(model.requests)
+        banner = one.stderr()
+    for line in ("Endpoints: asyncjobs/FISK_AI", "Queue Context: ", "Queue Workers: 1 (config)", "Run Time: 10m0s"):
+        assert line in banner, banner
+    assert "Tries: 3" in banner and "Queue Concurrency: 100" in banner
     stored = records[task_id]
     assert stored["state"] == "complete" and stored["tries"] == 1 and "last_err" not in stored
     answer = stored["result"]["payload"]  # the v1 result, as an object

@@ -71,6 +71,7 @@ async def _serve(settings: wiring.Settings, flags: Flags, connection: wiring.Mod
             assert connection is not None
             runner = await _runner(stack, harness, connection, flags)
         queue_workers = "1 (default; no queue)"
+        queue_context = ""
         if jobs is not None:
             from ._jobs_setup import jobs_channel
 
@@ -79,6 +80,7 @@ async def _serve(settings: wiring.Settings, flags: Flags, connection: wiring.Mod
             endpoints.append(jobs_endpoint.name)
             sections.append(jobs_endpoint.banner())
             queue_workers = f"{jobs_endpoint.workers} ({'flag' if flags.workers else 'config'})"
+            queue_context = jobs_endpoint.context
         elif flags.workers:
             queue_workers = f"{flags.workers} (flag)"
         if prompts is not None:
@@ -104,6 +106,7 @@ async def _serve(settings: wiring.Settings, flags: Flags, connection: wiring.Mod
                     knowledge=harness.knowledge_directory or "disabled",
                     agent_context=transport.context.describe(),
                     workers=queue_workers,
+                    queue_context=queue_context,
                     work_dir=str(flags.work_dir or os.getcwd()),
                     sections=sections,
                 ),
