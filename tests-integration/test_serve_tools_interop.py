@@ -6,8 +6,11 @@ pre-0.0.5 caller (a plain request taking the first message), a pre-0.0.5 server 
 """
 
 import json
-from collections.abc import AsyncGenerator, Callable
-from contextlib import asynccontextmanager
+import signal
+import subprocess
+import sys
+from collections.abc import AsyncGenerator, Callable, Generator
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -254,3 +257,71 @@ def test_the_default_concurrency_is_the_cpu_quota_clamped_to_two_to_eight(tmp_pa
     assert default_max_concurrent(quota) == 2
     quota.write_text("max 100000\n", encoding="utf-8")
     assert 2 <= default_max_concurrent(quota) <= 8
+
+
+@contextmanager
+def alias_process(config: Path, url: str) -> Generator[tuple[list[str], list[int]]]:
+    """`fiskai a2a` as a process: yields its start-up lines (to `Serving ...`) and, after, its exit code."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "fiskai_cli", "-c", str(config), "a2a", "--server", url],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    seen: list[str] = []
+    codes: list[int] = []
+    try:
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            seen.append(line)
+            if line.startswith("Serving "):
+                break
+        yield seen, codes
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            codes.append(proc.wait(timeout=20))
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        if proc.stderr is not None:
+            proc.stderr.close()
+
+
+def _old_client_answer(data: bytes) -> str:
+    """What a pre-0.0.5 caller does with the one reply it reads: anything but a `tool.reply` fails the call."""
+    reply = json.loads(data)
+    if reply.get("protocol") != f"{_NS}.tool.reply":
+        return f"call failed: unexpected reply protocol {reply.get('protocol')}"
+    return str(reply.get("output", ""))
+
+
+async def test_a_pre_0_0_5_caller_against_the_fiskai_a2a_alias_fails_its_call_while_the_command_runs(
+    nats_server: str, tmp_path: Path
+) -> None:
+    """Reference 4.5 (inferred, kept): the alias serves the 0.0.5 protocol, so an old caller reads the ack as
+    its answer and fails the call; the command still runs (the rest of the reply set goes nowhere), and the
+    endpoint keeps serving the next caller."""
+    _tools(tmp_path)  # writes the fixturectl script
+    marker = tmp_path / "ran"
+    script = tmp_path / "fixturectl"
+    body = script.read_text(encoding="utf-8")
+    script.write_text(body + f'echo "$@" >> "{marker}"\n', encoding="utf-8")
+    config = tmp_path / "agent.yaml"
+    config.write_text(
+        f"identity: {_AGENT}\napplication_path: {script}\nexpose: {{agent: {{a2a: {{serve_tools: true}}}}}}\n",
+        encoding="utf-8",
+    )
+    with alias_process(config, nats_server) as (seen, codes):
+        assert any("notice: fiskai a2a is now an alias of `fiskai serve`" in line for line in seen), seen
+        async with raw(nats_server) as nc, connect(NatsContext.from_url(nats_server)) as transport:
+            with anyio.fail_after(15):
+                msg = await nc.request(
+                    f"choria.fisk-ai.tool.{_AGENT}", _request("cluster_node_list", {"limit": 7}), timeout=10
+                )
+                assert _old_client_answer(msg.data) == f"call failed: unexpected reply protocol {_NS}.ack"
+                await _until(lambda: marker.exists() and "--limit=7" in marker.read_text(encoding="utf-8"))
+                after = await _client(transport).call_tool(_AGENT, "cluster_node_list", {"limit": 8})
+        assert "[--limit=8]" in (after.output or "")
+    assert codes == [0]

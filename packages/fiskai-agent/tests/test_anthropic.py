@@ -223,6 +223,34 @@ async def test_a_hung_response_hits_the_call_timeout(server: MessagesServer) -> 
     assert "did not finish within 0.5s (llm.budget.call_timeout)" in str(caught.value)
 
 
+@pytest.mark.parametrize(
+    ("status", "message", "failure"),
+    [
+        (429, "rate limited", "busy"),
+        (529, "overloaded", "busy"),
+        (503, "unavailable", "busy"),
+        (401, "invalid x-api-key", "refused"),
+        (403, "forbidden", "refused"),
+        (404, "model: claude-nope", "refused"),
+        (413, "request too large", "context_exceeded"),
+        (400, "prompt is too long: 250000 tokens > 200000 maximum", "context_exceeded"),
+        (400, "roles must alternate", "other"),
+        (500, "internal", "other"),
+    ],
+)
+async def test_the_sdk_exception_type_decides_the_kind_of_failure(
+    server: MessagesServer, status: int, message: str, failure: str
+) -> None:
+    server.add(Failure(status, message))
+    provider = _provider(server, max_retries=0)
+    try:
+        with pytest.raises(ProviderError) as caught:
+            await provider.call(_request())
+    finally:
+        await provider.aclose()
+    assert (caught.value.status, caught.value.failure) == (status, failure)
+
+
 async def test_a_400_with_thinking_suggests_turning_it_off(server: MessagesServer) -> None:
     server.add(Failure(400, "thinking is not supported"))
     provider = _provider(server, max_retries=0)

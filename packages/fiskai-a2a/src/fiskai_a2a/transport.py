@@ -30,9 +30,9 @@ __all__ = [
     "cancel_digest",
 ]
 
-RouteKind = Literal["discovery", "tool", "control", "task", "cancel"]
+RouteKind = Literal["discovery", "tool", "control", "task", "cancel", "elicit"]
 """`discovery` and `tool` are the original's two paths; `control` (fiskai) carries Cancel to every instance;
-`task` (0.0.5) carries prompts to an agent's prompts channel."""
+`task` (0.0.5) carries prompts to an agent's prompts channel, `elicit` the answers to its questions."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -70,3 +70,45 @@ def test_bad_requests_are_refused(data: bytes, error: type[Exception]) -> None:
 def test_a_path_that_expects_requests_refuses_a_reply() -> None:
     with pytest.raises(UnknownProtocolError):
         wire.decode(_bytes("ack", accepted=True), expect=set(wire.REQUEST_KINDS))
+
+
+def test_the_reference_s_approve_question_decodes_with_its_kind() -> None:
+    data = _bytes(
+        "elicit.request.approve",
+        question_id="q1",
+        tool_use_id="toolu_01A9bK2mNpQr",
+        command="stream rm",
+        display="stream rm ORDERS --force",
+        tag="ai:confirm",
+        wait_ms=120000,
+    )
+    message = wire.decode(data)
+    assert isinstance(message, wire.Question) and message.kind == "approve"
+    assert (message.tool_use_id, message.display, message.wait_ms) == (
+        "toolu_01A9bK2mNpQr",
+        "stream rm ORDERS --force",
+        120000,
+    )
+
+
+@pytest.mark.parametrize(
+    ("kind", "body"),
+    [
+        ("approve", {"choice": "always"}),
+        ("confirm", {"confirmed": False}),
+        ("select", {"index": 0}),
+        ("input", {"value": ""}),
+        ("no_operator", {}),
+    ],
+)
+def test_answers_keep_their_zero_values(kind: str, body: dict[str, Any]) -> None:
+    message = wire.decode(_bytes(f"elicit.reply.{kind}", question_id="q1", **body))
+    assert isinstance(message, wire.QuestionReply) and message.kind == kind
+    assert message.to_wire() | body == message.to_wire()  # false, 0 and "" travel as answers
+
+
+def test_waiting_decodes_and_an_unknown_question_kind_is_refused() -> None:
+    waiting = wire.decode(_bytes("elicit.waiting", question_id="q1"))
+    assert isinstance(waiting, wire.Waiting) and waiting.question_id == "q1"
+    with pytest.raises(UnknownProtocolError):
+        wire.decode(_bytes("elicit.request.hologram", question_id="q1"))

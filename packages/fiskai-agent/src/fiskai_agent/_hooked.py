@@ -1,7 +1,7 @@
 """The tool hooks on the loop's call path (reference 7.1).
 
 `pre_tool_use` runs before argument validation and the gate, `post_tool_use` after execution and before
-the trace and the journal.
+the trace and the journal, and the PII guard after it (`_pii`).
 
 A rewrite to a tool this run does not have aborts the run (`HookAbort`), as in the original: a policy
 that names a tool that does not exist is broken, and guessing would run something nobody chose.
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from fiskai_agent._pii import guard_result
 from fiskai_agent._prepared import Setup
 from fiskai_agent._telemetry import ToolSpan
 from fiskai_agent._tools import Entry
@@ -58,10 +59,14 @@ def gated_as_original(call: ToolCall | Refusal, original: Entry) -> ToolCall | R
 
 
 async def after_tool(s: Setup, use: ToolUseBlock, result: ToolResult, decisions: Decisions) -> ToolResult:
-    """The result as the `post_tool_use` hooks leave it."""
-    hooks = s.options.hooks
-    if not hooks.post_tool_use:
-        return result
+    """The result as the `post_tool_use` hooks, then the PII guard, leave it (the guard runs last, 7.1)."""
+    options = s.options
+    if options.hooks.post_tool_use:
+        result = await _post_hooks(s, use, result, decisions)
+    return guard_result(options.pii_mode, use.name, result, decisions, options.events)
+
+
+async def _post_hooks(s: Setup, use: ToolUseBlock, result: ToolResult, decisions: Decisions) -> ToolResult:
     event = ToolOutput(
         tool=use.name,
         arguments=use.input,
@@ -71,7 +76,7 @@ async def after_tool(s: Setup, use: ToolUseBlock, result: ToolResult, decisions:
         tool_use_id=use.id,
         session_id=s.session_id or "",
     )
-    decided = await post_tool_use(hooks, event, decisions)
+    decided = await post_tool_use(s.options.hooks, event, decisions)
     if decided.output == result.output:
         return result
     return dataclasses.replace(result, output=decided.output)

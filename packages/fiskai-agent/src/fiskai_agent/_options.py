@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import anyio
 
@@ -22,6 +22,9 @@ from fiskai_core.hooks import Hooks
 from fiskai_core.prompter import DenyPrompter
 from fiskai_core.tools import ToolSet
 from fiskai_runstate import Store as SessionStore
+
+if TYPE_CHECKING:
+    from fiskai_core.pii import PiiMode
 
 __all__ = [
     "FollowUp",
@@ -154,6 +157,9 @@ class RunOptions:
     """Emit `llm_request` summaries."""
     hooks: Hooks = field(default_factory=Hooks)
     """Policy around tool calls (`fiskai_core.hooks`); every decision is journaled with the call's result."""
+    pii_mode: PiiMode = "redact"
+    """`harness.pii.mode`: personal data and secrets in each prompt and tool result are redacted (the default,
+    as in the original even without the setting), refused / withheld (`reject`), or let through (`off`)."""
     tool_updates: ToolUpdates | None = None
     """A part of `tools` that may change during the run (`mcp_clients` with `watch_tools`), swapped in whole
     before the next model call."""
@@ -200,8 +206,6 @@ class RunResult:
     session_id: str | None = None
     internal_error: bool = False
     """A bug ended the run (reported through `Events.panicked`)."""
-    error_code: str = ""
-    """For an `error` from a failed model call: `provider_busy`, `provider_refused`, `context_exceeded`, or ""."""
 
     @property
     def ok(self) -> bool:

@@ -10,6 +10,7 @@ from typing import cast
 import anyio
 
 from fiskai_agent._options import RunOptions, RunResult, RunStats
+from fiskai_agent._pii import PromptRefused, check_scanner, guard_prompt
 from fiskai_agent._prepared import Setup
 from fiskai_agent._rotate import resumed_at_input, rotate_session
 from fiskai_agent._runner import Outcome, Runner
@@ -48,14 +49,20 @@ async def run(options: RunOptions) -> RunResult:
             run stopped before its next record, so before its next tool call.
     """
     started = time.monotonic()
+    check_scanner(options.pii_mode)
     resuming = options.session is not None and options.session.resume_id is not None
-    if options.hooks.user_prompt_submit and not resuming:
+    if not resuming:
         # A resumed run's prompt was submitted (and checked) when the session began.
-        decided = await user_prompt_submit(options.hooks, PromptSubmit(prompt=options.prompt), Decisions())
-        if isinstance(decided, Deny):
-            stats = RunStats(model=options.llm.model, elapsed=time.monotonic() - started)
-            return RunResult(reason="error", answer="", error=f"prompt denied by policy: {decided.reason}", stats=stats)
-        options = dataclasses.replace(options, prompt=decided.prompt)
+        if options.hooks.user_prompt_submit:
+            decided = await user_prompt_submit(options.hooks, PromptSubmit(prompt=options.prompt), Decisions())
+            if isinstance(decided, Deny):
+                return _refused(options, started, f"prompt denied by policy: {decided.reason}")
+            options = dataclasses.replace(options, prompt=decided.prompt)
+        # The PII guard wraps the prompt hook: it sees the prompt the hooks leave (reference 7.1).
+        guarded = guard_prompt(options.pii_mode, options.prompt, options.events)
+        if isinstance(guarded, PromptRefused):
+            return _refused(options, started, guarded.message)
+        options = dataclasses.replace(options, prompt=guarded)
     try:
         setup = await prepare(options)
     except (AgentError, JournalError):
@@ -90,8 +97,13 @@ async def run(options: RunOptions) -> RunResult:
         error=outcome.error,
         stats=stats,
         session_id=setup.session_id,
-        error_code=outcome.code,
     )
+
+
+def _refused(options: RunOptions, started: float, error: str) -> RunResult:
+    """A prompt refused before the run began: nothing was sent and nothing journaled."""
+    stats = RunStats(model=options.llm.model, elapsed=time.monotonic() - started)
+    return RunResult(reason="error", answer="", error=error, stats=stats)
 
 
 async def _loop(setup: Setup) -> Outcome:
@@ -101,12 +113,22 @@ async def _loop(setup: Setup) -> Outcome:
             control._attach(scope)  # pyright: ignore[reportPrivateUsage]
         runner = Runner(setup)
         session = setup.options.session
+        refused: Outcome | None = None
         if session is not None and session.resume_id and session.follow_up:
             # A served conversation's next turn arrives with the resume, not from `next_prompt`.
-            await runner.follow_up(session.follow_up, reset=False)
+            text = _guarded(setup, session.follow_up)
+            if isinstance(text, Outcome):
+                refused = text
+            else:
+                await runner.follow_up(text, reset=False)
         ask = setup.options.next_prompt
         # A chat resumed at an input boundary asks first: its last turn was already answered.
-        outcome = Outcome("completed") if ask is not None and resumed_at_input(setup) else await runner.loop()
+        if refused is not None:
+            outcome = refused
+        elif ask is not None and resumed_at_input(setup):
+            outcome = Outcome("completed")
+        else:
+            outcome = await runner.loop()
         rotate = False
         # A chat (reference 6.6): after an answer, a failed turn or the cap, the operator may go on.
         while ask is not None and outcome.reason in ("completed", "max_iterations", "error"):
@@ -122,10 +144,15 @@ async def _loop(setup: Setup) -> Outcome:
                 if reset:
                     runner.clear()
                 continue
-            if rotate and await rotate_session(setup, follow.text):
-                runner.restart(follow.text)
+            text = _guarded(setup, follow.text)
+            if isinstance(text, Outcome):
+                # Refused before it entered the conversation: the operator sees why and may type again.
+                outcome = text
+                continue
+            if rotate and await rotate_session(setup, text):
+                runner.restart(text)
             else:
-                await runner.follow_up(follow.text, reset=reset)
+                await runner.follow_up(text, reset=reset)
             rotate = False
             outcome = await runner.loop()
         return outcome
@@ -140,6 +167,12 @@ def _claimed(err: BaseException) -> JournalClaimedError | None:
             break
         err = group.exceptions[0]
     return err if isinstance(err, JournalClaimedError) else None
+
+
+def _guarded(setup: Setup, text: str) -> str | Outcome:
+    """A follow-up prompt past the PII guard, or the turn's refusal (`reject` mode)."""
+    guarded = guard_prompt(setup.options.pii_mode, text, setup.options.events)
+    return Outcome("error", guarded.message) if isinstance(guarded, PromptRefused) else guarded
 
 
 async def _finish(setup: Setup, outcome: Outcome | None) -> None:

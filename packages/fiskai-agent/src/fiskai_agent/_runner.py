@@ -34,7 +34,7 @@ from fiskai_agent._telemetry import ChatTelemetry, ToolSpan
 from fiskai_agent._tool_finder import refused_capability
 from fiskai_agent._tool_updates import apply_tool_updates
 from fiskai_agent._tools import Entry
-from fiskai_agent.errors import ProviderError, provider_code
+from fiskai_agent.errors import ProviderError
 from fiskai_agent.events import Advisory, AdvisoryKind, ToolResultTrace, ToolTrace
 from fiskai_agent.llm import (
     Message,
@@ -69,8 +69,6 @@ class Outcome:
     reason: StopReason
     error: str = ""
     answer: str = ""
-    code: str = ""
-    """For a failed model call: its serving error code (`provider_code`), or ""."""
 
 
 class Runner:
@@ -189,7 +187,7 @@ class Runner:
                     chat.failed(span, request, "provider", started)
                     refused = None if s.fell_back else refused_capability(err, request)
                     if refused is None:
-                        return Outcome("error", f"llm call: {err}", code=provider_code(err))
+                        return Outcome("error", f"llm call: {err}")
                     fall_back(s, refused, f"HTTP {err.status}: {err.detail or err}")
                     continue
                 chat.finished(span, request, response, started)

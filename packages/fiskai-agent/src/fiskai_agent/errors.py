@@ -12,9 +12,16 @@ run before or outside the loop; each message names the thing and the fix.
 
 from __future__ import annotations
 
+from typing import Literal
+
 from fiskai_core.errors import FiskaiError
 
-__all__ = ["AgentError", "ProviderError", "ResumeRefusedError", "SetupError", "provider_code"]
+__all__ = ["AgentError", "ProviderError", "ProviderFailure", "ResumeRefusedError", "SetupError"]
+
+ProviderFailure = Literal["busy", "refused", "context_exceeded", "other"]
+"""What kind of failure a model call met, as a served caller needs it (reference 3.8 `provider_busy`,
+`provider_refused`, `context_exceeded`; `other` answers `failed`). The adapter decides it from its SDK's
+own exception types, so no SDK type leaves the adapter."""
 
 
 class AgentError(FiskaiError):
@@ -32,30 +39,17 @@ class ResumeRefusedError(AgentError):
 class ProviderError(AgentError):
     """A model call failed; `status` is the HTTP status when there was one, `detail` the server's own words."""
 
-    def __init__(self, message: str, *, status: int | None = None, retryable: bool = False, detail: str = "") -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        retryable: bool = False,
+        detail: str = "",
+        failure: ProviderFailure = "other",
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.retryable = retryable
         self.detail = detail
-
-
-_BUSY_STATUS = frozenset({429, 503, 529})
-_REFUSED_STATUS = frozenset({401, 403, 404})
-_CONTEXT_WORDS = ("prompt is too long", "context window", "context length", "too many tokens", "maximum context")
-
-
-def provider_code(err: ProviderError) -> str:
-    """The serving error code of a failed model call, or "" when it is outside that vocabulary.
-
-    `provider_busy`: no capacity or rate limited (429, 503, 529, or the call timed out): submit again shortly.
-    `provider_refused`: credentials or the model name must be fixed by an operator (401, 403, 404).
-    `context_exceeded`: the conversation or its context is too large for the model (400/413 saying so).
-    """
-    status = err.status
-    if status in _BUSY_STATUS or (status is None and "did not finish within" in str(err)):
-        return "provider_busy"
-    if status in _REFUSED_STATUS:
-        return "provider_refused"
-    if status in (400, 413) and any(word in (err.detail or str(err)).lower() for word in _CONTEXT_WORDS):
-        return "context_exceeded"
-    return ""
+        self.failure: ProviderFailure = failure

@@ -56,6 +56,8 @@ AdvisoryKind = Literal[
     "config_renamed_key",
     "mcp_tools_changed",
     "session_rotate",
+    "pii_redacted",
+    "pii_withheld",
 ]
 """Stable tokens for structured sinks; the `message` of an `Advisory` is the line a UI prints."""
 

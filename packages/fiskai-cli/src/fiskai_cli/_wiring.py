@@ -309,7 +309,7 @@ async def open_harness(
             )
             if checkpointing:  # channel runs: their stores (and the connection) before anything listens
                 await harness.connected(needs)
-                await _run_parts(harness, stack, application, None, checkpointing=True, state_dir=state_dir)
+                await _run_parts(harness, stack, application, prompter, checkpointing=True, state_dir=state_dir)
         if config.mcp_client_entries and (face in ("run", "tools") or (face == "serve" and checkpointing)):
             # Never on the served sets (mcp, a2a, serve's tool endpoint): imported tools are not served again.
             from fiskai_cli._mcp_clients import attach_imported_tools

@@ -30,6 +30,11 @@ __all__ = [
     "CANCEL",
     "ERROR",
     "EVENT_PREFIX",
+    "QUESTION_KINDS",
+    "QUESTION_PREFIX",
+    "REPLY_FIELDS",
+    "REPLY_PREFIX",
+    "WAITING",
     "KEEPALIVE",
     "PROMPT",
     "READ",
@@ -42,6 +47,9 @@ __all__ = [
     "CancelRequest",
     "ErrorReply",
     "EventMessage",
+    "Question",
+    "QuestionReply",
+    "Waiting",
     "PromptRequest",
     "ReadRequest",
     "ResultReply",
@@ -63,6 +71,12 @@ ANSWER: Final = f"{NAMESPACE}.request.answer"
 RESUME: Final = f"{NAMESPACE}.request.resume"
 READ: Final = f"{NAMESPACE}.request.read"
 EVENT_PREFIX: Final = f"{NAMESPACE}.event."
+QUESTION_PREFIX: Final = f"{NAMESPACE}.elicit.request."
+REPLY_PREFIX: Final = f"{NAMESPACE}.elicit.reply."
+WAITING: Final = f"{NAMESPACE}.elicit.waiting"
+QUESTION_KINDS: Final = ("approve", "confirm", "select", "input")
+REPLY_FIELDS: Final = {"approve": "choice", "confirm": "confirmed", "select": "index", "input": "value"}
+"""The field an answer of each kind must carry (always sent, even as `false`, `0` or `""`)."""
 KEEPALIVE: Final = f"{EVENT_PREFIX}status"
 """What the tool endpoint sends every ten seconds while a call runs. The pages name no protocol id for it
 (inferred): a status event, which a 0.0.5 caller takes as liveness like any message echoing the request."""
@@ -137,6 +151,49 @@ class ErrorReply(ServeMessage):
     content_exported: bool | None = None
 
 
+class Question(ServeMessage):
+    """`elicit.request.<kind>`: a question to the caller (prompts with `elicit`); the kind is in the protocol id."""
+
+    PROTOCOL: ClassVar[str] = QUESTION_PREFIX
+    question_id: str
+    tool_use_id: str | None = None
+    wait_ms: int | None = None
+    command: str | None = None
+    display: str | None = None
+    tag: str | None = None
+    question: str | None = None
+    options: list[str] | None = None
+    default: str | None = None
+
+    @property
+    def kind(self) -> str:
+        """`approve`, `confirm`, `select` or `input`."""
+        return self.header.protocol.removeprefix(QUESTION_PREFIX)
+
+
+class QuestionReply(ServeMessage):
+    """`elicit.reply.<kind>`: the caller's answer to `question_id` (`no_operator`: nobody can answer)."""
+
+    PROTOCOL: ClassVar[str] = REPLY_PREFIX
+    question_id: str
+    choice: str | None = None
+    confirmed: bool | None = None
+    index: int | None = None
+    value: str | None = None
+
+    @property
+    def kind(self) -> str:
+        """A question kind, or `no_operator`."""
+        return self.header.protocol.removeprefix(REPLY_PREFIX)
+
+
+class Waiting(ServeMessage):
+    """`elicit.waiting`: the person is still there; restarts the question's window."""
+
+    PROTOCOL: ClassVar[str] = WAITING
+    question_id: str
+
+
 class CancelRequest(ServeMessage):
     """A polite stop of the turn `header.request` names; answered with an ack."""
 
@@ -193,7 +250,9 @@ REQUEST_KINDS: Final[dict[str, type[ServeMessage]]] = {
 }
 _TYPES: Final[dict[str, type[ServeMessage]]] = {
     **REQUEST_KINDS,
-    **{cls.PROTOCOL: cls for cls in (Ack, ToolReply, ResultReply, ErrorReply, CancelRequest)},
+    **{cls.PROTOCOL: cls for cls in (Ack, ToolReply, ResultReply, ErrorReply, CancelRequest, Waiting)},
+    **{QUESTION_PREFIX + kind: Question for kind in QUESTION_KINDS},
+    **{REPLY_PREFIX + kind: QuestionReply for kind in (*QUESTION_KINDS, "no_operator")},
 }
 _REQUEST_FIELDS: Final = frozenset(name for cls in REQUEST_KINDS.values() for name in cls.model_fields) - {"header"}
 

@@ -16,17 +16,18 @@ Standard library only (urllib), so `fiskai info` can say the same as a run witho
 from __future__ import annotations
 
 import json
-import urllib.error
-import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import urlsplit
 
 from fiskai_agent.errors import SetupError
 
 from ._base_url import loopback_authority
 from ._capabilities import Capabilities
+
+if TYPE_CHECKING:
+    import urllib.request
 
 __all__ = ["ServerKind", "anthropic_url", "capabilities_for_server", "recognise_server"]
 
@@ -58,6 +59,9 @@ class ServerKind:
 
 def _get(base: str, path: str, timeout: float, opener: urllib.request.OpenerDirector) -> tuple[int, Any, str]:
     """(status, decoded JSON or None, Server header) of GET base+path; status 0 when nothing answered."""
+    import urllib.error
+    import urllib.request
+
     try:
         with opener.open(urllib.request.Request(base + path, method="GET"), timeout=timeout) as response:
             status, server, raw = response.status, response.headers.get("Server", "").strip(), response.read(1 << 20)
@@ -106,6 +110,9 @@ def _vllm(base: str, get: Callable[[str], tuple[int, Any, str]]) -> ServerKind |
 
 def recognise_server(base_url: str, *, timeout: float = 2.0) -> ServerKind:
     """Ask `base_url` what it is (a few GETs of metadata endpoints; no model call, no credentials sent)."""
+    # Imported here: urllib.request pulls in http.client and email, unused on an Anthropic URL.
+    import urllib.request
+
     base = base_url.rstrip("/")
     # Loopback is reached directly, as the provider reaches it (a proxy would see a local model's traffic).
     handlers = [urllib.request.ProxyHandler({})] if loopback_authority(base_url) else []

@@ -25,14 +25,14 @@ import os
 import time
 from collections.abc import Mapping
 from dataclasses import replace
-from typing import Any, cast
+from typing import Any, Final, cast
 
 import anthropic
 import anyio
 import httpx2
 from anthropic import AsyncAnthropic, DefaultAsyncHttpxClient
 
-from fiskai_agent.errors import ProviderError, SetupError
+from fiskai_agent.errors import ProviderError, ProviderFailure, SetupError
 from fiskai_core.tools import DecodedValue, loads_exact, plain_json
 
 from ._base_url import loopback_authority, validate_base_url
@@ -323,7 +323,7 @@ class AnthropicProvider:
             raise self._status_error(err, request) from None
         except anthropic.APIConnectionError as err:
             where = self._settings.base_url or "the Anthropic API"
-            raise ProviderError(f"cannot reach {where}: {err}", retryable=True) from None
+            raise ProviderError(f"cannot reach {where}: {err}", retryable=True, failure="busy") from None
         except anthropic.APIError as err:
             # A response the SDK could not use (for example a server that is not a Messages API).
             raise ProviderError(f"the model API answered with something unusable: {err}") from None
@@ -357,7 +357,11 @@ class AnthropicProvider:
         elif status == 400 and request.thinking and _narrowed(self._capabilities, request.capabilities).thinking:
             message += f'; model "{request.model}" may not support thinking, set llm.thinking.enabled to false'
         return ProviderError(
-            message, status=status, retryable=status in (408, 409, 429) or status >= 500, detail=detail
+            message,
+            status=status,
+            retryable=status in (408, 409, 429) or status >= 500,
+            detail=detail,
+            failure=_failure(err, detail),
         )
 
     async def aclose(self) -> None:
@@ -375,6 +379,28 @@ def _narrowed(own: Capabilities, run: Capabilities | None) -> Capabilities:
         prompt_cache=own.prompt_cache and run.prompt_cache,
         thinking=own.thinking and run.thinking,
     )
+
+
+_BUSY: Final = (anthropic.RateLimitError, anthropic.OverloadedError, anthropic.ServiceUnavailableError)
+_REFUSED: Final = (anthropic.AuthenticationError, anthropic.PermissionDeniedError, anthropic.NotFoundError)
+_TOO_LONG: Final = ("prompt is too long", "context window", "context length", "too many tokens")
+
+
+def _failure(err: anthropic.APIStatusError, detail: str) -> ProviderFailure:
+    """The SDK's exception type, as the kind of failure a served caller is told (reference 3.8).
+
+    Rate limits and overload (429, 529, 503) are `busy` (resend later); bad credentials, a forbidden or
+    unknown model (401, 403, 404) are `refused`; a request over the model's context (413, or a 400 whose
+    message says the prompt is too long) is `context_exceeded`; anything else (500, other 400s) is `other`.
+    """
+    if isinstance(err, _BUSY):
+        return "busy"
+    if isinstance(err, _REFUSED):
+        return "refused"
+    too_long = isinstance(err, anthropic.BadRequestError) and any(words in detail.lower() for words in _TOO_LONG)
+    if too_long or isinstance(err, anthropic.RequestTooLargeError):
+        return "context_exceeded"
+    return "other"
 
 
 def _error_detail(err: anthropic.APIStatusError) -> str:

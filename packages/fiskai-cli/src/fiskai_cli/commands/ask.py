@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import signal
 import sys
+from typing import Any
 
 import anyio
 import click
@@ -38,6 +39,12 @@ __all__ = ["ask"]
     help="`json` prints every message of the reply set as one JSON line.",
 )
 @click.option(
+    "--approve",
+    is_flag=True,
+    help="Without a terminal, approve every command the agent asks about (once each); by default they are "
+    "refused. On a terminal you are asked.",
+)
+@click.option(
     "--timeout",
     type=click.FloatRange(min=1),
     default=120.0,
@@ -54,6 +61,7 @@ def ask(
     server_url: str | None,
     context_name: str | None,
     output_format: str,
+    approve: bool,
     timeout: float,
 ) -> None:
     """Send a prompt to AGENT (served by `fiskai serve` with prompts on) and stream its answer.
@@ -61,6 +69,10 @@ def ask(
     The answer goes to stdout as it arrives; tool calls and the conversation token go to stderr. Pass the
     token to --continue for a follow-up turn. Ctrl-C asks the agent to stop the turn (it ends suspended and
     the conversation can go on).
+
+    An agent serving with prompts.elicit asks before a gated command runs, and its ask_human tools ask
+    questions: on a terminal you answer them (y/N/a for always); without one, commands are refused (the
+    agent is told the refusal is final) unless --approve is given, and questions get "no operator".
 
     \b
     Examples:
@@ -82,7 +94,8 @@ def ask(
         wiring.NatsTarget(server_url=server_url, context_name=context_name), config, needed_for="fiskai ask"
     )
     sender = config.identity if config is not None else DEFAULT_IDENTITY
-    terminal = anyio.run(_ask, target, sender, agent, text, token, read, output_format == "json", timeout)
+    answers = _Answers(interactive=sys.stdin.isatty() and sys.stderr.isatty(), approve=approve)
+    terminal = anyio.run(_ask, target, sender, agent, text, token, read, output_format == "json", timeout, answers)
     if isinstance(terminal, wire.ErrorReply):
         if output_format == "text":
             click.echo(f"fiskai: error: {terminal.code or 'failed'}: {terminal.error}", err=True)
@@ -98,6 +111,7 @@ async def _ask(
     read: int | None,
     as_json: bool,
     silence: float,
+    answers: _Answers,
 ) -> wire.ServeMessage:
     request = new_id()
     shown: list[str] = []
@@ -118,6 +132,7 @@ async def _ask(
                     with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
                         async for _ in signals:
                             click.echo("asking the agent to stop this turn", err=True)
+                            answers.abandon()
                             await cancel_turn(streams, agent, request, sender=sender, reason="interrupted")
 
                 tasks.start_soon(on_interrupt)
@@ -130,6 +145,7 @@ async def _ask(
                     read=read,
                     request=request,
                     on_message=on_message,
+                    on_question=answers.decide,
                     request_timeout=silence,
                 )
                 tasks.cancel_scope.cancel()
@@ -155,3 +171,66 @@ def _render(message: wire.ServeMessage, shown: list[str]) -> None:
         return
     if isinstance(message, wire.ResultReply) and message.text and message.text not in shown:
         click.echo(sanitize_for_terminal(message.text))
+
+
+class _Answers:
+    """Answers an agent's questions: asks on a terminal; otherwise refuses (or approves with --approve)."""
+
+    def __init__(self, *, interactive: bool, approve: bool) -> None:
+        self.interactive = interactive
+        self.approve = approve
+        self._asking: anyio.CancelScope | None = None
+
+    def abandon(self) -> None:
+        """Ctrl-C while a question is on screen: stop waiting for the person (the turn is being canceled)."""
+        if self._asking is not None:
+            self._asking.cancel()
+
+    async def decide(self, question: wire.Question) -> dict[str, Any] | None:
+        if not self.interactive:
+            return self._unattended(question)
+        with anyio.CancelScope() as self._asking:
+            # The prompt blocks its thread on the terminal; a Ctrl-C leaves it behind instead of waiting.
+            return await anyio.to_thread.run_sync(self._ask, question, abandon_on_cancel=True)
+        self._asking = None
+        return None
+
+    def _unattended(self, question: wire.Question) -> dict[str, Any] | None:
+        if question.kind != "approve":
+            click.echo(
+                f"fiskai ask: the agent asked a question and no terminal can answer it: {_said(question)}", err=True
+            )
+            return None
+        if self.approve:
+            click.echo(f"fiskai ask: approved (--approve): {_said(question)}", err=True)
+            return {"choice": "once"}
+        click.echo(
+            f"fiskai ask: refused: the agent asks to run {_said(question)}, and there is no terminal to ask on; "
+            "pass --approve to approve commands from a script",
+            err=True,
+        )
+        return {"choice": "no"}
+
+    def _ask(self, question: wire.Question) -> dict[str, Any] | None:
+        said = _said(question)
+        try:
+            if question.kind == "approve":
+                answer = click.prompt(f"Run {said}? [y/N/a(lways)]", default="n", show_default=False, err=True)
+                choice = {"y": "once", "yes": "once", "a": "always", "always": "always"}.get(answer.strip().lower())
+                return {"choice": choice or "no"}
+            if question.kind == "confirm":
+                return {"confirmed": click.confirm(said, default=False, err=True)}
+            if question.kind == "select":
+                options = question.options or []
+                for number, option in enumerate(options, 1):
+                    click.echo(f"  {number}. {sanitize_for_terminal(option)}", err=True)
+                index = click.prompt(said, type=click.IntRange(1, max(1, len(options))), err=True)
+                return {"index": index - 1}
+            return {"value": click.prompt(said, default=question.default or "", show_default=True, err=True)}
+        except click.Abort:
+            return None  # Ctrl-D / Ctrl-C at the question: nobody answers
+
+
+def _said(question: wire.Question) -> str:
+    text = question.display or question.command or question.question or ""
+    return sanitize_for_terminal(text)

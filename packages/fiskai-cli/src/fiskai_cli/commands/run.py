@@ -450,6 +450,7 @@ async def _run_in(
         next_prompt=_next_prompt(request.chat, screen, request.original, resuming=resume_id is not None),
         verbose=request.verbose,
         hooks=command_hooks(settings),
+        pii_mode=config.harness.pii.mode,
         tool_updates=harness.tool_updates,
         tool_timeout=wiring.tool_time_limit(config),
     )

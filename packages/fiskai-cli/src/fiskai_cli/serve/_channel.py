@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from fiskai_agent import RunControl
     from fiskai_core.prompter import Prompter
 
-__all__ = ["Channel", "EventKind", "Work", "WorkOutcome", "WorkRunner", "WorkSink"]
+__all__ = ["CallLedger", "Channel", "EventKind", "Work", "WorkOutcome", "WorkRunner", "WorkSink"]
 
 EventKind = Literal["text", "thinking", "tool_call", "tool_result", "warning", "status"]
 """What a run reports to a streaming channel; the block is the protocol's fields for that kind."""
@@ -37,6 +37,35 @@ WorkSink = Callable[[EventKind, dict[str, Any]], Awaitable[None]]
 
 async def _no_events(kind: EventKind, block: dict[str, Any]) -> None:
     del kind, block
+
+
+class CallLedger:
+    """The model's tool calls of a turn not yet put to the gate, so a question to a person can name its call.
+
+    The gate asks about a command, not a call; the runner records each call the model makes (and a resumed
+    turn's pending ones) in order, and the prompter takes the first of the asked tool's name: calls are
+    dispatched one at a time in the model's order. `settle` waits until every event the run emitted so far
+    has reached the channel, so a question never overtakes the text that led to it.
+    """
+
+    def __init__(self) -> None:
+        self._open: list[tuple[str, str]] = []
+        self.settle: Callable[[], Awaitable[None]] = _settled
+
+    def seen(self, tool_use_id: str, name: str) -> None:
+        self._open.append((tool_use_id, name))
+
+    def take(self, name: str) -> str:
+        """The id of the first open call of `name` (now taken), or "" when none is known."""
+        for index, (tool_use_id, called) in enumerate(self._open):
+            if called == name:
+                del self._open[index]
+                return tool_use_id
+        return ""
+
+
+async def _settled() -> None:
+    return None
 
 
 @dataclass(slots=True, kw_only=True)
@@ -57,6 +86,8 @@ class Work:
     """Continue across a configuration change."""
     prompter: Prompter | None = None
     """Who answers gated calls and questions; None: refused."""
+    calls: CallLedger | None = None
+    """Filled by the runner when the prompter needs to name the call a question is about."""
     sink: WorkSink = _no_events
     control: RunControl | None = None
     """Lets the channel stop the turn politely (a caller's cancel) or at once (a second interrupt)."""
@@ -80,7 +111,8 @@ class WorkOutcome:
     error: str = ""
     code: str = ""
     """For `refused`: why the turn never ran (`unknown_conversation`, `config_drift`, `conversation_busy`,
-    `taken_over`: another worker claimed the journal, ...)."""
+    `taken_over`: another worker claimed the journal, ...); for `failed`: the model provider's failure
+    (`provider_busy`, `provider_refused`, `context_exceeded`), or empty."""
     usage: dict[str, int] = field(default_factory=dict[str, int])
     """The whole conversation's usage, from the journal."""
 

@@ -12,7 +12,7 @@ from typing import Any, Final
 from fiskai_agent.llm import TextBlock, ToolResultBlock, ToolUseBlock, message_from_json
 from fiskai_runstate import JournalNotFoundError, Store, fold
 
-__all__ = ["MAX_REPLAY", "read_conversation", "session_exists"]
+__all__ = ["MAX_REPLAY", "PendingCalls", "pending_calls", "read_conversation", "session_exists"]
 
 MAX_REPLAY: Final = 200
 _MAX_TEXT: Final = 64 * 1024
@@ -26,6 +26,36 @@ async def session_exists(store: Store, session: str) -> bool:
         return bool(await store.load(session))
     except JournalNotFoundError:
         return False
+
+
+PendingCalls = tuple[list[tuple[str, str]], set[str]]
+"""A conversation's calls waiting for a result (id, tool name) in order, and the ids that have one."""
+
+
+async def pending_calls(store: Store, session: str) -> PendingCalls | None:
+    """What a `request.answer` may address: the last model turn's calls still without a result.
+
+    None when there is no such conversation.
+    """
+    try:
+        state = fold(await store.load(session))
+    except JournalNotFoundError:
+        return None
+    answered: set[str] = set()
+    for raw in state.messages:
+        for block in message_from_json(raw).content:
+            if isinstance(block, ToolResultBlock):
+                answered.add(block.tool_use_id)
+    pending = state.pending
+    if pending is None:
+        return [], answered
+    answered.update(pending.answered)
+    names = {
+        block.id: block.name
+        for block in message_from_json(pending.assistant).content
+        if isinstance(block, ToolUseBlock)
+    }
+    return [(use, names.get(use, "")) for use in pending.unanswered], answered
 
 
 async def read_conversation(store: Store, session: str, replay: int) -> tuple[list[Block], bool, dict[str, int]] | None:

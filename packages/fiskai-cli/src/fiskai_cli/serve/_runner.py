@@ -7,30 +7,67 @@ a conversation between turns and any worker that sees the journal can take the n
 
 from __future__ import annotations
 
+import logging
 import math
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from contextvars import ContextVar
+from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 from typing_extensions import override
 
 from fiskai_agent import FollowUp, RunControl, RunOptions, RunResult, SessionOptions, run
-from fiskai_agent.errors import ResumeRefusedError, SetupError
+from fiskai_agent.errors import ProviderError, ResumeRefusedError, SetupError
 from fiskai_agent.events import Advisory, NullEvents, ToolResultTrace, ToolTrace
 from fiskai_agent.llm import Response, TextBlock, ThinkingBlock, ToolUseBlock
 from fiskai_core.confirm import ConfirmGate
-from fiskai_core.prompter import DenyPrompter
+from fiskai_core.prompter import ConfirmChoice, DenyPrompter, GateRequest, Prompter
 from fiskai_runstate import JournalError, JournalNotFoundError
 from fiskai_runstate.errors import JournalClaimedError, JournalExistsError, JournalLockedError
 
-from ._channel import EventKind, Work, WorkOutcome
+from ._channel import CallLedger, EventKind, Work, WorkOutcome
 
 if TYPE_CHECKING:
     from anyio.streams.memory import MemoryObjectSendStream
 
-    from fiskai_agent.llm import Provider
+    from fiskai_agent.llm import Capabilities, Provider, Request
     from fiskai_cli._wiring import Harness
 
-__all__ = ["HarnessRunner"]
+__all__ = ["HarnessRunner", "TurnPrompter"]
+
+_log = logging.getLogger("fiskai.serve")
+_turn_prompter: ContextVar[Prompter | None] = ContextVar("fiskai_serve_turn_prompter", default=None)
+_NOBODY: Final = DenyPrompter()
+
+
+def _current() -> Prompter:
+    return _turn_prompter.get() or _NOBODY
+
+
+class TurnPrompter:
+    """The prompter the worker's shared tool set is built with: it asks through the running turn's own.
+
+    The ask_human tools are built once per worker, but who answers them is the turn's caller (or nobody);
+    each turn runs in its own task, so a context variable set by `HarnessRunner.run` picks the right one.
+    """
+
+    def can_prompt(self) -> bool:
+        return _current().can_prompt()
+
+    async def approve_command(self, request: GateRequest) -> ConfirmChoice:
+        return await _current().approve_command(request)
+
+    async def ask_confirm(self, question: str) -> bool:
+        return await _current().ask_confirm(question)
+
+    async def ask_select(self, question: str, options: Sequence[str]) -> int:
+        return await _current().ask_select(question, options)
+
+    async def ask_input(self, question: str, default: str) -> str:
+        return await _current().ask_input(question, default)
+
+    def report(self, request: GateRequest, outcome: str) -> None:
+        _current().report(request, outcome)
 
 
 class HarnessRunner:
@@ -76,30 +113,38 @@ class HarnessRunner:
             claim = getattr(harness.journal, "claim", None)
             if claim is not None:
                 await claim(work.session_id)
-        gate = ConfirmGate(work.prompter or DenyPrompter(), confirm_tags=config.harness.confirm_tags)
+        prompter = work.prompter or DenyPrompter()
+        _turn_prompter.set(prompter)
+        gate = ConfirmGate(prompter, confirm_tags=config.harness.confirm_tags)
         send, receive = anyio.create_memory_object_stream[tuple[EventKind, dict[str, Any]]](math.inf)
+        provider = _Watched(self.provider)
+        pump = _Pump(work)
+        events = _SinkEvents(send, pump, work.calls)
+        if work.calls is not None:
+            work.calls.settle = pump.settle
         options = RunOptions(
             prompt=work.prompt,
             llm=llm,
             tools=harness.tools,
             tool_updates=harness.tool_updates,
             gate=gate,
-            provider=self.provider,
+            provider=provider,
             system_prompt=config.system_prompt,
             start_context=harness.start_context,
             config_file=str(harness.settings.path),
-            events=_SinkEvents(send),
+            events=events,
             session=session,
             control=work.control or RunControl(),
             interactive=work.conversation,
             next_prompt=turn_end if work.conversation else None,
             tool_timeout=self.tool_timeout,
+            pii_mode=config.harness.pii.mode,
         )
         outcome: WorkOutcome | None = None
-        async with anyio.create_task_group() as pump:
-            pump.start_soon(_pump, receive, work)
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(pump.run, receive)
             try:
-                outcome = _outcome(await run(options), ended)
+                outcome = _outcome(await run(options), ended, provider.failure)
             except ResumeRefusedError as err:
                 outcome = WorkOutcome(reason="refused", code=_refusal_code(str(err)), error=str(err))
             except JournalClaimedError as err:
@@ -119,7 +164,47 @@ class HarnessRunner:
         return outcome
 
 
-def _outcome(result: RunResult, ended: list[str]) -> WorkOutcome:
+_PROVIDER_CODES: Final = {
+    "busy": "provider_busy",
+    "refused": "provider_refused",
+    "context_exceeded": "context_exceeded",
+}
+"""The reference's codes (3.8) for a turn ended by a model call's failure; any other failure is `failed`."""
+
+
+class _Watched:
+    """The worker's shared provider as one turn sees it: it remembers the last model call that failed.
+
+    The loop folds a failed call into its error text; the kind of failure (the adapter's reading of its
+    SDK's exception type) is what a served caller needs to decide between resending and giving up.
+    """
+
+    def __init__(self, inner: Provider) -> None:
+        self._inner = inner
+        self.failure: ProviderError | None = None
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return self._inner.capabilities
+
+    async def call(self, request: Request) -> Response:
+        try:
+            return await self._inner.call(request)
+        except ProviderError as err:
+            self.failure = err
+            raise
+
+    async def aclose(self) -> None:
+        """The shared provider outlives the turn; the worker closes it."""
+
+
+def _provider_code(error: str, failure: ProviderError | None) -> str:
+    if failure is None or error != f"llm call: {failure}":
+        return ""  # the turn failed otherwise (a call that failed earlier was retried without a capability)
+    return _PROVIDER_CODES.get(failure.failure, "")
+
+
+def _outcome(result: RunResult, ended: list[str], failure: ProviderError | None = None) -> WorkOutcome:
     stats = result.stats
     usage = {
         "input_tokens": stats.input_tokens,
@@ -135,7 +220,7 @@ def _outcome(result: RunResult, ended: list[str]) -> WorkOutcome:
         if not ended[0]:
             return WorkOutcome(reason="completed", answer=result.answer, usage=usage)
         kind = "max_iterations" if ended[0].startswith("max iterations") else "failed"
-        return WorkOutcome(reason=kind, error=ended[0], usage=usage)
+        return WorkOutcome(reason=kind, error=ended[0], code=_provider_code(ended[0], failure), usage=usage)
     if result.reason == "completed":
         return WorkOutcome(reason="completed", answer=result.answer, usage=usage)
     if result.reason == "max_iterations":
@@ -144,7 +229,8 @@ def _outcome(result: RunResult, ended: list[str]) -> WorkOutcome:
         return WorkOutcome(reason="budget_exhausted", error=result.error, usage=usage)
     if result.reason == "suspended":
         return WorkOutcome(reason="suspended", usage=usage)
-    return WorkOutcome(reason="failed", error=result.error or "the run failed", code=result.error_code, usage=usage)
+    error = result.error or "the run failed"
+    return WorkOutcome(reason="failed", error=error, code=_provider_code(error, failure), usage=usage)
 
 
 def _refusal_code(message: str) -> str:
@@ -155,17 +241,44 @@ def _refusal_code(message: str) -> str:
     return "turn_not_taken"
 
 
-async def _pump(receive: Any, work: Work) -> None:
-    async with receive:
-        async for kind, block in receive:
-            await work.sink(kind, block)
+class _Pump:
+    """Hands the run's queued events to the channel's sink in order; `settle` waits for it to catch up."""
+
+    def __init__(self, work: Work) -> None:
+        self.work = work
+        self.sent = 0
+        self.delivered = 0
+        self._waiters: list[anyio.Event] = []
+
+    async def run(self, receive: Any) -> None:
+        async with receive:
+            async for kind, block in receive:
+                try:
+                    await self.work.sink(kind, block)
+                finally:
+                    self.delivered += 1
+                    if self.delivered >= self.sent:
+                        for waiter in self._waiters:
+                            waiter.set()
+                        self._waiters.clear()
+
+    async def settle(self) -> None:
+        if self.delivered >= self.sent:
+            return
+        waiter = anyio.Event()
+        self._waiters.append(waiter)
+        await waiter.wait()
 
 
 class _SinkEvents(NullEvents):
     """The run's events as protocol blocks, queued in order for the channel (callbacks must not block)."""
 
-    def __init__(self, send: MemoryObjectSendStream[tuple[EventKind, dict[str, Any]]]) -> None:
+    def __init__(
+        self, send: MemoryObjectSendStream[tuple[EventKind, dict[str, Any]]], pump: _Pump, calls: CallLedger | None
+    ) -> None:
         self._send = send
+        self._pump = pump
+        self._calls = calls
         self._inputs: dict[str, Any] = {}
         self._iteration = 0
 
@@ -174,6 +287,12 @@ class _SinkEvents(NullEvents):
             self._send.send_nowait((kind, block))
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
             return
+        self._pump.sent += 1
+
+    @override
+    def panicked(self, error: BaseException, traceback: str) -> None:
+        # `crashed` tells the caller to look here: the worker's log is the only place the detail goes.
+        _log.error("a served turn hit a bug: %s\n%s", error, traceback)
 
     @override
     def warn(self, advisory: Advisory) -> None:
@@ -189,6 +308,8 @@ class _SinkEvents(NullEvents):
                 self._emit("thinking", {"text": block.text})
             elif isinstance(block, ToolUseBlock):
                 self._inputs[block.id] = block.input
+                if self._calls is not None:
+                    self._calls.seen(block.id, block.name)
         if not terminal:
             usage = response.usage
             self._emit(

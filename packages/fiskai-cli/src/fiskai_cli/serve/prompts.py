@@ -12,7 +12,10 @@ a turn, and any worker seeing the journal store can take it. Cancel: `choria.fis
 <request>`, subscribed only while the turn runs here (else the caller gets no responders); it parks the
 run at its next boundary and stops a command in flight (its process group), ending `suspended`.
 
-Elicitation (questions to the caller) is not offered yet: gated tools are refused and the model is told.
+Elicitation (`elicit: true`, see `_elicit`): approvals and ask_human questions go to the caller on the
+reply set, answers come back on `choria.fisk-ai.elicit.<identity>.<request>`; `request.answer` answers an
+approval left unanswered by a turn that then parked. Without `elicit`, a gated tool is refused (nobody to
+ask) and the model is told why and not to retry.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import logging
 import re
 import secrets
 from collections.abc import Awaitable, Callable
+from contextlib import AsyncExitStack
 from typing import Any, Final
 
 import anyio
@@ -32,7 +36,9 @@ from fiskai_a2a.nats_service import Inbound, ServiceHost, serve_subject
 from fiskai_a2a.protocol import Identity, new_id, reply_header, serve as wire
 from fiskai_agent import RunControl
 
-from ._channel import EventKind, Work, WorkOutcome, WorkRunner
+from ._channel import CallLedger, EventKind, Work, WorkOutcome, WorkRunner
+from ._elicit import CallerPrompter, Preset
+from ._replay import PendingCalls
 
 __all__ = ["PromptsChannel", "session_for"]
 
@@ -60,7 +66,12 @@ class _ReplySet:
 
     async def send(self, protocol: str, **body: Any) -> bool:
         header = reply_header(protocol, self.request, sender=self.me, sequence=self.sequence + 1)
-        cls = wire.EventMessage if protocol.startswith(wire.EVENT_PREFIX) else _CLASSES[protocol]
+        if protocol.startswith(wire.EVENT_PREFIX):
+            cls: type[wire.ServeMessage] = wire.EventMessage
+        elif protocol.startswith(wire.QUESTION_PREFIX):
+            cls = wire.Question
+        else:
+            cls = _CLASSES[protocol]
         data = wire.encode(cls.model_validate({"header": header, **body}))
         if await self.inbound.send(data):
             self.sequence += 1
@@ -91,6 +102,9 @@ class PromptsChannel:
         workers: Turns run at once (`prompts.workers`).
         reader: Reads a conversation back (`request.read`).
         exists: Whether a session's journal exists (a follow-up to an unknown token is refused before its ack).
+        elicit: Put approvals and questions to the caller (`prompts.elicit`).
+        window: Seconds a question is held (`expose.agent.a2a.request_timeout`).
+        pending: A conversation's calls still without a result (what `request.answer` may address).
     """
 
     name = "a2a/prompts"
@@ -102,6 +116,9 @@ class PromptsChannel:
         workers: int,
         reader: Reader,
         exists: Callable[[str], Awaitable[bool]],
+        elicit: bool = False,
+        window: float = 120.0,
+        pending: Callable[[str], Awaitable[PendingCalls | None]] | None = None,
     ) -> None:
         self.host = host
         self.identity = host.identity
@@ -109,6 +126,11 @@ class PromptsChannel:
         self.me = Identity(name=self.identity, instance=new_id())
         self._reader = reader
         self._exists = exists
+        self.elicit = elicit
+        self.window = window
+        self._pending = pending
+        self._always: dict[str, set[str]] = {}
+        """Per conversation: tools the caller allowed with `always` (this worker's memory)."""
         self._runner: WorkRunner | None = None
         self._running: dict[str, RunControl] = {}
         """Turns running here, by request id."""
@@ -172,17 +194,32 @@ class PromptsChannel:
         if isinstance(request, wire.ReadRequest):
             await self._read(replies, request)
             return
+        preset: Preset | None = None
         if isinstance(request, wire.AnswerRequest):
-            await replies.refuse("unknown_call", "no call is waiting for an answer (this agent does not elicit)")
-            return
+            problem = _answer_problem(request.answer)
+            if problem:
+                await inbound.refuse("400", f"the request is not a valid v1 message: {problem}")
+                return
+            if not self.elicit:
+                await replies.refuse("unknown_call", "no call is waiting for an answer (this agent does not elicit)")
+                return
+            answer = request.answer
+            choice = answer.get("choice") if answer.get("answer") == "choice" else None
+            preset = Preset(tool_use_id=str(answer["tool_use_id"]), choice=str(choice) if choice else None)
+            if answer.get("kind") != "approve":
+                # Only an approval parks a run; an ask_human question left unanswered was declined, not kept.
+                await replies.refuse(
+                    "unknown_call", f"no {answer.get('kind')} question waits for call {preset.tool_use_id}"
+                )
+                return
         if len(self._running) >= self.workers:
             await replies.refuse(
                 "capacity", f"agent {self.identity} is busy: every worker slot ({self.workers}) is taken; retry"
             )
             return
-        await self._turn(replies, request)
+        await self._turn(replies, request, preset)
 
-    async def _turn(self, replies: _ReplySet, request: wire.ServeMessage) -> None:
+    async def _turn(self, replies: _ReplySet, request: wire.ServeMessage, preset: Preset | None) -> None:
         header = request.header
         token = getattr(request, "conversation_token", None)
         if token is None:
@@ -200,9 +237,30 @@ class PromptsChannel:
             if resume and not await self._exists(session):
                 await replies.refuse("unknown_conversation", "the token names no conversation; send without a token")
                 return
+            calls = CallLedger()
+            if resume and self.elicit and not await self._seed(replies, session, calls, preset):
+                return
+            prompter = None
+            if self.elicit:
+                prompter = CallerPrompter(
+                    replies.send,
+                    me=self.me,
+                    window=self.window,
+                    calls=calls,
+                    control=control,
+                    always=self._always.setdefault(session, set()),
+                    draining=lambda: self._draining,
+                    preset=preset,
+                )
             in_tool = [False]
             cancel_subject = serve_subject("cancel", self.identity, header.request)
-            async with self.host.subscription(cancel_subject, self._canceller(replies, control, in_tool)):
+            async with AsyncExitStack() as subscriptions:
+                await subscriptions.enter_async_context(
+                    self.host.subscription(cancel_subject, self._canceller(replies, control, in_tool, prompter))
+                )
+                if prompter is not None:
+                    elicit_subject = serve_subject("elicit", self.identity, header.request)
+                    await subscriptions.enter_async_context(self.host.subscription(elicit_subject, prompter.on_message))
                 await replies.send(wire.ACK, accepted=True, conversation_token=token)
                 _log.info(
                     "Accepted a prompt channel=%s request=%s caller=%s session=%s",
@@ -225,13 +283,21 @@ class PromptsChannel:
                     force=bool(getattr(request, "force", False)),
                     sink=sink,
                     control=control,
+                    prompter=prompter,
+                    calls=calls if prompter is not None else None,
                     max_tokens=_budget(request, "max_tokens"),
                     max_iterations=_budget(request, "max_iterations"),
                 )
                 assert self._runner is not None
                 outcome = await self._runner.run(work)
                 if control.aborted and outcome.reason != "suspended" and not self._draining:
-                    outcome = WorkOutcome(reason="suspended", usage=outcome.usage)
+                    why = ""
+                    if prompter is not None and prompter.parked:
+                        why = (
+                            f"nobody answered the approval of call {prompter.parked} within {self.window:g}s; the call "
+                            "did not run: answer it with request.answer, or send another prompt to be asked again"
+                        )
+                    outcome = WorkOutcome(reason="suspended", error=why, usage=outcome.usage)
                 await _terminal(replies, outcome, stopped=self._draining and control.aborted)
         finally:
             del self._running[header.request]
@@ -239,8 +305,23 @@ class PromptsChannel:
             if not self._running:
                 self._idle.set()
 
+    async def _seed(self, replies: _ReplySet, session: str, calls: CallLedger, preset: Preset | None) -> bool:
+        """Name a resumed turn's pending calls for its questions; check what a `request.answer` addresses."""
+        found = await self._pending(session) if self._pending is not None else None
+        pending: list[tuple[str, str]] = found[0] if found else []
+        answered: set[str] = found[1] if found else set()
+        for tool_use_id, name in pending:
+            calls.seen(tool_use_id, name)
+        if preset is None or any(tool_use_id == preset.tool_use_id for tool_use_id, _name in pending):
+            return True
+        if preset.tool_use_id in answered:
+            await replies.refuse("already_answered", f"call {preset.tool_use_id} already has an answer")
+        else:
+            await replies.refuse("unknown_call", f"no call {preset.tool_use_id} is waiting for an answer")
+        return False
+
     def _canceller(
-        self, replies: _ReplySet, control: RunControl, in_tool: list[bool]
+        self, replies: _ReplySet, control: RunControl, in_tool: list[bool], prompter: CallerPrompter | None
     ) -> Callable[[Inbound], Awaitable[None]]:
         async def on_cancel(inbound: Inbound) -> None:
             try:
@@ -249,8 +330,8 @@ class PromptsChannel:
                 await inbound.refuse(err.code, f"the request is not a valid v1 message: {err}")
                 return
             control.request_suspend()
-            if in_tool[0]:
-                control.abort()  # the command in flight is stopped with its process group
+            if in_tool[0] or (prompter is not None and prompter.asking):
+                control.abort()  # the command in flight is stopped with its process group; a question is closed
             header = reply_header(wire.ACK, cancel.header, sender=self.me, sequence=1)
             await inbound.send(wire.encode(wire.Ack(header=header, accepted=True)))
             _log.info("Canceled a prompt request=%s by=%s", replies.request.request, cancel.header.sender.name)
@@ -273,6 +354,30 @@ class PromptsChannel:
         await replies.send(wire.RESULT, stop_reason="end_turn", usage=usage)
 
 
+_ANSWER_FIELDS: Final = {"approve": "choice", "confirm": "confirmed", "select": "value", "input": "value"}
+_ANSWER_TYPES: Final = {"choice": str, "confirmed": bool, "value": str}
+
+
+def _answer_problem(answer: dict[str, Any]) -> str:
+    """Why a `request.answer`'s `answer` does not fit its kind (a 400), or ""."""
+    kind, which, tool_use_id = answer.get("kind"), answer.get("answer"), answer.get("tool_use_id")
+    if not isinstance(tool_use_id, str) or not tool_use_id:
+        return "at '/answer/tool_use_id': the call the question named is required"
+    if not isinstance(kind, str) or kind not in _ANSWER_FIELDS:
+        return f"at '/answer/kind': must be one of {', '.join(_ANSWER_FIELDS)}"
+    if which == "no_operator":
+        return ""
+    field = _ANSWER_FIELDS[kind]
+    if which != field:
+        return f"at '/answer/answer': a {kind} answer is in {field} (or no_operator)"
+    value = answer.get(field)
+    if not isinstance(value, _ANSWER_TYPES[field]):
+        return f"at '/answer/{field}': missing or of the wrong type"
+    if which == "choice" and value not in ("no", "once", "always"):
+        return "at '/answer/choice': must be no, once or always"
+    return ""
+
+
 def _budget(request: wire.ServeMessage, key: str) -> int | None:
     """A caller's budget value (only ever lowers the worker's; the runner takes the smaller)."""
     budget: dict[str, object] = getattr(request, "budget", None) or {}
@@ -287,7 +392,7 @@ async def _terminal(replies: _ReplySet, outcome: WorkOutcome, *, stopped: bool) 
     elif outcome.reason == "completed":
         await replies.send(wire.RESULT, stop_reason="end_turn", text=outcome.answer, usage=usage)
     elif outcome.reason == "suspended":
-        text = "stopped at a resumable point; send another prompt with the token to go on"
+        text = outcome.error or "stopped at a resumable point; send another prompt with the token to go on"
         await replies.send(wire.ERROR, error=text, code="suspended", stop_reason="suspended", usage=usage)
     elif outcome.reason == "budget_exhausted":
         await replies.send(
@@ -299,5 +404,6 @@ async def _terminal(replies: _ReplySet, outcome: WorkOutcome, *, stopped: bool) 
         await replies.send(wire.ERROR, error="the worker hit a bug; see its log", code="crashed", stop_reason="error")
     elif outcome.reason == "refused":
         await replies.send(wire.ERROR, error=outcome.error, code=outcome.code, stop_reason="error")
-    else:
-        await replies.send(wire.ERROR, error=outcome.error, code="failed", stop_reason="error", usage=usage)
+    else:  # `failed`, or the provider's own code (`provider_busy`, `provider_refused`, `context_exceeded`)
+        code = outcome.code or "failed"
+        await replies.send(wire.ERROR, error=outcome.error, code=code, stop_reason="error", usage=usage)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from contextlib import AsyncExitStack
+from datetime import timedelta
 from typing import TYPE_CHECKING
 
 import click
@@ -14,6 +15,7 @@ from fiskai_cli._version import VERSION
 from ._banner import banner, go_duration
 from ._channel import Channel, Work, WorkOutcome
 from ._host import ServeHost
+from ._runner import TurnPrompter
 
 if TYPE_CHECKING:
     from .startup import Flags
@@ -49,7 +51,12 @@ async def _serve(settings: wiring.Settings, flags: Flags, connection: wiring.Mod
     async with AsyncExitStack() as stack:
         harness = await stack.enter_async_context(
             wiring.open_harness(
-                settings, "serve", checkpointing=channels_on, state_dir=flags.state_dir, nats=flags.target
+                settings,
+                "serve",
+                checkpointing=channels_on,
+                state_dir=flags.state_dir,
+                nats=flags.target,
+                prompter=TurnPrompter(),  # ask_human answers through each turn's own prompter
             )
         )
         _check_storage(harness)
@@ -84,14 +91,10 @@ async def _serve(settings: wiring.Settings, flags: Flags, connection: wiring.Mod
         elif flags.workers:
             queue_workers = f"{flags.workers} (flag)"
         if prompts is not None:
-            channel = _prompts_channel(harness, service, prompts.workers)
+            channel = _prompts_channel(harness, service, prompts.workers, prompts.elicit, a2a.request_timeout)
             channels.append(channel)
             endpoints.append(channel.name)
             sections.append(channel.banner())
-            if prompts.elicit:
-                click.echo(
-                    "warning: expose.agent.a2a.prompts.elicit is not supported yet: gated tools are refused", err=True
-                )
         if tools is not None:
             tools.add_to(service)
             endpoints.append("a2a")
@@ -196,8 +199,10 @@ async def _runner(stack: AsyncExitStack, harness: wiring.Harness, connection: wi
     return HarnessRunner(harness, provider, tool_timeout=wiring.tool_time_limit(harness.config))
 
 
-def _prompts_channel(harness: wiring.Harness, service: object, workers: int) -> Channel:
-    from ._replay import read_conversation, session_exists
+def _prompts_channel(
+    harness: wiring.Harness, service: object, workers: int, elicit: bool, request_timeout: timedelta
+) -> Channel:
+    from ._replay import pending_calls, read_conversation, session_exists
     from .prompts import PromptsChannel
 
     journal = harness.journal
@@ -209,7 +214,18 @@ def _prompts_channel(harness: wiring.Harness, service: object, workers: int) -> 
     async def exists(session: str) -> bool:
         return await session_exists(journal, session)
 
-    return PromptsChannel(service, workers=workers, reader=reader, exists=exists)  # pyright: ignore[reportArgumentType]
+    async def pending(session: str):
+        return await pending_calls(journal, session)
+
+    return PromptsChannel(
+        service,  # pyright: ignore[reportArgumentType]
+        workers=workers,
+        reader=reader,
+        exists=exists,
+        elicit=elicit,
+        window=request_timeout.total_seconds(),
+        pending=pending,
+    )
 
 
 def _tool_endpoint(harness: wiring.Harness):
@@ -234,7 +250,6 @@ def _tool_endpoint(harness: wiring.Harness):
     for skipped in server.skipped:
         _say(f"warning: skipping tool {skipped.name}: {skipped.reason}")
     tools = ToolEndpoint(server, max_concurrent=a2a.max_concurrent_tools or default_max_concurrent())
-    from datetime import timedelta
 
     rows = [
         ("", "Serving tools over a2a:"),

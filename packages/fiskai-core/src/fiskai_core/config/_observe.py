@@ -1,4 +1,4 @@
-"""`telemetry` and `harness.hooks`: the blocks an operator uses to watch runs and put policy before tools.
+"""`telemetry`, `harness.hooks` and `harness.pii`: the blocks an operator uses to watch runs and put policy before tools.
 
 `telemetry` keys follow the Go agent's (reference 6.1) so its dashboards and docs apply unchanged. Its
 values are checked only when export is on (`fiskai_core.telemetry.decide_telemetry`), as the original
@@ -8,6 +8,7 @@ does: a file with a half-written `capture` block still loads while telemetry is 
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Literal
 
 from pydantic import Field, field_validator
 
@@ -16,7 +17,7 @@ from fiskai_core._gojson import go_quote
 from ._duration import DurationError, parse_go_duration
 from ._schema import Block, Int, SettingError, Text, as_written
 
-__all__ = ["CaptureSettings", "HookCommand", "HooksSettings", "TelemetrySettings"]
+__all__ = ["CaptureSettings", "HookCommand", "HooksSettings", "PiiSettings", "TelemetrySettings"]
 
 DEFAULT_HOOK_TIMEOUT = timedelta(seconds=10)
 
@@ -108,3 +109,25 @@ class HooksSettings(Block):
     pre_tool_use: list[HookCommand] = Field(default_factory=list[HookCommand])
     post_tool_use: list[HookCommand] = Field(default_factory=list[HookCommand])
     user_prompt_submit: list[HookCommand] = Field(default_factory=list[HookCommand])
+
+
+class PiiSettings(Block):
+    """`harness.pii`: personal data and secrets in prompts and tool results (reference 7.4).
+
+    Each prompt and each tool result is scanned on entry, after the caller's hooks and before the model,
+    the journal and telemetry see it. Types: `BANK_ACCOUNT`, `CLOUD_RESOURCES`, `CREDIT_CARD`,
+    `DATE_OF_BIRTH`, `DRIVERS_LICENSE`, `EMAIL`, `MEDICAL_ID`, `OTP`, `PASSPORT`, `PHONE`, `PHYSICAL_ADDRESS`,
+    `SECRETS` (API keys, tokens, NATS creds and nkey seeds, private keys, passwords), `SSN`. Not scanned: the
+    system prompt, the memory index, model replies, model-written tool arguments, restored history.
+    """
+
+    mode: Literal["redact", "reject", "off"] = "redact"
+    """`redact` (the default, also without the block) replaces each value with `[REDACTED:<TYPE>]`; `reject`
+    refuses a prompt that holds any and withholds such a tool result from the model with a fixed message;
+    `off` passes everything. The journal records what was found (counts per type), never a value."""
+
+    @field_validator("mode", mode="before")
+    @classmethod
+    def _mode(cls, value: object) -> object:
+        # YAML 1.1 reads a bare `off` as false; the Go agent's YAML reader keeps it a string.
+        return "off" if value is False else value

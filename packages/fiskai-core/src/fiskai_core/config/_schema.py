@@ -41,6 +41,7 @@ __all__ = [
     "CaptureSettings",
     "HookCommand",
     "HooksSettings",
+    "PiiSettings",
     "TelemetrySettings",
     "A2ASettings",
     "Block",
@@ -385,7 +386,7 @@ class EnvironmentSettings(Block):
 
 
 # After `Block` and its helpers, which the observability blocks build on.
-from ._observe import CaptureSettings, HookCommand, HooksSettings, TelemetrySettings  # noqa: E402
+from ._observe import CaptureSettings, HookCommand, HooksSettings, PiiSettings, TelemetrySettings  # noqa: E402
 
 
 class HarnessSettings(Block):
@@ -403,6 +404,8 @@ class HarnessSettings(Block):
     """What tool commands do not inherit from the harness's environment, beyond the defaults."""
     hooks: HooksSettings = Field(default_factory=HooksSettings)
     """Commands asked before and after tool calls and about each prompt."""
+    pii: PiiSettings = Field(default_factory=PiiSettings)
+    """Personal data and secrets in prompts and tool results: redacted (default), rejected, or let through."""
     tool_timeout: timedelta = DEFAULT_TOOL_TIMEOUT
     """How long one tool call may run in an agent run (`run`, `serve`, `tools call`); `0s` = no limit. A command
     is killed with its process group; a call waiting on an operator's answer is not limited."""
