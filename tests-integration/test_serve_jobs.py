@@ -29,6 +29,7 @@ import anyio
 import nats
 import pytest
 from nats.aio.client import Client as NatsClient
+from nats.js.api import DiscardPolicy, StreamConfig
 
 from fiskai_a2a.jobs import (
     HEADER_EXPECTED_LAST_SUBJECT_SEQUENCE,
@@ -53,8 +54,10 @@ READY = "Taking queued jobs"
 _JOB = re.compile(r"job (\d+)")
 
 
-def write_jobs_config(folder: Path, *, queue: str = "FISK_AI", workers: int = 1, sleep: float = 0.0) -> Path:
-    """agent.yaml for a jobs worker, its app (ledger at `folder/ledger`) and the session directory."""
+def write_jobs_config(
+    folder: Path, *, queue: str = "FISK_AI", workers: int = 1, sleep: float = 0.0, extra: str = ""
+) -> Path:
+    """agent.yaml for a jobs worker (`extra` appended), its app (ledger at `folder/ledger`), the session directory."""
     app = folder / "fixturectl"
     ledger = folder / "ledger"
     app.write_text(
@@ -62,7 +65,7 @@ def write_jobs_config(folder: Path, *, queue: str = "FISK_AI", workers: int = 1,
         f'if [ "$#" -eq 1 ] && [ "$1" = "--fisk-introspect" ]; then exec cat "{_MODEL}"; fi\n'
         f'echo "$*" >> "{ledger}"\n'
         + (f"sleep {sleep}\n" if sleep else "")
-        + 'case "$*" in *slow*) sleep 4;; esac\n'
+        + 'case "$*" in *slow*) sleep 8;; esac\n'
         + 'echo "ran $*"\n',
         encoding="utf-8",
     )
@@ -73,7 +76,7 @@ def write_jobs_config(folder: Path, *, queue: str = "FISK_AI", workers: int = 1,
         f"application_path: {app}\n"
         "system_prompt: You run jobs.\n"
         "llm: {model: claude-sonnet-4-6}\n"
-        f"expose: {{agent: {{jobs: {{queue: {queue}, workers: {workers}}}}}}}\n",
+        f"expose: {{agent: {{jobs: {{queue: {queue}, workers: {workers}}}}}}}\n{extra}",
         encoding="utf-8",
     )
     (folder / "runs").mkdir(exist_ok=True)
@@ -96,7 +99,7 @@ def job_responder(*, tool_every: int = 3, delay: float = 0.0) -> Callable[[Recor
         if number % tool_every == 0 and not request.tool_results():
             arguments: dict[str, Any] = {"name": f"job-{number}"}
             if "slow" in first:
-                arguments["mode"] = "slow"  # the command sleeps 4 s
+                arguments["mode"] = "slow"  # the command sleeps 8 s
             return Turn([tool_use("args_basic", arguments)])
         return Turn([text(f"answer {number}")])
 
@@ -148,7 +151,9 @@ def start_worker(config: Path, url: str, base_url: str, *extra: str) -> Worker:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "FISKAI_"))}
     env.update(ANTHROPIC_BASE_URL=base_url, ANTHROPIC_API_KEY="test-key")
     command = [sys.executable, "-m", "fiskai_cli", "-c", str(config), "serve", "--server", url]
-    command += ["--state-dir", str(config.parent / "runs"), *extra]
+    if "backend: jetstream" not in config.read_text(encoding="utf-8"):
+        command += ["--state-dir", str(config.parent / "runs")]
+    command += extra
     proc = subprocess.Popen(
         command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env
     )
@@ -377,25 +382,46 @@ async def test_a_broken_queue_is_a_fault_the_worker_exits_non_zero(
     assert "ajc queue info FISK_AI" in err and "Traceback" not in err
 
 
+@pytest.mark.parametrize("sessions", ["file", "jetstream"])
 async def test_a_job_past_its_run_time_is_taken_over_and_the_first_worker_stops_before_its_next_record(
-    nats_server: str, nc: NatsClient, tmp_path: Path
+    sessions: str, nats_server: str, nc: NatsClient, tmp_path: Path
 ) -> None:
     """Steps:
-    1. The queue's run time is 2 s; the job's command takes 4 s, so the queue redelivers it mid-command.
+    1. The queue's run time is 2 s; the job's command takes 8 s, so the queue redelivers it mid-command.
     2. The second worker claims the journal (it is still held: the job goes back to the queue for a moment).
     3. The first worker's command ends; it sees the claim before journaling anything more and stops: no answer.
     4. The redelivery resumes the journal; the interrupted command is not run again (the model is told it may
        have taken effect) and the job is answered once.
+    With jetstream sessions (several machines) there is no lock: the claimant resumes at once, and the first
+    worker's next append is refused by the stream's fence.
     """
     await _provision(nc, run_time=2, tries=20)
+    extra = ""
+    if sessions == "jetstream":
+        js = nc.jetstream()  # pyright: ignore[reportUnknownMemberType]
+        await js.add_stream(  # pyright: ignore[reportUnknownMemberType]
+            StreamConfig(
+                name="RUNS",
+                subjects=["fiskai.runs.>"],
+                max_msgs_per_subject=1,
+                discard=DiscardPolicy.NEW,
+                discard_new_per_subject=True,
+            )
+        )
+        extra = "harness: {sessions: {backend: jetstream, options: {stream: RUNS}}}\n"
     task_id = await _add(nc, 3, prompt="do job 3 slow")
-    config = write_jobs_config(tmp_path)
+    config = write_jobs_config(tmp_path, extra=extra)
     with (
         MessagesServer(responder=job_responder()) as model,
         workers(config, nats_server, model.base_url, 2, "-v") as pair,
     ):
         records = await _until_final(nc, [task_id], 60)
-        logs = "".join(worker.stderr() for worker in pair)
+        logs = ""
+        for _ in range(150):  # with jetstream the claimant may answer before the first worker's command ends
+            logs = "".join(worker.stderr() for worker in pair)
+            if "was taken over by another worker" in logs:
+                break
+            await anyio.sleep(0.1)
     stored = records[task_id]
     assert stored["state"] == "complete" and stored["result"]["payload"]["text"] == "answer 3", stored
     assert "was taken over by another worker" in logs, logs[-3000:]

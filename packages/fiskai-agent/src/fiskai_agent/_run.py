@@ -19,7 +19,7 @@ from fiskai_agent.errors import AgentError
 from fiskai_agent.events import Advisory
 from fiskai_core.hooks import Decisions, Deny, PromptSubmit, user_prompt_submit
 from fiskai_runstate import JournalError
-from fiskai_runstate.errors import JournalClaimedError
+from fiskai_runstate.errors import JournalLockedError
 
 __all__ = ["INTERNAL_ERROR", "run", "run_sync"]
 
@@ -47,6 +47,8 @@ async def run(options: RunOptions) -> RunResult:
         fiskai_runstate.JournalError: The session store failed before the loop started.
         fiskai_runstate.errors.JournalClaimedError: Another worker took the session over (a journal claim); the
             run stopped before its next record, so before its next tool call.
+        fiskai_runstate.errors.JournalLockedError: Another writer appended to the session mid-run (a backend
+            without locks); the run stopped the same way.
     """
     started = time.monotonic()
     check_scanner(options.pii_mode)
@@ -77,11 +79,12 @@ async def run(options: RunOptions) -> RunResult:
         outcome = await _loop(setup)
     # The panic barrier: a bug must end the run with a report, never a traceback in the operator's face.
     except Exception as err:  # noqa: BLE001
-        claimed = _claimed(err)
-        if claimed is not None:
-            # Another worker took the session over: write nothing more, let the journal go, and say so.
+        held = _held(err)
+        if held is not None:
+            # Another worker took the session over (a claim) or wrote to it: write nothing more, let the journal
+            # go, and say so; the caller decides (a channel reports `taken_over` or `conversation_busy`).
             await _finish(setup, None)
-            raise claimed from None
+            raise held from None
         options.events.panicked(err, traceback.format_exc())
         await _finish(setup, Outcome("error", INTERNAL_ERROR))
         stats.elapsed = time.monotonic() - started
@@ -159,14 +162,14 @@ async def _loop(setup: Setup) -> Outcome:
     return Outcome("error", _ABORTED)
 
 
-def _claimed(err: BaseException) -> JournalClaimedError | None:
-    """The claim error behind `err`, also when a batch of tools raised it inside a task group."""
+def _held(err: BaseException) -> JournalLockedError | None:
+    """The journal-held error behind `err` (a claim, or a rival writer's record), also from inside a task group."""
     while isinstance(err, BaseExceptionGroup):
         group = cast("BaseExceptionGroup[BaseException]", err)
         if not group.exceptions:
             break
         err = group.exceptions[0]
-    return err if isinstance(err, JournalClaimedError) else None
+    return err if isinstance(err, JournalLockedError) else None
 
 
 def _guarded(setup: Setup, text: str) -> str | Outcome:
@@ -182,8 +185,8 @@ async def _finish(setup: Setup, outcome: Outcome | None) -> None:
             if setup.journal.active and outcome is not None:
                 try:
                     await setup.journal.terminal(outcome.reason, outcome.error)
-                except JournalClaimedError:
-                    pass  # the worker that claimed the session writes its end
+                except JournalLockedError:
+                    pass  # the worker that took the session over writes its end
                 except OSError as err:
                     setup.options.events.warn(
                         Advisory(kind="journal_terminal", message=f"could not journal the end of the run: {err}")

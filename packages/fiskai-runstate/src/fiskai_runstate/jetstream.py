@@ -338,8 +338,9 @@ class JetStreamJournal:
                 fix=f"restore the removed records before resuming it (`nats stream subjects {store.stream} "
                 f"'{wildcard}'` shows what is left): a resume would repeat the lost steps",
             )
-        if latest.subject is not None and _is_claim(latest.subject):
-            raise JournalClaimedError(self._run_id)
+        claim = await _guard(self._run_id, "checking", store._last(f"{store.prefix}.{self._run_id}.{_CLAIM}.>"))  # pyright: ignore[reportPrivateUsage]
+        if claim is not None and claim.seq is not None and claim.seq > self._tail:
+            raise JournalClaimedError(self._run_id)  # claimed since this writer's last record
         raise JournalLockedError(
             self._run_id,
             detail=(
