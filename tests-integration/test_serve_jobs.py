@@ -31,6 +31,7 @@ import pytest
 from nats.aio.client import Client as NatsClient
 from nats.js.api import DiscardPolicy, StreamConfig
 
+from fiskai_a2a import NatsContext
 from fiskai_a2a.jobs import (
     HEADER_EXPECTED_LAST_SUBJECT_SEQUENCE,
     HEADER_MSG_ID,
@@ -44,6 +45,10 @@ from fiskai_a2a.jobs import (
 )
 from fiskai_a2a.jobs.store import TaskStore
 from fiskai_a2a.jobs.testing import provision_queue, provision_task_store
+from fiskai_a2a.nats_service import NatsStreams
+from fiskai_a2a.nats_transport import connect
+from fiskai_a2a.prompts_client import send_turn
+from fiskai_a2a.protocol import serve as wire
 from fiskai_agent.testing import Failure, MessagesServer, RecordedRequest, Turn, text, tool_use
 
 pytestmark = [pytest.mark.nats, pytest.mark.anyio]
@@ -55,7 +60,13 @@ _JOB = re.compile(r"job (\d+)")
 
 
 def write_jobs_config(
-    folder: Path, *, queue: str = "FISK_AI", workers: int = 1, sleep: float = 0.0, extra: str = ""
+    folder: Path,
+    *,
+    queue: str = "FISK_AI",
+    workers: int = 1,
+    sleep: float = 0.0,
+    extra: str = "",
+    prompts: bool = False,
 ) -> Path:
     """agent.yaml for a jobs worker (`extra` appended), its app (ledger at `folder/ledger`), the session directory."""
     app = folder / "fixturectl"
@@ -76,7 +87,9 @@ def write_jobs_config(
         f"application_path: {app}\n"
         "system_prompt: You run jobs.\n"
         "llm: {model: claude-sonnet-4-6}\n"
-        f"expose: {{agent: {{jobs: {{queue: {queue}, workers: {workers}}}}}}}\n{extra}",
+        f"expose: {{agent: {{jobs: {{queue: {queue}, workers: {workers}}}"
+        + (", a2a: {prompts: {}}" if prompts else "")
+        + f"}}}}\n{extra}",
         encoding="utf-8",
     )
     (folder / "runs").mkdir(exist_ok=True)
@@ -237,12 +250,16 @@ async def test_a_task_written_as_ajc_writes_it_is_answered_on_its_record(
     js = nc.jetstream()  # pyright: ignore[reportUnknownMemberType]
     await js.publish(task_subject(task_id), record, headers={HEADER_EXPECTED_LAST_SUBJECT_SEQUENCE: "0"})
     await js.publish(queue_subject("FISK_AI", task_id), queue_item(task_id), headers={HEADER_MSG_ID: task_id})
-    config = write_jobs_config(tmp_path)
+    config = write_jobs_config(tmp_path, prompts=True)  # beside the prompts channel, on one harness
     with MessagesServer(responder=job_responder()) as model, workers(config, nats_server, model.base_url, 1) as [one]:
         records = await _until_final(nc, [task_id], 30)
         calls = len(model.requests)
+        async with connect(NatsContext.from_url(nats_server)) as transport:
+            with anyio.fail_after(30):
+                reply = await send_turn(NatsStreams(transport), AGENT, sender="tester", prompt="job 7 by prompt")
         banner = one.stderr()
-    for line in ("Endpoints: asyncjobs/FISK_AI", "Queue Context: ", "Queue Workers: 1 (config)", "Run Time: 10m0s"):
+    assert isinstance(reply, wire.ResultReply) and reply.text == "answer 7"
+    for line in ("Endpoints: asyncjobs/FISK_AI", "a2a/prompts", "Queue Context: ", "Queue Workers: 1 (config)"):
         assert line in banner, banner
     assert "Tries: 3" in banner and "Queue Concurrency: 100" in banner
     stored = records[task_id]
@@ -252,7 +269,7 @@ async def test_a_task_written_as_ajc_writes_it_is_answered_on_its_record(
     assert (answer["stop_reason"], answer["text"]) == ("end_turn", "answer 3")
     assert answer["request"] == "2fT8kMxQ1aBcDeFgHiJkLmNoPqR"
     assert answer["recipient"] == {"name": "ops-console"} and answer["sender"]["name"] == AGENT
-    assert answer["usage"]["llm_calls"] == 2 and answer["usage"]["tool_calls"] == 1 == calls - 1
+    assert answer["usage"]["llm_calls"] == 2 and answer["usage"]["tool_calls"] == 1 and calls == 2
     assert (tmp_path / "ledger").read_text().count("job-3") == 1
 
 
