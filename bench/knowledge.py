@@ -366,6 +366,7 @@ class Bench:
             Row(label, "in-process hybrid p50 vs lexical", p50, base, "ms", "<= 2x", p50 <= 2 * base),
             Row(label, "in-process hybrid p95 vs lexical", result["ours"]["p95_ms"], result["floor"]["p95_ms"], "ms"),
             Row(label, "in-process hybrid, first search", result["first_ms"], None, "ms"),
+            Row(label, "query vector alone p50", result["embed_p50_ms"], None, "ms"),
         ]
 
     def _edited(self, name: str, corpus: Path, store: Path) -> None:

@@ -291,8 +291,18 @@ def semantic(args: dict[str, Any]) -> dict[str, Any]:
             lambda q: lexical_reader.search(q, top_k=10).hits,
             args["rounds"],
         )
+        # The query's forward pass alone (the part a hybrid search adds beside its lexical stages).
+        encoder = StaticEmbedder(args["model"])
+        encoder.embed(queries[:2])
+        embed_ms: list[float] = []
+        for _ in range(args["rounds"]):
+            for query in queries:
+                start = time.perf_counter()
+                encoder.embed([query])
+                embed_ms.append((time.perf_counter() - start) * 1000)
     return {
         **timed,
+        "embed_p50_ms": statistics.median(embed_ms),
         "first_ms": first_ms,
         "chunks": stats.chunks,
         "index_seconds": index_seconds,

@@ -477,7 +477,7 @@ async def test_knowledge_search_is_served_read_only_when_allowlisted(
             again = await client.call_tool("knowledge_search", {"query": "drain upgrade"})
 
     logged = errors.read_text(encoding="utf-8")
-    assert listed == ["knowledge_search"]
+    assert listed == ["knowledge_search", "knowledge_enumerate"]  # served together (reference 7.3)
     assert "note: no wrapped application configured" in logged
     assert first.is_error is False
     assert "ops.md#" in _text(first)

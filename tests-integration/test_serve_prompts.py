@@ -546,11 +546,11 @@ async def test_an_unanswered_approval_parks_the_turn_and_request_answer_resumes_
        the turn ends `suspended` naming the call, which did not run.
     2. A `request.answer` for another call is refused (`unknown_call`); one whose answer does not fit its
        kind is a 400.
-    3. `request.answer` approving the call resumes the run: the command runs and the model answers.
+    3. `request.answer` approving the call (`fiskai ask --continue TOKEN --answer CALL=once`) resumes the run:
+       the command runs and the model answers.
     4. A cancel while a question is open closes it: the turn ends `suspended` at once.
     """
     config = _write_config(tmp_path, elicit=True)
-    first: list[wire.ServeMessage] = []
     with MessagesServer() as model:
         model.add(
             Turn([tool_use("cluster_node_drain", {"node": "n7", "reason": "late"}, id="toolu_t")]),
@@ -560,13 +560,7 @@ async def test_an_unanswered_approval_parks_the_turn_and_request_answer_resumes_
         )
         with serving(config, nats_server, model):
             async with caller(nats_server) as streams:
-                request = wire.PromptRequest(
-                    header=_prompt_header("silent1"), prompt="drain n7", conversation_token=None
-                )
-                async with streams.stream(Route(agent=_AGENT, kind="task"), wire.encode(request)) as replies:
-                    with anyio.fail_after(60):
-                        while not first or not isinstance(first[-1], wire.ResultReply | wire.ErrorReply):
-                            first.append(wire.decode((await replies.receive(60)).payload))
+                first = await _ignoring_questions(streams, "silent1", "drain n7")
                 ack, question, parked = first[0], first[-2], first[-1]
                 assert isinstance(ack, wire.Ack) and ack.conversation_token
                 token = ack.conversation_token
@@ -579,10 +573,11 @@ async def test_an_unanswered_approval_parks_the_turn_and_request_answer_resumes_
                     await _turn(
                         streams, token=token, answer={"tool_use_id": "toolu_t", "kind": "approve", "answer": "value"}
                     )
-                resumed, answered = await _turn(
-                    streams,
-                    token=token,
-                    answer={"tool_use_id": "toolu_t", "kind": "approve", "answer": "choice", "choice": "once"},
+                answered_by_cli = await anyio.run_process(
+                    [sys.executable, "-m", "fiskai_cli", "ask", _AGENT, "--continue", token, "--answer", "toolu_t=once"]
+                    + ["--server", nats_server, "--format", "json"],
+                    check=False,
+                    stdin=subprocess.DEVNULL,
                 )
 
                 async def cancel_then_answer(question: wire.Question) -> dict[str, Any]:
@@ -597,15 +592,48 @@ async def test_an_unanswered_approval_parks_the_turn_and_request_answer_resumes_
     assert "toolu_t" in parked.error and "request.answer" in parked.error
     assert isinstance(wrong[-1], wire.ErrorReply) and wrong[-1].code == "unknown_call"
     assert malformed.value.code == "400"
-    assert isinstance(answered, wire.ResultReply) and answered.text == "drained after all"
-    assert [m.block["call_id"] for m in resumed if isinstance(m, wire.EventMessage) and m.kind == "tool_result"] == [
-        "toolu_t"
-    ]
+    assert answered_by_cli.returncode == 0, answered_by_cli.stderr
+    resumed = [json.loads(line) for line in answered_by_cli.stdout.decode().splitlines()]
+    assert [m["block"]["call_id"] for m in resumed if m["protocol"].endswith(".event.tool_result")] == ["toolu_t"]
+    assert resumed[-1]["protocol"] == f"{wire.RESULT}" and resumed[-1]["text"] == "drained after all"
     assert isinstance(stopped, wire.ErrorReply) and stopped.code == "suspended"
     assert any(isinstance(m, wire.Question) for m in canceled)
     results = {block["tool_use_id"]: block for request in model.requests for block in request.tool_results()}
     assert "[n7]" in str(results["toolu_t"]["content"]) and "toolu_x" not in results
     assert model.remaining == 1  # the canceled turn never reached the model again
+
+
+async def _ignoring_questions(streams: NatsStreams, request: str, prompt: str) -> list[wire.ServeMessage]:
+    """A caller that never answers: one prompt's whole reply set, read without the library's answering."""
+    message = wire.PromptRequest(header=_prompt_header(request), prompt=prompt)
+    got: list[wire.ServeMessage] = []
+    async with streams.stream(Route(agent=_AGENT, kind="task"), wire.encode(message)) as replies:
+        with anyio.fail_after(60):
+            while not got or not isinstance(got[-1], wire.ResultReply | wire.ErrorReply):
+                got.append(wire.decode((await replies.receive(60)).payload))
+    return got
+
+
+async def test_an_unanswered_ask_human_question_is_declined_and_the_run_goes_on(
+    nats_server: str, tmp_path: Path
+) -> None:
+    """fiskai has no deferred calls: after the window the tool answers "not confirmed" and the model goes on."""
+    config = _write_config(tmp_path, elicit=True, extra="harness: {human_in_the_loop: {enabled: true}}\n")
+    with MessagesServer() as model:
+        model.add(
+            Turn([tool_use("ask_human_confirm", {"question": "proceed?"}, id="toolu_q")]),
+            Turn([text("nobody said yes")]),
+        )
+        with serving(config, nats_server, model):
+            async with caller(nats_server) as streams:
+                messages = await _ignoring_questions(streams, "quiet1", "ask first")
+    _in_order(messages)
+    terminal = messages[-1]
+    assert any(isinstance(m, wire.Question) and m.tool_use_id == "toolu_q" for m in messages), messages
+    assert isinstance(terminal, wire.ResultReply) and terminal.text == "nobody said yes"
+    (result,) = model.requests[1].tool_results()
+    body = json.loads(str(result["content"]))
+    assert body["confirmed"] is False and "nobody answered within 30s" in body["reason"]
 
 
 def _prompt_header(request: str) -> Any:

@@ -106,3 +106,20 @@ def test_only_the_read_only_memory_tools_are_safe_to_repeat(tmp_path: Path) -> N
     assert list(tools) == list(MEMORY_TOOL_NAMES)
     assert {name for name, tool in tools.items() if TAG_IDEMPOTENT in tool.tags} == {"memory_list", "memory_read"}
     assert all(not tool.asks_operator for tool in tools.values())
+
+
+async def test_read_only_offers_list_and_read_and_nothing_that_writes(tmp_path: Path) -> None:
+    from fiskai_core.builtins import MEMORY_READ_ONLY_NOTE, agent_tool_set
+
+    store = FileMemoryStore(tmp_path / "memory")
+    await ToolAccess(store).write("layout", "Where things live", "a/b", overwrite=False)
+    before = sorted(p.name for p in (tmp_path / "memory").rglob("*"))
+    tools = memory_tools(ToolAccess(store), read_only=True)
+    assert [t.name for t in tools] == ["memory_list", "memory_read"]
+    assert all(TAG_IDEMPOTENT in t.tags for t in tools)
+    read = json.loads((await call_tool(tools[1], '{"key":"layout"}')).text)
+    assert read["content"] == "a/b"
+    tool_set = agent_tool_set(memory=ToolAccess(store), memory_read_only=True)
+    assert [entry.tool.name for entry in tool_set.entries] == ["memory_list", "memory_read"]
+    assert MEMORY_READ_ONLY_NOTE in tool_set.notes and "read-only" in MEMORY_READ_ONLY_NOTE
+    assert sorted(p.name for p in (tmp_path / "memory").rglob("*")) == before

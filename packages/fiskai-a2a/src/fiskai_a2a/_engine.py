@@ -21,6 +21,7 @@ Policy (the original's, plus Cancel and Event):
 
 from __future__ import annotations
 
+import dataclasses
 import hmac
 import json
 import logging
@@ -28,7 +29,7 @@ import re
 import time
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
-from typing import Final, cast
+from typing import Final, Literal, cast
 
 import anyio
 from pydantic import JsonValue, ValidationError
@@ -36,7 +37,7 @@ from pydantic import JsonValue, ValidationError
 from fiskai_core.calls import CallSlots, Refusal, SlotsBusyError, prepare_call, run_call
 from fiskai_core.errors import ArgumentsError
 from fiskai_core.telemetry import Span, current as current_telemetry
-from fiskai_core.tools import DecodedValue, Tool, arguments_from_value, requires_confirmation
+from fiskai_core.tools import DecodedValue, Tool, ToolResult, arguments_from_value, requires_confirmation
 
 from .errors import A2AError, MessageError, MessageTooLargeError
 from .protocol import (
@@ -141,6 +142,7 @@ class Server:
         max_waiting: int | None = None,
         heartbeat: float = DEFAULT_HEARTBEAT,
         description: str | None = None,
+        pii_mode: Literal["redact", "reject", "off"] = "redact",
     ) -> None:
         if not tools:
             raise A2AError("no tools available after filtering; check include/exclude in the configuration")
@@ -164,6 +166,8 @@ class Server:
         """This instance: the identity plus a random instance id."""
         self.max_concurrent = max(1, max_concurrent)
         self.tool_timeout = tool_timeout
+        self.pii_mode: Literal["redact", "reject", "off"] = pii_mode
+        """`harness.pii.mode` for results handed back to the calling agent (its model sees them)."""
         self._heartbeat = heartbeat
         self._slots = CallSlots(
             self.max_concurrent,
@@ -301,7 +305,7 @@ class Server:
             span.set("fisk.tool.outcome", "missing_arguments" if prepared.kind == "missing" else "error")
             span.error("missing_arguments" if prepared.kind == "missing" else "error")
             return self._reply(request, is_error=True, output=prepared.result.output)
-        result = await run_call(prepared, time_limit=self.tool_timeout)
+        result = _guarded(await run_call(prepared, time_limit=self.tool_timeout), self.pii_mode)
         span.set("fisk.tool.outcome", "error" if result.is_error else "executed")
         if result.exit_code is not None:
             span.set("fisk.tool.exit_code", result.exit_code)
@@ -431,3 +435,20 @@ def _salvage_header(payload: bytes) -> Header | None:
         return Header.model_validate({key: value for key, value in fields.items() if key in HEADER_FIELDS})
     except (MessageError, ValueError, ValidationError):
         return None
+
+
+def _guarded(result: ToolResult, mode: Literal["redact", "reject", "off"]) -> ToolResult:
+    """A served result past the PII guard, before it leaves for the calling agent.
+
+    Inferred: the reference names the guard for runs; the caller's model is protected the same way, and
+    the caller's own guard then finds only placeholders.
+    """
+    if mode == "off" or not result.output:
+        return result
+    from fiskai_core.pii import guard_output
+
+    output, guarded = guard_output(result.output, mode)
+    if guarded.blocked:
+        _log.info("Withheld a tool result holding %s", ", ".join(guarded.counts) or "what could not be scanned")
+        return dataclasses.replace(result, output=output, is_error=True, truncated=False)
+    return dataclasses.replace(result, output=output) if guarded.counts else result

@@ -20,7 +20,7 @@ __all__ = [
     "Budget",
 ]
 
-DEFAULT_MAX_TOKENS = 200_000
+DEFAULT_MAX_TOKENS = 500_000
 DEFAULT_MAX_ITERATIONS = 50
 DEFAULT_OUTPUT_TOKENS = 8192
 DEFAULT_OUTPUT_TOKENS_THINKING = 16384
@@ -37,10 +37,14 @@ class Budget:
 
     @classmethod
     def from_settings(cls, settings: BudgetSettings, *, thinking: bool) -> Budget:
-        """Resolve `llm.budget` (zero means the default; an explicit output cap wins, even over thinking)."""
+        """Resolve `llm.budget`.
+
+        `max_tokens: 0` is unbounded, a zero output cap the default; an explicit output cap wins, even
+        over thinking.
+        """
         default_output = DEFAULT_OUTPUT_TOKENS_THINKING if thinking else DEFAULT_OUTPUT_TOKENS
         return cls(
-            max_tokens=settings.max_tokens if settings.max_tokens > 0 else DEFAULT_MAX_TOKENS,
+            max_tokens=settings.max_tokens,
             max_iterations=settings.max_iterations if settings.max_iterations > 0 else DEFAULT_MAX_ITERATIONS,
             max_output_tokens=settings.max_output_tokens if settings.max_output_tokens > 0 else default_output,
             call_timeout=settings.call_timeout.total_seconds(),

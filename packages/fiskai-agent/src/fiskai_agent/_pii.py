@@ -58,7 +58,7 @@ def check_scanner(mode: PiiMode) -> None:
     try:
         from fiskai_core import pii
 
-        pii.find("")
+        pii.find("scanner check: a@example.com")  # importing compiles the patterns; this runs them once
     except Exception as err:  # noqa: BLE001 - any failure to build is the same refusal
         raise SetupError(f"the PII scanner (harness.pii.mode: {mode}) could not be built: {err}") from None
 
@@ -86,9 +86,9 @@ def guard_result(mode: PiiMode, tool: str, result: ToolResult, decisions: Decisi
     """The result the model gets: redacted, or withheld with the fixed message; the decision journaled."""
     if mode == "off" or not result.output:
         return result
-    from fiskai_core.pii import RESULT_WITHHELD, guard
+    from fiskai_core.pii import guard_output
 
-    guarded = guard(result.output, mode)
+    output, guarded = guard_output(result.output, mode)
     if not guarded.changed:
         return result
     record = guarded.journal()
@@ -96,6 +96,6 @@ def guard_result(mode: PiiMode, tool: str, result: ToolResult, decisions: Decisi
     if guarded.blocked:
         found = "the scan failed" if guarded.failed else _listing(guarded.counts)
         events.warn(Advisory(kind="pii_withheld", name=tool, message=f'"{tool}": result withheld ({found})'))
-        return dataclasses.replace(result, output=RESULT_WITHHELD, is_error=True, truncated=False)
+        return dataclasses.replace(result, output=output, is_error=True, truncated=False)
     events.warn(Advisory(kind="pii_redacted", name=tool, message=f'"{tool}": redacted {_listing(guarded.counts)}'))
-    return dataclasses.replace(result, output=guarded.text)
+    return dataclasses.replace(result, output=output)

@@ -15,6 +15,7 @@ from fiskai_agent.errors import ResumeRefusedError
 from fiskai_agent.events import ResumeInfo
 from fiskai_agent.llm import Message, TextBlock, message_from_json
 from fiskai_runstate import Fingerprint, JournalNotFoundError, ResumeError, RunState, check_resume, fold
+from fiskai_runstate.gate_log import gate_entries
 from fiskai_runstate.records import JsonObject, MetaRecord
 
 if TYPE_CHECKING:
@@ -68,7 +69,8 @@ async def _resume(setup: Setup, fingerprint: Fingerprint, run_id: str, *, legacy
     session = options.session
     assert session is not None
     try:
-        state = fold(await session.store.load(run_id))
+        records = await session.store.load(run_id)
+        state = fold(records)
     except JournalNotFoundError:
         raise ResumeRefusedError(f'run not found: "{run_id}"; list sessions with: fiskai session ls') from None
     if state.completed:
@@ -93,6 +95,10 @@ async def _resume(setup: Setup, fingerprint: Fingerprint, run_id: str, *, legacy
     setup.session_id = run_id
     setup.fingerprint = fingerprint
     setup.resumed = True
+    if not session.force:  # reference 8.3: "allow for the conversation" is honoured on resume, dropped by --force
+        for entry in gate_entries(records):
+            if entry.allowed and entry.rule and entry.tool:
+                options.gate.restore_session_rule(entry.tool, entry.rule, entry.digest)
     setup.messages = messages
     setup.start_iteration = state.next_iteration
     setup.pending = state.pending

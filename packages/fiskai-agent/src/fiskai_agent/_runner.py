@@ -205,6 +205,7 @@ class Runner:
             tool_search=s.tool_search,
             thinking=s.thinking,
             max_output_tokens=s.budget.max_output_tokens,
+            effort=llm.reasoning_effort,
             prompt_cache=s.capabilities.prompt_cache and not llm.no_prompt_cache,
             cache_ttl="1h" if s.options.interactive else "5m",
             iteration=iteration,
@@ -266,6 +267,10 @@ class Runner:
                 allowed=allowed, reason=reason, channel=channel, tag=None, digest=digest, display=use.name
             )
 
+        if entry.presentation == "self_rendered":
+            # A question has no effect: an interrupted one is simply asked again (reference 8.3), which is
+            # how a web turn that ended on an ask_human question gets its answer on the next request.
+            return await self._dispatch(use, recovery=decided(True, "policy"))
         if entry.idempotent:
             events.warn(
                 Advisory(

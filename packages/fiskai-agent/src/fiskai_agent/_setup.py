@@ -199,6 +199,14 @@ async def prepare(options: RunOptions) -> Setup:
         caps = await checked_capabilities(provider.capabilities.restricted(_overrides(options)), base_url)
         if caps.reason:
             options.events.warn(Advisory(kind="capabilities_reduced", message=caps.reason))
+        if llm.reasoning_effort and not caps.thinking:
+            options.events.warn(
+                Advisory(
+                    kind="reasoning_effort_dropped",
+                    message=f'llm.reasoning_effort "{llm.reasoning_effort}" is not sent: this model server does not '
+                    "take thinking or effort (llm.capabilities.thinking: on forces it)",
+                )
+            )
         tool_defs, tool_search, hashed, finder = _deferral(options, entries, deferrable, builtins, caps)
         thinking = llm.thinking.enabled and caps.thinking
         budget = Budget.from_settings(llm.budget, thinking=thinking)
@@ -215,6 +223,7 @@ async def prepare(options: RunOptions) -> Setup:
                 [GoToolDef(d.name, d.description, d.input_schema, d.defer_loading) for d in hashed]
             ),
             thinking_mode="summarized" if thinking else "off",
+            reasoning_effort=llm.reasoning_effort,
             max_tokens=budget.max_tokens,
             max_iterations=budget.max_iterations,
         )

@@ -56,6 +56,7 @@ AdvisoryKind = Literal[
     "config_renamed_key",
     "mcp_tools_changed",
     "session_rotate",
+    "reasoning_effort_dropped",
     "pii_redacted",
     "pii_withheld",
 ]

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from fiskai_core.fisk import Application
     from fiskai_core.tools import Tool
 
-__all__ = ["application_tools", "exposed_tools", "load_application"]
+__all__ = ["application_tools", "exposed_builtins", "exposed_tools", "load_application"]
 
 
 def load_application(settings: Settings) -> Application | None:
@@ -68,4 +68,15 @@ def exposed_tools(settings: Settings, tools: list[CommandTool]) -> list[Tool]:
 
     exposed = settings.config.expose.agent.tools
     with reported():
+        return list(select_tools(tools, include=exposed.include, exclude=exposed.exclude))
+
+
+def exposed_builtins(settings: Settings) -> list[Tool]:
+    """The `harness.tools` built-ins an MCP server offers: those listed, narrowed by `expose.agent.tools`."""
+    from fiskai_core.builtins import harness_tools
+    from fiskai_core.tools import select_tools
+
+    exposed = settings.config.expose.agent.tools
+    with reported():
+        tools = harness_tools(settings.config.harness.tools, folder=settings.folder)
         return list(select_tools(tools, include=exposed.include, exclude=exposed.exclude))

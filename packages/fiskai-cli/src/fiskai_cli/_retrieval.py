@@ -21,9 +21,10 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from fiskai_core.config import EmbeddingsSettings, KnowledgeSettings
+    from fiskai_core.tools import Tool
     from fiskai_rag import Embedder, Manifest, Store
 
-__all__ = ["AbsentServer", "knowledge_tool_options", "open_knowledge_reader", "server_embedder"]
+__all__ = ["AbsentServer", "knowledge_tool_options", "knowledge_tools", "open_knowledge_reader", "server_embedder"]
 
 
 def open_knowledge_reader(directory: Path, knowledge: KnowledgeSettings) -> Store:
@@ -39,7 +40,22 @@ def knowledge_tool_options(knowledge: KnowledgeSettings) -> dict[str, Any]:
         "max_injected_tokens": knowledge.max_injected_tokens,
         "top_k": knowledge.top_k,
         "result_format": knowledge.result_format,
+        "expand_to_section": knowledge.expand_to_section,
     }
+
+
+def knowledge_tools(store: Store | None, knowledge: KnowledgeSettings) -> list[Tool]:
+    """What MCP serves with knowledge: knowledge_search, knowledge_enumerate, and knowledge_read when set."""
+    from fiskai_core.builtins import CitationRewriter, KnowledgeEnumerateTool, KnowledgeReadTool, KnowledgeSearchTool
+
+    citations = CitationRewriter(knowledge.citations)
+    tools: list[Tool] = [
+        KnowledgeSearchTool(store, **knowledge_tool_options(knowledge), citations=citations),
+        KnowledgeEnumerateTool(store, citations=citations),
+    ]
+    if knowledge.read_tool:
+        tools.append(KnowledgeReadTool(store, max_injected_tokens=knowledge.max_injected_tokens, citations=citations))
+    return tools
 
 
 class AbsentServer:

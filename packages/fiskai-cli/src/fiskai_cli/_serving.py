@@ -61,5 +61,6 @@ def mcp_server(harness: Harness, *, approver: Prompter | None, log: Callable[[st
         confirm_tags=tuple(config.harness.confirm_tags),
         max_concurrent=settings.max_concurrent_tools,
         tool_timeout=(settings.tool_timeout or timedelta(0)).total_seconds(),
+        pii_mode=config.harness.pii.mode,
     )
     return McpServing(build_server(served, options, approver=approver, log=log), options, served)

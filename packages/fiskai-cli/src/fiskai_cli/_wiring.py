@@ -34,9 +34,9 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import click
 
-from fiskai_cli._application import application_tools, exposed_tools, load_application
+from fiskai_cli._application import application_tools, exposed_builtins, exposed_tools, load_application
 from fiskai_cli._nats import NatsTarget, nats_target, open_nats
-from fiskai_cli._retrieval import knowledge_tool_options, open_knowledge_reader
+from fiskai_cli._retrieval import knowledge_tool_options, knowledge_tools, open_knowledge_reader
 from fiskai_cli._settings import (
     DEFAULT_CONFIG,
     Invocation,
@@ -243,9 +243,14 @@ def _needs_nats(settings: Settings, face: Face, *, checkpointing: bool) -> str:
     """What of this command needs NATS (for the error when no connection is named), or "" for nothing."""
     config = settings.config
     harness = config.harness
-    if face in ("a2a", "serve"):
+    if face == "a2a":
         return f"fiskai {face}"
-    if face != "run":
+    if face == "serve":
+        a2a = config.expose.agent.a2a
+        if a2a.prompts is not None or a2a.serve_tools:
+            return "fiskai serve"
+        # A web-only worker needs NATS only for what its runs use (below).
+    elif face != "run":
         return ""
     if config.remote_tools:
         return "remote_tools"
@@ -279,7 +284,7 @@ async def open_harness(
     Raises:
         click.ClickException: anything an operator can fix, in one line.
     """
-    from fiskai_core.tools import ToolSet
+    from fiskai_core.tools import ToolEntry, ToolSet
 
     config = settings.config
     async with AsyncExitStack() as stack:
@@ -301,6 +306,8 @@ async def open_harness(
             harness.tools = ToolSet.of(exposed_tools(settings, application), has_application=config.has_tool_source)
             if face == "mcp":
                 await _mcp_knowledge(harness, stack)
+                builtins = [ToolEntry(tool=tool, kind="builtin") for tool in exposed_builtins(settings)]
+                harness.tools = harness.tools.with_entries(builtins)  # listed harness.tools, never over a2a
         elif face == "run":
             await _run_parts(harness, stack, application, prompter, checkpointing=checkpointing, state_dir=state_dir)
         elif face == "serve":
@@ -308,7 +315,8 @@ async def open_harness(
                 exposed_tools(settings, application), has_application=bool(config.application_path)
             )
             if checkpointing:  # channel runs: their stores (and the connection) before anything listens
-                await harness.connected(needs)
+                if needs:
+                    await harness.connected(needs)
                 await _run_parts(harness, stack, application, prompter, checkpointing=True, state_dir=state_dir)
         if config.mcp_client_entries and (face in ("run", "tools") or (face == "serve" and checkpointing)):
             # Never on the served sets (mcp, a2a, serve's tool endpoint): imported tools are not served again.
@@ -328,7 +336,7 @@ async def _run_parts(
     state_dir: Any,
 ) -> None:
     """A run's journal, memory, knowledge, remote tools and built-ins."""
-    from fiskai_core.builtins import KnowledgeAccess, agent_tool_set
+    from fiskai_core.builtins import CitationRewriter, KnowledgeAccess, agent_tool_set, harness_tools
 
     settings, config = harness.settings, harness.settings.config
     nc = harness.nats.client if harness.nats is not None else None
@@ -348,7 +356,12 @@ async def _run_parts(
     knowledge = None
     if config.harness.knowledge.enabled:
         _open_knowledge(harness, stack)
-        knowledge = KnowledgeAccess(harness.knowledge, **knowledge_tool_options(config.harness.knowledge))
+        knowledge = KnowledgeAccess(
+            harness.knowledge,
+            **knowledge_tool_options(config.harness.knowledge),
+            citations=CitationRewriter(config.harness.knowledge.citations),
+            read_tool=config.harness.knowledge.read_tool,
+        )
         if harness.knowledge is None:
             harness.notices.append(
                 (
@@ -364,7 +377,9 @@ async def _run_parts(
             remote=remote,
             ask_human=(prompter or _deny()) if config.harness.human_in_the_loop.enabled else None,
             memory=memory_access,
+            memory_read_only=config.harness.memory.read_only,
             knowledge=knowledge,
+            harness=harness_tools(config.harness.tools, folder=settings.folder),
             has_application=config.has_tool_source,
         )
 
@@ -403,7 +418,7 @@ def _open_knowledge(harness: Harness, stack: AsyncExitStack) -> None:
 
 async def _mcp_knowledge(harness: Harness, stack: AsyncExitStack) -> None:
     """`knowledge_search` for MCP clients when `expose.agent.mcp.builtins` lists it."""
-    from fiskai_core.builtins import KNOWLEDGE_SEARCH, KnowledgeSearchTool
+    from fiskai_core.builtins import KNOWLEDGE_SEARCH
     from fiskai_core.tools import ToolEntry
 
     config = harness.settings.config
@@ -416,9 +431,9 @@ async def _mcp_knowledge(harness: Harness, stack: AsyncExitStack) -> None:
         harness.knowledge = stack.enter_context(open_knowledge_reader(directory, config.harness.knowledge))
     except click.ClickException as err:
         raise click.ClickException(f"cannot expose knowledge_search over MCP: {err.message}") from err
-    tool = KnowledgeSearchTool(harness.knowledge, **knowledge_tool_options(config.harness.knowledge))
+    tools = knowledge_tools(harness.knowledge, config.harness.knowledge)  # enumerate and read ride along
     with reported():
-        harness.tools = harness.tools.with_entries([ToolEntry(tool=tool, kind="builtin")])
+        harness.tools = harness.tools.with_entries([ToolEntry(tool=tool, kind="builtin") for tool in tools])
 
 
 async def _remote_tools(harness: Harness, taken: list[str]) -> list[tuple[Tool, str]]:

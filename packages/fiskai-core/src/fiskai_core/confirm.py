@@ -197,6 +197,18 @@ class ConfirmGate:
         """Whether `name` was allowed, with any arguments, for the rest of this run."""
         return name in self._session_allowed
 
+    def restore_session_rule(self, name: str, rule: str, digest: str) -> None:
+        """Honour an earlier "allow for the session" a resumed session's journal holds.
+
+        `rule` is what the gate journaled with that approval (`session: NAME ...` for the tool, `session:
+        command line ...` for one argv, whose `digest` is kept); any other rule is not a session approval
+        and is ignored.
+        """
+        if rule == f"session: {name} ...":
+            self._session_allowed.add(name)
+        elif rule.startswith("session: command line ") and digest:
+            self._session_lines.add((name, digest))
+
     def _standing(
         self, name: str, tags: Sequence[str], argv: Sequence[str], digest: str
     ) -> tuple[GateChannel, str] | None:

@@ -15,7 +15,18 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from typing import Literal, Protocol, runtime_checkable
 
-__all__ = ["KnowledgeHit", "KnowledgeIndex", "KnowledgePack", "KnowledgeResult", "KnowledgeSearcher"]
+__all__ = [
+    "KnowledgeEnumeration",
+    "KnowledgeEnumerator",
+    "KnowledgeHit",
+    "KnowledgeIndex",
+    "KnowledgeMatch",
+    "KnowledgePack",
+    "KnowledgeReader",
+    "KnowledgeResult",
+    "KnowledgeSection",
+    "KnowledgeSearcher",
+]
 
 
 class KnowledgePack(Protocol):
@@ -104,4 +115,96 @@ class KnowledgeIndex(KnowledgeSearcher, Protocol):
 
     def search(self, query: str, *, top_k: int | None = None) -> KnowledgeResult:
         """The best `top_k` sections for `query`, best first."""
+        ...
+
+
+class KnowledgeMatch(Protocol):
+    """One document a match query selected."""
+
+    @property
+    def path(self) -> str:
+        """Its citation path (`docs/design.md`)."""
+        ...
+
+    @property
+    def title(self) -> str: ...
+
+    @property
+    def sections(self) -> int:
+        """Its sections whose body matches."""
+        ...
+
+    @property
+    def first(self) -> int:
+        """The ordinal of its first matching section."""
+        ...
+
+    @property
+    def heading(self) -> str:
+        """That section's heading breadcrumb."""
+        ...
+
+
+class KnowledgeEnumeration(Protocol):
+    """The complete set of documents a match query selects (at most `limit` listed)."""
+
+    @property
+    def status(self) -> str:
+        """`ok`, `index_not_built`, `corpus_empty` or `query_empty`."""
+        ...
+
+    @property
+    def documents(self) -> Sequence[KnowledgeMatch]: ...
+
+    @property
+    def matched(self) -> int: ...
+
+    @property
+    def indexed_documents(self) -> int: ...
+
+    @property
+    def truncated(self) -> bool: ...
+
+    @property
+    def limit(self) -> int: ...
+
+    @property
+    def min_body_matches(self) -> int: ...
+
+
+@runtime_checkable
+class KnowledgeEnumerator(Protocol):
+    """An index that can list every document a match query selects: `knowledge_enumerate` needs it."""
+
+    def enumerate(self, query: str, *, limit: int | None = None, min_body_matches: int = 0) -> KnowledgeEnumeration:
+        """Every matching document (`word`, `"phrase"`, `-word`, `body:`, `heading:`), up to `limit` listed."""
+        ...
+
+
+class KnowledgeSection(Protocol):
+    """One indexed section (chunk) of a document."""
+
+    @property
+    def path(self) -> str:
+        """The document's citation path."""
+        ...
+
+    @property
+    def ordinal(self) -> int:
+        """Its 0-based position in the document."""
+        ...
+
+    @property
+    def heading_path(self) -> str: ...
+
+    @property
+    def content(self) -> str: ...
+
+
+@runtime_checkable
+class KnowledgeReader(Protocol):
+    """An index that resolves a citation to its section: `knowledge_read` and `expand_to_section` need it."""
+
+    def show(self, citation: str) -> KnowledgeSection:
+        """The section `path#ordinal` names; raises when there is none."""
         ...

@@ -51,7 +51,7 @@ def test_empty_document_gives_every_default() -> None:
     llm = config.llm
     assert (llm.model, llm.provider) == ("", "anthropic")
     budget = llm.budget
-    assert (budget.max_tokens, budget.max_output_tokens, budget.max_iterations) == (200_000, 0, 50)
+    assert (budget.max_tokens, budget.max_output_tokens, budget.max_iterations) == (500_000, 0, 50)
     assert budget.call_timeout == timedelta(seconds=120)
     assert (llm.thinking.enabled, llm.no_prompt_cache, llm.no_tool_search) == (False, False, False)
     assert config.source_path is None
@@ -178,7 +178,7 @@ def test_zero_and_empty_values_take_the_defaults() -> None:
         """
 llm:
   provider: ""
-  budget: {max_tokens: 0, max_output_tokens: 0, max_iterations: 0, call_timeout: ""}
+  budget: {max_output_tokens: 0, call_timeout: ""}
 harness:
   memory: {backend: ""}
   sessions: {backend: ""}
@@ -190,7 +190,7 @@ expose:
 """
     )
     assert config.llm.provider == "anthropic"
-    assert config.llm.budget.max_tokens == 200_000
+    assert config.llm.budget.max_tokens == 500_000
     assert config.llm.budget.max_output_tokens == 0
     assert config.llm.budget.max_iterations == 50
     assert config.llm.budget.call_timeout == timedelta(seconds=120)
@@ -206,9 +206,16 @@ expose:
     assert config.expose.agent.a2a.tool_timeout is None
 
 
-def test_call_timeout_zero_and_negative_are_kept_as_the_original_does() -> None:
-    assert _mcp("llm: {budget: {call_timeout: 0s}}").llm.budget.call_timeout == timedelta(0)
-    assert _mcp("llm: {budget: {call_timeout: -5s}}").llm.budget.call_timeout == -timedelta(seconds=5)
+def test_budget_zero_rules_follow_the_newer_reference() -> None:
+    # Reference 7.4: max_tokens 0 is unbounded; max_iterations and call_timeout refuse zero.
+    assert _mcp("llm: {budget: {max_tokens: 0}}").llm.budget.max_tokens == 0
+    for text, message in [
+        ("llm: {budget: {max_iterations: 0}}", "invalid llm max_iterations 0: must be at least 1"),
+        ("llm: {budget: {call_timeout: 0s}}", 'invalid llm call_timeout "0s": must be positive'),
+        ("llm: {budget: {call_timeout: -5s}}", 'invalid llm call_timeout "-5s": must be positive'),
+    ]:
+        with pytest.raises(ConfigError, match=message):
+            _mcp(text)
 
 
 def test_top_k_is_clamped_to_twenty() -> None:
@@ -263,7 +270,7 @@ def test_mcp_presence_is_the_switch_even_when_empty() -> None:
 def test_null_values_mean_unset() -> None:
     config = _mcp("identity:\nllm:\n  model: ~\n  budget:\nharness: null\nglobal_flags:\n")
     assert (config.identity, config.llm.model, config.global_flags) == ("fiskai", "", [])
-    assert config.llm.budget.max_tokens == 200_000
+    assert config.llm.budget.max_tokens == 500_000
 
 
 def test_unquoted_numbers_in_string_keys_read_as_written() -> None:
@@ -315,7 +322,7 @@ def test_options_keep_the_raw_values_for_the_backend() -> None:
         ),
         (
             "llm: fast\n",
-            'agent.yaml:1: llm: got the string "fast"; expected a mapping with keys model, provider, budget, thinking, no_prompt_cache, no_tool_search, base_url, capabilities, tool_definition_budget',
+            'agent.yaml:1: llm: got the string "fast"; expected a mapping with keys model, provider, budget, thinking, no_prompt_cache, no_tool_search, base_url, capabilities, reasoning_effort, tool_definition_budget',
         ),
         (
             "remote_tools:\n  - billing\n",

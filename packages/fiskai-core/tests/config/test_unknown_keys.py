@@ -9,7 +9,8 @@ from fiskai_core.errors import ConfigError
 
 TOP = (
     "identity, application_path, tool_sources, nats_context, system_prompt, include, exclude, global_flags, "
-    "remote_agents, remote_tools, mcp_clients, mcp_servers, expose, harness, llm, telemetry"
+    "remote_agents, remote_tools, mcp_clients, mcp_servers, expose, harness, llm, telemetry, "
+    "description, display_name, icon, icon_url, prompts"
 )
 
 
@@ -42,7 +43,7 @@ def _error(text: str, tmp_path: Path) -> str:
         (
             "harness:\n  memory:\n    enabled: true\n    backnd: file\n",
             'agent.yaml:4: harness.memory.backnd: unknown key; did you mean "backend"? allowed keys: '
-            "enabled, backend, no_index, options",
+            "enabled, backend, no_index, read_only, options",
         ),
         (
             "harness:\n  sessions:\n    backend: jetstream\n    stream: RUNS\n",
@@ -52,7 +53,7 @@ def _error(text: str, tmp_path: Path) -> str:
         (
             "harness:\n  memory:\n    directory: /tmp/m\n",
             'agent.yaml:3: harness.memory.directory: unknown key; did you mean "harness.memory.options.directory"? '
-            "allowed keys: enabled, backend, no_index, options",
+            "allowed keys: enabled, backend, no_index, read_only, options",
         ),
         (
             "harness:\n  knowledge:\n    embeddings:\n      modle: m\n",

@@ -9,10 +9,11 @@ so a user thinking about an approval neither blocks other calls nor eats the com
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 import mcp_types as types
@@ -63,6 +64,8 @@ class ServerOptions:
     """Seconds a call may run before it is stopped; 0 means the default."""
     approval_ttl: float = ELICIT_TIMEOUT
     """Seconds a 2026-07-28 approval question stays answerable."""
+    pii_mode: Literal["redact", "reject", "off"] = "redact"
+    """`harness.pii.mode` for results handed to the client's model: redacted, withheld, or passed."""
 
 
 class _Handlers:
@@ -134,7 +137,24 @@ class _Handlers:
             if not started:
                 self.log(f"Withdrawn {call.display}: the client gave up before it started")
             raise
-        return _result(result)
+        return _result(self._guarded(result))
+
+    def _guarded(self, result: ToolResult) -> ToolResult:
+        """The result past the PII guard: the client's model is a model like the agent's own.
+
+        The reference names the guard for agent runs only; the MCP client's model gets the same protection
+        (inferred), so an operator's `harness.pii.mode` means the same on every face.
+        """
+        mode = self.options.pii_mode
+        if mode == "off" or not result.output:
+            return result
+        from fiskai_core.pii import guard_output
+
+        output, guarded = guard_output(result.output, mode)
+        if guarded.blocked:
+            self.log(f"Withheld a result: it held {', '.join(guarded.counts) or 'what could not be scanned'}")
+            return dataclasses.replace(result, output=output, is_error=True, truncated=False)
+        return dataclasses.replace(result, output=output) if guarded.counts else result
 
     def _log_decision(self, verdict: Verdict, display: str, tag: str) -> None:
         outcome = "approved" if verdict.allowed else "denied"

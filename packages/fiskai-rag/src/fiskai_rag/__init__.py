@@ -27,6 +27,9 @@ Public API:
   dict, gets each stage's seconds
 - `Store.context(query, *, budget, ...) -> Pack(text, items=[PackItem], receipt, citations, status)`:
   the best few chunks under an exact token budget, with a receipt
+- `Store.enumerate(query, *, limit=None, min_body_matches=0) -> Enumeration(status, documents=[MatchedDocument],
+  matched, indexed_documents, ...)`: every document a match query selects (`word`, `"phrase"`, `-word`, `body:`,
+  `heading:`), not the best few
 - `Store.show(citation) -> Hit`, `Store.sources() -> [Source]`, `Store.stats() -> StoreStats`,
   `Store.remove(path) -> bool`, `Store.reset()`, `Store.manifest() -> Manifest | None`, `Store.tier()`
 - `hybrid_tier(embedder, dimension=None)`: the tier line a hybrid search with that embedder reports
@@ -48,6 +51,7 @@ from typing import TYPE_CHECKING, Any
 
 from fiskai_rag.embed import Embedder, OpenAICompatibleEmbedder, StaticEmbedder
 from fiskai_rag.errors import RagError, Remedy
+from fiskai_rag.search._enumerate import Enumeration, MatchedDocument
 from fiskai_rag.search._fusion import hybrid_tier
 from fiskai_rag.search._hit import MAX_TOP_K, Hit, SearchResult
 from fiskai_rag.search._stages import SEARCH_STAGES
@@ -88,9 +92,11 @@ __all__ = [
     "SEARCH_STAGES",
     "Citation",
     "Embedder",
+    "Enumeration",
     "Hit",
     "IndexStats",
     "Manifest",
+    "MatchedDocument",
     "OpenAICompatibleEmbedder",
     "Pack",
     "PackItem",

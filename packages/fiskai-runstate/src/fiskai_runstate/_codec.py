@@ -43,7 +43,7 @@ _CRC_TAIL: Final = len(_CRC_OPEN) + 8 + 2  # ,"crc32":"  8 hex digits  "}
 _ENVELOPE_KEYS: Final = frozenset({"seq", "protocol", "version", "crc32"})
 # One encoder for every record: json.dumps with options builds a new encoder per call.
 _ENCODER: Final = json.JSONEncoder(separators=(",", ":"), check_circular=False, allow_nan=False)
-_FINGERPRINT_STR: Final = ("provider", "model", "system_hash", "tools_hash", "thinking_mode")
+_FINGERPRINT_STR: Final = ("provider", "model", "system_hash", "tools_hash", "thinking_mode", "reasoning_effort")
 _FINGERPRINT_INT: Final = ("max_tokens", "max_iterations")
 
 
@@ -339,6 +339,7 @@ def _meta(f: _Fields) -> MetaRecord:
         system_hash=fp.str_("system_hash", required=False),
         tools_hash=fp.str_("tools_hash", required=False),
         thinking_mode=fp.str_("thinking_mode", required=False),
+        reasoning_effort=fp.str_("reasoning_effort", required=False),
         max_tokens=fp.int_("max_tokens", required=False),
         max_iterations=fp.int_("max_iterations", required=False),
     )

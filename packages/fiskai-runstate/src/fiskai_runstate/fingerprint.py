@@ -32,6 +32,8 @@ class Fingerprint:
     """Hex SHA-256 of the full tool-definition list, built-ins included."""
     thinking_mode: str = ""
     """`off` or `summarized`."""
+    reasoning_effort: str = ""
+    """`llm.reasoning_effort` as configured; empty when unset (the wire name is inferred, see docs/builtins.md)."""
     max_tokens: int = 0
     """The run's token budget."""
     max_iterations: int = 0

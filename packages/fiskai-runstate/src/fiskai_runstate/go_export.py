@@ -36,6 +36,7 @@ _FINGERPRINT_FIELDS = (
     "system_hash",
     "tools_hash",
     "thinking_mode",
+    "reasoning_effort",
     "max_tokens",
     "max_iterations",
 )

@@ -166,6 +166,8 @@ class Request:
     thinking: bool = False
     """Ask for adaptive, summarized thinking."""
     max_output_tokens: int = 8192
+    effort: str = ""
+    """`llm.reasoning_effort`, passed through unchecked; empty sends nothing. Rides on the thinking capability."""
     prompt_cache: bool = False
     """Mark the two cache breakpoints (last system block, conversation tail)."""
     cache_ttl: CacheTTL = "5m"

@@ -164,6 +164,9 @@ def request_params(request: Request, capabilities: Capabilities, schema_cache: S
         params["tools"] = tools
     if capabilities.thinking and request.thinking:
         params["thinking"] = {"type": "adaptive", "display": "summarized"}
+    if capabilities.thinking and request.effort:
+        # Effort is a Claude-server feature like thinking: a server without thinking gets neither.
+        params["output_config"] = {"effort": request.effort}
     if cache:
         params["cache_control"] = cache_control
     return params
@@ -356,6 +359,11 @@ class AnthropicProvider:
             message += "; check ANTHROPIC_API_KEY (or --api-key)"
         elif status == 400 and request.thinking and _narrowed(self._capabilities, request.capabilities).thinking:
             message += f'; model "{request.model}" may not support thinking, set llm.thinking.enabled to false'
+        if status == 400 and request.effort and _narrowed(self._capabilities, request.capabilities).thinking:
+            message += (
+                f'; llm.reasoning_effort "{request.effort}" may not be a level model "{request.model}" accepts '
+                "(low, medium, high, xhigh, max)"
+            )
         return ProviderError(
             message,
             status=status,

@@ -45,6 +45,13 @@ __all__ = ["ask"]
     "refused. On a terminal you are asked.",
 )
 @click.option(
+    "--answer",
+    "answer",
+    metavar="CALL=CHOICE",
+    help="With --continue: answer the approval a turn left unanswered (CALL is the tool_use id the error "
+    "named; CHOICE is no, once or always); the run then goes on.",
+)
+@click.option(
     "--timeout",
     type=click.FloatRange(min=1),
     default=120.0,
@@ -62,6 +69,7 @@ def ask(
     context_name: str | None,
     output_format: str,
     approve: bool,
+    answer: str | None,
     timeout: float,
 ) -> None:
     """Send a prompt to AGENT (served by `fiskai serve` with prompts on) and stream its answer.
@@ -79,11 +87,15 @@ def ask(
       fiskai ask nats-worker "how many streams are there?" --server nats://127.0.0.1:4222
       fiskai ask nats-worker "and consumers?" --continue 3Hzmp8VqrKL42NmXcPd7bTgWfR1
       fiskai ask nats-worker --continue TOKEN --read 20
+      fiskai ask nats-worker --continue TOKEN --answer toolu_01A9bK2mNpQr=once
       fiskai ask nats-worker "status?" --format json | jq -c .
     """
     text = " ".join(prompt).strip()
     if read is not None and (text or not token):
         raise click.UsageError("--read needs --continue TOKEN and no prompt")
+    approval = _approval(answer) if answer is not None else None
+    if approval is not None and (text or read is not None or not token):
+        raise click.UsageError("--answer needs --continue TOKEN and no prompt or --read")
     if read is None and not text and not token:
         raise click.UsageError('give a prompt: fiskai ask AGENT "prompt"')
     config = None
@@ -95,7 +107,9 @@ def ask(
     )
     sender = config.identity if config is not None else DEFAULT_IDENTITY
     answers = _Answers(interactive=sys.stdin.isatty() and sys.stderr.isatty(), approve=approve)
-    terminal = anyio.run(_ask, target, sender, agent, text, token, read, output_format == "json", timeout, answers)
+    terminal = anyio.run(
+        _ask, target, sender, agent, text, token, read, output_format == "json", timeout, answers, approval
+    )
     if isinstance(terminal, wire.ErrorReply):
         if output_format == "text":
             click.echo(f"fiskai: error: {terminal.code or 'failed'}: {terminal.error}", err=True)
@@ -112,6 +126,7 @@ async def _ask(
     as_json: bool,
     silence: float,
     answers: _Answers,
+    approval: dict[str, Any] | None,
 ) -> wire.ServeMessage:
     request = new_id()
     shown: list[str] = []
@@ -146,6 +161,7 @@ async def _ask(
                     request=request,
                     on_message=on_message,
                     on_question=answers.decide,
+                    answer=approval,
                     request_timeout=silence,
                 )
                 tasks.cancel_scope.cancel()
@@ -171,6 +187,17 @@ def _render(message: wire.ServeMessage, shown: list[str]) -> None:
         return
     if isinstance(message, wire.ResultReply) and message.text and message.text not in shown:
         click.echo(sanitize_for_terminal(message.text))
+
+
+def _approval(text: str) -> dict[str, Any]:
+    """`CALL=CHOICE` as a `request.answer`'s approval."""
+    call, _, choice = text.partition("=")
+    if not call or choice not in ("no", "once", "always"):
+        raise click.BadParameter(
+            f"{text!r}: give the call and the choice, e.g. toolu_01A9bK2mNpQr=once (no, once or always)",
+            param_hint="--answer",
+        )
+    return {"tool_use_id": call, "kind": "approve", "answer": "choice", "choice": choice}
 
 
 class _Answers:

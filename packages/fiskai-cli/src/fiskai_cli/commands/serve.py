@@ -1,8 +1,8 @@
 """`fiskai serve`: host the agent behind the endpoints its configuration turns on, until interrupted.
 
-Endpoints: prompts over NATS (`expose.agent.a2a.prompts`), queued jobs (`expose.agent.jobs`), the 0.0.5 tool
-endpoint (`expose.agent.a2a.serve_tools: true`); the web channel plugs in as a further channel of the same
-host (`fiskai_cli.serve`). `fiskai a2a` is kept as an alias that serves the tool endpoint alone.
+Endpoints: prompts over NATS (`expose.agent.a2a.prompts`), queued jobs (`expose.agent.jobs`), the web channel
+(`expose.agent.web`), the 0.0.5 tool endpoint (`expose.agent.a2a.serve_tools: true`), all channels of one host
+(`fiskai_cli.serve`). `fiskai a2a` is kept as an alias that serves the tool endpoint alone.
 """
 
 from __future__ import annotations
@@ -40,6 +40,13 @@ __all__ = ["serve"]
     type=click.Path(dir_okay=False, path_type=Path),
     help="Write every model request and response of every run to this new file.",
 )
+@click.option(
+    "--token-env",
+    metavar="NAME",
+    default=None,
+    help="Web channel: require `Authorization: Bearer <token>`, the token read from environment variable NAME "
+    "(never pass the token itself; advised for a non-loopback expose.agent.web.listen).",
+)
 @connection_options
 @click.pass_context
 def serve(
@@ -51,16 +58,18 @@ def serve(
     api_key_file: Path | None,
     verbose: bool,
     trace_path: Path | None,
+    token_env: str | None,
     server_url: str | None,
     context_name: str | None,
 ) -> None:
-    """Host the agent: answer prompts, take queued jobs and serve tools over NATS, until interrupted.
+    """Host the agent: answer prompts over NATS and browsers over HTTP, take queued jobs, serve tools.
 
-    Turns on what agent.yaml enables: expose.agent.a2a.prompts (other agents send prompts; answers stream
-    back), expose.agent.jobs (tasks from an asyncjobs queue; answers stored on the task) and
+    Runs until interrupted, turning on what agent.yaml enables: expose.agent.a2a.prompts (other agents send
+    prompts; answers stream back), expose.agent.web (a chat page, the Vercel AI SDK and AG-UI over HTTP),
+    expose.agent.jobs (tasks from an asyncjobs queue; answers stored on the task) and
     expose.agent.a2a.serve_tools: true (peers call the selected tools). Storage must exist beforehand (the
-    session directory or stream, the asyncjobs task store and queue); nothing is created. The first Ctrl-C (or SIGTERM) drains:
-    no new work, running work finishes; the second stops now. A fault on any endpoint exits non-zero so a
+    session directory or stream, the asyncjobs task store and queue); nothing is created. The first Ctrl-C
+    (or SIGTERM) drains: no new work, running work finishes; the second stops now. A fault on any endpoint exits non-zero so a
     supervisor restarts the worker.
 
     \b
@@ -69,6 +78,7 @@ def serve(
       fiskai -c agent.yaml serve --server nats://127.0.0.1:4222 --state-dir /var/lib/fiskai/runs
       fiskai -c agent.yaml serve --workers 4                  (four queued jobs at once)
       fiskai ask my-agent "how many streams are there?"      (from another shell)
+      WEB_TOKEN=... fiskai -c agent.yaml serve --token-env WEB_TOKEN
     """
     flags = Flags(
         workers=workers,
@@ -79,6 +89,7 @@ def serve(
         verbose=verbose,
         trace_path=trace_path,
         target=wiring.NatsTarget(server_url=server_url, context_name=context_name),
+        token_env=token_env,
     )
     settings = wiring.load_settings(ctx, "mcp", required=True)
     assert settings is not None, "required=True raises instead of returning None"

@@ -100,6 +100,8 @@ class Work:
     takeover: bool = False
     """Claim the journal before resuming it: a worker still running it stops before its next tool call."""
     tags: dict[str, str] = field(default_factory=dict[str, str])
+    argv: bool = False
+    """Add each call's command line (`display`) to its `tool_call` block (the web page shows it)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

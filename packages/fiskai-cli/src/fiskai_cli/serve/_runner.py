@@ -119,7 +119,7 @@ class HarnessRunner:
         send, receive = anyio.create_memory_object_stream[tuple[EventKind, dict[str, Any]]](math.inf)
         provider = _Watched(self.provider)
         pump = _Pump(work)
-        events = _SinkEvents(send, pump, work.calls)
+        events = _SinkEvents(send, pump, work.calls, argv=work.argv)
         if work.calls is not None:
             work.calls.settle = pump.settle
         options = RunOptions(
@@ -274,9 +274,15 @@ class _SinkEvents(NullEvents):
     """The run's events as protocol blocks, queued in order for the channel (callbacks must not block)."""
 
     def __init__(
-        self, send: MemoryObjectSendStream[tuple[EventKind, dict[str, Any]]], pump: _Pump, calls: CallLedger | None
+        self,
+        send: MemoryObjectSendStream[tuple[EventKind, dict[str, Any]]],
+        pump: _Pump,
+        calls: CallLedger | None,
+        *,
+        argv: bool = False,
     ) -> None:
         self._send = send
+        self._argv = argv
         self._pump = pump
         self._calls = calls
         self._inputs: dict[str, Any] = {}
@@ -328,6 +334,8 @@ class _SinkEvents(NullEvents):
     @override
     def tool_call(self, trace: ToolTrace) -> None:
         block = {"id": trace.tool_use_id, "name": trace.name, "input": self._inputs.pop(trace.tool_use_id, {})}
+        if self._argv:  # not in the prompts protocol's tool_call block, whose schema allows no more keys
+            block["display"] = trace.display
         self._emit("tool_call", block)
 
     @override

@@ -47,7 +47,8 @@ async def _serve(settings: wiring.Settings, flags: Flags, connection: wiring.Mod
     a2a = config.expose.agent.a2a
     prompts = None if flags.tools_only else a2a.prompts
     jobs = None if flags.tools_only else config.expose.agent.jobs
-    channels_on = prompts is not None or jobs is not None
+    web = None if flags.tools_only else config.expose.agent.web
+    channels_on = prompts is not None or jobs is not None or web is not None
     async with AsyncExitStack() as stack:
         harness = await stack.enter_async_context(
             wiring.open_harness(
@@ -66,10 +67,14 @@ async def _serve(settings: wiring.Settings, flags: Flags, connection: wiring.Mod
         tool_rows: list[tuple[str, str]] = []
         if a2a.serve_tools or flags.tools_only:
             tools, tool_rows = _tool_endpoint(harness)  # refuses a set with nothing to serve before connecting
-        transport = await harness.connected()
-        from fiskai_a2a.nats_service import ServiceHost
+        service = None
+        transport = None
+        if prompts is not None or tools is not None or jobs is not None:
+            transport = await harness.connected()
+        if transport is not None and (prompts is not None or tools is not None):
+            from fiskai_a2a.nats_service import ServiceHost
 
-        service = ServiceHost(transport, config.identity)
+            service = ServiceHost(transport, config.identity)
         sections: list[list[tuple[str, str]]] = []
         channels: list[Channel] = []
         endpoints: list[str] = []
@@ -82,6 +87,7 @@ async def _serve(settings: wiring.Settings, flags: Flags, connection: wiring.Mod
         if jobs is not None:
             from ._jobs_setup import jobs_channel
 
+            assert transport is not None
             jobs_endpoint = await jobs_channel(stack, harness, transport, jobs, flags)
             channels.append(jobs_endpoint)
             endpoints.append(jobs_endpoint.name)
@@ -91,11 +97,20 @@ async def _serve(settings: wiring.Settings, flags: Flags, connection: wiring.Mod
         elif flags.workers:
             queue_workers = f"{flags.workers} (flag)"
         if prompts is not None:
+            assert service is not None
             channel = _prompts_channel(harness, service, prompts.workers, prompts.elicit, a2a.request_timeout)
             channels.append(channel)
             endpoints.append(channel.name)
             sections.append(channel.banner())
+        if web is not None:
+            from ._web_start import web_channel
+
+            channel = web_channel(harness, web, flags.token)
+            channels.append(channel)
+            endpoints.append(channel.name)
+            sections.append(channel.banner())
         if tools is not None:
+            assert service is not None
             tools.add_to(service)
             endpoints.append("a2a")
             sections.append(tool_rows)
@@ -107,7 +122,7 @@ async def _serve(settings: wiring.Settings, flags: Flags, connection: wiring.Mod
                     endpoints=endpoints,
                     sessions=_sessions(harness),
                     knowledge=harness.knowledge_directory or "disabled",
-                    agent_context=transport.context.describe(),
+                    agent_context=transport.context.describe() if transport is not None else "none (no NATS endpoint)",
                     workers=queue_workers,
                     queue_context=queue_context,
                     work_dir=str(flags.work_dir or os.getcwd()),
@@ -115,17 +130,14 @@ async def _serve(settings: wiring.Settings, flags: Flags, connection: wiring.Mod
                 ),
                 err=True,
             )
-            if tools is not None:  # the line scripts and supervisors wait for, as `fiskai a2a` printed it
+            if tools is not None and transport is not None:  # the line scripts wait for, as `fiskai a2a` printed it
                 served = tools.server
                 _say(
                     f"Serving {len(served.tools)} tools over a2a as {served.identity}/{served.version} on "
                     f"{transport.context.describe()}"
                 )
 
-        uses_service = prompts is not None or tools is not None
-        host = ServeHost(
-            runner or _NoRunner(), channels, service=service if uses_service else None, tools=tools, say=_say
-        )
+        host = ServeHost(runner or _NoRunner(), channels, service=service, tools=tools, say=_say)
         fault = await host.run(ready=ready)
         if fault is None:
             _say("fiskai serve stopped")
@@ -244,6 +256,7 @@ def _tool_endpoint(harness: wiring.Harness):
             tools=served.tools(),
             confirm_tags=config.harness.confirm_tags,
             tool_timeout=a2a.tool_timeout.total_seconds() if a2a.tool_timeout else 30.0,
+            pii_mode=config.harness.pii.mode,
         )
     except A2AError as err:
         raise click.ClickException(str(err)) from None

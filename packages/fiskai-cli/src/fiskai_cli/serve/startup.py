@@ -33,6 +33,10 @@ class Flags:
     target: wiring.NatsTarget = wiring.NatsTarget()
     tools_only: bool = False
     """`fiskai a2a`: the tool endpoint alone."""
+    token_env: str | None = None
+    """`--token-env`: the web channel requires this variable's bearer token."""
+    token: str | None = None
+    """The token read from `token_env` (taken out of the environment at start-up)."""
 
 
 def start(settings: wiring.Settings, flags: Flags) -> int:
@@ -50,24 +54,29 @@ def start(settings: wiring.Settings, flags: Flags) -> int:
         )
     prompts = None if flags.tools_only else a2a.prompts
     jobs = None if flags.tools_only else config.expose.agent.jobs
-    channels = prompts is not None or jobs is not None
+    web = None if flags.tools_only else config.expose.agent.web
+    channels = prompts is not None or jobs is not None or web is not None
     tools = a2a.serve_tools or flags.tools_only
     if not channels and not tools:
         raise click.ClickException(
             f'no endpoint is enabled in "{settings.path}": add expose.agent.a2a.prompts (answer prompts), '
-            "expose.agent.jobs (take queued jobs) or set expose.agent.a2a.serve_tools: true (serve tools)"
+            "expose.agent.jobs (take queued jobs), expose.agent.web (answer browsers) or set "
+            "expose.agent.a2a.serve_tools: true (serve tools)"
         )
     if flags.workers is not None and flags.workers < 1:
         raise click.ClickException(f"--workers {flags.workers}: must be at least 1")
     if jobs is not None:
-        _check_channel(settings, "take queued jobs (expose.agent.jobs)")
+        _check_channel(settings, "expose.agent.jobs", "take queued jobs")
     if prompts is not None:
         _check_prompts(settings)
+    if web is not None:
+        _check_prompts(settings, "expose.agent.web", "answer on the web")
+        flags = _web_token(flags, web.listen)
     if tools and not config.application_path:
         raise click.ClickException(
             f'application_path is required to serve tools (expose.agent.a2a.serve_tools) in "{settings.path}"'
         )
-    if not config.nats_context and not flags.target.given:
+    if (prompts is not None or jobs is not None or tools) and not config.nats_context and not flags.target.given:
         raise click.ClickException(
             f'nats_context is required for fiskai serve in "{settings.path}": set nats_context in agent.yaml (a '
             "context of the nats CLI), or pass --server URL or --context NAME"
@@ -104,20 +113,49 @@ def _check_session_directory(settings: wiring.Settings, state_dir: Path | None) 
         )
 
 
-def _check_channel(settings: wiring.Settings, what: str) -> None:
+def _check_channel(settings: wiring.Settings, block: str, what: str) -> None:
     config = settings.config
     for value, key in ((config.system_prompt, "system_prompt"), (config.llm.model, "llm.model")):
         if not value:
-            raise click.ClickException(f'{key} is required to {what} in "{settings.path}"')
+            raise click.ClickException(f'{key} is required to {what} ({block}) in "{settings.path}"')
 
 
-def _check_prompts(settings: wiring.Settings) -> None:
-    _check_channel(settings, "answer prompts (expose.agent.a2a.prompts)")
+def _check_prompts(
+    settings: wiring.Settings, block: str = "expose.agent.a2a.prompts", what: str = "answer prompts"
+) -> None:
+    _check_channel(settings, block, what)
     if not _identity_written(settings.path):
         raise click.ClickException(
-            f'identity must be set in "{settings.path}" to answer prompts: it is the subject callers address and '
-            "the queue group instances share, so a derived one would change with the binary's name"
+            f'identity must be set in "{settings.path}" to {what}: it names the conversations and (over NATS) the '
+            "subject callers address, so a derived one would change with the binary's name"
         )
+
+
+def _web_token(flags: Flags, listen: str) -> Flags:
+    """`--token-env` for the web channel: read (and taken out of the environment) now, as `fiskai mcp` does."""
+    import dataclasses
+
+    from fiskai_cli._secrets import take_secret
+
+    from .web._listen import is_loopback
+
+    host = listen.rpartition(":")[0]
+    if flags.token_env is None:
+        if not is_loopback(host):
+            # Beyond the reference (which authenticates nothing): a reachable listener runs the agent for anyone.
+            click.echo(
+                f"warning: expose.agent.web listens on non-loopback {host!r} with no token: anyone who can reach it "
+                "can run the agent; pass --token-env NAME to require a bearer token",
+                err=True,
+            )
+        return flags
+    token = take_secret(flags.token_env).strip()
+    if not token:
+        raise click.ClickException(
+            f"--token-env {flags.token_env}: the environment variable {flags.token_env} is unset or empty; export "
+            "the bearer token in it (the name goes on the command line, never the token)"
+        )
+    return dataclasses.replace(flags, token=token)
 
 
 def _identity_written(path: Path) -> bool:

@@ -18,11 +18,13 @@ from typing_extensions import override
 
 from fiskai_core._gojson import JsonNumber
 from fiskai_core.errors import ArgumentsError
-from fiskai_core.knowledge import KnowledgeIndex, KnowledgePack, KnowledgeSearcher
+from fiskai_core.knowledge import KnowledgeIndex, KnowledgePack, KnowledgeReader, KnowledgeResult, KnowledgeSearcher
 from fiskai_core.telemetry import current as current_telemetry
 from fiskai_core.tools import TAG_IDEMPOTENT, CallContext, ToolArguments, ToolResult
 
 from ._base import BuiltinTool, quoted_trace
+from ._citations import CitationRewriter
+from ._expand import expand_result
 from ._knowledge_json import DEGRADED_NOTE, go_json
 
 __all__ = ["KNOWLEDGE_SEARCH", "KNOWLEDGE_SYSTEM_NOTE", "KnowledgeSearchTool"]
@@ -82,6 +84,8 @@ class KnowledgeSearchTool(BuiltinTool):
         max_injected_tokens: int,
         top_k: int | None = None,
         result_format: str = "pack",
+        expand_to_section: bool = False,
+        citations: CitationRewriter | None = None,
     ) -> None:
         """Bind the tool to a searcher.
 
@@ -92,11 +96,16 @@ class KnowledgeSearchTool(BuiltinTool):
                 fewer); None leaves a pack to its budget alone.
             result_format: `pack`, or `json` for the Go agent's shape (the searcher must then be a
                 `KnowledgeIndex`).
+            expand_to_section: Widen each JSON hit to its heading section (`harness.knowledge.expand_to_section`),
+                each within `max_injected_tokens / top_k` tokens.
+            citations: `harness.knowledge.citations`, rewriting JSON results' citations.
         """
         self._searcher = searcher
         self._budget = max_injected_tokens
         self._top_k = top_k
         self._json = result_format == "json"
+        self._expand = expand_to_section
+        self._cite = citations
 
     @override
     def check(self, arguments: ToolArguments) -> None:
@@ -151,6 +160,12 @@ class KnowledgeSearchTool(BuiltinTool):
             text = pack.text if not degraded else f"note: {DEGRADED_NOTE} ({degraded})\n{pack.text}"
             return ToolResult(output=text, citations=tuple(pack.citations))
 
+    def _search(self, searcher: KnowledgeIndex, query: str, limit: int | None) -> KnowledgeResult:
+        result = searcher.search(query, top_k=limit)
+        if self._expand and isinstance(searcher, KnowledgeReader):
+            return expand_result(searcher, result, budget_bytes=self._budget // (self._top_k or 5) * 4)
+        return result
+
     def _limit(self, requested: int | None) -> int | None:
         """The model's `top_k`, capped by the configured one; the configured one when it asked none."""
         if requested is None:
@@ -164,10 +179,10 @@ class KnowledgeSearchTool(BuiltinTool):
         if not isinstance(searcher, KnowledgeIndex):
             return ToolResult(output="knowledge_search: this index cannot return plain hits", is_error=True)
         try:
-            result = await anyio.to_thread.run_sync(lambda: searcher.search(query, top_k=limit))
+            result = await anyio.to_thread.run_sync(lambda: self._search(searcher, query, limit))
         except Exception as err:  # noqa: BLE001 - an injected seam's failure is a result, as above
             return ToolResult(output=f"knowledge_search: {err}", is_error=True)
-        output = go_json(result, budget_chars=self._budget * 4)
+        output = go_json(result, budget_chars=self._budget * 4, cite=self._cite)
         return ToolResult(output=output.text, citations=output.citations)
 
 

@@ -12,6 +12,8 @@ from typing import NamedTuple
 
 from fiskai_core.knowledge import KnowledgeResult
 
+from ._citations import CitationRewriter
+
 __all__ = ["DEGRADED_NOTE", "GoJson", "go_json"]
 
 DEGRADED_NOTE = "the embeddings server was unreachable, so this query used the lexical tier only"
@@ -27,8 +29,12 @@ class GoJson(NamedTuple):
     citations: tuple[str, ...]
 
 
-def go_json(result: KnowledgeResult | None, *, budget_chars: int) -> GoJson:
-    """The Go agent's JSON for `result` (None: no index file, so `index_not_built`)."""
+def go_json(result: KnowledgeResult | None, *, budget_chars: int, cite: CitationRewriter | None = None) -> GoJson:
+    """The Go agent's JSON for `result` (None: no index file, so `index_not_built`).
+
+    With citation rules (`cite`), each result's `citation` is rewritten and `index_ref`, `path` and `ref` follow
+    it (the 0.0.6 fields); without, the entries keep the plain shape prompts were written against.
+    """
     if result is None:
         body: dict[str, object] = {"tier": _NOT_BUILT_TIER, "status": "index_not_built", "note": _NOT_BUILT_NOTE}
         body["results"] = []
@@ -46,11 +52,13 @@ def go_json(result: KnowledgeResult | None, *, budget_chars: int) -> GoJson:
         size = len(hit.content.encode())
         if results and used + size > budget_chars:
             break
-        entry = {"citation": hit.citation}
+        entry = cite.cite_ref(hit.citation, hit.heading_path) if cite is not None and cite.has_rules else {}
+        entry = {"citation": hit.citation, **entry}
         if hit.heading_path:
             entry["section"] = hit.heading_path
         entry["content"] = hit.content
         results.append(entry)
         used += size
     body["results"] = results
-    return GoJson(json.dumps(body, ensure_ascii=False), tuple(entry["citation"] for entry in results))
+    delivered = tuple(entry.get("index_ref", entry["citation"]) for entry in results)  # raw refs, as a pack's
+    return GoJson(json.dumps(body, ensure_ascii=False), delivered)

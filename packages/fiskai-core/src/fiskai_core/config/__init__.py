@@ -16,12 +16,14 @@ from ._schema import (
     BudgetSettings,
     CapabilitiesSettings,
     CaptureSettings,
+    CitationRule,
     EmbeddingsSettings,
     EnvironmentSettings,
     ExposeAgentSettings,
     ExposeSettings,
     ExposeToolsSettings,
     HarnessSettings,
+    HarnessTool,
     HookCommand,
     HooksSettings,
     HumanInTheLoopSettings,
@@ -40,6 +42,7 @@ from ._schema import (
     ToolFilter,
 )
 from ._tool_sources import ToolSourceRule, ToolSourceSettings
+from ._web import WebSettings
 
 __all__ = [
     "DEFAULT_IDENTITY",
@@ -54,6 +57,7 @@ __all__ = [
     "BudgetSettings",
     "CapabilitiesSettings",
     "CaptureSettings",
+    "CitationRule",
     "Config",
     "EmbeddingsSettings",
     "EnvironmentSettings",
@@ -61,6 +65,7 @@ __all__ = [
     "ExposeSettings",
     "ExposeToolsSettings",
     "HarnessSettings",
+    "HarnessTool",
     "HookCommand",
     "HooksSettings",
     "PiiSettings",
@@ -72,6 +77,7 @@ __all__ = [
     "Mode",
     "JobsSettings",
     "PromptsSettings",
+    "WebSettings",
     "RemoteAgent",
     "RemoteToolHost",
     "SessionsSettings",

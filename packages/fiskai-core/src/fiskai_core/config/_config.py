@@ -35,6 +35,7 @@ from ._schema import (
     as_written,
 )
 from ._tool_sources import ToolSourceSettings
+from ._web import check_card
 
 __all__ = ["DEFAULT_IDENTITY", "Config", "attach_origin", "go_base"]
 
@@ -78,6 +79,16 @@ class Config(Block):
     harness: HarnessSettings = Field(default_factory=HarnessSettings)
     llm: LLMSettings = Field(default_factory=LLMSettings)
     telemetry: TelemetrySettings = Field(default_factory=TelemetrySettings)
+    description: Text = ""
+    """What the agent does, for its card (the web channel's `/card`)."""
+    display_name: Text = ""
+    """A friendlier name than the identity for pages (at most 128 bytes)."""
+    icon: Text = ""
+    """One emoji (at most 16 bytes) pages show beside the name."""
+    icon_url: Text = ""
+    """An https image (at most 512 bytes) pages show instead of the emoji."""
+    prompts: list[Text] = Field(default_factory=list[str])
+    """Up to 8 example prompts (at most 256 characters each) a page offers as suggestions."""
 
     _origin: Origin | None = PrivateAttr(default=None)
 
@@ -96,6 +107,11 @@ class Config(Block):
             harness = fields.get("harness")
             fields["harness"] = _with_knowledge_directory(harness, f"knowledge/{identity}")
         return fields
+
+    @model_validator(mode="after")
+    def _card(self) -> Config:
+        check_card(display_name=self.display_name, icon=self.icon, icon_url=self.icon_url, prompts=self.prompts)
+        return self
 
     @property
     def has_tool_source(self) -> bool:

@@ -30,6 +30,7 @@ from ._schema import (
     _names,  # pyright: ignore[reportPrivateUsage]
     as_written,
 )
+from ._web import WebSettings
 
 
 class _ServerLimits(Block):
@@ -214,6 +215,8 @@ class ExposeAgentSettings(Block):
     tools: ExposeToolsSettings = Field(default_factory=ExposeToolsSettings)
     jobs: JobsSettings | None = None
     """None when absent; present (even empty) enables taking queued jobs under `fiskai serve`."""
+    web: WebSettings | None = None
+    """None when absent; present turns on the web channel of `fiskai serve` (`origins` is required)."""
 
 
 class ExposeSettings(Block):

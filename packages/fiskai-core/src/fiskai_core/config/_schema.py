@@ -46,6 +46,8 @@ __all__ = [
     "A2ASettings",
     "Block",
     "BudgetSettings",
+    "CitationRule",
+    "HarnessTool",
     "CapabilitiesSettings",
     "CapabilitySetting",
     "EmbeddingsSettings",
@@ -142,6 +144,10 @@ class Block(BaseModel):
         return {key: value for key, value in items if value is not None or key not in cls.model_fields}
 
 
+# After `Block`: the built-in tool and citation blocks build on it (and are used by the blocks below).
+from ._builtin_tools import CitationRule, HarnessTool, check_citation_rules, check_harness_tools  # noqa: E402
+
+
 class ToolFilter(Block):
     """An include or exclude rule: `tools` are unanchored regexes on tool names, `tags` exact tags."""
 
@@ -168,14 +174,16 @@ class RemoteToolHost(Block):
 
 
 class BudgetSettings(Block):
-    """`llm.budget`: zero means the default; negative is an error."""
+    """`llm.budget`, with the 0.0.5+ defaults and zero rules (reference 7.4); negative is an error."""
 
-    max_tokens: Int = 200_000
+    max_tokens: Int = 500_000
+    """Cumulative over the conversation (all four usage tiers); `0` = unbounded."""
     max_output_tokens: Int = 0
     """0 = the built-in per-call default (8192, or 16384 with thinking)."""
     max_iterations: Int = 50
+    """Model calls per turn; zero is refused."""
     call_timeout: timedelta = timedelta(seconds=120)
-    """Zero or negative is kept as given, as in the original."""
+    """How long one model call may take; zero or negative is refused."""
 
     @field_validator("max_tokens", "max_output_tokens", "max_iterations")
     @classmethod
@@ -183,14 +191,18 @@ class BudgetSettings(Block):
         name = info.field_name or ""
         if value < 0:
             raise SettingError(f"invalid llm {name} {value}: must not be negative")
-        if value == 0:
-            return cast(int, cls.model_fields[name].default)
+        if value == 0 and name == "max_iterations":
+            raise SettingError("invalid llm max_iterations 0: must be at least 1 (omit it for the default, 50)")
         return value
 
     @field_validator("call_timeout", mode="before")
     @classmethod
     def _call_timeout(cls, value: object) -> object:
-        return _duration(value, key="llm call_timeout", default=timedelta(seconds=120))
+        parsed = _duration(value, key="llm call_timeout", default=timedelta(seconds=120))
+        if isinstance(parsed, timedelta) and parsed <= timedelta(0):
+            written = go_quote(str(as_written(value)))
+            raise SettingError(f"invalid llm call_timeout {written}: must be positive (omit it for the default, 120s)")
+        return parsed
 
 
 class ThinkingSettings(Block):
@@ -232,6 +244,9 @@ class LLMSettings(Block):
     base_url: Text = ""
     """An Anthropic-compatible server (Ollama, llama.cpp, vLLM, a proxy); empty means the provider's own API."""
     capabilities: CapabilitiesSettings = Field(default_factory=CapabilitiesSettings)
+    reasoning_effort: Text = ""
+    """Passed to the model unchecked (Anthropic: `low`, `medium`, `high`, `xhigh`, `max`); empty sends nothing. A
+    server that does not take it (`llm.capabilities`) gets nothing, with a warning."""
     tool_definition_budget: Int = DEFINITION_TOKEN_BUDGET
     """Tokens (estimated at 4 bytes each) of application and remote tool definitions a request carries
     whole on a server without tool search; above it they are deferred behind `find_tools`. 0 = default."""
@@ -261,6 +276,8 @@ class MemorySettings(Block):
     enabled: bool = False
     backend: Text = "file"
     no_index: bool = False
+    read_only: bool = False
+    """Offer only `memory_list` and `memory_read`: the run can use what earlier runs saved but change nothing."""
     options: dict[str, JsonValue] = Field(default_factory=dict[str, JsonValue])
 
     @field_validator("backend")
@@ -306,6 +323,27 @@ class KnowledgeSettings(Block):
     """What `knowledge_search` returns: `pack` (a token-budgeted context pack with its receipt) or `json`
     (the Go agent's `{"tier", "status", "note"?, "results": [{"citation", "section"?, "content"}]}`, for
     prompts written against it)."""
+    read_tool: bool = False
+    """Add `knowledge_read`: a cited section with `before`/`after` neighbours, up to `max_injected_tokens / 2`."""
+    expand_to_section: bool = False
+    """Widen each `knowledge_search` hit to its whole heading section (`max_injected_tokens / top_k` tokens each,
+    cited as `docs/foo.md#5..#9`); needs `result_format: json` (a pack chooses its own excerpts)."""
+    citations: list[CitationRule] = Field(default_factory=list[CitationRule])
+    """Ordered rules rewriting a document's path into the citation the model sees (the first match wins)."""
+
+    @field_validator("citations")
+    @classmethod
+    def _citations(cls, rules: list[CitationRule]) -> list[CitationRule]:
+        return check_citation_rules(rules)
+
+    @model_validator(mode="after")
+    def _expand_needs_json(self) -> KnowledgeSettings:
+        if self.expand_to_section and self.result_format != "json":
+            raise SettingError(
+                "harness.knowledge.expand_to_section widens the whole-chunk hits of result_format: json; set "
+                "result_format: json, or drop expand_to_section (a context pack chooses its own excerpts)"
+            )
+        return self
 
     @field_validator("top_k")
     @classmethod
@@ -404,11 +442,18 @@ class HarnessSettings(Block):
     """What tool commands do not inherit from the harness's environment, beyond the defaults."""
     hooks: HooksSettings = Field(default_factory=HooksSettings)
     """Commands asked before and after tool calls and about each prompt."""
+    tools: list[HarnessTool] = Field(default_factory=list[HarnessTool])
+    """Harness-implemented built-ins, offered only when listed: `read_file`, `base64_encode`."""
     pii: PiiSettings = Field(default_factory=PiiSettings)
     """Personal data and secrets in prompts and tool results: redacted (default), rejected, or let through."""
     tool_timeout: timedelta = DEFAULT_TOOL_TIMEOUT
     """How long one tool call may run in an agent run (`run`, `serve`, `tools call`); `0s` = no limit. A command
     is killed with its process group; a call waiting on an operator's answer is not limited."""
+
+    @field_validator("tools")
+    @classmethod
+    def _tools(cls, tools: list[HarnessTool]) -> list[HarnessTool]:
+        return check_harness_tools(tools)
 
     @field_validator("tool_timeout", mode="before")
     @classmethod

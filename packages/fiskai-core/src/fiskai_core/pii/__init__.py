@@ -20,6 +20,7 @@ from ._scan import (
     Redacted,
     find,
     guard,
+    guard_output,
     placeholder,
     redact,
 )
@@ -34,6 +35,7 @@ __all__ = [
     "Redacted",
     "find",
     "guard",
+    "guard_output",
     "placeholder",
     "redact",
 ]

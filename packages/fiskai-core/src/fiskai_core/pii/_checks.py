@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-__all__ = ["aba_routing", "card_number", "digit_count", "iban", "luhn", "nhs_number", "ssn", "us_mbi"]
+__all__ = ["aba_routing", "card_number", "credential", "digit_count", "iban", "luhn", "nhs_number", "ssn", "us_mbi"]
 
 
 def _digits(text: str) -> str:
@@ -34,8 +34,8 @@ def luhn(digits: str) -> bool:
 def _issuer_length_ok(d: str) -> bool:
     n = len(d)
     two, four, six = int(d[:2]), int(d[:4]), int(d[:6])
-    if d[0] == "4":  # Visa
-        return n in (13, 16, 19)
+    if d[0] == "4":  # Visa; its rare 19-digit numbers are left out: a 19-digit integer is far likelier a uint64
+        return n in (13, 16)
     if 51 <= two <= 55 or 222100 <= six <= 272099:  # Mastercard
         return n == 16
     if two in (34, 37):  # American Express
@@ -56,7 +56,9 @@ def _issuer_length_ok(d: str) -> bool:
 def card_number(text: str) -> bool:
     """A payment card number: a known issuer's prefix and length, and a valid Luhn digit."""
     d = _digits(text)
-    return 12 <= len(d) <= 19 and _issuer_length_ok(d) and luhn(d) and len(set(d)) > 1
+    # A long run of zeros after the issuer prefix is a quantity (2592000000000000 ns is 30 days), not an
+    # account number; issued numbers are random there.
+    return 12 <= len(d) <= 19 and _issuer_length_ok(d) and luhn(d) and len(set(d)) > 1 and "00000000" not in d[6:]
 
 
 # ISO 13616 lengths per country (the countries whose IBANs appear in practice; an unknown country is refused).
@@ -124,3 +126,26 @@ def digit_count(low: int, high: int) -> Callable[[str], bool]:
         return low <= sum(c.isdigit() for c in text) <= high
 
     return check
+
+
+_PLACEHOLDER_WORDS = ("your", "example", "placeholder", "redacted", "here", "dummy")
+
+
+def credential(text: str) -> bool:
+    """A credential's value rather than a template's placeholder for one.
+
+    Documentation and config templates write `password = "DATABASE_TOKEN"`, `Bearer YOUR_AUTH_TOKEN`,
+    `user:password@host` or `Bearer 00xoXX0x...`: an environment variable's name, a word naming the thing,
+    or a shape made of x and 0. A real value is none of these.
+    """
+    user, _, secret = text.rpartition(":") if "://" not in text and text.count(":") == 1 else ("", "", text)
+    value = secret or text
+    lowered = value.lower()
+    if value.isupper() or (value.replace("_", "").isalpha() and value.replace("_", "").isupper()):
+        return False
+    if set(lowered) <= set("x0o-"):
+        return False
+    if lowered in ("password", "pass", "passwd", "secret", "token", "pwd") and (user or lowered == value):
+        return False
+    # A long random value may contain a word by chance (AWS's documented key ends in EXAMPLEKEY).
+    return len(value) > 24 or not any(word in lowered for word in _PLACEHOLDER_WORDS)

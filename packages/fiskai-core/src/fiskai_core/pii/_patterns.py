@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ._checks import aba_routing, card_number, digit_count, iban, ssn
+from ._checks import aba_routing, card_number, credential, digit_count, iban, ssn
 
 __all__ = ["DETECTORS", "PII_TYPES", "Detector"]
 
@@ -129,15 +129,16 @@ DETECTORS: tuple[Detector, ...] = (
     _d("SECRETS", r"A(?<![A-Z0-9]A)(?:KIA|SIA|GPA|IDA|ROA|NPA|IPA)[A-Z0-9]{16}(?![A-Z0-9])"),
     _d("SECRETS", r"S(?<![A-Z0-9]S)[UAONCXP][A-Z2-7]{56}(?![A-Z0-9])"),  # NATS nkey seed
     _d("SECRETS", r"e(?<![\w-]e)yJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}", None, "eyj"),
-    _d("SECRETS", r"(?i:\bbearer)\s+(?P<v>[A-Za-z0-9\-._~+/]{16,}=*)", None, "bearer", anchored=True),
+    _d("SECRETS", r"(?i:\bbearer)\s+(?P<v>[A-Za-z0-9\-._~+/]{16,}=*)", credential, "bearer", anchored=True),
     _d("SECRETS", r"(?i:authorization:\s*basic)\s+(?P<v>[A-Za-z0-9+/]{8,}=*)", None, "authorization", anchored=True),
-    _d("SECRETS", r"(?<=://)(?P<v>[^/\s:@\"']+:[^/\s@\"']+)(?=@)", None, "://"),
+    _d("SECRETS", r"(?<=://)(?P<v>[^/\s:@\"'\[\]{}]*:[^/\s@\"'\[\]{}]+)(?=@)", credential, "://"),
     _d(
         "SECRETS",
         r"(?i:aws_secret_access_key|secret_access_key|aws_secret|password|passwd|secret|api[_-]?key|access[_-]?token"
-        r"|auth[_-]?token|client[_-]?secret)[\"']?\s*[:=]\s*[\"']?"
-        r"(?P<v>(?!\$\{|\$[A-Z_]|<|\{\{|\*{3}|[xX]{3}|\[REDACTED)[^\s\"',;]{6,})",
-        None,
+        r"|auth[_-]?token|client[_-]?secret)[\"']?[ \t]*[:=][ \t]*[\"']?"
+        # Not a placeholder (`${VAR}`, `<secret>`, `{{password}}`, `****`) nor prose running into a command.
+        r"(?P<v>(?![`{(\[<$%]|\*{3}|[xX]{3})[^\s\"',;`()]{6,}(?![(]))",
+        credential,
         "aws_",
         "secret",
         "password",
@@ -249,6 +250,13 @@ DETECTORS: tuple[Detector, ...] = (
         anchored=True,
     ),
     _d("PASSPORT", r"P(?<![A-Z0-9<]P)[A-Z<][A-Z]{3}[A-Z<]{39}(?![A-Z0-9<])", None, "<<"),
+    # The machine-readable zone's second line: number, check digit, nationality, birth date, sex, expiry, ...
+    _d(
+        "PASSPORT",
+        r"[A-Z0-9<](?<![A-Z0-9<][A-Z0-9<])[A-Z0-9<]{8}\d[A-Z<]{3}\d{6}\d[MFX<]\d{6}\d[A-Z0-9<]{14}[\d<]\d(?![A-Z0-9<])",
+        None,
+        "<",
+    ),
     _d(
         "DRIVERS_LICENSE",
         r"(?i:driver'?s?[\s_-]+licen[cs]e|driving[\s_-]+licen[cs]e|\bDL)" + _SUFFIX + rf"(?P<v>{_ID_VALUE})(?![\w-])",

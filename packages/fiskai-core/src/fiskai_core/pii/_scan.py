@@ -24,6 +24,7 @@ __all__ = [
     "Redacted",
     "find",
     "guard",
+    "guard_output",
     "placeholder",
     "redact",
 ]
@@ -229,3 +230,13 @@ def guard(text: str, mode: PiiMode) -> Guarded:
     if mode == "reject":
         return Guarded(text, redacted.counts, blocked=True)
     return Guarded(redacted.text, redacted.counts)
+
+
+def guard_output(output: str, mode: PiiMode) -> tuple[str, Guarded]:
+    """A tool's output as a model may see it: redacted, or `RESULT_WITHHELD` when blocked; and the verdict.
+
+    The one place the withhold rule lives, for the agent loop and the servers that hand results to
+    another model (MCP, the a2a tool endpoint).
+    """
+    guarded = guard(output, mode)
+    return (RESULT_WITHHELD if guarded.blocked else guarded.text), guarded

@@ -29,6 +29,7 @@ every stage on, the hits are those of the single search method this list replace
 from __future__ import annotations
 
 import contextlib
+import functools
 import time
 from collections.abc import Callable, Collection, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -129,7 +130,7 @@ class SearchRun:
         self.pairs_beside = False
         """Whether `candidates` may start the pair queries beside its BM25 query (`proximity` is on)."""
         self.pairs: Worker[PairScores | None] | None = None
-        self.knn: Neighbours | Background[Neighbours] | None = None
+        self.knn: Neighbours | Background[Neighbours] | Background[Neighbours | None] | None = None
         self.degraded: str | None = None
         """Why the vectors were skipped (the embedder failed), if they were."""
         self.folded: Folded | None = None
@@ -226,6 +227,12 @@ class Vectors(Stage):
         # A query of bare names (`--port`) gives a contextual model nothing to read (see `names_only`).
         if embedder is None or (not static_model(embedder) and names_only(run.query)):
             return
+        if in_process_contextual(embedder):
+            # The query's forward pass (3-15 ms on two cores) runs beside the lexical stages: onnxruntime
+            # and SQLite both release the GIL, so a hybrid search costs about its slower side, not the sum.
+            # Only in-process: a slow embeddings server must not hold the read transaction open.
+            run.knn = Background(functools.partial(_nearest, run, embedder), name="fiskai-rag-query-vector")
+            return
         try:
             blob = query_vector(embedder, run.dimension, run.query)
         except EmbeddingDimensionError:
@@ -233,17 +240,41 @@ class Vectors(Stage):
         except EmbedderError as err:
             run.degraded = str(err)
             return
-        # A query vector of zeros (no token the model knows) ranks every chunk the same: its KNN order
-        # would be noise, so the search stays lexical.
-        if blob is not None:
+        if blob is not None:  # zeros: see `_nearest`
             run.knn = run.sides.vectors.nearest(blob, run.dimension)
 
     @override
     def rank(self, run: SearchRun, ranked: Ranking) -> Ranking:
         if run.knn is None or run.embedder is None:
             return ranked
-        found = run.knn if isinstance(run.knn, list) else run.knn.result()
+        try:
+            found = run.knn if isinstance(run.knn, list) else run.knn.result()
+        except EmbeddingDimensionError:
+            raise
+        except EmbedderError as err:
+            run.degraded = str(err)
+            return ranked
+        if found is None:
+            return ranked
         return fuse(ranked, found, static=static_model(run.embedder))
+
+
+def _nearest(run: SearchRun, embedder: Embedder) -> Neighbours | None:
+    """The query's nearest chunks; None for a query vector of zeros.
+
+    A query vector of zeros (no token the model knows) ranks every chunk the same: its KNN order would
+    be noise, so the search stays lexical.
+    """
+    blob = query_vector(embedder, run.dimension, run.query)
+    if blob is None:
+        return None
+    found = run.sides.vectors.nearest(blob, run.dimension)
+    return found if isinstance(found, list) else found.result()
+
+
+def in_process_contextual(embedder: object) -> bool:
+    """Whether `embedder` runs a contextual model in this process (its query vector costs milliseconds)."""
+    return getattr(embedder, "contextual", False) is True and callable(getattr(embedder, "load", None))
 
 
 class Distinct(Stage):

@@ -20,6 +20,7 @@ import apsw
 
 from fiskai_rag.embed import Embedder, StaticEmbedder
 from fiskai_rag.errors import CitationError, IndexNotBuiltError, RagError
+from fiskai_rag.search._enumerate import Enumeration, enumerate_documents
 from fiskai_rag.search._fusion import hybrid_tier
 from fiskai_rag.search._hit import DEFAULT_TOP_K, MAX_TOP_K, MODEL_DEGRADED, Hit, SearchResult
 from fiskai_rag.search._query import fts_query
@@ -277,6 +278,21 @@ class Store:
         if row is None:
             raise CitationError(str(citation), "not_found")
         return Hit.of(row, 0.0)
+
+    @_serialised
+    def enumerate(self, query: str, *, limit: int | None = None, min_body_matches: int = 0) -> Enumeration:
+        """Every document a match query selects (`fiskai_rag.search._enumerate` gives the syntax), not top-k.
+
+        Returns:
+            At most `limit` documents (default 200, at most 1000) with how many matched; status
+            `index_not_built`, `corpus_empty` or `query_empty` instead of raising.
+        """
+        try:
+            db = self._files.require_db()
+        except IndexNotBuiltError:
+            return Enumeration("index_not_built", [], 0, 0, limit or 0, min_body_matches)
+        with corruption_guard(self.db_path), db:
+            return enumerate_documents(db, query, limit=limit, min_body_matches=min_body_matches)
 
     @_serialised
     def sources(self) -> list[Source]:
