@@ -58,14 +58,17 @@ _IDENTITY = "fixturectl"
 def _write_app(folder: Path) -> Path:
     """fixturectl's real command model; a call prints its argv, `fail` exits with its code, `slow` sleeps.
 
-    A sleeping call writes its pid to `slow.pid` so a test can see the command itself stop.
+    A sleeping call writes its pid to `slow.pid` (and its child's to `slow.child`) so a test can see the
+    command's whole process group stop.
     """
     app = folder / "fixturectl"
     app.write_text(
         "#!/bin/sh\n"
         f'if [ "$#" -eq 1 ] && [ "$1" = "--fisk-introspect" ]; then exec cat "{_MODEL}"; fi\n'
         'for arg in "$@"; do printf "[%s]\\n" "$arg"; done\n'
-        'for arg in "$@"; do if [ "$arg" = "slow" ]; then echo $$ > "$(dirname "$0")/slow.pid"; exec sleep 30; fi; done\n'
+        # `slow`: a child in the command's process group first, then the leader's pid: a stop must end both.
+        'for arg in "$@"; do if [ "$arg" = "slow" ]; then d="$(dirname "$0")"; sleep 30 & echo $! > "$d/slow.child"; '
+        'echo $$ > "$d/slow.pid"; wait; fi; done\n'
         'if [ "$1" = "fail" ]; then for arg in "$@"; do case "$arg" in [0-9]*) exit "$arg";; esac; done; fi\n',
         encoding="utf-8",
     )
@@ -208,6 +211,20 @@ def _pid_gone(pid: int) -> bool:
     except ProcessLookupError:
         return True
     return False
+
+
+def _group_gone(pgid: int) -> bool:
+    """No live (non-zombie) process is left in process group `pgid`."""
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text(encoding="utf-8").rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if int(fields[2]) == pgid and fields[0] not in ("Z", "X"):
+            return False
+    return True
 
 
 async def test_two_fiskai_processes_discover_and_call(nats_server: str, tmp_path: Path) -> None:
@@ -435,7 +452,8 @@ async def test_sigterm_drains_answering_the_call_in_flight_and_killing_its_comma
                     reply = await client.call_tool(_IDENTITY, "cluster_config_get", {"key": "slow"})
                 assert reply is not None and reply.is_error
                 assert reply.output == f'tool call stopped: agent "{_IDENTITY}" is shutting down (code draining)'
-                await _until(lambda: _pid_gone(int(pid_file.read_text(encoding="utf-8"))))
+                pid = int(pid_file.read_text(encoding="utf-8"))
+                await _until(lambda: _pid_gone(pid) and _group_gone(pid))
                 await anyio.to_thread.run_sync(served.proc.wait)
         assert served.proc.returncode == 0
         assert await anyio.to_thread.run_sync(served.wait_for_line, "draining: the endpoints stop answering")

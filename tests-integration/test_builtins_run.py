@@ -1,6 +1,6 @@
 """The later built-ins in one `fiskai run` (issue 30 item 4): the real CLI, wiring, index and SDK.
 
-read_file (a file, and a refused escape), base64_encode, knowledge_enumerate and knowledge_read over a real
+read_file (a file, and a refused escape), base64_encode behind `confirm: true` (denied: no terminal), knowledge_enumerate and knowledge_read over a real
 fiskai_rag index with a citation rule, read-only memory (memory_write is not even offered, and nothing is written) and
 `llm.reasoning_effort` on the wire, through the scripted Messages server.
 """
@@ -31,7 +31,7 @@ llm:
 harness:
   tools:
     - {name: read_file, options: {root: files, max_bytes: 4096}}
-    - {name: base64_encode}
+    - {name: base64_encode, confirm: true}
   memory: {enabled: true, read_only: true, options: {directory: memory}}
   knowledge:
     enabled: true
@@ -125,7 +125,8 @@ def test_a_run_calls_the_new_builtins_through_the_harness(tmp_path: Path, server
     assert (read["found"], read["content"], read["encoding"]) == (True, "rotate the keys on Friday\n", "utf-8")
     assert results[1].get("is_error") is True and "leads outside the readable folder" in outputs[1]
     assert "TOPSECRET" not in outputs[1]
-    assert json.loads(outputs[2]) == {"encoded": "Zmlzaw=="}
+    # confirm: true gates it like ai:confirm; with no terminal to ask, the gate denies and nothing runs.
+    assert "no interactive terminal is attached" in outputs[2] and "Zmlzaw==" not in outputs[2]
     listed = json.loads(outputs[3])
     assert (listed["status"], listed["matched"], listed["truncated"]) == ("ok", 2, False)
     by_path = {doc["path"]: doc for doc in listed["documents"]}

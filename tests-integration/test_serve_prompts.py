@@ -202,7 +202,7 @@ async def test_a_three_turn_conversation_streams_in_order_and_continues_after_a_
     # No elicit: the gated command is refused (nobody to ask) and the model is told so; it never ran.
     denied = {block["tool_use_id"]: block for block in model.requests[1].tool_results()}["toolu_drain"]
     refusal = json.loads(str(denied["content"]))
-    assert refusal["allowed"] is False and "no operator could be asked" in refusal["reason"]
+    assert refusal["allowed"] is False and "prompts.elicit is off" in refusal["reason"]
     sent = json.dumps(model.requests[-1].messages)
     assert all(word in sent for word in ("list the nodes", "one", "and again", "two", "once more"))
     events = [m for m in read if isinstance(m, wire.EventMessage)]
@@ -412,16 +412,21 @@ async def test_a_model_failure_ends_the_turn_with_the_provider_s_code(nats_serve
     seen: list[tuple[str | None, str | None, str]] = []
     with MessagesServer() as model:
         model.add(*(failure for failure, _code in cases))
-        with serving(config, nats_server, model):
+        with serving(config, nats_server, model, "-v") as worker:
             async with caller(nats_server) as streams:
                 for failure, _code in cases:
                     messages, terminal = await _turn(streams, prompt=f"status {failure.status}")
                     _in_order(messages)
                     assert isinstance(terminal, wire.ErrorReply)
                     seen.append((terminal.code, terminal.stop_reason, terminal.error))
+            log = worker.stderr()
     assert [code for code, _stop, _error in seen] == [code for _failure, code in cases]
     assert {stop for _code, stop, _error in seen} == {"error"}
     assert "HTTP 429" in seen[0][2] and "rate limited" in seen[0][2]
+    # The reference's log lines (3.14), with the caller's unverified claim and the code the caller got.
+    assert "Accepted a prompt channel=a2a/prompts" in log and "caller=tester" in log and "prompt_bytes=10" in log
+    assert "caller_verified=false resume=false" in log
+    assert "Ending a run channel=a2a/prompts" in log and "code=provider_busy reason=error" in log
 
 
 async def test_with_elicit_the_caller_approves_gated_commands_and_always_stops_the_asking(

@@ -63,7 +63,7 @@ def test_inspecting_a_live_run_reports_its_calls_and_leaves_it_running(tmp_path:
 
         stats = _inspect(env, config, "stats", "live")
         assert (stats["run_id"], stats["terminal"], stats["ended"], stats["iterations"]) == ("live", None, False, 2)
-        assert stats["max_iterations"] == 25 and stats["max_tokens"] == 500000
+        assert stats["max_iterations"] == 25 and stats["max_tokens"] == 200000
         tools = {t["tool"]: t for t in stats["tools"]}
         listed = tools["cluster_node_list"]
         assert (listed["kinds"], listed["dispatched"], listed["errors"]) == (["application"], 1, 0)

@@ -92,12 +92,18 @@ def test_approval_answered_on_the_next_post_runs_the_command(
         # A new message while the question waits is refused: the answer must come first.
         assert worker.post("/vercel", _say("chat2", "hello?")).status_code == 409
 
+        wrong = {"toolUseId": "toolu_other", "kind": "approval", "approval": "once"}
+        assert worker.post("/vercel", {"id": "chat2", "messages": [], "fiskAnswer": wrong}).status_code == 409
+        nowhere = worker.post("/vercel", {"id": "nochat", "messages": [], "fiskAnswer": wrong})
+        assert nowhere.status_code == 404
         answer = {"toolUseId": "toolu_drain", "kind": "approval", "approval": "once"}
         _, payloads = worker.events("/vercel", {"id": "chat2", "messages": [], "fiskAnswer": answer})
         chunks = ui_stream_conformance(payloads)
         output = next(chunk for chunk in chunks if chunk["type"] == "tool-output-available")
         assert output["toolCallId"] == "toolu_drain" and "[n3]" in output["output"]
         assert chunks[-1]["finishReason"] == "stop"
+        again = worker.post("/vercel", {"id": "chat2", "messages": [], "fiskAnswer": answer})
+        assert again.status_code == 409 and again.json()["code"] == "unknown_call", "answered already"
         ran = [result for result in _tool_results(model) if result["tool_use_id"] == "toolu_drain"]
         assert ran and "[drain]" in str(ran[0]["content"]), "the model got the command's output"
         worker.stop()

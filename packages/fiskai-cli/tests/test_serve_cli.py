@@ -98,3 +98,15 @@ def test_jobs_refuse_a_missing_session_directory(tmp_path: Path) -> None:
 def test_workers_must_be_at_least_one(tmp_path: Path) -> None:
     code, err = _serve(tmp_path, JOBS, "--workers", "0")
     assert code == 1 and "--workers 0: must be at least 1" in err
+
+
+def test_web_refusals(tmp_path: Path) -> None:
+    web = "identity: ops\nsystem_prompt: s\nllm: {model: m}\nexpose: {agent: {web: {origins: [http://a.example]}}}\n"
+    code, err = _serve(tmp_path, web.replace("system_prompt: s\n", ""))
+    assert code == 1 and "system_prompt is required to answer on the web (expose.agent.web)" in err
+    code, err = _serve(tmp_path, web.replace("identity: ops\n", ""))
+    assert code == 1 and "identity must be set" in err
+    code, err = _serve(tmp_path, f"identity: ops\n{PROMPTS}", "--token-env", "T")
+    assert code == 1 and "--token-env guards the web channel" in err
+    code, err = _serve(tmp_path, web, "--token-env", "FISKAI_TEST_UNSET_TOKEN")
+    assert code == 1 and "FISKAI_TEST_UNSET_TOKEN is unset or empty" in err

@@ -158,12 +158,20 @@ class ConfirmGate:
         confirm_tags: Tags that gate like `ai:confirm`.
         approvals: The agent's persisted rules; consulted before asking, and extended when the operator
             saves a rule at a prompt (offered only when they can be saved).
+        nobody_reason: What the model is told when the prompter cannot ask (default: no terminal); a
+            served channel says why nobody can be asked there.
     """
 
     def __init__(
-        self, prompter: Prompter, *, confirm_tags: Collection[str] = (), approvals: Approvals | None = None
+        self,
+        prompter: Prompter,
+        *,
+        confirm_tags: Collection[str] = (),
+        approvals: Approvals | None = None,
+        nobody_reason: str = "",
     ) -> None:
         self._prompter = prompter
+        self._nobody_reason = nobody_reason or NO_TERMINAL_REASON
         self._confirm_tags = tuple(dict.fromkeys(confirm_tags))
         self._session_allowed: set[str] = set()
         self._session_lines: set[tuple[str, str]] = set()
@@ -249,7 +257,7 @@ class ConfirmGate:
         if standing is not None:
             return decide(True, standing[0], rule=standing[1])
         if not self._prompter.can_prompt():
-            return decide(False, "no_terminal", NO_TERMINAL_REASON)
+            return decide(False, "no_terminal", self._nobody_reason)
         async with self._prompt_lock:
             # Another caller may have allowed the call while this one waited.
             standing = self._standing(name, tags, argv, digest)

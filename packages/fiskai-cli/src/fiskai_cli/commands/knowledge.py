@@ -83,6 +83,17 @@ _COMMANDS = {
         summary="Search the index; each hit is cited as PATH#ORDINAL (see `knowledge show`).",
         extra=_EXTRA,
     ),
+    "match": LazyCommand(
+        import_path="fiskai_cli.commands.knowledge_match:match_command",
+        summary='List every document a match query selects (words, "phrases", -word, body:, heading:).',
+        extra=_EXTRA,
+    ),
+    "enumerate": LazyCommand(
+        import_path="fiskai_cli.commands.knowledge_match:match_command", summary="Alias of match.", extra=_EXTRA
+    ),
+    "which": LazyCommand(
+        import_path="fiskai_cli.commands.knowledge_match:match_command", summary="Alias of match.", extra=_EXTRA
+    ),
     "show": LazyCommand(
         import_path="fiskai_cli.commands.knowledge_search:show_command",
         summary="Print the section a citation (PATH#ORDINAL) points at.",

@@ -86,6 +86,8 @@ class Work:
     """Continue across a configuration change."""
     prompter: Prompter | None = None
     """Who answers gated calls and questions; None: refused."""
+    unasked: str = ""
+    """Without a prompter: why nobody can be asked, in words the model reads with the refusal."""
     calls: CallLedger | None = None
     """Filled by the runner when the prompter needs to name the call a question is about."""
     sink: WorkSink = _no_events

@@ -115,7 +115,7 @@ class HarnessRunner:
                 await claim(work.session_id)
         prompter = work.prompter or DenyPrompter()
         _turn_prompter.set(prompter)
-        gate = ConfirmGate(prompter, confirm_tags=config.harness.confirm_tags)
+        gate = ConfirmGate(prompter, confirm_tags=config.harness.confirm_tags, nobody_reason=work.unasked)
         send, receive = anyio.create_memory_object_stream[tuple[EventKind, dict[str, Any]]](math.inf)
         provider = _Watched(self.provider)
         pump = _Pump(work)

@@ -262,12 +262,14 @@ class PromptsChannel:
                     elicit_subject = serve_subject("elicit", self.identity, header.request)
                     await subscriptions.enter_async_context(self.host.subscription(elicit_subject, prompter.on_message))
                 await replies.send(wire.ACK, accepted=True, conversation_token=token)
+                prompt = getattr(request, "prompt", "")
                 _log.info(
-                    "Accepted a prompt channel=%s request=%s caller=%s session=%s",
+                    "Accepted a prompt channel=%s request=%s caller=%s session=%s prompt_bytes=%d",
                     self.name,
                     header.request,
                     header.sender.name,
                     session,
+                    len(prompt.encode()),
                 )
 
                 async def sink(kind: EventKind, block: dict[str, Any]) -> None:
@@ -277,18 +279,27 @@ class PromptsChannel:
                 work = Work(
                     channel=self.name,
                     session_id=session,
-                    prompt=getattr(request, "prompt", ""),
+                    prompt=prompt,
                     caller=header.sender.name,
                     resume=resume,
                     force=bool(getattr(request, "force", False)),
                     sink=sink,
                     control=control,
                     prompter=prompter,
+                    unasked="" if prompter is not None else _UNASKED,
                     calls=calls if prompter is not None else None,
                     max_tokens=_budget(request, "max_tokens"),
                     max_iterations=_budget(request, "max_iterations"),
                 )
                 assert self._runner is not None
+                # The caller's name is its own claim: nothing on this channel verifies it (reference 3.14).
+                _log.info(
+                    "Running channel=%s work=%s caller=%s caller_verified=false resume=%s",
+                    self.name,
+                    header.request,
+                    header.sender.name,
+                    str(resume).lower(),
+                )
                 outcome = await self._runner.run(work)
                 if control.aborted and outcome.reason != "suspended" and not self._draining:
                     why = ""
@@ -298,7 +309,15 @@ class PromptsChannel:
                             "did not run: answer it with request.answer, or send another prompt to be asked again"
                         )
                     outcome = WorkOutcome(reason="suspended", error=why, usage=outcome.usage)
-                await _terminal(replies, outcome, stopped=self._draining and control.aborted)
+                code, reason = await _terminal(replies, outcome, stopped=self._draining and control.aborted)
+                _log.info(
+                    "Ending a run channel=%s work=%s caller=%s code=%s reason=%s",
+                    self.name,
+                    header.request,
+                    header.sender.name,
+                    code,
+                    reason,
+                )
         finally:
             del self._running[header.request]
             self._conversations.discard(session)
@@ -354,6 +373,10 @@ class PromptsChannel:
         await replies.send(wire.RESULT, stop_reason="end_turn", usage=usage)
 
 
+_UNASKED: Final = (
+    "this agent answers prompts over NATS and does not put approvals to its callers "
+    "(expose.agent.a2a.prompts.elicit is off), so no one could approve this command"
+)
 _ANSWER_FIELDS: Final = {"approve": "choice", "confirm": "confirmed", "select": "value", "input": "value"}
 _ANSWER_TYPES: Final = {"choice": str, "confirmed": bool, "value": str}
 
@@ -385,25 +408,26 @@ def _budget(request: wire.ServeMessage, key: str) -> int | None:
     return value if isinstance(value, int) and value > 0 else None
 
 
-async def _terminal(replies: _ReplySet, outcome: WorkOutcome, *, stopped: bool) -> None:
+async def _terminal(replies: _ReplySet, outcome: WorkOutcome, *, stopped: bool) -> tuple[str, str]:
+    """Send the turn's terminal message; (code, stop_reason) for the log (`code` empty on a result)."""
     usage = outcome.usage or None
     if stopped:
-        await replies.send(wire.ERROR, error="the worker stopped", code="failed", stop_reason="canceled", usage=usage)
+        code, reason, text = "failed", "canceled", "the worker stopped"
     elif outcome.reason == "completed":
         await replies.send(wire.RESULT, stop_reason="end_turn", text=outcome.answer, usage=usage)
+        return "", "end_turn"
     elif outcome.reason == "suspended":
         text = outcome.error or "stopped at a resumable point; send another prompt with the token to go on"
-        await replies.send(wire.ERROR, error=text, code="suspended", stop_reason="suspended", usage=usage)
+        code, reason = "suspended", "suspended"
     elif outcome.reason == "budget_exhausted":
-        await replies.send(
-            wire.ERROR, error=outcome.error, code="budget_exhausted", stop_reason="budget_exhausted", usage=usage
-        )
+        code, reason, text = "budget_exhausted", "budget_exhausted", outcome.error
     elif outcome.reason == "max_iterations":
-        await replies.send(wire.ERROR, error=outcome.error, code="failed", stop_reason="max_iterations", usage=usage)
+        code, reason, text = "failed", "max_iterations", outcome.error
     elif outcome.reason == "crashed":
-        await replies.send(wire.ERROR, error="the worker hit a bug; see its log", code="crashed", stop_reason="error")
+        code, reason, text, usage = "crashed", "error", "the worker hit a bug; see its log", None
     elif outcome.reason == "refused":
-        await replies.send(wire.ERROR, error=outcome.error, code=outcome.code, stop_reason="error")
+        code, reason, text, usage = outcome.code, "error", outcome.error, None
     else:  # `failed`, or the provider's own code (`provider_busy`, `provider_refused`, `context_exceeded`)
-        code = outcome.code or "failed"
-        await replies.send(wire.ERROR, error=outcome.error, code=code, stop_reason="error", usage=usage)
+        code, reason, text = outcome.code or "failed", "error", outcome.error
+    await replies.send(wire.ERROR, error=text, code=code, stop_reason=reason, usage=usage)
+    return code, reason

@@ -72,6 +72,11 @@ def start(settings: wiring.Settings, flags: Flags) -> int:
     if web is not None:
         _check_prompts(settings, "expose.agent.web", "answer on the web")
         flags = _web_token(flags, web.listen)
+    elif flags.token_env is not None:
+        raise click.ClickException(
+            f'--token-env guards the web channel, which "{settings.path}" does not turn on: add expose.agent.web or '
+            "drop --token-env"
+        )
     if tools and not config.application_path:
         raise click.ClickException(
             f'application_path is required to serve tools (expose.agent.a2a.serve_tools) in "{settings.path}"'

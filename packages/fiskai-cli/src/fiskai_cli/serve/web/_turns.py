@@ -102,12 +102,18 @@ class Turns:
         self.idle = anyio.Event()
         try:
             resume = await session_exists(self.store, session)
+            # The call a question was about is the journal's first unanswered one (the worker may have
+            # restarted since it asked, so its memory is not the judge).
+            asked = await self._locator(session)() if answer is not None and resume else None
         except BaseException:
             self._release(session)
             raise
         if answer is not None and not resume:
             self._release(session)
             return Refused(404, "no such conversation to answer in", "unknown_conversation")
+        if answer is not None and (asked is None or asked[0] != answer.tool_use_id):
+            self._release(session)
+            return Refused(409, f"no question waits on call {answer.tool_use_id}", "unknown_call")
         send, receive = anyio.create_memory_object_stream[TurnEvent](math.inf)
         prompter = WebPrompter(control=control, locate=self._locator(session), answer=answer)
         work = Work(
