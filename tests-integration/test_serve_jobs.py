@@ -105,6 +105,8 @@ def job_responder(*, tool_every: int = 3, delay: float = 0.0) -> Callable[[Recor
         first = str(request.messages[0].get("content"))
         if "rate-limit" in first:
             return Failure(429, "rate limited", should_retry=False)
+        if "gated" in first and not request.tool_results():
+            return Turn([tool_use("cluster_node_drain", {"node": "n1", "reason": "test"})])  # ai:confirm
         if "too-long" in first:
             return Failure(400, "prompt is too long: 250000 tokens > 200000 maximum", should_retry=False)
         found = _JOB.search(first)
@@ -286,9 +288,15 @@ async def test_refusals_terminate_without_retry_and_a_completed_session_is_answe
     await TaskStore(nc).add(wrong, queue="FISK_AI")
     busy = await _add(nc, 4, prompt="job 4 rate-limit")
     too_long = await _add(nc, 5, prompt="job 5 too-long")
+    gated = await _add(nc, 7, prompt="job 7 gated")
     config = write_jobs_config(tmp_path)
     with MessagesServer(responder=job_responder()) as model, workers(config, nats_server, model.base_url, 1):
-        records = await _until_final(nc, [good, empty, wrong.id, busy, too_long], 30)
+        records = await _until_final(nc, [good, empty, wrong.id, busy, too_long, gated], 30)
+        # A confirmation-gated command is refused (nobody watches a queued job) and the model is told why.
+        assert records[gated]["result"]["payload"]["text"] == "answer 7"
+        told = next(r for r in model.requests if r.tool_results() and "job 7" in str(r.messages[0]))
+        refusal = json.loads(str(told.tool_results()[0]["content"]))
+        assert refusal["allowed"] is False and "queued jobs" in refusal["reason"], refusal
         # A failed run is a completed job: a v1 error with its code, not retried.
         for task_id, code in ((busy, "provider_busy"), (too_long, "context_exceeded")):
             error = records[task_id]["result"]["payload"]

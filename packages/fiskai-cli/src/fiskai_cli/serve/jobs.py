@@ -72,6 +72,9 @@ _log = logging.getLogger("fiskai.serve")
 _POLL: Final = 1.0
 """Seconds one pull waits for an item; a drain is noticed within this."""
 _STOP_GRACE: Final = 2.0
+_UNASKED: Final = (
+    "this agent runs queued jobs (expose.agent.jobs), which nobody watches, so no one could approve this command"
+)
 
 
 class Journals(Protocol):
@@ -294,6 +297,7 @@ class JobsChannel:
                     control=control,
                     max_tokens=_budget(request, "max_tokens"),
                     max_iterations=_budget(request, "max_iterations"),
+                    unasked=_UNASKED,
                     conversation=False,
                     takeover=True,
                     tags={"task": task.id},
