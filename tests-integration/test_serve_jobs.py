@@ -453,3 +453,32 @@ async def test_a_job_past_its_run_time_is_taken_over_and_the_first_worker_stops_
     assert (tmp_path / "ledger").read_text().count("job-3") == 1
     told = [r for r in model.requests if r.tool_results()][-1].tool_results()[0]
     assert "may already have taken effect" in str(told.get("content")), told
+
+
+async def test_a_second_interrupt_stops_a_running_job_and_the_next_worker_resumes_it(
+    nats_server: str, nc: NatsClient, tmp_path: Path
+) -> None:
+    """Two SIGTERMs while the job's command runs: the command is stopped, nothing is stored on the task, and a
+    worker started afterwards takes the redelivered job, resumes its journal (the stopped command is not run
+    again) and answers it once."""
+    await _provision(nc, run_time=2, tries=20)
+    task_id = await _add(nc, 3, prompt="do job 3 slow")
+    config = write_jobs_config(tmp_path)
+    ledger = tmp_path / "ledger"
+    with MessagesServer(responder=job_responder()) as model:
+        with workers(config, nats_server, model.base_url, 1) as [first]:
+            for _ in range(300):  # the command is running once it wrote the ledger
+                if ledger.exists() and "job-3" in ledger.read_text():
+                    break
+                await anyio.sleep(0.05)
+            first.proc.send_signal(signal.SIGTERM)
+            await anyio.sleep(0.5)
+            first.proc.send_signal(signal.SIGTERM)
+            code = await anyio.to_thread.run_sync(lambda: first.proc.wait(30))
+            assert "stopping now" in first.stderr()
+        assert code == 0
+        assert (await _view(nc, task_id))["state"] == "active"  # nothing stored: the queue redelivers it
+        with workers(config, nats_server, model.base_url, 1):
+            records = await _until_final(nc, [task_id], 60)
+    assert records[task_id]["result"]["payload"]["text"] == "answer 3"
+    assert ledger.read_text().count("job-3") == 1
