@@ -10,8 +10,8 @@ The file backend keeps the claim beside the journal (`<run>.claim`, replaced ato
 token); each writer takes a fresh token when it creates or opens the run. The owner's token is random, so no
 two writers ever share one. The JetStream backend publishes the claim under the run's subjects
 (`<prefix>.<run>._claim.<token>`): that advances the run, so the holder's next append fails the
-expected-last-sequence fence and is told it was taken over; `load` skips claims. The in-memory backend has no
-claims (its runs live in one process).
+expected-last-sequence fence and is told it was taken over; `load` skips claims. The in-memory test backend
+keeps tokens in a dict with the file backend's semantics.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ CLAIM_SUFFIX: Final = ".claim"
 
 @runtime_checkable
 class Claimable(Protocol):
-    """A store whose runs can be taken over by a later writer (the file and JetStream backends)."""
+    """A store whose runs can be taken over by a later writer (the file, JetStream and in-memory backends)."""
 
     async def claim(self, run_id: str) -> str:
         """Claim the run for the next writer; the writer holding it now stops before its next append."""
