@@ -8,8 +8,9 @@ or its own try limit: expired), save it `active`, run the handler, then save the
 
 - an answer (a v1 `result`, or a v1 `error` with its `stop_reason` and `code`): `complete`, `result.payload`
   holds the message, the item is acked. A failed run is a completed job: it would fail the same way again.
-- a refusal (payload too large, not a v1 `request.prompt`, empty prompt): `terminated`, `last_err` is
-  `terminate task: <reason>`, the item is terminated (never redelivered).
+- a refusal (payload too large, not a v1 `request.prompt`, empty prompt, a session journal that is corrupt or
+  unreadable): `terminated`, `last_err` is `terminate task: <reason>` (for the journal, `<code>: <problem>;
+  <fix>` naming the file, which is left untouched), the item is terminated (never redelivered).
 - work that must run again (the journal is held by another worker, a resume check failed, the worker drains):
   `retry` (or `expired` at the queue's try limit) with the reason in `last_err`, the item is nak'd with a delay.
 - taken over (another worker claimed the journal) or stopped by a second interrupt: nothing is written; the
@@ -61,6 +62,7 @@ from fiskai_agent import RunControl
 
 from ._banner import go_duration
 from ._channel import Work, WorkOutcome, WorkRunner
+from ._job_journal import JournalUnusableError
 
 if TYPE_CHECKING:
     from nats.aio.client import Client as NatsClient
@@ -81,11 +83,15 @@ class Journals(Protocol):
     """What the channel reads from the journal store before a run."""
 
     async def answered(self, session: str) -> tuple[str, dict[str, int]] | None:
-        """The answer and usage of a session whose journal completed, or None (no journal, or not completed)."""
+        """The answer and usage of a session whose journal completed, or None (no journal, or not completed).
+
+        Raises:
+            JournalUnusableError: the journal is corrupt or unreadable (the job is refused, not retried).
+        """
         ...
 
     async def exists(self, session: str) -> bool:
-        """Whether the session has a journal (a redelivery resumes it)."""
+        """Whether the session has a journal (a redelivery resumes it); raises as `answered` does."""
         ...
 
 
@@ -261,19 +267,22 @@ class JobsChannel:
         try:
             request = decode_prompt_payload(task.payload, max_payload=self.max_payload)
         except JobRefusedError as err:
-            _log.warning("job %s refused: %s", task.id, err)
-            await self._save(terminated(task, str(err)), stored.seq)
-            await _settle(message.term())
+            await self._refuse(message, stored, str(err))
             return
         header = request.header
         session = job_session_id(task.id, self.identity)
-        done = await self._journals.answered(session)
+        try:
+            done = await self._journals.answered(session)
+            resume = await self._journals.exists(session)
+        except JournalUnusableError as err:
+            # Every retry would read the same damage: refused now, the journal left for an operator.
+            await self._refuse(message, stored, str(err))
+            return
         if done is not None:  # finished before, but the answer was never stored (or the ack was lost)
             answer, usage = done
             reply = self._reply(request, wire.ResultReply, stop_reason="end_turn", text=answer, usage=usage or None)
             await self._finish(message, stored, reply)
             return
-        resume = await self._journals.exists(session)
         control = RunControl()
         self._running[task.id] = control
         if self._draining:
@@ -318,7 +327,11 @@ class JobsChannel:
             return  # the worker that claimed the journal stores the answer
         if outcome.reason in ("suspended", "refused"):
             if outcome.reason == "refused":
-                done = await self._journals.answered(job_session_id(task.id, self.identity))
+                try:
+                    done = await self._journals.answered(job_session_id(task.id, self.identity))
+                except JournalUnusableError as err:
+                    await self._refuse(message, stored, str(err))
+                    return
                 if done is not None:
                     reply = self._reply(request, wire.ResultReply, stop_reason="end_turn", text=done[0], usage=done[1])
                     await self._finish(message, stored, reply)
@@ -347,6 +360,12 @@ class JobsChannel:
                 fields["code"] = outcome.code
             reply = self._reply(request, wire.ErrorReply, **fields)
         await self._finish(message, stored, reply)
+
+    async def _refuse(self, message: Msg, stored: StoredTask, reason: str) -> None:
+        """Terminate the task with `reason` in its `last_err`: never redelivered."""
+        _log.warning("job %s refused: %s", stored.task.id, reason)
+        await self._save(terminated(stored.task, reason), stored.seq)
+        await _settle(message.term())
 
     def _reply(self, request: wire.PromptRequest, cls: type[wire.ServeMessage], **body: Any) -> dict[str, Any]:
         header = reply_header(cls.PROTOCOL, request.header, sender=self.me)
