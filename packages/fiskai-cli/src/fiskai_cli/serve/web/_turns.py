@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Collection
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Literal
 
@@ -64,9 +64,11 @@ class Admission:
 class Turns:
     """The channel's turns: admission, the questions waiting for answers, the running controls."""
 
-    def __init__(self, identity: str, store: Store) -> None:
+    def __init__(self, identity: str, store: Store, *, gated: Callable[[], Collection[str]] = frozenset) -> None:
         self.identity = identity
         self.store = store
+        self.gated = gated
+        """The tools the confirm gate asks about (the card's destructive ones), read when a question is recovered."""
         self.runner: WorkRunner | None = None
         self.group: TaskGroup | None = None
         self.draining = False
@@ -195,9 +197,9 @@ class Turns:
     async def _asks_again(self, session: str) -> bool:
         """Whether the journal shows a run interrupted while its first unanswered call waited on a person.
 
-        That is an ask_human call (asked again on resume, reference 8.3), or a call that never started
-        (no intent: a gated call is asked about before its intent is journaled). A started call of any
-        other tool is left alone: resuming it could repeat its effect.
+        That is an ask_human call (asked again on resume, reference 8.3), or a call of a gated tool that
+        never started (no intent: the gate asks before the intent is journaled). Anything else is left
+        alone: resuming it would run a tool (or call the model) on a mere look at the conversation.
         """
         try:
             state = fold(await self.store.load(session))
@@ -208,9 +210,12 @@ class Turns:
             return False
         wanted = pending.unanswered[0]
         names = [use.name for use in message_from_json(pending.assistant).tool_uses if use.id == wanted]
-        if names and names[0] in ASK_KINDS:
+        if not names:
+            return False
+        if names[0] in ASK_KINDS:
             return True
-        return not any(intent.tool_use_id == wanted for intent in state.intents_without_results)
+        started = any(intent.tool_use_id == wanted for intent in state.intents_without_results)
+        return not started and names[0] in self.gated()
 
     def _release(self, session: str) -> None:
         self.running.pop(session, None)
