@@ -168,9 +168,11 @@ class Turns:
         question = self.questions.get(session)
         if question is not None or session in self.running or session in self._looked or self.runner is None:
             return question
+        if self.draining or len(self.running) >= MAX_TURNS:
+            return None  # no turn to spare for asking again now; a later look will
         self._looked.add(session)
-        if not await self._asks_again(session):
-            return None
+        if not await self._asks_again(session) or session in self.running:
+            return self.questions.get(session)  # (a turn taken while the journal was read decides)
         control = RunControl()
         self.running[session] = control
         self.idle = anyio.Event()
