@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import time
 import traceback
+from typing import cast
 
 import anyio
 
@@ -18,6 +19,7 @@ from fiskai_agent.errors import AgentError
 from fiskai_agent.events import Advisory
 from fiskai_core.hooks import Decisions, Deny, PromptSubmit, user_prompt_submit
 from fiskai_runstate import JournalError
+from fiskai_runstate.errors import JournalLockedError
 
 __all__ = ["INTERNAL_ERROR", "run", "run_sync"]
 
@@ -43,6 +45,10 @@ async def run(options: RunOptions) -> RunResult:
         SetupError: The run cannot start (bad base URL, no tools, a name clash, no credentials, ...).
         ResumeRefusedError: The session cannot be resumed (completed, drifted without `force`, ...).
         fiskai_runstate.JournalError: The session store failed before the loop started.
+        fiskai_runstate.errors.JournalClaimedError: Another worker took the session over (a journal claim); the
+            run stopped before its next record, so before its next tool call.
+        fiskai_runstate.errors.JournalLockedError: Another writer appended to the session mid-run (a backend
+            without locks); the run stopped the same way.
     """
     started = time.monotonic()
     check_scanner(options.pii_mode)
@@ -73,6 +79,12 @@ async def run(options: RunOptions) -> RunResult:
         outcome = await _loop(setup)
     # The panic barrier: a bug must end the run with a report, never a traceback in the operator's face.
     except Exception as err:  # noqa: BLE001
+        held = _held(err)
+        if held is not None:
+            # Another worker took the session over (a claim) or wrote to it: write nothing more, let the journal
+            # go, and say so; the caller decides (a channel reports `taken_over` or `conversation_busy`).
+            await _finish(setup, None)
+            raise held from None
         options.events.panicked(err, traceback.format_exc())
         await _finish(setup, Outcome("error", INTERNAL_ERROR))
         stats.elapsed = time.monotonic() - started
@@ -83,7 +95,11 @@ async def run(options: RunOptions) -> RunResult:
     stats.elapsed = time.monotonic() - started
     stats.suspended = outcome.reason == "suspended"
     return RunResult(
-        reason=outcome.reason, answer=outcome.answer, error=outcome.error, stats=stats, session_id=setup.session_id
+        reason=outcome.reason,
+        answer=outcome.answer,
+        error=outcome.error,
+        stats=stats,
+        session_id=setup.session_id,
     )
 
 
@@ -146,19 +162,31 @@ async def _loop(setup: Setup) -> Outcome:
     return Outcome("error", _ABORTED)
 
 
+def _held(err: BaseException) -> JournalLockedError | None:
+    """The journal-held error behind `err` (a claim, or a rival writer's record), also from inside a task group."""
+    while isinstance(err, BaseExceptionGroup):
+        group = cast("BaseExceptionGroup[BaseException]", err)
+        if not group.exceptions:
+            break
+        err = group.exceptions[0]
+    return err if isinstance(err, JournalLockedError) else None
+
+
 def _guarded(setup: Setup, text: str) -> str | Outcome:
     """A follow-up prompt past the PII guard, or the turn's refusal (`reject` mode)."""
     guarded = guard_prompt(setup.options.pii_mode, text, setup.options.events)
     return Outcome("error", guarded.message) if isinstance(guarded, PromptRefused) else guarded
 
 
-async def _finish(setup: Setup, outcome: Outcome) -> None:
-    """Journal the terminal record and release what the run opened, even while being cancelled."""
+async def _finish(setup: Setup, outcome: Outcome | None) -> None:
+    """Journal the terminal record (none when taken over) and release what the run opened, even while cancelled."""
     with anyio.CancelScope(shield=True):
         try:
-            if setup.journal.active:
+            if setup.journal.active and outcome is not None:
                 try:
                     await setup.journal.terminal(outcome.reason, outcome.error)
+                except JournalLockedError:
+                    pass  # the worker that took the session over writes its end
                 except OSError as err:
                     setup.options.events.warn(
                         Advisory(kind="journal_terminal", message=f"could not journal the end of the run: {err}")
