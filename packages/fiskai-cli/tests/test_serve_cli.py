@@ -110,3 +110,15 @@ def test_web_refusals(tmp_path: Path) -> None:
     assert code == 1 and "--token-env guards the web channel" in err
     code, err = _serve(tmp_path, web, "--token-env", "FISKAI_TEST_UNSET_TOKEN")
     assert code == 1 and "FISKAI_TEST_UNSET_TOKEN is unset or empty" in err
+
+
+def test_identity_is_read_with_the_config_loader_not_a_second_parser(tmp_path: Path) -> None:
+    # `[a, b?, c]` is valid YAML fiskai's loader reads but pure-Python PyYAML refuses, and `2026-13-45`
+    # a timestamp PyYAML cannot construct: neither may make serve say the identity is missing.
+    missing = tmp_path / "runs"
+    for value in ("[a, b?, c]", "[2026-13-45]"):
+        code, err = _serve(tmp_path, f"identity: ops\nprompts: {value}\n{PROMPTS}", "--state-dir", str(missing))
+        assert code == 1 and "identity must be set" not in err, err
+        assert f'the session directory "{missing}" does not exist' in err, "start-up went past the identity check"
+    code, err = _serve(tmp_path, f"identity: ''\nprompts: [a, b?, c]\n{PROMPTS}", "--state-dir", str(missing))
+    assert code == 1 and "identity must be set" in err, "an empty identity is not written"

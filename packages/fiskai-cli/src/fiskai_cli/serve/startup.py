@@ -9,7 +9,7 @@ import logging
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO, cast
+from typing import TextIO
 
 import anyio
 import click
@@ -129,7 +129,7 @@ def _check_prompts(
     settings: wiring.Settings, block: str = "expose.agent.a2a.prompts", what: str = "answer prompts"
 ) -> None:
     _check_channel(settings, block, what)
-    if not _identity_written(settings.path):
+    if not settings.config.identity_written:
         raise click.ClickException(
             f'identity must be set in "{settings.path}" to {what}: it names the conversations and (over NATS) the '
             "subject callers address, so a derived one would change with the binary's name"
@@ -161,16 +161,6 @@ def _web_token(flags: Flags, listen: str) -> Flags:
             "the bearer token in it (the name goes on the command line, never the token)"
         )
     return dataclasses.replace(flags, token=token)
-
-
-def _identity_written(path: Path) -> bool:
-    import yaml
-
-    try:
-        document: Any = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError):
-        return False
-    return isinstance(document, dict) and bool(cast("dict[str, Any]", document).get("identity"))
 
 
 def _connection(settings: wiring.Settings, flags: Flags) -> wiring.ModelConnection:
