@@ -157,9 +157,15 @@ def fiskai(args: Sequence[str], env: Mapping[str, str], server: MessagesServer) 
 
 
 def agent(
-    tmp_path: Path, receiver: Receiver, *, capture: str = "", knowledge: bool = False, embeddings: str = ""
+    tmp_path: Path,
+    receiver: Receiver,
+    *,
+    capture: str = "",
+    knowledge: bool = False,
+    embeddings: str = "",
+    memory: bool = False,
 ) -> Path:
-    """fixturectl with telemetry to `receiver` (and, with `knowledge`, an index to search)."""
+    """fixturectl with telemetry to `receiver` (with `knowledge`, an index to search; with `memory`, a file store)."""
     folder = tmp_path / "agent"
     shutil.copytree(_FIXTURECTL, folder)
     lines = [
@@ -177,6 +183,8 @@ def agent(
         lines += ["  knowledge:", "    enabled: true", "    paths: [./docs]", "    directory: ./kstore"]
         if embeddings:
             lines += [f"    embeddings: {embeddings}"]
+    if memory:
+        lines += ["  memory:", "    enabled: true", "    options: {directory: ./memory}"]
     lines += [
         "llm: {model: claude-sonnet-4-6, no_tool_search: true}",
         "telemetry:",
@@ -188,6 +196,15 @@ def agent(
     config = folder / "agent.yaml"
     config.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return config
+
+
+def _remember(directory: Path, key: str, description: str) -> None:
+    """One entry in a file memory store, as an earlier run would have left it."""
+    import anyio
+
+    from fiskai_memory import FileMemoryStore
+
+    anyio.run(lambda: FileMemoryStore(directory).write(key, description, "body"))
 
 
 def _trace_of(stderr: str) -> str:
@@ -204,7 +221,8 @@ def test_a_run_exports_the_span_tree_attributes_and_metrics(
     1. Build the knowledge index. 2. The model lists the nodes, searches the knowledge, then asks to drain
        n3 (gated, no terminal: denied), then answers. 3. The collector holds one trace of that run.
     """
-    config = agent(tmp_path, receiver, knowledge=True)
+    config = agent(tmp_path, receiver, knowledge=True, memory=True)
+    _remember(config.parent / "memory", "drain-policy", "a note from an earlier run")
     built = subprocess.run(
         [sys.executable, "-m", "fiskai_cli", "-c", str(config), "knowledge", "index"],
         env=env,
@@ -259,6 +277,10 @@ def test_a_run_exports_the_span_tree_attributes_and_metrics(
         chats[0].attributes
     )
     assert startup.attributes["fisk.tools.builtin"] >= 1
+    (memory_index,) = receiver.named("memory_index")
+    assert memory_index.parent_id == startup.span_id
+    assert memory_index.attributes["fisk.memory.entries"] == 1
+    assert memory_index.attributes["fisk.memory.backend"] == "file"
 
     assert {
         "gen_ai.client.token.usage",
