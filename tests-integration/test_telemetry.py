@@ -261,6 +261,7 @@ def test_a_run_exports_the_span_tree_attributes_and_metrics(
     (retrieval,) = receiver.named("retrieval")
     assert retrieval.parent_id == tools["knowledge_search"].span_id
     assert retrieval.attributes["fisk.knowledge.search.status"] == "ok"
+    assert retrieval.attributes["fisk.knowledge.indexed_chunks"] == 1  # the one short document
 
     listed, drained = tools["cluster_node_list"].attributes, tools["cluster_node_drain"]
     assert listed["fisk.tool.outcome"] == "executed"

@@ -358,7 +358,7 @@ async def _run_parts(
         _open_knowledge(harness, stack)
         knowledge = KnowledgeAccess(
             harness.knowledge,
-            **knowledge_tool_options(config.harness.knowledge),
+            **knowledge_tool_options(config.harness.knowledge, harness.knowledge),
             citations=CitationRewriter(config.harness.knowledge.citations),
             read_tool=config.harness.knowledge.read_tool,
         )

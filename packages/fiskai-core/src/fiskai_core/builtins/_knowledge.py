@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+from collections.abc import Callable
 
 import anyio.to_thread
 from pydantic import JsonValue
@@ -86,6 +87,7 @@ class KnowledgeSearchTool(BuiltinTool):
         result_format: str = "pack",
         expand_to_section: bool = False,
         citations: CitationRewriter | None = None,
+        indexed_chunks: Callable[[], int | None] | None = None,
     ) -> None:
         """Bind the tool to a searcher.
 
@@ -99,6 +101,8 @@ class KnowledgeSearchTool(BuiltinTool):
             expand_to_section: Widen each JSON hit to its heading section (`harness.knowledge.expand_to_section`),
                 each within `max_injected_tokens / top_k` tokens.
             citations: `harness.knowledge.citations`, rewriting JSON results' citations.
+            indexed_chunks: The index's chunk count for the `retrieval` span, supplied by whoever opened the
+                index (None: the attribute is left out).
         """
         self._searcher = searcher
         self._budget = max_injected_tokens
@@ -106,6 +110,7 @@ class KnowledgeSearchTool(BuiltinTool):
         self._json = result_format == "json"
         self._expand = expand_to_section
         self._cite = citations
+        self._chunks = indexed_chunks
 
     @override
     def check(self, arguments: ToolArguments) -> None:
@@ -158,6 +163,7 @@ class KnowledgeSearchTool(BuiltinTool):
             span.set("fisk.knowledge.sections", len(pack.citations))
             if pack.status == "index_not_built":
                 return ToolResult(output=_NOT_BUILT_JSON)
+            await self._count_chunks(span)
             degraded = getattr(pack, "degraded", None)
             _searched(span, "", degraded)
             text = pack.text if not degraded else f"note: {DEGRADED_NOTE} ({degraded})\n{pack.text}"
@@ -168,6 +174,21 @@ class KnowledgeSearchTool(BuiltinTool):
         if self._expand and isinstance(searcher, KnowledgeReader):
             return expand_result(searcher, result, budget_bytes=self._budget // (self._top_k or 5) * 4)
         return result
+
+    async def _count_chunks(self, span: Span) -> None:
+        """`fisk.knowledge.indexed_chunks` from the composer's counter (6.3), only when the span is exported.
+
+        An attribute never fails a search: a counter that cannot count leaves it absent.
+        """
+        counter = self._chunks
+        if counter is None or not span.recording:
+            return
+        try:
+            chunks = await anyio.to_thread.run_sync(counter)
+        except Exception:  # noqa: BLE001 - an injected seam, as the searcher
+            return
+        if chunks is not None:
+            span.set("fisk.knowledge.indexed_chunks", chunks)
 
     def _limit(self, requested: int | None) -> int | None:
         """The model's `top_k`, capped by the configured one; the configured one when it asked none."""
@@ -188,6 +209,8 @@ class KnowledgeSearchTool(BuiltinTool):
             return ToolResult(output=f"knowledge_search: {err}", is_error=True)
         span.set("fisk.knowledge.search.status", result.status)
         span.set("fisk.knowledge.sections", len(result.hits))
+        if result.status != "index_not_built":
+            await self._count_chunks(span)
         _searched(span, result.tier, result.degraded)
         output = go_json(result, budget_chars=self._budget * 4, cite=self._cite)
         return ToolResult(output=output.text, citations=output.citations)
