@@ -538,3 +538,44 @@ def test_embeddings_spans_http_attempt_events_and_the_root_run_attributes(
     assert root.attributes["fisk.run.crashed"] is False
     assert root.attributes["gen_ai.usage.cache_read.input_tokens"] >= 0
     assert "fisk.session.llm_calls" not in root.attributes  # not a resumed run
+
+
+def test_an_in_process_contextual_models_query_is_an_embeddings_span_under_retrieval(
+    tmp_path: Path, env: dict[str, str], receiver: Receiver
+) -> None:
+    """Steps:
+    1. Index with a tiny contextual (BERT) model in process: `embeddings` names a model directory, no server.
+    2. The model searches the knowledge, then answers.
+    3. The `retrieval` span has an `embeddings <model>` child for the query, without server attributes.
+    """
+    pytest.importorskip("onnxruntime", reason="the semantic extra (onnxruntime) is not installed")
+    from fiskai_rag.testing import build_bert_model
+
+    model = build_bert_model(tmp_path / "bert", ["drain", "a", "node", "before", "maintenance", "how", "do", "i"])
+    config = agent(tmp_path, receiver, knowledge=True, embeddings=f"{{model: '{model}'}}")
+    built = subprocess.run(
+        [sys.executable, "-m", "fiskai_cli", "-c", str(config), "knowledge", "index"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert built.returncode == 0, built.stderr
+    assert "hybrid" in built.stdout + built.stderr, built.stdout + built.stderr
+    script = [Turn([tool_use("knowledge_search", {"query": "drain a node"}, id="toolu_k")]), Turn([text("drain")])]
+    with MessagesServer(script) as server:
+        code, _, err = fiskai(["-c", str(config), "run", "how do I drain?"], env, server)
+
+    assert code == 0, err
+    (retrieval,) = receiver.named("retrieval")
+    (embedded,) = receiver.named("embeddings")
+    assert embedded.name.startswith("embeddings bert:") and embedded.name.endswith("bert")
+    assert embedded.parent_id == retrieval.span_id
+    assert (embedded.attributes["fisk.embeddings.inputs"], embedded.attributes["fisk.embeddings.purpose"]) == (
+        1,
+        "query",
+    )
+    assert not embedded.error
+    assert "server.address" not in embedded.attributes and "http.response.status_code" not in embedded.attributes
+    assert retrieval.attributes["fisk.knowledge.search.status"] == "ok"
