@@ -1,6 +1,7 @@
-"""`fiskai serve` prompts on loopback: time to the ack, to the first event, and the harness's cost per prompt.
+"""`fiskai serve` on loopback: prompts (time to the ack, to the first event, the harness's cost per prompt) and
+queued jobs (jobs per second at 1, 2 and 4 workers, bench/serve_jobs.py), each beside a bare NATS request.
 
-Run: uv run python bench/serve.py [--rounds N]
+Run: uv run python bench/serve.py [--rounds N] [--job-rounds N] [--jobs N]
 
 Setup, all on one machine: a nats-server on a free loopback port; the scripted Messages server answering
 every model call with one short text (its own service time is recorded per call); `fiskai serve` (a real
@@ -31,6 +32,7 @@ from pathlib import Path
 import anyio
 import nats
 from nats.aio.msg import Msg
+from serve_jobs import measure_jobs, print_jobs  # bench/ is the script's directory, so on sys.path
 
 from fiskai_a2a import NatsContext
 from fiskai_a2a.nats_service import NatsStreams
@@ -118,6 +120,8 @@ async def _measure(url: str, rounds: int, model: MessagesServer) -> dict[str, li
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=30)
+    parser.add_argument("--job-rounds", type=int, default=5, help="rounds per worker count (default 5)")
+    parser.add_argument("--jobs", type=int, default=40, help="jobs per round (default 40)")
     args = parser.parse_args()
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -141,7 +145,9 @@ def main() -> None:
         helpers: list[subprocess.Popen[str]] = []
         try:
             server = subprocess.Popen(
-                [_nats_server(), "-a", "127.0.0.1", "-p", str(port)], stderr=subprocess.PIPE, text=True
+                [_nats_server(), "-a", "127.0.0.1", "-p", str(port), "-js", "-sd", str(folder / "js")],
+                stderr=subprocess.PIPE,
+                text=True,
             )
             helpers.append(server)
             _wait_for(server, "Server is ready")
@@ -166,9 +172,13 @@ def main() -> None:
             helpers.append(worker)
             _wait_for(worker, "Answering prompts over a2a")
             samples = anyio.run(_measure, url, args.rounds, model)
+            worker.terminate()
+            worker.wait(timeout=20)
+            jobs = measure_jobs(url, folder, APP, model, rounds=args.job_rounds, jobs=args.jobs, wait_for=_wait_for)
         finally:
             for proc in reversed(helpers):
-                proc.terminate()
+                if proc.poll() is None:
+                    proc.terminate()
                 proc.wait(timeout=20)
                 if proc.stderr is not None:
                     proc.stderr.close()
@@ -187,6 +197,7 @@ def main() -> None:
     ]
     for label, key in rows:
         print(f"{label:<44}{med[key] * 1000:>12.3f}{med[key] / floor:>10.1f}")
+    print_jobs(jobs, rounds=args.job_rounds, jobs=args.jobs)
 
 
 if __name__ == "__main__":

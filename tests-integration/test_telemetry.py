@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 from typing_extensions import override
 
-from fiskai_agent.testing import Hang, MessagesServer, RunProcesses, Turn, text, tool_use
+from fiskai_agent.testing import Failure, Hang, MessagesServer, RunProcesses, Turn, text, tool_use
 
 trace_pb = pytest.importorskip(
     "opentelemetry.proto.collector.trace.v1.trace_service_pb2", reason="needs opentelemetry-proto (dev group)"
@@ -45,6 +45,7 @@ class Exported:
     attributes: dict[str, Any]
     events: list[str]
     error: bool
+    event_attributes: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
 
 
 @dataclass
@@ -96,6 +97,7 @@ def receiver() -> Iterator[Receiver]:
                                     attributes=_attributes(span.attributes),
                                     events=[event.name for event in span.events],
                                     error=span.status.code == 2,
+                                    event_attributes=[_attributes(event.attributes) for event in span.events],
                                 )
                                 for span in scope.spans
                             ]
@@ -154,8 +156,16 @@ def fiskai(args: Sequence[str], env: Mapping[str, str], server: MessagesServer) 
     return proc.returncode, out, err
 
 
-def agent(tmp_path: Path, receiver: Receiver, *, capture: str = "", knowledge: bool = False) -> Path:
-    """fixturectl with telemetry to `receiver` (and, with `knowledge`, an index to search)."""
+def agent(
+    tmp_path: Path,
+    receiver: Receiver,
+    *,
+    capture: str = "",
+    knowledge: bool = False,
+    embeddings: str = "",
+    memory: bool = False,
+) -> Path:
+    """fixturectl with telemetry to `receiver` (with `knowledge`, an index to search; with `memory`, a file store)."""
     folder = tmp_path / "agent"
     shutil.copytree(_FIXTURECTL, folder)
     lines = [
@@ -171,6 +181,10 @@ def agent(tmp_path: Path, receiver: Receiver, *, capture: str = "", knowledge: b
         docs.mkdir()
         (docs / "drain.md").write_text("# Draining\n\nDrain a node before maintenance.\n", encoding="utf-8")
         lines += ["  knowledge:", "    enabled: true", "    paths: [./docs]", "    directory: ./kstore"]
+        if embeddings:
+            lines += [f"    embeddings: {embeddings}"]
+    if memory:
+        lines += ["  memory:", "    enabled: true", "    options: {directory: ./memory}"]
     lines += [
         "llm: {model: claude-sonnet-4-6, no_tool_search: true}",
         "telemetry:",
@@ -182,6 +196,15 @@ def agent(tmp_path: Path, receiver: Receiver, *, capture: str = "", knowledge: b
     config = folder / "agent.yaml"
     config.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return config
+
+
+def _remember(directory: Path, key: str, description: str) -> None:
+    """One entry in a file memory store, as an earlier run would have left it."""
+    import anyio
+
+    from fiskai_memory import FileMemoryStore
+
+    anyio.run(lambda: FileMemoryStore(directory).write(key, description, "body"))
 
 
 def _trace_of(stderr: str) -> str:
@@ -198,7 +221,8 @@ def test_a_run_exports_the_span_tree_attributes_and_metrics(
     1. Build the knowledge index. 2. The model lists the nodes, searches the knowledge, then asks to drain
        n3 (gated, no terminal: denied), then answers. 3. The collector holds one trace of that run.
     """
-    config = agent(tmp_path, receiver, knowledge=True)
+    config = agent(tmp_path, receiver, knowledge=True, memory=True)
+    _remember(config.parent / "memory", "drain-policy", "a note from an earlier run")
     built = subprocess.run(
         [sys.executable, "-m", "fiskai_cli", "-c", str(config), "knowledge", "index"],
         env=env,
@@ -237,6 +261,7 @@ def test_a_run_exports_the_span_tree_attributes_and_metrics(
     (retrieval,) = receiver.named("retrieval")
     assert retrieval.parent_id == tools["knowledge_search"].span_id
     assert retrieval.attributes["fisk.knowledge.search.status"] == "ok"
+    assert retrieval.attributes["fisk.knowledge.indexed_chunks"] == 1  # the one short document
 
     listed, drained = tools["cluster_node_list"].attributes, tools["cluster_node_drain"]
     assert listed["fisk.tool.outcome"] == "executed"
@@ -253,6 +278,10 @@ def test_a_run_exports_the_span_tree_attributes_and_metrics(
         chats[0].attributes
     )
     assert startup.attributes["fisk.tools.builtin"] >= 1
+    (memory_index,) = receiver.named("memory_index")
+    assert memory_index.parent_id == startup.span_id
+    assert memory_index.attributes["fisk.memory.entries"] == 1
+    assert memory_index.attributes["fisk.memory.backend"] == "file"
 
     assert {
         "gen_ai.client.token.usage",
@@ -299,6 +328,17 @@ def test_crash_and_resume_is_a_new_trace_that_continues_the_iteration_numbering(
     (root,) = [span for span in resumed if span.name.startswith("invoke_agent")]
     assert root.attributes["fisk.run.resumed"] is True
     assert root.attributes["gen_ai.conversation.id"] == "otel-run"
+    # The first process died without a terminal record; the session's totals include its model call,
+    # the run's own counts only this process's.
+    assert root.attributes["fisk.run.crashed"] is True
+    assert root.attributes["fisk.session.llm_calls"] == 2
+    assert root.attributes["fisk.run.tool_calls"] == 0
+    assert root.attributes["fisk.session.usage.input_tokens"] > root.attributes["gen_ai.usage.input_tokens"]
+    # A checkpointed run times its journal appends (reference 6.4), by backend.
+    (appends, *_) = receiver.metrics["fisk.session.append.duration"]
+    assert appends.unit == "s"
+    backends = {a.value.string_value for p in appends.histogram.data_points for a in p.attributes}
+    assert backends == {"file"}
     (chat,) = [span for span in resumed if span.name.startswith("chat")]
     assert chat.attributes["fisk.llm.iteration"] == 1
 
@@ -327,6 +367,10 @@ def test_capture_cuts_a_1_mb_tool_result_and_every_document_parses(
 
     assert code == 0, err
     assert "content=exported" in err
+    (startup,) = receiver.named("startup")
+    assert json.loads(startup.attributes["gen_ai.system_instructions"]) == [
+        {"type": "text", "content": "operate the cluster"}
+    ]
     (tool,) = receiver.named("execute_tool")
     assert json.loads(tool.attributes["gen_ai.tool.call.arguments"]) == {"key": "motd"}
     result = tool.attributes["gen_ai.tool.call.result"]
@@ -419,3 +463,119 @@ def test_a_remote_tool_over_nats_joins_the_callers_trace(
     assert [span.name for span in served] == ["execute_tool cluster_node_list"]
     assert served[0].trace_id == trace_id
     assert served[0].attributes["fisk.tool.outcome"] == "executed"
+
+
+def test_embeddings_spans_http_attempt_events_and_the_root_run_attributes(
+    tmp_path: Path, env: dict[str, str], receiver: Receiver
+) -> None:
+    """Steps:
+    1. Index through a local OpenAI-compatible embeddings server.
+    2. The model server answers the first attempt 529, then lists the nodes; the model searches the
+       knowledge, then answers.
+    3. The chat span of the retried call has both attempts' events and its resend count; the search's
+       `retrieval` span has an `embeddings <model>` child; the root names the switches the run used.
+    """
+    from fiskai_rag.testing import EmbeddingsServer
+
+    with EmbeddingsServer(use_static_model=False) as vectors:
+        embeddings = f"{{base_url: '{vectors.base_url}', model: {vectors.model}}}"
+        config = agent(tmp_path, receiver, knowledge=True, embeddings=embeddings)
+        built = subprocess.run(
+            [sys.executable, "-m", "fiskai_cli", "-c", str(config), "knowledge", "index"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert built.returncode == 0, built.stderr
+        receiver.spans.clear()  # indexing is not instrumented, but be sure only the run is looked at
+        script = [
+            Failure(529, retry_after=0.01),
+            Turn([tool_use("knowledge_search", {"query": "drain a node"}, id="toolu_k")]),
+            Turn([text("drain it first")]),
+        ]
+        with MessagesServer(script) as server:
+            code, _, err = fiskai(["-c", str(config), "run", "how do I drain?"], env, server)
+        assert code == 0, err
+        searched = list(receiver.spans)
+        # The same search with the embeddings server refusing: the search degrades to lexical, and says so.
+        receiver.spans.clear()
+        vectors.status = 400
+        again = [Turn([tool_use("knowledge_search", {"query": "drain a node"}, id="toolu_k2")]), Turn([text("ok")])]
+        with MessagesServer(again) as server:
+            code, _, err = fiskai(["-c", str(config), "run", "again"], env, server)
+        assert code == 0, err
+        degraded, failed = receiver.named("retrieval")[0], receiver.named("embeddings")[0]
+        receiver.spans[:] = searched
+
+    assert degraded.attributes["fisk.knowledge.degraded"] is True
+    assert degraded.attributes["fisk.knowledge.degraded_reason"] == "embeddings"
+    assert (failed.error, failed.attributes["http.response.status_code"]) == (True, 400)
+    assert "fisk.knowledge.degraded_searches" in receiver.metrics
+    (retrieval,) = receiver.named("retrieval")
+    (embedded,) = receiver.named("embeddings")
+    assert embedded.name == f"embeddings {vectors.model}"
+    assert embedded.parent_id == retrieval.span_id
+    attributes = embedded.attributes
+    assert (attributes["fisk.embeddings.inputs"], attributes["fisk.embeddings.purpose"]) == (1, "query")
+    assert (attributes["server.address"], attributes["http.response.status_code"]) == ("127.0.0.1", 200)
+    assert attributes["server.port"] == int(vectors.base_url.rsplit(":", 1)[1].split("/")[0])
+    assert retrieval.attributes["fisk.knowledge.search.status"] == "ok"
+
+    first = next(c for c in receiver.named("chat") if c.attributes["fisk.llm.iteration"] == 0)
+    assert first.events == ["fisk.llm.http_response", "fisk.llm.http_response"]
+    assert first.attributes["http.request.resend_count"] == 1
+    statuses = [(e["fisk.llm.http_attempt"], e["http.response.status_code"]) for e in first.event_attributes]
+    assert statuses == [(1, 529), (2, 200)]
+    assert all(e["fisk.llm.http_duration_ms"] >= 0 for e in first.event_attributes)
+    second = next(c for c in receiver.named("chat") if c.attributes["fisk.llm.iteration"] == 1)
+    assert second.events == ["fisk.llm.http_response"] and "http.request.resend_count" not in second.attributes
+
+    (root,) = receiver.named("invoke_agent")
+    for key in ("fisk.llm.thinking", "fisk.llm.prompt_cache", "fisk.llm.tool_search", "fisk.run.crashed"):
+        assert isinstance(root.attributes[key], bool), key
+    assert root.attributes["fisk.run.crashed"] is False
+    assert root.attributes["gen_ai.usage.cache_read.input_tokens"] >= 0
+    assert "fisk.session.llm_calls" not in root.attributes  # not a resumed run
+
+
+def test_an_in_process_contextual_models_query_is_an_embeddings_span_under_retrieval(
+    tmp_path: Path, env: dict[str, str], receiver: Receiver
+) -> None:
+    """Steps:
+    1. Index with a tiny contextual (BERT) model in process: `embeddings` names a model directory, no server.
+    2. The model searches the knowledge, then answers.
+    3. The `retrieval` span has an `embeddings <model>` child for the query, without server attributes.
+    """
+    pytest.importorskip("onnxruntime", reason="the semantic extra (onnxruntime) is not installed")
+    from fiskai_rag.testing import build_bert_model
+
+    model = build_bert_model(tmp_path / "bert", ["drain", "a", "node", "before", "maintenance", "how", "do", "i"])
+    config = agent(tmp_path, receiver, knowledge=True, embeddings=f"{{model: '{model}'}}")
+    built = subprocess.run(
+        [sys.executable, "-m", "fiskai_cli", "-c", str(config), "knowledge", "index"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert built.returncode == 0, built.stderr
+    assert "hybrid" in built.stdout + built.stderr, built.stdout + built.stderr
+    script = [Turn([tool_use("knowledge_search", {"query": "drain a node"}, id="toolu_k")]), Turn([text("drain")])]
+    with MessagesServer(script) as server:
+        code, _, err = fiskai(["-c", str(config), "run", "how do I drain?"], env, server)
+
+    assert code == 0, err
+    (retrieval,) = receiver.named("retrieval")
+    (embedded,) = receiver.named("embeddings")
+    assert embedded.name.startswith("embeddings bert:") and embedded.name.endswith("bert")
+    assert embedded.parent_id == retrieval.span_id
+    assert (embedded.attributes["fisk.embeddings.inputs"], embedded.attributes["fisk.embeddings.purpose"]) == (
+        1,
+        "query",
+    )
+    assert not embedded.error
+    assert "server.address" not in embedded.attributes and "http.response.status_code" not in embedded.attributes
+    assert retrieval.attributes["fisk.knowledge.search.status"] == "ok"

@@ -289,6 +289,46 @@ def test_an_ask_human_question_is_answered_with_its_option_button(
         assert problems == []
 
 
+def test_ask_human_confirm_and_input_questions_are_answered_in_the_page(
+    browser: Browser, web_worker: Callable[..., WebWorker], tmp_path: Path
+) -> None:
+    """One conversation, two questions: `ask_human_confirm`'s "No" button answers `{"confirmed": false}`;
+    then `ask_human_input` shows its default in a labelled field, and the edited text is the answer."""
+    from playwright.sync_api import expect
+
+    script = [
+        Turn([tool_use("ask_human_confirm", {"question": "Drain n3 now?"}, id="toolu_confirm")]),
+        Turn([tool_use("ask_human_input", {"question": "Why drain it?", "default": "disk"}, id="toolu_input")]),
+        Turn([text("Noted, not draining.")]),
+    ]
+    with MessagesServer(script) as model:
+        url = web_worker(model, config=_write_config(tmp_path, _free_port())).url
+        problems: list[str] = []
+        page = _open(browser, url, problems)
+        page.get_by_label("Message to the agent").fill("drain n3")
+        page.get_by_label("Message to the agent").press("Enter")
+        questions = page.get_by_role("group", name="Question from the agent")
+        confirm = questions.filter(has_text="Drain n3 now?")
+        expect(confirm).to_be_visible(timeout=20_000)
+        expect(confirm.get_by_role("button")).to_have_text(["Yes", "No"])
+        confirm.get_by_role("button", name="No").click()
+        expect(confirm).to_contain_text("You answered: No")
+        expect(confirm.get_by_role("button", name="Yes")).to_be_disabled()
+
+        asked = questions.filter(has_text="Why drain it?")
+        expect(asked).to_be_visible(timeout=20_000)
+        field = asked.get_by_label("Your answer")
+        expect(field).to_have_value("disk")
+        field.fill("a failing <b>disk</b>")
+        asked.get_by_role("button", name="Answer").click()
+        expect(page.get_by_role("log", name="Conversation")).to_contain_text("Noted, not draining.", timeout=20_000)
+        expect(asked).to_contain_text("You answered: a failing <b>disk</b>")
+        results = {block["tool_use_id"]: block for request in model.requests for block in request.tool_results()}
+        assert json.loads(str(results["toolu_confirm"]["content"])) == {"confirmed": False}
+        assert json.loads(str(results["toolu_input"]["content"])) == {"value": "a failing <b>disk</b>"}
+        assert problems == []
+
+
 def test_a_worker_with_a_token_gets_it_from_the_form_and_the_page_works(
     browser: Browser, web_worker: Callable[..., WebWorker], tmp_path: Path
 ) -> None:

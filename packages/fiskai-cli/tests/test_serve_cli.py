@@ -81,6 +81,25 @@ def test_banner_durations_and_sections_read_as_the_go_banner() -> None:
     ]
 
 
+JOBS = "system_prompt: Operate.\nllm: {model: claude-sonnet-4-6}\nexpose: {agent: {jobs: {}}}\n"
+
+
+def test_jobs_alone_are_an_endpoint_and_need_a_system_prompt(tmp_path: Path) -> None:
+    code, err = _serve(tmp_path, "llm: {model: m}\nexpose: {agent: {jobs: {}}}\n")
+    assert code == 1 and "system_prompt is required to take queued jobs (expose.agent.jobs)" in err
+
+
+def test_jobs_refuse_a_missing_session_directory(tmp_path: Path) -> None:
+    missing = tmp_path / "runs"
+    code, err = _serve(tmp_path, JOBS, "--state-dir", str(missing))
+    assert code == 1 and f'the session directory "{missing}" does not exist' in err and not missing.exists()
+
+
+def test_workers_must_be_at_least_one(tmp_path: Path) -> None:
+    code, err = _serve(tmp_path, JOBS, "--workers", "0")
+    assert code == 1 and "--workers 0: must be at least 1" in err
+
+
 def test_web_refusals(tmp_path: Path) -> None:
     web = "identity: ops\nsystem_prompt: s\nllm: {model: m}\nexpose: {agent: {web: {origins: [http://a.example]}}}\n"
     code, err = _serve(tmp_path, web.replace("system_prompt: s\n", ""))
@@ -91,3 +110,15 @@ def test_web_refusals(tmp_path: Path) -> None:
     assert code == 1 and "--token-env guards the web channel" in err
     code, err = _serve(tmp_path, web, "--token-env", "FISKAI_TEST_UNSET_TOKEN")
     assert code == 1 and "FISKAI_TEST_UNSET_TOKEN is unset or empty" in err
+
+
+def test_identity_is_read_with_the_config_loader_not_a_second_parser(tmp_path: Path) -> None:
+    # `[a, b?, c]` is valid YAML fiskai's loader reads but pure-Python PyYAML refuses, and `2026-13-45`
+    # a timestamp PyYAML cannot construct: neither may make serve say the identity is missing.
+    missing = tmp_path / "runs"
+    for value in ("[a, b?, c]", "[2026-13-45]"):
+        code, err = _serve(tmp_path, f"identity: ops\nprompts: {value}\n{PROMPTS}", "--state-dir", str(missing))
+        assert code == 1 and "identity must be set" not in err, err
+        assert f'the session directory "{missing}" does not exist' in err, "start-up went past the identity check"
+    code, err = _serve(tmp_path, f"identity: ''\nprompts: [a, b?, c]\n{PROMPTS}", "--state-dir", str(missing))
+    assert code == 1 and "identity must be set" in err, "an empty identity is not written"

@@ -105,7 +105,7 @@ def test_search_filters_newest_first_and_reports_identity_exclusions(tmp_path: P
     document = json.loads(out)
     assert sorted(r["run_id"] for r in document["runs"]) == ["new", "old"] and document["no_agent_excluded"] == 0
     code, out, _ = _invoke(*base, "--status", "completed")
-    assert out.splitlines()[0].split() == ["ID", "MODEL", "STATUS", "CREATED", "UPDATED", "PROMPT"]
+    assert out.splitlines()[0].split() == ["ID", "AGENT", "CALLER", "MODEL", "STATUS", "CREATED", "UPDATED", "PROMPT"]
     assert [line.split()[0] for line in out.splitlines()[1:]] == ["old"]
     code, out, _ = _invoke(*base, "--match", "look at n")
     assert [line.split()[0] for line in out.splitlines()[1:]] == ["new"]

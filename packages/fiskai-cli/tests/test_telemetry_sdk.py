@@ -103,3 +103,76 @@ def test_measurements_reach_the_exporter_at_shutdown_and_unknown_names_are_ignor
     assert kept.names == []
     telemetry.shutdown()
     assert sorted(kept.names) == ["fisk.knowledge.degraded_searches", "gen_ai.execute_tool.duration"]
+
+
+def test_a_down_collector_does_not_hold_shutdown() -> None:
+    """The real OTLP/HTTP exporters against a port nobody listens on: shutdown is prompt, the loss counted.
+
+    Without the probe the exporter retries each export with backoff (about 3 s for spans and 3 s more
+    for metrics), which a command pays at exit.
+    """
+    import socket
+    import time
+
+    from fiskai_core.telemetry import TelemetryPlan
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    plan = TelemetryPlan(enabled=True, service_name="test", endpoint=f"http://127.0.0.1:{port}", metrics=True)
+    telemetry = OtelTelemetry(plan)
+    with using(telemetry), telemetry.span("invoke_agent a"), telemetry.span("chat m"):
+        telemetry.record("gen_ai.client.operation.duration", 0.5, {"gen_ai.operation.name": "chat"})
+    started = time.monotonic()
+    delivery = telemetry.shutdown()
+    elapsed = time.monotonic() - started
+    assert elapsed < 1.5, f"shutdown took {elapsed:.2f}s with the collector down"
+    assert (delivery.delivered, delivery.total) == (0, 2)
+    assert delivery.first_error == f"no collector accepted them at http://127.0.0.1:{port}"
+
+
+def test_a_chats_turns_are_invoke_agent_spans_under_its_workflow() -> None:
+    """An interactive run in process: each turn is `invoke_agent <identity>` with its index, under the root
+    the caller opened, and holds that turn's `chat` spans; the per-turn metrics are recorded per turn."""
+    import anyio
+
+    from fiskai_agent import FollowUp, RunOptions, run
+    from fiskai_agent.testing import ScriptedProvider, answer
+    from fiskai_core.config import LLMSettings
+    from fiskai_core.testing import FakeTool
+    from fiskai_core.tools import ToolSet
+
+    turns = [FollowUp(text="and then?"), None]
+
+    async def operator(error: str) -> FollowUp | None:
+        return turns.pop(0)
+
+    exported, kept = InMemorySpanExporter(), Kept()
+    telemetry = OtelTelemetry(TelemetryPlan(enabled=True), span_exporter=exported, metric_exporter=kept)
+    options = RunOptions(
+        prompt="hello",
+        identity="ops",
+        llm=LLMSettings(model="claude-sonnet-4-6"),
+        tools=ToolSet.of([FakeTool(name="noop", description="does nothing")]),
+        provider=ScriptedProvider.of(answer("one"), answer("two")),
+        interactive=True,
+        next_prompt=operator,
+    )
+
+    async def chat() -> None:
+        with using(telemetry), telemetry.span("invoke_workflow ops"):
+            result = await run(options)
+        assert result.answer == "two"
+
+    anyio.run(chat)
+    telemetry.shutdown()
+    spans = exported.get_finished_spans()
+    (root,) = [s for s in spans if s.name == "invoke_workflow ops"]
+    turn_spans = sorted((s for s in spans if s.name == "invoke_agent ops"), key=lambda s: s.start_time or 0)
+    assert [dict(s.attributes or {})["fisk.turn.index"] for s in turn_spans] == [1, 2]
+    assert {s.parent.span_id for s in turn_spans if s.parent} == {root.context.span_id if root.context else 0}
+    for turn in turn_spans:
+        assert dict(turn.attributes or {})["fisk.run.terminal_reason"] == "completed"
+        (chat_span,) = [s for s in spans if s.name.startswith("chat ") and s.parent == turn.context]
+        assert chat_span is not None
+    assert "gen_ai.invoke_agent.duration" in kept.names  # recorded by the turns: the caller opened a plain span

@@ -149,10 +149,12 @@ async def test_every_single_bit_flip_of_the_checksum_field_is_detected(tmp_path:
 
 
 async def test_a_version_edited_without_its_checksum_is_damage_not_a_newer_record(tmp_path: Path) -> None:
-    # One flipped bit turns "version":5 into "version":7; a checksum that no longer matches decides.
+    # One flipped bit turns "version":6 into "version":14; a checksum that no longer matches decides.
     lines = _lines("later")
-    assert b'"version":5' in lines[1]
-    lines[1] = lines[1].replace(b'"version":5', b'"version":7')
+    flipped = SCHEMA_VERSION ^ (1 << SCHEMA_VERSION.bit_length())  # one bit flipped, and a newer version
+    written, newer = f'"version":{SCHEMA_VERSION}'.encode(), f'"version":{flipped}'.encode()
+    assert written in lines[1]
+    lines[1] = lines[1].replace(written, newer)
     error = await _refused(tmp_path, "later", b"".join(lines))
     assert not isinstance(error, JournalVersionError)
     assert (error.line, "checksum mismatch" in str(error)) == (2, True)

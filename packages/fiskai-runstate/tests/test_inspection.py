@@ -293,3 +293,61 @@ async def test_a_torn_last_line_is_left_out_and_the_file_is_not_changed(tmp_path
     stats = session_stats(await store.load("torn"))
     assert (stats.status, stats.iterations) == ("open", 2)
     assert path.read_bytes() == before
+
+
+async def _write_timed(store: FileJournalStore, run_id: str, *, agent: str, caller: str = "") -> None:
+    """The same calls, each record stamped 2 s after the one before it (schema version 6)."""
+    meta = dataclasses.replace(
+        sample_meta(run_id, prompt=f"check {run_id}"), created="2026-07-24T10:00:00+00:00", agent=agent, caller=caller
+    )
+    journal = await store.create(meta)
+    async with journal:
+        for number, payload in enumerate(_payloads(run_id), start=1):
+            stamp = f"2026-07-24T10:00:{2 * number:02d}.000+00:00"
+            await journal.append(Record(seq=journal.last_seq + 1, payload=payload, time=stamp))  # type: ignore[arg-type]
+
+
+async def test_record_times_fill_the_time_columns_and_agent_and_caller_are_read(tmp_path: Path) -> None:
+    store = FileJournalStore(tmp_path)
+    await _write_timed(store, "timed", agent="ops", caller="alice")
+    records = await store.load("timed")
+    assert records[1].time == "2026-07-24T10:00:02.000+00:00"
+
+    stats = session_stats(records)
+    assert (stats.agent, stats.caller) == ("ops", "alice")
+    assert [r.time for r in stats.responses] == ["2026-07-24T10:00:02.000+00:00", "2026-07-24T10:00:10.000+00:00"]
+    # The last record (u6's intent, the 11th) is the session's last write: 22 s after creation.
+    assert stats.wall_clock_seconds == pytest.approx(22)
+    tools = {t.tool: t for t in stats.tools}
+    # u1's result came 2 s after its intent; u6 has no result yet, so it is neither timed nor untimed.
+    info = tools["stream_info"]
+    assert (info.timed, info.untimed, info.duration_ns) == (1, 0, 2_000_000_000)
+    assert (tools["stream_rm"].timed, tools["stream_rm"].duration_ns) == (1, 2_000_000_000)
+
+    calls = {c.tool_use_id: c for c in query_calls(records)}
+    assert (calls["u1"].time, calls["u1"].answer_time) == (
+        "2026-07-24T10:00:02.000+00:00",
+        "2026-07-24T10:00:06.000+00:00",
+    )
+    assert (calls["u6"].time, calls["u6"].answer_time) == ("2026-07-24T10:00:10.000+00:00", None)
+
+
+async def test_search_matches_identity_and_caller_and_counts_sessions_that_name_no_agent(tmp_path: Path) -> None:
+    store = FileJournalStore(tmp_path)
+    await _write_timed(store, "served", agent="ops", caller="alice")
+    await _write_timed(store, "local", agent="ops")
+    await _write_timed(store, "other", agent="billing", caller="alice")
+    await _write(store, "old")  # written before the meta record named an agent
+    summaries = await store.list()
+
+    def ids(query: SearchFilter) -> tuple[list[str], int]:
+        found = search_sessions(summaries, query)
+        return sorted(s.run_id for s in found.runs), found.no_agent_excluded
+
+    assert ids(SearchFilter(identity="ops")) == (["local", "served"], 1)
+    assert ids(SearchFilter(caller="alice")) == (["other", "served"], 1)
+    assert ids(SearchFilter(identity="ops", caller="alice")) == (["served"], 1)
+    assert ids(SearchFilter(identity="nobody")) == ([], 1)
+    assert ids(SearchFilter()) == (["local", "old", "other", "served"], 0)
+    runs = search_sessions(summaries, SearchFilter(caller="alice", identity="ops")).to_json()["runs"]
+    assert [(r["agent"], r["caller"]) for r in runs] == [("ops", "alice")]  # type: ignore[index]

@@ -147,3 +147,25 @@ async def test_a_record_removed_from_the_middle_of_a_run_is_refused_by_load(nc: 
     await js.purge_stream("RUNS", subject="fiskai.runs.holed.3")
     with pytest.raises(JournalCorruptError, match="record seq 3 is missing"):
         await store.load("holed")
+
+
+async def test_a_claim_takes_a_run_over_and_the_holder_is_refused_at_its_next_append(nc: NatsClient) -> None:
+    """Two workers on two machines reach one journal: the later claims it, the earlier stops writing."""
+    from fiskai_runstate.claims import Claimable
+    from fiskai_runstate.errors import JournalClaimedError
+
+    await _add_stream(nc, _JOURNAL_STREAM)
+    store = await JetStreamJournalStore.bind(nc, "RUNS")
+    assert isinstance(store, Claimable)
+    first = await store.create(sample_meta("c1"))
+    turn = sample_turn("c1", seq=2, iteration=0)
+    await first.append(turn[0])
+    await store.claim("c1")
+    second = await store.open("c1")  # no lock on this backend: the claimant opens at once
+    assert second.last_seq == 2
+    with pytest.raises(JournalClaimedError):
+        await first.append(turn[1])
+    await second.append(turn[1])
+    records = await store.load("c1")  # the claim is not a record
+    assert [r.seq for r in records] == [1, 2, 3]
+    assert [s.run_id for s in await store.list()] == ["c1"]

@@ -34,8 +34,9 @@ from typing import Final, Literal, cast
 import anyio
 from pydantic import JsonValue, ValidationError
 
-from fiskai_core.calls import CallSlots, Refusal, SlotsBusyError, prepare_call, run_call
+from fiskai_core.calls import CallSlots, Refusal, SlotsBusyError, hooked_output, hooked_prepare, run_call
 from fiskai_core.errors import ArgumentsError
+from fiskai_core.hooks import Decisions, Hooks, decision_line
 from fiskai_core.telemetry import Span, current as current_telemetry
 from fiskai_core.tools import DecodedValue, Tool, ToolResult, arguments_from_value, requires_confirmation
 
@@ -124,6 +125,8 @@ class Server:
         max_waiting: Calls that may wait for a slot at once (`16 * max_concurrent` when None).
         heartbeat: Seconds between progress events while a call runs.
         description: The card's description.
+        hooks: `pre_tool_use` / `post_tool_use` hooks (`harness.hooks`), as on every other face; a rewrite
+            can only name a served tool (never a gated one); decisions are logged.
 
     Raises:
         A2AError: nothing is left to serve.
@@ -142,6 +145,7 @@ class Server:
         max_waiting: int | None = None,
         heartbeat: float = DEFAULT_HEARTBEAT,
         description: str | None = None,
+        hooks: Hooks | None = None,
         pii_mode: Literal["redact", "reject", "off"] = "redact",
     ) -> None:
         if not tools:
@@ -159,6 +163,7 @@ class Server:
         self.identity = identity
         self.version = version
         self.description = description
+        self.hooks = hooks or Hooks()
         self.tools: dict[str, Tool] = served
         """What is served, by name."""
         self.skipped: list[SkippedTool] = skipped
@@ -296,16 +301,39 @@ class Server:
         request = call.request
         started = time.monotonic()
         _log.info("Running tool call tool=%s sender=%s", request.name, request.header.sender.name)
+        decisions = Decisions()
         try:
-            prepared = prepare_call(tool, arguments_from_value(call.arguments))
+            hooked = await hooked_prepare(
+                self.hooks,
+                tool,
+                arguments_from_value(call.arguments),
+                lookup=self.tools.get,
+                decisions=decisions,
+                tool_use_id=request.header.request,
+            )
         except ArgumentsError as err:
             span.error("error")
             return self._reply(request, is_error=True, output=str(err))
+        for record in decisions.records:
+            _log.info("%s", decision_line(record, tool.name))
+        if hooked.rewritten:
+            span.set("fisk.tool.rewritten", True)
+        prepared = hooked.call
         if isinstance(prepared, Refusal):
-            span.set("fisk.tool.outcome", "missing_arguments" if prepared.kind == "missing" else "error")
-            span.error("missing_arguments" if prepared.kind == "missing" else "error")
+            outcome = {"missing": "missing_arguments", "denied": "policy_denied"}.get(prepared.kind, "error")
+            span.set("fisk.tool.outcome", outcome)
+            span.error(outcome)
             return self._reply(request, is_error=True, output=prepared.result.output)
-        result = _guarded(await run_call(prepared, time_limit=self.tool_timeout), self.pii_mode)
+        result = await run_call(prepared, time_limit=self.tool_timeout)
+        if self.hooks.post_tool_use:
+            decisions = Decisions()
+            result = await hooked_output(
+                self.hooks, hooked, result, decisions=decisions, tool_use_id=request.header.request
+            )
+            for record in decisions.records:
+                _log.info("%s", decision_line(record, hooked.tool))
+        # The PII guard runs after the caller's hooks, on the output they leave (reference 7.1).
+        result = _guarded(result, self.pii_mode)
         span.set("fisk.tool.outcome", "error" if result.is_error else "executed")
         if result.exit_code is not None:
             span.set("fisk.tool.exit_code", result.exit_code)

@@ -3,6 +3,7 @@
 import base64
 import json
 import re
+import time
 
 import pytest
 
@@ -241,3 +242,24 @@ def test_strings_are_escaped_as_go_escapes_them() -> None:
     # non-ASCII kept as UTF-8, control characters short where JSON has a short form, else lowercase \\u00xx.
     text = "<a>&\u2028\u2029é\x01\t\n"
     assert go_json(text) == '"\\u003ca\\u003e\\u0026\\u2028\\u2029é\\u0001\\t\\n"'
+
+
+def test_a_retried_task_counts_the_try_and_expires_at_the_queue_limit() -> None:
+    from fiskai_a2a.jobs import TaskState, expired, retried
+
+    task = Task.new("fisk-ai:run", b'"x"', queue="FISK_AI").with_changes(tries=1)
+    again = retried(task, "conversation_busy: held", queue_tries=3)
+    assert (again.state, again.tries, again.last_err) == (TaskState.RETRY, 2, "conversation_busy: held")
+    assert retried(again, "again", queue_tries=3).state == TaskState.EXPIRED
+    assert retried(again, "again").state == TaskState.RETRY  # no queue limit known: the engine's -1
+    assert expired(task).state == TaskState.EXPIRED and expired(task).tries == 1
+
+
+def test_go_times_are_read_to_the_microsecond() -> None:
+    from fiskai_a2a.jobs import now_rfc3339_nano, parse_time
+
+    assert parse_time("2026-12-02T05:57:42.598707958Z") == pytest.approx(1796191062.598707)
+    assert parse_time("2026-12-02T05:57:42Z") == 1796191062.0
+    assert parse_time("") is None and parse_time(None) is None and parse_time("yesterday") is None
+    stamp = parse_time(now_rfc3339_nano())
+    assert stamp is not None and abs(stamp - time.time()) < 5

@@ -10,11 +10,15 @@ from __future__ import annotations
 import secrets
 import time
 from collections.abc import Iterable, Sequence
+from datetime import UTC, datetime
+
+import anyio
 
 from fiskai_agent.errors import ResumeRefusedError
 from fiskai_agent.events import Advisory, Events
 from fiskai_agent.llm import Message, Response, ToolResultBlock, ToolUseBlock, message_to_json, tool_result_to_json
 from fiskai_core.confirm import GateDecision
+from fiskai_core.telemetry import current as current_telemetry
 from fiskai_core.tools import ToolResult
 from fiskai_runstate import Journal, JournalTruncatedError, Record, Store
 from fiskai_runstate.records import (
@@ -44,8 +48,17 @@ HOOKS_KEY = "hooks"
 CITATIONS_KEY = "citations"
 """Key of the knowledge citations a journaled knowledge_search result delivered."""
 
+_BACKENDS = {"FileJournal": "file", "JetStreamJournal": "jetstream", "InMemoryJournal": "memory"}
+"""`fisk.session.backend` by journal class (the metric's attribute; never a path or a subject)."""
+
 _BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 _KSUID_EPOCH = 1_400_000_000
+
+
+def _append_error(err: BaseException) -> str:
+    if isinstance(err, anyio.get_cancelled_exc_class()):
+        return "canceled"
+    return "io" if isinstance(err, OSError) else "journal"
 
 
 def new_run_id() -> str:
@@ -127,7 +140,20 @@ class RunJournal:
         if self._journal is None:
             return
         self._seq += 1
-        await self._journal.append(Record(seq=self._seq, payload=payload))
+        # Millisecond UTC stamps give session inspection its response and call times (schema version 6).
+        stamp = datetime.now(UTC).isoformat(timespec="milliseconds")
+        started = time.perf_counter()
+        backend = _BACKENDS.get(type(self._journal).__name__, "custom")
+        try:
+            await self._journal.append(Record(seq=self._seq, payload=payload, time=stamp))
+        except BaseException as err:
+            # A failed append is measured too, with its kind (reference 6.4), then raised as before.
+            attributes = {"fisk.session.backend": backend, "error.type": _append_error(err)}
+            current_telemetry().record("fisk.session.append.duration", time.perf_counter() - started, attributes)
+            raise
+        current_telemetry().record(
+            "fisk.session.append.duration", time.perf_counter() - started, {"fisk.session.backend": backend}
+        )
 
     async def assistant(self, iteration: int, response: Response) -> None:
         """The model's turn, before any of its tools run."""
@@ -198,9 +224,9 @@ class RunJournal:
         )
         return block
 
-    async def user(self, message: Message) -> None:
-        """A chat follow-up: only the newly typed blocks (the fold merges it into a trailing user turn)."""
-        await self._append(UserRecord(message=message_to_json(message)))
+    async def user(self, message: Message, hooks: Sequence[JsonObject] = ()) -> None:
+        """A chat follow-up (only the newly typed blocks) and what the `user_prompt_submit` hooks decided."""
+        await self._append(UserRecord(message=message_to_json(message), hooks=tuple(hooks)))
 
     async def terminal(self, reason: TerminalReason, message: str = "") -> None:
         """Why the run stopped (a later one, after a resume, supersedes it)."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 
@@ -57,6 +57,13 @@ class SessionOptions:
     follow_up: str = ""
     """A conversation's next turn (a served prompt with a conversation token): on resume, once the last
     turn's unfinished calls are settled, this text is the next user turn."""
+    agent: str = ""
+    """The agent's identity, journaled in a new session's meta record (`session search --identity`)."""
+    caller: str = ""
+    """Who asked (a served prompt's claimed sender), journaled likewise (`session search --caller`)."""
+    prompt_hooks: tuple[dict[str, Any], ...] = ()
+    """Set by `run`: what the `user_prompt_submit` hooks decided about the prompt (or `follow_up`) this run
+    starts with, journaled with it."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -126,6 +133,8 @@ class RunOptions:
 
     prompt: str
     """The operator's request (empty means `assist the user`); ignored on resume, which restores it."""
+    identity: str = ""
+    """The agent's identity: an interactive run's turn spans are `invoke_agent <identity>` (reference 6.2)."""
     llm: LLMSettings
     """`llm` from agent.yaml: model, provider, budgets, thinking, caching, tool search."""
     tools: ToolSet
@@ -165,6 +174,19 @@ class RunOptions:
     before the next model call."""
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SessionPrefix:
+    """A resumed session's counters as journaled before this process took it up."""
+
+    llm_calls: int = 0
+    tool_calls: int = 0
+    remote_tool_calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_create_tokens: int = 0
+
+
 @dataclass(slots=True, kw_only=True)
 class RunStats:
     """Counters of one run (seeded from the journal on resume)."""
@@ -185,6 +207,16 @@ class RunStats:
     elapsed: float = 0.0
     """Seconds this process spent in the run."""
     suspended: bool = False
+    first_session_id: str | None = None
+    """The session the run started on (`session_id` is the one it ended on, after a `/clear` rotation)."""
+    prefix: SessionPrefix | None = None
+    """A resumed run: the session's totals before this process (the counters above include them)."""
+    crashed: bool = False
+    """A resumed run whose session had no terminal record: the process before it died."""
+    thinking: bool = False
+    prompt_cache: bool = False
+    tool_search: bool = False
+    """Feature switches the run used (telemetry's `fisk.llm.*` on the root span)."""
 
     @property
     def total_tokens(self) -> int:

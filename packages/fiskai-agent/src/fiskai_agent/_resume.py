@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, cast
 
 from fiskai_agent._journal import RunJournal, delivered_citations, new_run_id, open_for_resume
+from fiskai_agent._options import SessionPrefix
 from fiskai_agent.errors import ResumeRefusedError
 from fiskai_agent.events import ResumeInfo
 from fiskai_agent.llm import Message, TextBlock, message_from_json
@@ -54,6 +55,9 @@ async def open_journal(
         fingerprint=fingerprint,
         prompt=prompt,
         interactive=options.interactive,
+        agent=session.agent,
+        caller=session.caller,
+        hooks=session.prompt_hooks,
     )
     journal = await session.store.create(meta)
     setup.journal = RunJournal(journal, run_id=run_id, last_seq=journal.last_seq)
@@ -147,3 +151,13 @@ def _seed_stats(stats: RunStats, state: RunState, run_id: str) -> None:
     stats.output_tokens = counters.out_tokens
     stats.cache_read_tokens = counters.cache_read_tokens
     stats.cache_create_tokens = counters.cache_create_tokens
+    stats.prefix = SessionPrefix(
+        llm_calls=counters.llm_calls,
+        tool_calls=counters.tool_calls,
+        remote_tool_calls=counters.remote_tool_calls,
+        input_tokens=counters.in_tokens,
+        output_tokens=counters.out_tokens,
+        cache_read_tokens=counters.cache_read_tokens,
+        cache_create_tokens=counters.cache_create_tokens,
+    )
+    stats.crashed = state.terminal is None

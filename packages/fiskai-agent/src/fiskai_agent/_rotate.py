@@ -15,7 +15,7 @@ from fiskai_agent._journal import RunJournal, new_run_id
 from fiskai_agent._prepared import Setup
 from fiskai_agent.events import Advisory
 from fiskai_runstate import JournalError
-from fiskai_runstate.records import MetaRecord
+from fiskai_runstate.records import JsonObject, MetaRecord
 
 __all__ = ["resumed_at_input", "rotate_session"]
 
@@ -35,7 +35,7 @@ def resumed_at_input(setup: Setup) -> bool:
     )
 
 
-async def rotate_session(setup: Setup, prompt: str) -> bool:
+async def rotate_session(setup: Setup, prompt: str, hooks: tuple[JsonObject, ...] = ()) -> bool:
     """Start a new session holding `prompt` and make it the run's journal; False (warned) when it cannot."""
     options = setup.options
     session = options.session
@@ -50,6 +50,9 @@ async def rotate_session(setup: Setup, prompt: str) -> bool:
         prompt=prompt,
         interactive=options.interactive,
         previous=old.run_id,
+        agent=session.agent,
+        caller=session.caller,
+        hooks=hooks,
     )
     try:
         journal = await session.store.create(meta)

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from fiskai_agent._hooked import HookAbort, after_tool, before_tool, gated_as_original
@@ -47,6 +47,7 @@ from fiskai_agent.llm import (
     message_to_json,
     tool_result_from_json,
 )
+from fiskai_agent.llm._attempts import reporting_attempts
 from fiskai_core.builtins import FIND_TOOLS, found_tool_names
 from fiskai_core.calls import Refusal, ToolCall, prepare_call, run_call
 from fiskai_core.confirm import GateChannel, GateDecision, argv_digest
@@ -55,6 +56,7 @@ from fiskai_core.hooks import Decisions
 from fiskai_core.prompter import PromptDeclined
 from fiskai_core.telemetry import current as current_telemetry
 from fiskai_core.tools import CallContext, ToolResult, arguments_from_value
+from fiskai_runstate.records import JsonObject
 
 __all__ = ["Outcome", "Runner"]
 
@@ -96,7 +98,7 @@ class Runner:
         self._iteration = 0
         self._limit = s.budget.max_iterations
 
-    async def follow_up(self, text: str, *, reset: bool) -> None:
+    async def follow_up(self, text: str, *, reset: bool, hooks: Sequence[JsonObject] = ()) -> None:
         """A chat's next turn: a fresh iteration allowance, the text as a user turn (journaled)."""
         if self._s.pending is not None:  # a resumed conversation's next turn settles the last turn's calls first
             await self._complete_pending()
@@ -105,7 +107,7 @@ class Runner:
             self.clear()
         self._limit = self._iteration + s.budget.max_iterations
         turn = Message(role="user", content=(TextBlock(text=text),))
-        await s.journal.user(turn)
+        await s.journal.user(turn, hooks)
         if s.messages and s.messages[-1].role == "user":
             # Roles must alternate: a turn left ending in a user message (a failed call) absorbs the text.
             last = s.messages[-1]
@@ -182,7 +184,8 @@ class Runner:
                 chat.capture_input(span, request)
                 started = time.perf_counter()
                 try:
-                    response = await s.provider.call(request)
+                    with reporting_attempts(span):
+                        response = await s.provider.call(request)
                 except ProviderError as err:
                     chat.failed(span, request, "provider", started)
                     refused = None if s.fell_back else refused_capability(err, request)

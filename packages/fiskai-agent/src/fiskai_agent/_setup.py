@@ -250,6 +250,10 @@ async def prepare(options: RunOptions) -> Setup:
             builtins=builtins,
         )
         resume_info = await open_journal(setup, fingerprint, legacy=legacy)
+        stats = setup.stats
+        stats.first_session_id = setup.session_id
+        stats.thinking, stats.tool_search = thinking, tool_search
+        stats.prompt_cache = caps.prompt_cache and not llm.no_prompt_cache
         if finder is not None:
             finder.deferred.restore(found_answers(setup.messages))
             _advise_finder(options, finder, len(entries) - 1)

@@ -24,6 +24,7 @@ from fiskai_core.telemetry import (
     TelemetryPlan,
     TelemetryRefusedError,
     decide_telemetry,
+    fit_json,
     using,
 )
 
@@ -52,14 +53,19 @@ class RunTelemetry:
 
     @contextmanager
     def root(self, identity: str, *, interactive: bool, resumed: bool) -> Generator[Span]:
-        """`invoke_agent <identity>`, current for the block; its trace id kept for the summary."""
+        """The root span, current for the block; its trace id kept for the summary.
+
+        `invoke_agent <identity>` for a one-shot run; a chat's is `invoke_workflow <identity>`, and its turns
+        are the agent's own `invoke_agent` spans.
+        """
+        operation = "invoke_workflow" if interactive else "invoke_agent"
         attributes: dict[str, Any] = {
-            "gen_ai.operation.name": "invoke_agent",
+            "gen_ai.operation.name": operation,
             "gen_ai.agent.name": identity,
             "fisk.run.interactive": interactive,
             "fisk.run.resumed": resumed,
         }
-        with using(self.telemetry), self.telemetry.span(f"invoke_agent {identity}", attributes) as span:
+        with using(self.telemetry), self.telemetry.span(f"{operation} {identity}", attributes) as span:
             self.trace_id = self.telemetry.trace_id()
             self._root = {"identity": identity, "interactive": interactive, "started": time.perf_counter()}
             yield span
@@ -71,9 +77,13 @@ class RunTelemetry:
             yield
 
     @contextmanager
-    def startup(self, identity: str) -> Generator[Span]:
-        """`startup <identity>`: tools, stores, remote imports."""
+    def startup(self, identity: str, *, system_prompt: str = "") -> Generator[Span]:
+        """`startup <identity>`: tools, stores, remote imports; with capture, the system prompt (once per run)."""
         with self.telemetry.span(f"startup {identity}", {"gen_ai.operation.name": "startup"}) as span:
+            capture = self.telemetry.capture
+            if capture is not None and system_prompt and span.recording:
+                parts = [{"type": "text", "content": system_prompt}]
+                span.set("gen_ai.system_instructions", fit_json(parts, capture.max_bytes).text)
             yield span
 
     def finish(self, span: Span, result: RunResult | Exception | None) -> None:
@@ -88,21 +98,16 @@ class RunTelemetry:
             reason = result.reason or "error"
             stats = result.stats
             llm_calls, tool_calls = stats.llm_calls, stats.tool_calls
-            if result.session_id:
-                span.set("gen_ai.conversation.id", result.session_id)
-            span.set("fisk.run.tool_calls", stats.tool_calls)
-            span.set("fisk.run.remote_tool_calls", stats.remote_tool_calls)
-            span.set("fisk.run.mcp_tool_calls", stats.by_kind.get("mcp", 0))
-            span.set("gen_ai.request.model", stats.model)
-            span.set(
-                "gen_ai.usage.input_tokens", stats.input_tokens + stats.cache_read_tokens + stats.cache_create_tokens
-            )
-            span.set("gen_ai.usage.output_tokens", stats.output_tokens)
-            span.set("fisk.llm.uncached_input_tokens", stats.input_tokens)
+            if stats.prefix is not None:
+                llm_calls -= stats.prefix.llm_calls
+                tool_calls -= stats.prefix.tool_calls
+            _run_attributes(span, result)
         span.set("fisk.run.terminal_reason", reason)
         if reason in ("error", "setup_failed"):
             span.error(reason)
         root = self._root
+        if root.get("interactive"):
+            return  # a chat's turns recorded their own `gen_ai.invoke_agent.*` (reference 6.4: per turn)
         attributes = {
             "gen_ai.agent.name": root.get("identity", ""),
             "fisk.run.terminal_reason": reason,
@@ -127,6 +132,43 @@ class RunTelemetry:
         if delivery.delivered < delivery.total or verbose:
             click.echo(delivery.line(), err=True)
         return delivery
+
+
+def _run_attributes(span: Span, result: RunResult) -> None:
+    """The root's run attributes (reference 6.3): per-process usage, the session's on a resumed run."""
+    stats = result.stats
+    first = stats.first_session_id or result.session_id
+    if first:
+        span.set("gen_ai.conversation.id", first)
+    if result.session_id and result.session_id != first:
+        span.set("fisk.session.end_id", result.session_id)
+    span.set("fisk.run.crashed", stats.crashed)
+    before = prefix.tool_calls if (prefix := stats.prefix) is not None else 0
+    span.set("fisk.run.tool_calls", stats.tool_calls - before)
+    span.set("fisk.run.remote_tool_calls", stats.remote_tool_calls - (prefix.remote_tool_calls if prefix else 0))
+    span.set("fisk.run.mcp_tool_calls", stats.by_kind.get("mcp", 0))
+    span.set("fisk.llm.thinking", stats.thinking)
+    span.set("fisk.llm.prompt_cache", stats.prompt_cache)
+    span.set("fisk.llm.tool_search", stats.tool_search)
+    span.set("gen_ai.request.model", stats.model)
+    uncached, output = stats.input_tokens, stats.output_tokens
+    cache_read, cache_create = stats.cache_read_tokens, stats.cache_create_tokens
+    if prefix is not None:
+        # The counters include the session before this process: the root describes this process's part.
+        span.set("fisk.session.llm_calls", stats.llm_calls)
+        span.set("fisk.session.usage.input_tokens", uncached + cache_read + cache_create)
+        span.set("fisk.session.usage.output_tokens", output)
+        span.set("fisk.session.usage.cache_read.input_tokens", cache_read)
+        span.set("fisk.session.usage.cache_creation.input_tokens", cache_create)
+        uncached -= prefix.input_tokens
+        output -= prefix.output_tokens
+        cache_read -= prefix.cache_read_tokens
+        cache_create -= prefix.cache_create_tokens
+    span.set("gen_ai.usage.input_tokens", uncached + cache_read + cache_create)
+    span.set("gen_ai.usage.output_tokens", output)
+    span.set("gen_ai.usage.cache_read.input_tokens", cache_read)
+    span.set("gen_ai.usage.cache_creation.input_tokens", cache_create)
+    span.set("fisk.llm.uncached_input_tokens", uncached)
 
 
 def start_telemetry(settings: Settings, *, no_telemetry: bool) -> RunTelemetry:

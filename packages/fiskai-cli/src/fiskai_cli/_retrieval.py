@@ -34,13 +34,18 @@ def open_knowledge_reader(directory: Path, knowledge: KnowledgeSettings) -> Stor
     return open_knowledge_store(directory, read_only=True, embeddings=knowledge.embeddings)
 
 
-def knowledge_tool_options(knowledge: KnowledgeSettings) -> dict[str, Any]:
-    """`knowledge_search`'s settings from `harness.knowledge`: budget, `top_k` cap and result format."""
+def knowledge_tool_options(knowledge: KnowledgeSettings, store: Store | None) -> dict[str, Any]:
+    """`knowledge_search`'s settings from `harness.knowledge`: budget, `top_k` cap and result format.
+
+    And the `store`'s chunk count for the `retrieval` span (`fisk.knowledge.indexed_chunks`, reference 6.3),
+    counted here because the index library knows nothing of telemetry; absent without a built index.
+    """
     return {
         "max_injected_tokens": knowledge.max_injected_tokens,
         "top_k": knowledge.top_k,
         "result_format": knowledge.result_format,
         "expand_to_section": knowledge.expand_to_section,
+        "indexed_chunks": None if store is None else lambda: store.stats().chunks if store.built else None,
     }
 
 
@@ -50,7 +55,7 @@ def knowledge_tools(store: Store | None, knowledge: KnowledgeSettings) -> list[T
 
     citations = CitationRewriter(knowledge.citations)
     tools: list[Tool] = [
-        KnowledgeSearchTool(store, **knowledge_tool_options(knowledge), citations=citations),
+        KnowledgeSearchTool(store, **knowledge_tool_options(knowledge, store), citations=citations),
         KnowledgeEnumerateTool(store, citations=citations),
     ]
     if knowledge.read_tool:

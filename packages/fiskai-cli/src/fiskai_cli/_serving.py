@@ -42,6 +42,7 @@ def mcp_server(harness: Harness, *, approver: Prompter | None, log: Callable[[st
     """
     from datetime import timedelta
 
+    from fiskai_cli._hooks import command_hooks
     from fiskai_mcp import ConfirmMode, ServerOptions, build_server, servable_tools
 
     config = harness.config
@@ -61,6 +62,7 @@ def mcp_server(harness: Harness, *, approver: Prompter | None, log: Callable[[st
         confirm_tags=tuple(config.harness.confirm_tags),
         max_concurrent=settings.max_concurrent_tools,
         tool_timeout=(settings.tool_timeout or timedelta(0)).total_seconds(),
+        hooks=command_hooks(harness.settings),
         pii_mode=config.harness.pii.mode,
     )
     return McpServing(build_server(served, options, approver=approver, log=log), options, served)

@@ -244,14 +244,22 @@ def open_knowledge_store(
         from fiskai_rag import open_store
     except ImportError as err:
         raise needs_extra("knowledge", "the knowledge index", err) from err
+    from fiskai_cli._embed_trace import traced
+
+    def searcher(inner: Embedder | None) -> Embedder | None:
+        # A searching store's embedding calls are `embeddings` spans; indexing is not instrumented (6.1).
+        return traced(inner) if read_only else inner
+
     with reported():
-        store = open_store(directory, read_only=read_only, embedder=embedder, without_stages=without_stages)
+        store = open_store(directory, read_only=read_only, embedder=searcher(embedder), without_stages=without_stages)
         if embedder is None:
             # A writer never gets the stand-in for an absent server: its index run would fail on it.
             follow = _manifest_embedder(store) or (_server_embedder(store, embeddings) if read_only else None)
             if follow is not None:
                 store.close()
-                store = open_store(directory, read_only=read_only, embedder=follow, without_stages=without_stages)
+                store = open_store(
+                    directory, read_only=read_only, embedder=searcher(follow), without_stages=without_stages
+                )
         return store
 
 

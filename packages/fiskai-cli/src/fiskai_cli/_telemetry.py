@@ -6,16 +6,23 @@ the end (a run is short; a periodic reader would only add empty exports). A coun
 span exporter gives "N of M spans delivered" and the first error, which the SDK would otherwise only log:
 its loggers are silenced here so a down collector never draws over the run.
 
+A collector that is down must not hold the command's exit: the exporter retries a refused connection with
+backoff (about 3 s per export, spans and metrics each). So shutdown first tries a TCP connection to the
+collector (0.5 s at most); when none is accepted every pending export fails at once, counted, and the
+exporter's own retry of a batch already in flight is cut short.
+
 No global provider is installed: an embedder's own OpenTelemetry setup is left alone.
 """
 
 from __future__ import annotations
 
 import logging
+import socket
 from collections.abc import Generator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from typing_extensions import override
 
@@ -50,6 +57,8 @@ _INTERVAL_MILLIS = 24 * 3600 * 1000
 """Metrics are exported at shutdown; the periodic reader must not fire during a run."""
 _PENDING_LIMIT = 4096
 """Measurements held before they are handed to the SDK (see `OtelTelemetry.record`)."""
+_PROBE_TIMEOUT = 0.5
+"""Seconds shutdown waits for the collector to accept a connection before it counts it down."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,18 +93,29 @@ class _CountingSpans(SpanExporter):
         self.inner = inner
         self.total = 0
         self.delivered = 0
+        self.down = False
+        """Set at shutdown when no collector accepts a connection: exports then fail at once."""
 
     @override
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
         self.total += len(spans)
+        if self.down:
+            return SpanExportResult.FAILURE
         result = self.inner.export(spans)
         if result is SpanExportResult.SUCCESS:
             self.delivered += len(spans)
         return result
 
+    def give_up(self) -> None:
+        """Fail every later export at once and stop the inner exporter (its retries of a batch in flight too)."""
+        if not self.down:
+            self.down = True
+            self.inner.shutdown()
+
     @override
     def shutdown(self) -> None:
-        self.inner.shutdown()
+        if not self.down:  # given up: already stopped (a second stop would log a warning as the first error)
+            self.inner.shutdown()
 
     @override
     def force_flush(self, timeout_millis: int = 30000) -> bool:
@@ -108,6 +128,7 @@ class _DropEmpty(MetricExporter):
     def __init__(self, inner: MetricExporter) -> None:
         super().__init__(preferred_temporality=inner._preferred_temporality)
         self.inner = inner
+        self.down = False
 
     @override
     def export(self, metrics_data: MetricsData, timeout_millis: float = 10_000, **kwargs: Any) -> MetricExportResult:
@@ -119,6 +140,8 @@ class _DropEmpty(MetricExporter):
         )
         if not points:
             return MetricExportResult.SUCCESS
+        if self.down:
+            return MetricExportResult.FAILURE
         return self.inner.export(metrics_data, timeout_millis=timeout_millis, **kwargs)  # pyright: ignore[reportUnknownMemberType]
 
     @override
@@ -167,6 +190,7 @@ class OtelTelemetry:
         self._logger = logging.getLogger("opentelemetry")
         self._logger.addHandler(self._errors)
         self._logger.propagate = False
+        span_exporter_given = span_exporter
         resource = Resource.create({"service.name": plan.service_name, "service.version": version})
         if span_exporter is None:
             from opentelemetry.exporter.otlp.proto.http import Compression
@@ -183,6 +207,8 @@ class OtelTelemetry:
         self._provider.add_span_processor(BatchSpanProcessor(self._spans, max_export_batch_size=batch))
         self._tracer = self._provider.get_tracer("fiskai")
         self._meters: MeterProvider | None = None
+        self._metric_exporter: _DropEmpty | None = None
+        self._probe = span_exporter_given is None
         self._instruments: dict[str, Any] = {}
         self._pending: list[tuple[str, float, Mapping[str, AttributeValue]]] = []
         if plan.metrics:
@@ -190,7 +216,8 @@ class OtelTelemetry:
                 from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
 
                 metric_exporter = OTLPMetricExporter(endpoint=f"{plan.endpoint}/v1/metrics", timeout=_EXPORT_TIMEOUT)
-            reader = PeriodicExportingMetricReader(_DropEmpty(metric_exporter), export_interval_millis=_INTERVAL_MILLIS)
+            self._metric_exporter = _DropEmpty(metric_exporter)
+            reader = PeriodicExportingMetricReader(self._metric_exporter, export_interval_millis=_INTERVAL_MILLIS)
             views = [
                 View(instrument_name=name, aggregation=ExplicitBucketHistogramAggregation(spec.buckets))
                 for name, spec in METRICS.items()
@@ -261,9 +288,26 @@ class OtelTelemetry:
             else:
                 instrument.add(value, dict(attributes))
 
+    def _collector_down(self) -> bool:
+        """Whether the collector accepts no TCP connection now (only asked of the real OTLP exporter)."""
+        if not self._probe:
+            return False
+        parts = urlsplit(self._plan.endpoint)
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+        try:
+            with socket.create_connection((parts.hostname or "localhost", port), timeout=_PROBE_TIMEOUT):
+                return False
+        except OSError:
+            return True
+
     def shutdown(self) -> Delivery:
         """Flush (each provider with its own fresh timeout) and stop; what was delivered."""
         try:
+            if self._collector_down():
+                # Fail what is left at once, and stop a batch already retrying in the exporter's thread.
+                self._spans.give_up()
+                if self._metric_exporter is not None:
+                    self._metric_exporter.down = True
             self._provider.force_flush(_FLUSH_MILLIS)
             self._provider.shutdown()
             if self._meters is not None:

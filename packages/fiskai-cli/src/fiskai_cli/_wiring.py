@@ -358,7 +358,7 @@ async def _run_parts(
         _open_knowledge(harness, stack)
         knowledge = KnowledgeAccess(
             harness.knowledge,
-            **knowledge_tool_options(config.harness.knowledge),
+            **knowledge_tool_options(config.harness.knowledge, harness.knowledge),
             citations=CitationRewriter(config.harness.knowledge.citations),
             read_tool=config.harness.knowledge.read_tool,
         )
@@ -392,19 +392,23 @@ def _deny() -> Prompter:
 
 async def _memory_index(harness: Harness, no_index: bool) -> None:
     from fiskai_core.telemetry import current
-    from fiskai_memory import MemoryStoreError, build_memory_index
+    from fiskai_memory import MemoryStoreError
+    from fiskai_memory.index import format_memory_index
 
     assert harness.memory is not None
     backend = memory_backend(harness.settings.config.harness.memory)
     with current().span("memory_index", {"fisk.memory.backend": backend}) as span:
+        if no_index:
+            return  # `no_index`: the store is not touched, so there is no count
         try:
-            index = await build_memory_index(harness.memory, no_index=no_index)
+            # Listed here rather than through build_memory_index so the span can carry the count (reference 6.3).
+            items = await harness.memory.list()
         except MemoryStoreError as err:
-            span.error("memory_index")
+            span.error("memory_index")  # fisk.memory.entries stays absent: the listing failed
             harness.notices.append(("memory_index", f"could not list memory for the start-of-run index: {err}"))
             return
-    if index is not None:
-        harness.start_context.append(index)
+        span.set("fisk.memory.entries", len(items))
+    harness.start_context.append(format_memory_index(items))
 
 
 def _open_knowledge(harness: Harness, stack: AsyncExitStack) -> None:

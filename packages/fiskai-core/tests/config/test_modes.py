@@ -70,6 +70,23 @@ def test_derived_identity_with_a_dot_is_rejected_at_the_application_path_line(tm
     assert _error(text, Mode.MCP, tmp_path) == f"agent.yaml:2: {_identity_message('nats.exe')}"
 
 
+@pytest.mark.parametrize(
+    ("text", "written"),
+    [
+        ("identity: ops\napplication_path: /bin/app\n", True),
+        ("identity: app\napplication_path: /bin/app\n", True),
+        ("identity: ''\napplication_path: /bin/app\n", False),
+        ("identity:\napplication_path: /bin/app\n", False),
+        ("application_path: /bin/app\n", False),
+        ("{}\n", False),
+    ],
+)
+def test_identity_written_tells_a_chosen_identity_from_a_derived_one(text: str, written: bool) -> None:
+    config = parse_config(text, Mode.MCP)
+    assert config.identity_written is written
+    assert config.model_copy(update={"prompts": ["x"]}).identity_written is written, "kept by copies"
+
+
 def test_explicit_identity_fixes_an_unusable_binary_name() -> None:
     config = parse_config("identity: nats\napplication_path: ./bin/nats.exe\n", Mode.MCP)
     assert config.identity == "nats"

@@ -21,9 +21,10 @@ from mcp.server import Server
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.shared.exceptions import MCPError
 
-from fiskai_core.calls import CallSlots, Refusal, prepare_call, run_call
+from fiskai_core.calls import CallSlots, Refusal, hooked_output, hooked_prepare, run_call
 from fiskai_core.confirm import render_command_line
 from fiskai_core.errors import ArgumentsError
+from fiskai_core.hooks import Decisions, Hooks, decision_line
 from fiskai_core.prompter import Prompter
 from fiskai_core.sanitize import sanitize_for_display
 from fiskai_core.tools import Tool, ToolResult, ToolSet, trigger_tag
@@ -64,6 +65,8 @@ class ServerOptions:
     """Seconds a call may run before it is stopped; 0 means the default."""
     approval_ttl: float = ELICIT_TIMEOUT
     """Seconds a 2026-07-28 approval question stays answerable."""
+    hooks: Hooks = Hooks()
+    """`pre_tool_use` / `post_tool_use` hooks (`harness.hooks`), as on every other face; decisions are logged."""
     pii_mode: Literal["redact", "reject", "off"] = "redact"
     """`harness.pii.mode` for results handed to the client's model: redacted, withheld, or passed."""
 
@@ -108,13 +111,19 @@ class _Handlers:
             arguments = exact_arguments(ctx.request, ctx.request_id, params.arguments, EXACT_STDIN.get())
         except ArgumentsError as err:
             return _error(str(err))
-        call = prepare_call(tool, arguments, confirm_tags=self.options.confirm_tags)
+        hooks, decisions = self.options.hooks, Decisions()
+        hooked = await hooked_prepare(
+            hooks, tool, arguments, lookup=self.tools.get, decisions=decisions, confirm_tags=self.options.confirm_tags
+        )
+        for record in decisions.records:
+            self.log(decision_line(record, tool.name))
+        call = hooked.call
         if isinstance(call, Refusal):
             return _result(call.result)
         if call.gate_tag is not None:
             display = render_command_line(call.gate_argv)
             verdict = await self.confirmation.check(
-                ctx, params, tags=tool.tags, argv=call.gate_argv, display=display, tag=call.gate_tag
+                ctx, params, tags=call.tool.tags, argv=call.gate_argv, display=display, tag=call.gate_tag
             )
             if isinstance(verdict, types.InputRequiredResult):
                 self.log(f'Approval requested for "{display}" (gated by {call.gate_tag}) via input_required')
@@ -137,6 +146,12 @@ class _Handlers:
             if not started:
                 self.log(f"Withdrawn {call.display}: the client gave up before it started")
             raise
+        if hooks.post_tool_use:
+            decisions = Decisions()
+            result = await hooked_output(hooks, hooked, result, decisions=decisions)
+            for record in decisions.records:
+                self.log(decision_line(record, hooked.tool))
+        # The PII guard runs after the caller's hooks, on the output they leave (reference 7.1).
         return _result(self._guarded(result))
 
     def _guarded(self, result: ToolResult) -> ToolResult:

@@ -40,7 +40,7 @@ __all__ = ["decode_lines", "decode_record", "encode_record"]
 _CRC_OPEN: Final = b',"crc32":"'
 _HEX_DIGITS: Final = b"0123456789abcdef"
 _CRC_TAIL: Final = len(_CRC_OPEN) + 8 + 2  # ,"crc32":"  8 hex digits  "}
-_ENVELOPE_KEYS: Final = frozenset({"seq", "protocol", "version", "crc32"})
+_ENVELOPE_KEYS: Final = frozenset({"seq", "protocol", "version", "time", "crc32"})
 # One encoder for every record: json.dumps with options builds a new encoder per call.
 _ENCODER: Final = json.JSONEncoder(separators=(",", ":"), check_circular=False, allow_nan=False)
 _FINGERPRINT_STR: Final = ("provider", "model", "system_hash", "tools_hash", "thinking_mode", "reasoning_effort")
@@ -50,12 +50,10 @@ _FINGERPRINT_INT: Final = ("max_tokens", "max_iterations")
 def encode_record(record: Record) -> bytes:
     """The record as one JSON line (no trailing newline), checksum included."""
     kind = record.kind
-    body: dict[str, Any] = {
-        "seq": record.seq,
-        "protocol": PROTOCOL_PREFIX + kind,
-        "version": record.version,
-        kind: _payload_json(record.payload),
-    }
+    body: dict[str, Any] = {"seq": record.seq, "protocol": PROTOCOL_PREFIX + kind, "version": record.version}
+    if record.time:
+        body["time"] = record.time
+    body[kind] = _payload_json(record.payload)
     text = _ENCODER.encode(body).encode()
     head = text[:-1]
     return b'%s%s%08x"}' % (head, _CRC_OPEN, zlib.crc32(head))
@@ -64,20 +62,9 @@ def encode_record(record: Record) -> bytes:
 def _payload_json(payload: Payload) -> dict[str, Any]:
     match payload:
         case MetaRecord():
-            out: dict[str, Any] = {
-                "version": payload.version,
-                "run_id": payload.run_id,
-                "created": payload.created,
-                "fingerprint": _fingerprint_json(payload.fingerprint),
-                "prompt": payload.prompt,
-            }
-            if payload.interactive:
-                out["interactive"] = True
-            if payload.previous:
-                out["previous"] = payload.previous
-            return out
+            return _meta_json(payload)
         case AssistantRecord():
-            out = {"iteration": payload.iteration, "message": payload.message}
+            out: dict[str, Any] = {"iteration": payload.iteration, "message": payload.message}
             if payload.stop_reason:
                 out["stop_reason"] = payload.stop_reason
             out["in_tokens"] = payload.in_tokens
@@ -88,6 +75,8 @@ def _payload_json(payload: Payload) -> dict[str, Any]:
                 out["cache_create_tokens"] = payload.cache_create_tokens
             return out
         case UserRecord():
+            if payload.hooks:
+                return {"message": payload.message, "hooks": list(payload.hooks)}
             return {"message": payload.message}
         case ToolIntentRecord():
             return _intent_json(payload)
@@ -103,6 +92,24 @@ def _payload_json(payload: Payload) -> dict[str, Any]:
             if payload.message:
                 out["message"] = payload.message
             return out
+
+
+def _meta_json(payload: MetaRecord) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "version": payload.version,
+        "run_id": payload.run_id,
+        "created": payload.created,
+        "fingerprint": _fingerprint_json(payload.fingerprint),
+        "prompt": payload.prompt,
+    }
+    # Optional fields are written only when set, so an older reader's strict decoder sees older records.
+    for name in ("interactive", "previous", "agent", "caller"):
+        value = getattr(payload, name)
+        if value:
+            out[name] = value
+    if payload.hooks:
+        out["hooks"] = list(payload.hooks)
+    return out
 
 
 def _intent_json(payload: ToolIntentRecord) -> dict[str, Any]:
@@ -267,12 +274,15 @@ def _checked_record(obj: dict[str, Any]) -> Record:
     body = obj.get(kind)
     if not isinstance(body, dict):
         raise _Bad(f"missing {kind!r} payload object")
+    time = obj.get("time", "")
+    if not isinstance(time, str):
+        raise _Bad(f"time must be a string, got {time!r}")
     fields = _Fields(kind, body)  # pyright: ignore[reportUnknownArgumentType]
     payload = decoder(fields)
     fields.done()
     if kind == "meta" and seq != 1:
         raise _Bad(f"meta record at seq {seq}; it must be seq 1")
-    return Record(seq=seq, payload=payload, version=version)
+    return Record(seq=seq, payload=payload, version=version, time=time)
 
 
 class _Fields:
@@ -352,7 +362,19 @@ def _meta(f: _Fields) -> MetaRecord:
         prompt=f.str_("prompt", required=False),
         interactive=f.bool_("interactive"),
         previous=f.str_("previous", required=False),
+        agent=f.str_("agent", required=False),
+        caller=f.str_("caller", required=False),
+        hooks=_hooks(f),
     )
+
+
+def _hooks(f: _Fields) -> tuple[JsonObject, ...]:
+    listed: object = f.raw("hooks")
+    if listed is None:
+        return ()
+    if not isinstance(listed, list) or not all(isinstance(item, dict) for item in listed):  # pyright: ignore[reportUnknownVariableType]
+        raise _Bad("hooks must be a list of objects")
+    return tuple(cast("list[JsonObject]", listed))
 
 
 class _NewerMeta(Exception):
@@ -374,7 +396,7 @@ def _assistant(f: _Fields) -> AssistantRecord:
 
 
 def _user(f: _Fields) -> UserRecord:
-    return UserRecord(message=f.obj("message"))
+    return UserRecord(message=f.obj("message"), hooks=_hooks(f))
 
 
 def _tool_intent(f: _Fields) -> ToolIntentRecord:

@@ -46,7 +46,7 @@ def _setters(cls: type, names: tuple[str, ...]) -> tuple[Any, ...]:
     return tuple(getattr(cls, name).__set__ for name in names)
 
 
-_R_SEQ, _R_PAYLOAD, _R_VERSION = _setters(Record, ("seq", "payload", "version"))
+_R_SEQ, _R_PAYLOAD, _R_VERSION, _R_TIME = _setters(Record, ("seq", "payload", "version", "time"))
 _A_IT, _A_MSG, _A_STOP, _A_IN, _A_OUT, _A_CR, _A_CC = _setters(
     AssistantRecord,
     ("iteration", "message", "stop_reason", "in_tokens", "out_tokens", "cache_read_tokens", "cache_create_tokens"),
@@ -57,11 +57,12 @@ _I_ID, _I_NAME, _I_DIGEST, _I_EFFECT, _I_ARGV, _I_TARGET, _I_GATE = _setters(
 _T_ID, _T_RESULT, _T_REMOTE, _T_GATE = _setters(ToolResultRecord, ("tool_use_id", "result", "remote", "gate"))
 
 
-def _record(seq: int, payload: Any, version: int) -> Record:
+def _record(seq: int, payload: Any, version: int, time: str) -> Record:
     record = _new(Record)
     _R_SEQ(record, seq)
     _R_PAYLOAD(record, payload)
     _R_VERSION(record, version)
+    _R_TIME(record, time)
     return record
 
 
@@ -78,19 +79,20 @@ def fast_record(obj: dict[str, Any]) -> Record | None:
     version = obj.get("version")
     if type(seq) is not int or seq < 2 or type(version) is not int or not 1 <= version <= SCHEMA_VERSION:
         return None
-    if len(obj) != 4:
+    time = obj.get("time", "")
+    if len(obj) != (5 if "time" in obj else 4) or type(time) is not str:
         return None
     protocol = obj.get("protocol")
     if protocol == _ASSISTANT:
-        return _assistant(seq, version, obj.get("assistant"))
+        return _assistant(seq, version, obj.get("assistant"), time)
     if protocol == _RESULT:
-        return _result(seq, version, obj.get("tool_result"))
+        return _result(seq, version, obj.get("tool_result"), time)
     if protocol == _INTENT:
-        return _intent(seq, version, obj.get("tool_intent"))
+        return _intent(seq, version, obj.get("tool_intent"), time)
     return None
 
 
-def _assistant(seq: int, version: int, raw: object) -> Record | None:
+def _assistant(seq: int, version: int, raw: object, time: str) -> Record | None:
     if type(raw) is not dict:
         return None
     b = cast("dict[str, Any]", raw)
@@ -117,10 +119,10 @@ def _assistant(seq: int, version: int, raw: object) -> Record | None:
     _A_OUT(payload, tout)
     _A_CR(payload, cr)
     _A_CC(payload, cc)
-    return _record(seq, payload, version)
+    return _record(seq, payload, version, time)
 
 
-def _result(seq: int, version: int, raw: object) -> Record | None:
+def _result(seq: int, version: int, raw: object, time: str) -> Record | None:
     if type(raw) is not dict:
         return None
     b = cast("dict[str, Any]", raw)
@@ -136,10 +138,10 @@ def _result(seq: int, version: int, raw: object) -> Record | None:
     _T_RESULT(payload, cast("JsonObject", result))
     _T_REMOTE(payload, remote)
     _T_GATE(payload, gate)
-    return _record(seq, payload, version)
+    return _record(seq, payload, version, time)
 
 
-def _intent(seq: int, version: int, raw: object) -> Record | None:
+def _intent(seq: int, version: int, raw: object, time: str) -> Record | None:
     if type(raw) is not dict:
         return None
     b = cast("dict[str, Any]", raw)
@@ -165,4 +167,4 @@ def _intent(seq: int, version: int, raw: object) -> Record | None:
     _I_ARGV(payload, None if argv is None else tuple(cast("list[str]", argv)))
     _I_TARGET(payload, target)
     _I_GATE(payload, gate)
-    return _record(seq, payload, version)
+    return _record(seq, payload, version, time)

@@ -88,6 +88,14 @@ class JournalLockedError(JournalError):
         self.pid = pid
 
 
+class JournalClaimedError(JournalLockedError):
+    """Another writer claimed the run since this one opened it: this writer must stop and write nothing more."""
+
+    def __init__(self, run_id: str) -> None:
+        super().__init__(run_id, detail="another worker took it over; this writer stopped before its next record")
+        self.args = (f"run {run_id!r} was taken over by another worker; this writer stopped before its next record",)
+
+
 class JournalCorruptError(JournalError):
     """A stored record cannot be trusted; nothing was changed on disk."""
 

@@ -33,6 +33,7 @@ from typing import Final
 import anyio.to_thread
 
 from ._codec import decode_lines, encode_record
+from .claims import CLAIM_SUFFIX, check_claim, new_owner, write_claim
 from .errors import (
     JournalCorruptError,
     JournalError,
@@ -45,7 +46,7 @@ from .errors import (
 from .high_water import MARK_SUFFIX, encode_mark, mark_problem, read_mark
 from .records import MAX_RECORD_BYTES, MetaRecord, Record
 from .state import fold
-from .store import RunSummary, check_append, check_meta_run_id, damaged_summary, validate_run_id
+from .store import RunSummary, check_append, check_meta_run_id, damaged_summary, run_summary, validate_run_id
 
 __all__ = ["FileJournal", "FileJournalStore", "default_runs_dir", "parse_journal"]
 
@@ -76,6 +77,19 @@ class FileJournalStore:
         """The high-water mark file of a run (validates the id)."""
         return self.directory / f"{validate_run_id(run_id)}{MARK_SUFFIX}"
 
+    async def claim(self, run_id: str) -> str:
+        """Take the run over (see `fiskai_runstate.claims`): its current writer stops at its next append."""
+        owner = new_owner()
+        self._ensure_directory()
+        write_claim(self.directory / f"{validate_run_id(run_id)}{CLAIM_SUFFIX}", owner)
+        return owner
+
+    def _claimed(self, run_id: str) -> tuple[Path, str]:
+        """A fresh writer's claim, written under the run's lock."""
+        path, owner = self.directory / f"{run_id}{CLAIM_SUFFIX}", new_owner()
+        write_claim(path, owner)
+        return path, owner
+
     async def create(self, meta: MetaRecord) -> FileJournal:
         run_id = validate_run_id(meta.run_id)
         self._ensure_directory()
@@ -89,6 +103,7 @@ class FileJournalStore:
                 raise JournalExistsError(run_id) from None
             try:
                 mark_fd = _fresh_mark(self.mark_path(run_id))
+                claim = self._claimed(run_id)
             except BaseException:
                 os.close(fd)
                 raise
@@ -104,6 +119,7 @@ class FileJournalStore:
             last_seq=0,
             truncate_to=None,
             fresh=True,
+            claim=claim,
         )
         try:
             await journal.append(Record(seq=1, payload=meta))
@@ -139,6 +155,7 @@ class FileJournalStore:
                 _write_mark(mark_fd, len(records), sync=True)
                 if stored is None:
                     _fsync_directory(self.directory)
+            claim = self._claimed(run_id)
         except BaseException:
             for opened in reversed(fds):
                 os.close(opened)
@@ -152,6 +169,7 @@ class FileJournalStore:
             last_seq=records[-1].seq,
             truncate_to=complete_end if torn else None,
             fresh=False,
+            claim=claim,
         )
 
     async def load(self, run_id: str) -> list[Record]:
@@ -183,7 +201,7 @@ class FileJournalStore:
         # Deleting a run a live writer holds would lose what it appends next, so refuse like a second writer.
         lock_fd = _acquire_lock(lock_path, run_id)
         try:
-            for victim in (path, self.mark_path(run_id), lock_path):
+            for victim in (path, self.mark_path(run_id), self.directory / f"{run_id}{CLAIM_SUFFIX}", lock_path):
                 try:
                     victim.unlink()
                 except FileNotFoundError:
@@ -217,17 +235,7 @@ class FileJournalStore:
                 summaries.append(damaged_summary(run_id, reason, datetime.fromtimestamp(mtime, tz=UTC)))
                 continue
             summaries.append(
-                RunSummary(
-                    run_id=run_id,
-                    model=state.fingerprint.model,
-                    status=state.status if problem is None else "truncated",
-                    updated=datetime.fromtimestamp(mtime, tz=UTC),
-                    prompt=state.prompt,
-                    created=state.created,
-                    records=len(records),
-                    previous=state.previous,
-                    truncated=str(problem) if problem is not None else "",
-                )
+                run_summary(run_id, records, state, updated=datetime.fromtimestamp(mtime, tz=UTC), problem=problem)
             )
         summaries.sort(key=lambda s: (s.updated, s.run_id), reverse=True)
         return summaries
@@ -247,6 +255,7 @@ class FileJournal:
         last_seq: int,
         truncate_to: int | None,
         fresh: bool,
+        claim: tuple[Path, str] | None = None,
     ) -> None:
         self._run_id = run_id
         self._fd: int | None = fd
@@ -257,6 +266,8 @@ class FileJournal:
         self._truncate_to = truncate_to
         self._sync_directory = fresh
         self._failure: str | None = None
+        self._claim = claim
+        """The claim file and this writer's token: checked before every append."""
 
     @property
     def run_id(self) -> str:
@@ -279,6 +290,8 @@ class FileJournal:
         line = encode_record(record)
         if len(line) > MAX_RECORD_BYTES:
             raise RecordTooLargeError(self._run_id, seq=record.seq, size=len(line), limit=MAX_RECORD_BYTES)
+        if self._claim is not None:
+            check_claim(*self._claim, self._run_id)
         # The syscalls run inline rather than in a worker thread: the caller awaits durability before doing
         # anything else (that is the point of a write-ahead record), and a thread hop costs a large fraction
         # of an fsync on a fast disk (bench/journal.py measures both).

@@ -4,10 +4,12 @@ Pure folds over what a store's `load` and `list` return (no IO, no lock), so the
 process is still appending to: a store reads only complete lines, and a call whose result is not journaled
 yet is reported as unanswered, never as an error.
 
-Our journal records carry no per-record timestamps, so call and response times are unknown: `time` and
-`answer_time` are None, `duration_ns` is 0 and every answered call counts as `untimed`. The meta record
-names no agent identity or caller either; they read as empty, and a search filtered on them excludes such
-sessions and counts them (`no_agent_excluded`), as the reference's Go agent does for its older journals.
+Records written since schema version 6 carry the time they were written, and the meta record the agent
+identity and the caller. A response's time is its record's; a call's time is its model turn's, its answer
+time its result's, and its duration the gap between its result and the record before it (so hook and
+approval waits count, as in the reference). Older records (and the Go original's) have no time: `time`
+and `answer_time` are None and such a call counts as `untimed`; their agent and caller read as empty, and
+a search filtered on them excludes such sessions and counts them (`no_agent_excluded`).
 """
 
 from __future__ import annotations
@@ -80,7 +82,7 @@ class ResponseStats:
     iteration: int
     tokens: TokenStats
     time: str | None = None
-    """When the response was journaled; None (records carry no timestamp)."""
+    """When the response was journaled; None for a record from before schema version 6."""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -177,6 +179,16 @@ class _Call:
     tool_use_id: str
     tool: str
     input: JsonValue
+    time: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class _Answered:
+    result: ToolResultRecord
+    time: str
+    """The result record's time ("" when unknown)."""
+    duration_ns: int | None
+    """The gap from the record before it; None when either time is unknown."""
 
 
 @dataclass(slots=True)
@@ -186,17 +198,21 @@ class _Calls:
     meta: MetaRecord
     calls: list[_Call] = field(default_factory=lambda: [])
     intents: dict[str, ToolIntentRecord] = field(default_factory=lambda: {})
-    results: dict[str, ToolResultRecord] = field(default_factory=lambda: {})
+    results: dict[str, _Answered] = field(default_factory=lambda: {})
     responses: list[ResponseStats] = field(default_factory=lambda: [])
     terminal: TerminalRecord | None = None
+    last_time: str = ""
 
 
 def _collect(records: Sequence[Record]) -> _Calls:
     if not records or not isinstance(records[0].payload, MetaRecord):
         raise JournalCorruptError("?", "the first record is not the meta record")
     found = _Calls(meta=records[0].payload)
+    before = records[0].time or found.meta.created
     for record in records[1:]:
         payload = record.payload
+        if record.time:
+            found.last_time = record.time
         match payload:
             case AssistantRecord():
                 tokens = TokenStats(
@@ -205,20 +221,30 @@ def _collect(records: Sequence[Record]) -> _Calls:
                     cache_read_tokens=payload.cache_read_tokens,
                     cache_create_tokens=payload.cache_create_tokens,
                 )
-                found.responses.append(ResponseStats(iteration=payload.iteration, tokens=tokens))
-                found.calls += _tool_uses(payload)
+                found.responses.append(
+                    ResponseStats(iteration=payload.iteration, tokens=tokens, time=record.time or None)
+                )
+                found.calls += _tool_uses(payload, record.time)
             case ToolIntentRecord():
                 found.intents[payload.tool_use_id] = payload
             case ToolResultRecord():
-                found.results[payload.tool_use_id] = payload
+                found.results[payload.tool_use_id] = _Answered(payload, record.time, _gap_ns(before, record.time))
             case TerminalRecord():
                 found.terminal = payload
             case _:
                 pass
+        before = record.time
     return found
 
 
-def _tool_uses(turn: AssistantRecord) -> list[_Call]:
+def _gap_ns(start: str, end: str) -> int | None:
+    first, last = parse_created(start) if start else None, parse_created(end) if end else None
+    if first is None or last is None:
+        return None
+    return max(0, round((last - first).total_seconds() * 1e9))
+
+
+def _tool_uses(turn: AssistantRecord, time: str) -> list[_Call]:
     content = turn.message.get("content")
     uses: list[_Call] = []
     for block in content if isinstance(content, list) else []:
@@ -231,6 +257,7 @@ def _tool_uses(turn: AssistantRecord) -> list[_Call]:
                     tool_use_id=str(use["id"]),
                     tool=name if isinstance(name, str) else "",
                     input=use.get("input"),
+                    time=time,
                 )
             )
     return uses
@@ -264,7 +291,8 @@ def session_stats(records: Sequence[Record], *, updated: datetime | None = None)
     tools: dict[str, ToolStats] = {}
     for call in found.calls:
         stats = tools.setdefault(call.tool, ToolStats(tool=call.tool))
-        intent, result = found.intents.get(call.tool_use_id), found.results.get(call.tool_use_id)
+        intent, answered = found.intents.get(call.tool_use_id), found.results.get(call.tool_use_id)
+        result = answered.result if answered is not None else None
         stats.calls += 1
         kind = _kind(intent, result)
         if kind != "unknown" and kind not in stats.kinds:
@@ -273,10 +301,14 @@ def session_stats(records: Sequence[Record], *, updated: datetime | None = None)
             stats.dispatched += 1
         elif result is not None:
             stats.undispatched += 1
-        if result is None:
+        if answered is None or result is None:
             stats.unanswered += 1
             continue
-        stats.untimed += 1
+        if answered.duration_ns is None:
+            stats.untimed += 1
+        else:
+            stats.timed += 1
+            stats.duration_ns += answered.duration_ns
         stats.errors += _is_error(result)
     for stats in tools.values():
         if not stats.kinds:
@@ -285,11 +317,12 @@ def session_stats(records: Sequence[Record], *, updated: datetime | None = None)
     fp = found.meta.fingerprint
     return SessionStats(
         run_id=found.meta.run_id,
-        agent="",
-        caller="",
+        agent=found.meta.agent,
+        caller=found.meta.caller,
         model=fp.model,
         created=found.meta.created,
-        updated=updated,
+        # The last record's own time when it has one: the store's modification time can be later (a copy).
+        updated=parse_created(found.last_time) if found.last_time else updated,
         terminal=found.terminal.reason if found.terminal is not None else None,
         ended=found.terminal is not None,
         iterations=len(responses),
@@ -412,13 +445,15 @@ def query_calls(records: Sequence[Record], query: CallFilter | None = None) -> l
     found = _collect(records)
     views: list[CallView] = []
     for call in found.calls:
-        intent, result = found.intents.get(call.tool_use_id), found.results.get(call.tool_use_id)
+        intent, answered = found.intents.get(call.tool_use_id), found.results.get(call.tool_use_id)
         view = CallView(
             iteration=call.iteration,
             tool_use_id=call.tool_use_id,
             tool=call.tool,
             input=call.input,
-            answer=_answer(intent, result) if result is not None else None,
+            answer=_answer(intent, answered.result) if answered is not None else None,
+            time=call.time or None,
+            answer_time=(answered.time or None) if answered is not None else None,
         )
         if query is None or _keep(view, query):
             views.append(view)

@@ -41,6 +41,7 @@ except ImportError as import_error:
 
 from ._codec import decode_record, encode_record
 from .errors import (
+    JournalClaimedError,
     JournalCorruptError,
     JournalError,
     JournalExistsError,
@@ -51,12 +52,13 @@ from .errors import (
 )
 from .records import MAX_RECORD_BYTES, MetaRecord, Record
 from .state import fold
-from .store import RunSummary, check_append, check_meta_run_id, damaged_summary, validate_run_id
+from .store import RunSummary, check_append, check_meta_run_id, damaged_summary, run_summary, validate_run_id
 
 __all__ = ["JetStreamJournal", "JetStreamJournalStore", "StreamConfigError"]
 
 _T = TypeVar("_T")
 _META: Final = "_meta"
+_CLAIM: Final = "_claim"
 _OP_TIMEOUT: Final = 15.0
 _FETCH_WAIT: Final = 5.0
 _WRONG_LAST_SEQUENCE: Final = 10071
@@ -138,6 +140,25 @@ class JetStreamJournalStore:
         except NotFoundError:
             return None
 
+    async def claim(self, run_id: str) -> str:
+        """Take the run over (`fiskai_runstate.claims`): a message on `<prefix>.<run>._claim.<token>`.
+
+        It advances the run's subjects, so the writer holding the run is refused at its next append by the same
+        expected-last-sequence fence that keeps two writers apart, and is told the run was taken over.
+        """
+        validate_run_id(run_id)
+        owner = "c" + secrets.token_hex(16)
+        subject = f"{self.prefix}.{run_id}.{_CLAIM}.{owner}"
+        await _guard(run_id, "claiming", self._js.publish(subject, b"", timeout=_OP_TIMEOUT, stream=self.stream))
+        return owner
+
+    async def _last_record_seq(self, run_id: str) -> int:
+        """The highest record number of a run whose newest message is a claim."""
+        info = await _guard(
+            run_id, "opening", self._js.stream_info(self.stream, subjects_filter=self._wildcard(run_id))
+        )
+        return max((_record_seq(subject) for subject in info.state.subjects or {}), default=0)
+
     async def create(self, meta: MetaRecord) -> JetStreamJournal:
         run_id = validate_run_id(meta.run_id)
         if await _guard(run_id, "creating", self._last(self.subject(run_id, 1))) is not None:
@@ -151,7 +172,7 @@ class JetStreamJournalStore:
         last = await _guard(run_id, "opening", self._last(self._wildcard(run_id)))
         if last is None or last.subject is None or last.seq is None:
             raise JournalNotFoundError(run_id)
-        last_seq = _record_seq(last.subject)
+        last_seq = await self._last_record_seq(run_id) if _is_claim(last.subject) else _record_seq(last.subject)
         if last_seq < 1:
             raise JournalCorruptError(run_id, "is not a record subject", where=f"subject {last.subject!r}")
         return JetStreamJournal(self, run_id, last_seq=last_seq, tail=last.seq)
@@ -161,6 +182,8 @@ class JetStreamJournalStore:
         messages = await _guard(run_id, "loading", self._messages(run_id))
         records: list[Record] = []
         for subject, data in messages:
+            if _is_claim(subject):
+                continue
             record = decode_record(data, run_id=run_id, where=f"record {subject!r}")
             if subject != self.subject(run_id, record.seq):
                 raise JournalCorruptError(run_id, f"holds seq {record.seq}", where=f"record {subject!r}")
@@ -220,18 +243,7 @@ class JetStreamJournalStore:
                 summaries.append(damaged_summary(run_id, str(err), datetime.now(UTC)))
                 continue
             updated = last.time if last is not None and last.time is not None else datetime.now(UTC)
-            summaries.append(
-                RunSummary(
-                    run_id=run_id,
-                    model=state.fingerprint.model,
-                    status=state.status,
-                    updated=updated,
-                    prompt=state.prompt,
-                    created=state.created,
-                    records=len(records),
-                    previous=state.previous,
-                )
-            )
+            summaries.append(run_summary(run_id, records, state, updated=updated))
         summaries.sort(key=lambda s: (s.updated, s.run_id), reverse=True)
         return summaries
 
@@ -315,6 +327,9 @@ class JetStreamJournal:
                 fix=f"restore the removed records before resuming it (`nats stream subjects {store.stream} "
                 f"'{wildcard}'` shows what is left): a resume would repeat the lost steps",
             )
+        claim = await _guard(self._run_id, "checking", store._last(f"{store.prefix}.{self._run_id}.{_CLAIM}.>"))  # pyright: ignore[reportPrivateUsage]
+        if claim is not None and claim.seq is not None and claim.seq > self._tail:
+            raise JournalClaimedError(self._run_id)  # claimed since this writer's last record
         raise JournalLockedError(
             self._run_id,
             detail=(
@@ -341,6 +356,12 @@ async def _guard(run_id: str, action: str, pending: Awaitable[_T]) -> _T:
         return await pending
     except (nats.errors.Error, TimeoutError) as err:
         raise JournalError(f"jetstream session: {action} run {run_id!r}: {err}") from err
+
+
+def _is_claim(subject: str) -> bool:
+    """Whether a run subject holds a claim (`<prefix>.<run>._claim.<token>`), not a record."""
+    parts = subject.split(".")
+    return len(parts) >= 2 and parts[-2] == _CLAIM
 
 
 def _record_seq(subject: str) -> int:

@@ -48,11 +48,12 @@ __all__ = [
 JsonValue: TypeAlias = "str | int | float | bool | None | list[JsonValue] | dict[str, JsonValue]"
 JsonObject: TypeAlias = "dict[str, JsonValue]"
 
-SCHEMA_VERSION: Final = 5
+SCHEMA_VERSION: Final = 6
 """The schema version this library writes. It continues the original's numbering (it wrote 3), so a
 journal from the Go original is an older version and reads here; every version only adds records or
 optional fields, which is why a reader accepts any older version and refuses a newer one. Version 5
-added `meta.previous` (the session a chat's `/clear` rotated from)."""
+added `meta.previous` (the session a chat's `/clear` rotated from); version 6 the envelope `time`,
+`meta.agent`, `meta.caller` and the prompt hooks' decisions (`meta.hooks`, `user.hooks`)."""
 
 LEGACY_VERSION: Final = 3
 """The version assumed for a record with no `version` envelope field (one written by the original)."""
@@ -85,6 +86,12 @@ class MetaRecord:
     """True for a chat run, so a resume reopens the input bar."""
     previous: str = ""
     """The session this one continues: a chat's `/clear` rotated from it (empty for a first session)."""
+    agent: str = ""
+    """The agent's identity (agent.yaml `identity`), for `session search --identity` (empty before v6)."""
+    caller: str = ""
+    """Who asked: a served prompt's claimed sender (unverified), else empty (the local operator)."""
+    hooks: tuple[JsonObject, ...] = ()
+    """What the `user_prompt_submit` hooks decided about `prompt` (`{point, hook, decision, ...}`)."""
     version: int = SCHEMA_VERSION
     """The payload schema version (the original's `meta.version`)."""
 
@@ -115,6 +122,8 @@ class UserRecord:
 
     message: JsonObject
     """The user message in the provider-neutral model (opaque here)."""
+    hooks: tuple[JsonObject, ...] = ()
+    """What the `user_prompt_submit` hooks decided about the turn (the message holds the text they left)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -190,6 +199,8 @@ class Record:
     """What happened."""
     version: int = SCHEMA_VERSION
     """The schema version the record was written with."""
+    time: str = ""
+    """When it was written (RFC 3339, UTC); empty on records from before version 6 and the original."""
 
     @property
     def kind(self) -> str:

@@ -1,7 +1,9 @@
 """`fiskai session search`: filter a store's session list (no journal is opened beyond what `list` reads).
 
-Our meta records name no agent identity or caller, so an `identity` or `caller` filter matches none of them;
-such sessions are counted in `no_agent_excluded`, as the Go agent reports its older journals.
+Meta records name the agent identity and the caller since schema version 6. A session whose meta names no
+agent (an older one, or the Go original's) cannot match an `identity` or `caller` filter; such sessions
+are counted in `no_agent_excluded`, as the Go agent reports its older journals. A served prompt's caller is
+the sender it claimed (unverified); a local run has none, so `--caller` never matches it.
 """
 
 from __future__ import annotations
@@ -49,8 +51,8 @@ class SearchResult:
         runs: list[JsonValue] = [
             {
                 "run_id": s.run_id,
-                "agent": "",
-                "caller": "",
+                "agent": s.agent,
+                "caller": s.caller,
                 "model": s.model,
                 "status": s.status,
                 "created": s.created,
@@ -71,11 +73,13 @@ def search_sessions(summaries: Sequence[RunSummary], query: SearchFilter) -> Sea
     kept: list[tuple[datetime | None, RunSummary]] = []
     excluded = 0
     for summary in summaries:
-        if query.identity is not None or query.caller is not None:
-            excluded += 1  # our journals name no agent or caller, so such a filter can match none
+        if (query.identity is not None or query.caller is not None) and not summary.agent:
+            excluded += 1  # it names no agent (written before schema version 6): such a filter cannot judge it
             continue
         created = parse_created(summary.created)
         checks = (
+            query.identity is None or summary.agent == query.identity,
+            query.caller is None or summary.caller == query.caller,
             query.model is None or summary.model == query.model,
             query.status is None or summary.status == query.status,
             query.since is None or (created is not None and created >= query.since),

@@ -93,6 +93,10 @@ class RunState:
     """The highest sequence number; the next append is `last_seq + 1`."""
     previous: str = ""
     """The session this one continues (a chat's `/clear` rotated from it); empty for a first session."""
+    agent: str = ""
+    """The agent identity the session was started under (schema version 6; empty before)."""
+    caller: str = ""
+    """Who asked for it (schema version 6; empty for the local operator and before)."""
 
     @property
     def completed(self) -> bool:
@@ -244,6 +248,8 @@ def fold(records: Iterable[Record]) -> RunState:  # noqa: C901
         terminal=terminal,
         last_seq=last_seq,
         previous=meta.previous,
+        agent=meta.agent,
+        caller=meta.caller,
     )
 
 

@@ -13,10 +13,13 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Final, Protocol
+from typing import TYPE_CHECKING, Final, Protocol
 
 from .errors import InvalidRunIdError, JournalCorruptError, JournalTruncatedError, SequenceGapError
 from .records import MetaRecord, Record
+
+if TYPE_CHECKING:
+    from .state import RunState
 
 __all__ = ["MAX_RUN_ID_BYTES", "Journal", "RunSummary", "Store", "check_append", "validate_run_id"]
 
@@ -84,6 +87,29 @@ class RunSummary:
     """Why the journal may be cut short (status `truncated`: a resume needs `force`); empty when it is not."""
     previous: str = ""
     """The session this one continues (a chat's `/clear` rotated from it); empty for a first session."""
+    agent: str = ""
+    """The agent identity its meta record names (empty before schema version 6)."""
+    caller: str = ""
+    """Who asked for it, as its meta record names them (empty for the local operator)."""
+
+
+def run_summary(
+    run_id: str, records: Sequence[Record], state: RunState, *, updated: datetime, problem: object = None
+) -> RunSummary:
+    """The `list` line of a readable journal; `problem` is why it may be cut short (status `truncated`)."""
+    return RunSummary(
+        run_id=run_id,
+        model=state.fingerprint.model,
+        status=state.status if problem is None else "truncated",
+        updated=updated,
+        prompt=state.prompt,
+        created=state.created,
+        records=len(records),
+        previous=state.previous,
+        agent=state.agent,
+        caller=state.caller,
+        truncated=str(problem) if problem is not None else "",
+    )
 
 
 def damaged_summary(run_id: str, reason: str, updated: datetime) -> RunSummary:

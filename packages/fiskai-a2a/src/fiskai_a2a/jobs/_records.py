@@ -34,7 +34,10 @@ __all__ = [
     "claimed",
     "go_json",
     "now_rfc3339_nano",
+    "expired",
     "parse_queue_item",
+    "parse_time",
+    "retried",
     "queue_item",
     "queue_stream",
     "queue_subject",
@@ -304,6 +307,39 @@ def terminated(task: Task, reason: str) -> Task:
     return task.with_changes(
         state=TaskState.TERMINATED, tries=task.tries + 1, tried=now_rfc3339_nano(), last_err=TERMINATE_PREFIX + reason
     )
+
+
+def retried(task: Task, reason: str, *, queue_tries: int = -1) -> Task:
+    """The record after a failed try the queue retries (the engine's handleTaskError).
+
+    `retry` with the reason in `last_err`; `expired` once the queue's try limit is reached.
+    """
+    tries = task.tries + 1
+    state = TaskState.EXPIRED if queue_tries > 0 and tries >= queue_tries else TaskState.RETRY
+    return task.with_changes(state=state, tries=tries, tried=now_rfc3339_nano(), last_err=reason)
+
+
+def expired(task: Task) -> Task:
+    """The record of a task past its deadline or its own try limit (the engine's handleTaskExpired)."""
+    return task.with_changes(state=TaskState.EXPIRED)
+
+
+def parse_time(stamp: str | None) -> float | None:
+    """Seconds since the epoch of an RFC 3339 time as Go writes it (nanoseconds cut to micro), or None."""
+    if not stamp:
+        return None
+    import datetime as _dt
+
+    text = stamp.replace("Z", "+00:00")
+    head, dot, rest = text.partition(".")
+    if dot:
+        digits = "".join(ch for ch in rest if ch.isdigit())
+        zone = rest[len(digits) :]
+        text = f"{head}.{digits[:6].ljust(6, '0')}{zone}"
+    try:
+        return _dt.datetime.fromisoformat(text).timestamp()
+    except ValueError:
+        return None
 
 
 def parse_queue_item(data: bytes) -> str:

@@ -35,6 +35,7 @@ from anthropic import AsyncAnthropic, DefaultAsyncHttpxClient
 from fiskai_agent.errors import ProviderError, ProviderFailure, SetupError
 from fiskai_core.tools import DecodedValue, loads_exact, plain_json
 
+from ._attempts import attempt_events
 from ._base_url import loopback_authority, validate_base_url
 from ._blocks import neutral_block
 from ._capabilities import Capabilities, anthropic_capabilities
@@ -291,7 +292,9 @@ class AnthropicProvider:
         self._settings = settings
         self._stream = stream
         self._capabilities = capabilities_for(settings.model, settings.base_url).restricted(settings.overrides)
-        middleware = [_Observe(settings.observer)] if settings.observer is not None else []
+        middleware: list[Any] = [attempt_events]
+        if settings.observer is not None:
+            middleware.append(_Observe(settings.observer))
         self._client = AsyncAnthropic(
             api_key=api_key,
             auth_token=auth_token,

@@ -404,7 +404,7 @@ async def _drive(
     observed = request.observed
     with observed.root(config.identity, interactive=request.chat, resumed=resume_id is not None) as root:
         async with AsyncExitStack() as stack:
-            with observed.startup(config.identity) as startup:
+            with observed.startup(config.identity, system_prompt=config.system_prompt) as startup:
                 harness = await stack.enter_async_context(
                     wiring.open_harness(
                         settings, "run", prompter=prompter, checkpointing=checkpointing, state_dir=request.state_dir
@@ -431,10 +431,16 @@ async def _run_in(
     session = None
     if harness.journal is not None:
         session = SessionOptions(
-            store=harness.journal, checkpoint=checkpoint, name=name, resume_id=resume_id, force=force
+            store=harness.journal,
+            checkpoint=checkpoint,
+            name=name,
+            resume_id=resume_id,
+            force=force,
+            agent=config.identity or "",
         )
     options = RunOptions(
         prompt=request.prompt,
+        identity=config.identity or "",
         llm=config.llm,
         tools=harness.tools,
         gate=harness.gate,

@@ -1,8 +1,8 @@
 """`fiskai serve`: host the agent behind the endpoints its configuration turns on, until interrupted.
 
-Endpoints: prompts over NATS (`expose.agent.a2a.prompts`), the 0.0.5 tool endpoint
-(`expose.agent.a2a.serve_tools: true`); queued jobs and the web channel plug in as further channels of
-the same host (`fiskai_cli.serve`). `fiskai a2a` is kept as an alias that serves the tool endpoint alone.
+Endpoints: prompts over NATS (`expose.agent.a2a.prompts`), queued jobs (`expose.agent.jobs`), the web channel
+(`expose.agent.web`), the 0.0.5 tool endpoint (`expose.agent.a2a.serve_tools: true`), all channels of one host
+(`fiskai_cli.serve`). `fiskai a2a` is kept as an alias that serves the tool endpoint alone.
 """
 
 from __future__ import annotations
@@ -62,19 +62,21 @@ def serve(
     server_url: str | None,
     context_name: str | None,
 ) -> None:
-    """Host the agent: answer prompts over NATS and browsers over HTTP, serve tools, until interrupted.
+    """Host the agent: answer prompts over NATS and browsers over HTTP, take queued jobs, serve tools.
 
-    Turns on what agent.yaml enables: expose.agent.a2a.prompts (other agents send prompts; answers stream
-    back), expose.agent.web (a chat page, the Vercel AI SDK and AG-UI over HTTP) and
-    expose.agent.a2a.serve_tools: true (peers call the selected tools). Storage must exist
-    beforehand (the session directory or stream); nothing is created. The first Ctrl-C (or SIGTERM) drains:
-    no new work, running work finishes; the second stops now. A fault on any endpoint exits non-zero so a
+    Runs until interrupted, turning on what agent.yaml enables: expose.agent.a2a.prompts (other agents send
+    prompts; answers stream back), expose.agent.web (a chat page, the Vercel AI SDK and AG-UI over HTTP),
+    expose.agent.jobs (tasks from an asyncjobs queue; answers stored on the task) and
+    expose.agent.a2a.serve_tools: true (peers call the selected tools). Storage must exist beforehand (the
+    session directory or stream, the asyncjobs task store and queue); nothing is created. The first Ctrl-C
+    (or SIGTERM) drains: no new work, running work finishes; the second stops now. A fault on any endpoint exits non-zero so a
     supervisor restarts the worker.
 
     \b
     Examples:
       fiskai -c agent.yaml serve
       fiskai -c agent.yaml serve --server nats://127.0.0.1:4222 --state-dir /var/lib/fiskai/runs
+      fiskai -c agent.yaml serve --workers 4                  (four queued jobs at once)
       fiskai ask my-agent "how many streams are there?"      (from another shell)
       WEB_TOKEN=... fiskai -c agent.yaml serve --token-env WEB_TOKEN
     """

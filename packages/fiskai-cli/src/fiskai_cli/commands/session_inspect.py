@@ -110,8 +110,9 @@ def stats(ctx: click.Context, run_id: str, output_format: str, as_json: bool) ->
     """Show a run's totals, per-response token use and per-tool call counts.
 
     Read-only and lock-free: works on a run that is still going. Tool kinds come from how each call ran
-    (a command line: application; a peer: remote; in process: builtin; never run: unknown). Journals carry
-    no per-record times, so the Time column reads `-`.
+    (a command line: application; a peer: remote; in process: builtin; never run: unknown). A call's time
+    is the gap between its result and the record before it; journals from before schema version 6 (and
+    the Go original's) carry no record times, and their Time column reads `-`.
 
     \b
     Examples:
@@ -136,8 +137,9 @@ def _render_stats(s: SessionStats) -> str:
     budget = f" of {s.max_tokens} budget" if s.max_tokens else ""
     t = s.tokens
     pairs = [
-        ("Agent", s.agent or "-"),
-        ("Caller", s.caller or "-"),
+        # A caller is what a remote sender claimed: never let it drive the terminal.
+        ("Agent", sanitize_for_terminal(s.agent) or "-"),
+        ("Caller", sanitize_for_terminal(s.caller) or "-"),
         ("Model", s.model or "-"),
         ("Status", s.status),
         ("Created", _local(s.created)),
@@ -262,6 +264,8 @@ def query(
 def _render_call(call: CallView) -> str:
     arguments = json.dumps(call.input, ensure_ascii=False, separators=(",", ":"))
     head = f"iteration {call.iteration}  {clip(call.tool, 60)}  {clip(call.tool_use_id, 60)}"
+    if call.answer_time:
+        head += f"  answered {_local(call.answer_time)}"
     answer = call.answer
     if answer is None:
         said = "(no result yet: in flight, or interrupted)"
@@ -321,10 +325,11 @@ def search(
     output_format: str,
     as_json: bool,
 ) -> None:
-    """Find sessions by model, status, creation time and prompt, newest first.
+    """Find sessions by agent, caller, model, status, creation time and prompt, newest first.
 
-    fiskai journals record no agent identity or caller, so --identity and --caller match none of them;
-    how many were left out is reported (`no_agent_excluded` in JSON). Read-only and lock-free.
+    The caller is a served prompt's claimed (unverified) sender; a local run has none. Sessions written
+    before fiskai journaled the agent name none, so --identity and --caller cannot match them; how many
+    were left out is reported (`no_agent_excluded` in JSON). Read-only and lock-free.
 
     \b
     Examples:
@@ -351,6 +356,8 @@ def search(
     rows = [
         (
             s.run_id,
+            clip(sanitize_for_terminal(s.agent), 30) or "-",
+            clip(sanitize_for_terminal(s.caller), 30) or "-",
             s.model or "-",
             s.status,
             _local(s.created),
@@ -359,4 +366,4 @@ def search(
         )
         for s in found.runs
     ]
-    click.echo(table(("id", "model", "status", "created", "updated", "prompt"), rows, indent=0))
+    click.echo(table(("id", "agent", "caller", "model", "status", "created", "updated", "prompt"), rows, indent=0))

@@ -21,12 +21,14 @@ import anyio
 import click
 
 from fiskai_cli import _wiring as wiring
+from fiskai_cli._hooks import command_hooks
 from fiskai_cli._wiring import Settings, application_tools, load_settings
 from fiskai_cli.ui.text import clip, table
-from fiskai_core.calls import Refusal, ToolCall, prepare_call, run_call
+from fiskai_core.calls import Refusal, ToolCall, hooked_output, hooked_prepare, run_call
 from fiskai_core.confirm import render_command_line
 from fiskai_core.exec.running import CommandTool
-from fiskai_core.tools import Tool, ToolResult, trigger_tag
+from fiskai_core.hooks import Decisions, decision_line
+from fiskai_core.tools import Tool, ToolEntry, ToolResult, trigger_tag
 
 __all__ = ["tools"]
 
@@ -170,7 +172,19 @@ async def _call(
     """Prepare, decide and run, as a model's call would: the gate (the terminal, the saved rules), then the command."""
     async with wiring.open_harness(settings, "tools", prompter=wiring.operator_prompter()) as harness:
         tool = _find(harness.tools.tools(), name)
-        call = prepare_call(tool, arguments, confirm_tags=harness.gate.confirm_tags)
+        hooks, decisions = command_hooks(settings), Decisions()
+        # `harness.hooks` judge a call made by hand as they judge the model's (a dry run asks them too).
+        hooked = await hooked_prepare(
+            hooks,
+            tool,
+            arguments,
+            lookup=lambda n: _tool_of(harness.tools.get(n)),
+            decisions=decisions,
+            confirm_tags=harness.gate.confirm_tags,
+        )
+        for record in decisions.records:
+            click.echo(decision_line(record, tool.name), err=True)
+        call = hooked.call
         if isinstance(call, Refusal):
             return call.result, None
         gate = harness.gate
@@ -186,7 +200,12 @@ async def _call(
         if not decision.allowed:
             return decision.denial_result(), verdict
         # Inside the harness: an imported MCP tool needs its server's session, closed with the harness.
-        return await run_call(call, time_limit=wiring.tool_time_limit(settings.config)), verdict
+        result = await run_call(call, time_limit=wiring.tool_time_limit(settings.config))
+        decisions = Decisions()
+        result = await hooked_output(hooks, hooked, result, decisions=decisions)
+        for record in decisions.records:
+            click.echo(decision_line(record, hooked.tool), err=True)
+        return result, verdict
 
 
 def _settings(ctx: click.Context) -> Settings:
@@ -218,6 +237,10 @@ def _summary(tool: Tool) -> str:
         return tool.summary
     lines = tool.description.strip().splitlines()
     return lines[0] if lines else ""
+
+
+def _tool_of(entry: ToolEntry | None) -> Tool | None:
+    return entry.tool if entry is not None else None
 
 
 def _find(available: Sequence[_T], name: str) -> _T:

@@ -1,4 +1,4 @@
-"""`fiskai serve`: the agent as a service behind channels (prompts over NATS, later queued jobs and web).
+"""`fiskai serve`: the agent as a service behind channels (prompts over NATS, queued jobs; later web).
 
 `Channel`, `Work`, `WorkOutcome` and `WorkRunner` are the seam a new channel implements (see `_channel`);
 `ServeHost` runs the channels and the tool endpoint with the two-stage shutdown; `serve_with` (in `start`)

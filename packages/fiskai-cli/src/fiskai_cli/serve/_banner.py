@@ -50,11 +50,13 @@ def banner(
     workers: str,
     work_dir: str,
     sections: Sequence[Sequence[tuple[str, str]]],
+    queue_context: str = "",
 ) -> str:
     """The whole banner: the worker's shared settings, then one section per endpoint."""
     top: list[tuple[str, str]] = [
         ("Endpoints", "\n".join(endpoints)),
         ("Model", config.llm.model or "(none: tool endpoint only)"),
+        *([("Queue Context", queue_context)] if queue_context else []),
         ("Agent Context", agent_context),
         ("Sessions", sessions),
         ("Knowledge", knowledge),

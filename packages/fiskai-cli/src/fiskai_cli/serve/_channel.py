@@ -1,6 +1,6 @@
 """The channel seam of `fiskai serve`: how an endpoint that produces work hands it to the hosted agent.
 
-A channel (prompts over NATS today; queued jobs and the web channel plug in the same way) owns its
+A channel (prompts over NATS, queued jobs; the web channel plugs in the same way) owns its
 intake, its worker slots and its wire protocol. For each piece of work it admits, it builds a `Work` and
 awaits `WorkRunner.run(work)`, which runs one turn of the agent and returns a `WorkOutcome`. What a
 channel can do is said by what it fills in: a channel that can ask a person supplies a `prompter`
@@ -96,6 +96,11 @@ class Work:
     max_tokens: int | None = None
     """A caller's lower token budget for the conversation (never raises the configured one)."""
     max_iterations: int | None = None
+    conversation: bool = True
+    """The session takes follow-up turns and ends each suspended at its answer (prompts); False: one task
+    whose journal ends `completed` (a queued job), so a redelivery can be answered from it."""
+    takeover: bool = False
+    """Claim the journal before resuming it: a worker still running it stops before its next tool call."""
     tags: dict[str, str] = field(default_factory=dict[str, str])
     argv: bool = False
     """Add each call's command line (`display`) to its `tool_call` block (the web page shows it)."""
@@ -109,9 +114,9 @@ class WorkOutcome:
     answer: str = ""
     error: str = ""
     code: str = ""
-    """For `refused`: why the turn never ran (`unknown_conversation`, `config_drift`, `conversation_busy`, ...);
-    for `failed`: the model provider's failure (`provider_busy`, `provider_refused`, `context_exceeded`), or
-    empty."""
+    """For `refused`: why the turn never ran (`unknown_conversation`, `config_drift`, `conversation_busy`,
+    `taken_over`: another worker claimed the journal, ...); for `failed`: the model provider's failure
+    (`provider_busy`, `provider_refused`, `context_exceeded`), or empty."""
     usage: dict[str, int] = field(default_factory=dict[str, int])
     """The whole conversation's usage, from the journal."""
 

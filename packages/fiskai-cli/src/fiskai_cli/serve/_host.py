@@ -1,6 +1,6 @@
 """The serve host: one agent behind every endpoint its configuration turns on, until interrupted.
 
-Endpoints: channels (`Channel`: prompts today; queued jobs and web plug in beside it) and the tool
+Endpoints: channels (`Channel`: prompts, queued jobs; web plugs in beside them) and the tool
 endpoint (no agent loop, one tool per call). The NATS ones share one micro service per identity on the
 harness's one connection. Two-stage shutdown: the first interrupt drains (no new work; running work goes
 on to its end or its next resumable point), the second stops now. A fault on any endpoint drains the

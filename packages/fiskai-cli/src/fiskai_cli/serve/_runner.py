@@ -20,10 +20,11 @@ from fiskai_agent import FollowUp, RunControl, RunOptions, RunResult, SessionOpt
 from fiskai_agent.errors import ProviderError, ResumeRefusedError, SetupError
 from fiskai_agent.events import Advisory, NullEvents, ToolResultTrace, ToolTrace
 from fiskai_agent.llm import Response, TextBlock, ThinkingBlock, ToolUseBlock
+from fiskai_cli._hooks import command_hooks
 from fiskai_core.confirm import ConfirmGate
 from fiskai_core.prompter import ConfirmChoice, DenyPrompter, GateRequest, Prompter
 from fiskai_runstate import JournalError, JournalNotFoundError
-from fiskai_runstate.errors import JournalLockedError
+from fiskai_runstate.errors import JournalClaimedError, JournalExistsError, JournalLockedError
 
 from ._channel import CallLedger, EventKind, Work, WorkOutcome
 
@@ -77,6 +78,8 @@ class HarnessRunner:
         self.harness = harness
         self.provider = provider
         self.tool_timeout = tool_timeout
+        # Channel runs meet the same `harness.hooks` as `fiskai run` (prompts and tool calls alike).
+        self.hooks = command_hooks(harness.settings)
 
     async def run(self, work: Work) -> WorkOutcome:
         """One turn; a refusal (unknown conversation, drift, busy) is an outcome, never raised."""
@@ -106,7 +109,15 @@ class HarnessRunner:
             resume_id=work.session_id if work.resume else None,
             force=work.force,
             follow_up=work.prompt if work.resume else "",
+            agent=config.identity,
+            caller=work.caller,
         )
+        if work.takeover and work.resume:
+            # The claim is written before the run starts; a worker still running this journal sees it before
+            # its next tool call and stops (the file backend's lock is then released for this one).
+            claim = getattr(harness.journal, "claim", None)
+            if claim is not None:
+                await claim(work.session_id)
         prompter = work.prompter or DenyPrompter()
         _turn_prompter.set(prompter)
         gate = ConfirmGate(prompter, confirm_tags=config.harness.confirm_tags, nobody_reason=work.unasked)
@@ -118,6 +129,7 @@ class HarnessRunner:
             work.calls.settle = pump.settle
         options = RunOptions(
             prompt=work.prompt,
+            identity=config.identity,
             llm=llm,
             tools=harness.tools,
             tool_updates=harness.tool_updates,
@@ -129,9 +141,10 @@ class HarnessRunner:
             events=events,
             session=session,
             control=work.control or RunControl(),
-            interactive=True,
-            next_prompt=turn_end,
+            interactive=work.conversation,
+            next_prompt=turn_end if work.conversation else None,
             tool_timeout=self.tool_timeout,
+            hooks=self.hooks,
             pii_mode=config.harness.pii.mode,
         )
         outcome: WorkOutcome | None = None
@@ -141,7 +154,10 @@ class HarnessRunner:
                 outcome = _outcome(await run(options), ended, provider.failure)
             except ResumeRefusedError as err:
                 outcome = WorkOutcome(reason="refused", code=_refusal_code(str(err)), error=str(err))
-            except JournalLockedError:
+            except JournalClaimedError as err:
+                outcome = WorkOutcome(reason="refused", code="taken_over", error=str(err))
+            except (JournalLockedError, JournalExistsError):
+                # Held by a writer, or created a moment ago by another worker taking the same work.
                 outcome = WorkOutcome(
                     reason="refused", code="conversation_busy", error="a turn of this conversation is running"
                 )
@@ -212,6 +228,10 @@ def _outcome(result: RunResult, ended: list[str], failure: ProviderError | None 
             return WorkOutcome(reason="completed", answer=result.answer, usage=usage)
         kind = "max_iterations" if ended[0].startswith("max iterations") else "failed"
         return WorkOutcome(reason=kind, error=ended[0], code=_provider_code(ended[0], failure), usage=usage)
+    if result.reason == "completed":
+        return WorkOutcome(reason="completed", answer=result.answer, usage=usage)
+    if result.reason == "max_iterations":
+        return WorkOutcome(reason="max_iterations", error=result.error, usage=usage)
     if result.reason == "budget":
         return WorkOutcome(reason="budget_exhausted", error=result.error, usage=usage)
     if result.reason == "suspended":

@@ -46,13 +46,15 @@ async def _serve(settings: wiring.Settings, flags: Flags, connection: wiring.Mod
     config = settings.config
     a2a = config.expose.agent.a2a
     prompts = None if flags.tools_only else a2a.prompts
+    jobs = None if flags.tools_only else config.expose.agent.jobs
     web = None if flags.tools_only else config.expose.agent.web
+    channels_on = prompts is not None or jobs is not None or web is not None
     async with AsyncExitStack() as stack:
         harness = await stack.enter_async_context(
             wiring.open_harness(
                 settings,
                 "serve",
-                checkpointing=prompts is not None or web is not None,
+                checkpointing=channels_on,
                 state_dir=flags.state_dir,
                 nats=flags.target,
                 prompter=TurnPrompter(),  # ask_human answers through each turn's own prompter
@@ -67,8 +69,9 @@ async def _serve(settings: wiring.Settings, flags: Flags, connection: wiring.Mod
             tools, tool_rows = _tool_endpoint(harness)  # refuses a set with nothing to serve before connecting
         service = None
         transport = None
-        if prompts is not None or tools is not None:
+        if prompts is not None or tools is not None or jobs is not None:
             transport = await harness.connected()
+        if transport is not None and (prompts is not None or tools is not None):
             from fiskai_a2a.nats_service import ServiceHost
 
             service = ServiceHost(transport, config.identity)
@@ -76,9 +79,23 @@ async def _serve(settings: wiring.Settings, flags: Flags, connection: wiring.Mod
         channels: list[Channel] = []
         endpoints: list[str] = []
         runner = None
-        if prompts is not None or web is not None:
+        if channels_on:
             assert connection is not None
             runner = await _runner(stack, harness, connection, flags)
+        queue_workers = "1 (default; no queue)"
+        queue_context = ""
+        if jobs is not None:
+            from ._jobs_setup import jobs_channel
+
+            assert transport is not None
+            jobs_endpoint = await jobs_channel(stack, harness, transport, jobs, flags)
+            channels.append(jobs_endpoint)
+            endpoints.append(jobs_endpoint.name)
+            sections.append(jobs_endpoint.banner())
+            queue_workers = f"{jobs_endpoint.workers} ({'flag' if flags.workers else 'config'})"
+            queue_context = jobs_endpoint.context
+        elif flags.workers:
+            queue_workers = f"{flags.workers} (flag)"
         if prompts is not None:
             assert service is not None
             channel = _prompts_channel(harness, service, prompts.workers, prompts.elicit, a2a.request_timeout)
@@ -106,7 +123,8 @@ async def _serve(settings: wiring.Settings, flags: Flags, connection: wiring.Mod
                     sessions=_sessions(harness),
                     knowledge=harness.knowledge_directory or "disabled",
                     agent_context=transport.context.describe() if transport is not None else "none (no NATS endpoint)",
-                    workers=f"{flags.workers} (flag)" if flags.workers else "1 (default; no queue)",
+                    workers=queue_workers,
+                    queue_context=queue_context,
                     work_dir=str(flags.work_dir or os.getcwd()),
                     sections=sections,
                 ),
@@ -226,6 +244,7 @@ def _tool_endpoint(harness: wiring.Harness):
     from fiskai_a2a import A2AError, Server
     from fiskai_a2a.nats_service import serve_subject
     from fiskai_a2a.tool_endpoint import ToolEndpoint, default_max_concurrent
+    from fiskai_cli._hooks import command_hooks
 
     config = harness.config
     a2a = config.expose.agent.a2a
@@ -238,6 +257,7 @@ def _tool_endpoint(harness: wiring.Harness):
             tools=served.tools(),
             confirm_tags=config.harness.confirm_tags,
             tool_timeout=a2a.tool_timeout.total_seconds() if a2a.tool_timeout else 30.0,
+            hooks=command_hooks(harness.settings),
             pii_mode=config.harness.pii.mode,
         )
     except A2AError as err:

@@ -9,7 +9,7 @@ import logging
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO, cast
+from typing import TextIO
 
 import anyio
 import click
@@ -53,13 +53,20 @@ def start(settings: wiring.Settings, flags: Flags) -> int:
             "expose.agent.a2a.serve_tools: true instead"
         )
     prompts = None if flags.tools_only else a2a.prompts
+    jobs = None if flags.tools_only else config.expose.agent.jobs
     web = None if flags.tools_only else config.expose.agent.web
+    channels = prompts is not None or jobs is not None or web is not None
     tools = a2a.serve_tools or flags.tools_only
-    if prompts is None and not tools and web is None:
+    if not channels and not tools:
         raise click.ClickException(
             f'no endpoint is enabled in "{settings.path}": add expose.agent.a2a.prompts (answer prompts), '
-            "expose.agent.web (answer browsers) or set expose.agent.a2a.serve_tools: true (serve tools)"
+            "expose.agent.jobs (take queued jobs), expose.agent.web (answer browsers) or set "
+            "expose.agent.a2a.serve_tools: true (serve tools)"
         )
+    if flags.workers is not None and flags.workers < 1:
+        raise click.ClickException(f"--workers {flags.workers}: must be at least 1")
+    if jobs is not None:
+        _check_channel(settings, "expose.agent.jobs", "take queued jobs")
     if prompts is not None:
         _check_prompts(settings)
     if web is not None:
@@ -74,16 +81,16 @@ def start(settings: wiring.Settings, flags: Flags) -> int:
         raise click.ClickException(
             f'application_path is required to serve tools (expose.agent.a2a.serve_tools) in "{settings.path}"'
         )
-    if (prompts is not None or tools) and not config.nats_context and not flags.target.given:
+    if (prompts is not None or jobs is not None or tools) and not config.nats_context and not flags.target.given:
         raise click.ClickException(
             f'nats_context is required for fiskai serve in "{settings.path}": set nats_context in agent.yaml (a '
             "context of the nats CLI), or pass --server URL or --context NAME"
         )
     if flags.work_dir is not None and not (flags.work_dir.is_absolute() and flags.work_dir.is_dir()):
         raise click.ClickException(f'--work-dir "{flags.work_dir}" must be an absolute path to a directory that exists')
-    if prompts is not None or web is not None:
+    if channels:
         _check_session_directory(settings, flags.state_dir)
-    connection = _connection(settings, flags) if prompts is not None or web is not None else None
+    connection = _connection(settings, flags) if channels else None
     _log_to_stderr(flags.verbose)
     from .start import serve_with
 
@@ -111,14 +118,18 @@ def _check_session_directory(settings: wiring.Settings, state_dir: Path | None) 
         )
 
 
-def _check_prompts(
-    settings: wiring.Settings, block: str = "expose.agent.a2a.prompts", what: str = "answer prompts"
-) -> None:
+def _check_channel(settings: wiring.Settings, block: str, what: str) -> None:
     config = settings.config
     for value, key in ((config.system_prompt, "system_prompt"), (config.llm.model, "llm.model")):
         if not value:
             raise click.ClickException(f'{key} is required to {what} ({block}) in "{settings.path}"')
-    if not _identity_written(settings.path):
+
+
+def _check_prompts(
+    settings: wiring.Settings, block: str = "expose.agent.a2a.prompts", what: str = "answer prompts"
+) -> None:
+    _check_channel(settings, block, what)
+    if not settings.config.identity_written:
         raise click.ClickException(
             f'identity must be set in "{settings.path}" to {what}: it names the conversations and (over NATS) the '
             "subject callers address, so a derived one would change with the binary's name"
@@ -150,16 +161,6 @@ def _web_token(flags: Flags, listen: str) -> Flags:
             "the bearer token in it (the name goes on the command line, never the token)"
         )
     return dataclasses.replace(flags, token=token)
-
-
-def _identity_written(path: Path) -> bool:
-    import yaml
-
-    try:
-        document: Any = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError):
-        return False
-    return isinstance(document, dict) and bool(cast("dict[str, Any]", document).get("identity"))
 
 
 def _connection(settings: wiring.Settings, flags: Flags) -> wiring.ModelConnection:

@@ -7,7 +7,7 @@ system-prompt note that tells the model how to use it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from fiskai_core.knowledge import KnowledgeSearcher
 from fiskai_core.prompter import Prompter
@@ -34,6 +34,7 @@ class KnowledgeAccess:
     __slots__ = (
         "citations",
         "expand_to_section",
+        "indexed_chunks",
         "max_injected_tokens",
         "read_tool",
         "result_format",
@@ -51,8 +52,10 @@ class KnowledgeAccess:
         citations: CitationRewriter | None = None,
         read_tool: bool = False,
         expand_to_section: bool = False,
+        indexed_chunks: Callable[[], int | None] | None = None,
     ) -> None:
         self.searcher = searcher
+        self.indexed_chunks = indexed_chunks  # the retrieval span's chunk count (telemetry only)
         self.expand_to_section = expand_to_section
         self.read_tool = read_tool
         self.citations = citations or CitationRewriter()
@@ -106,6 +109,7 @@ def agent_tool_set(
             result_format=knowledge.result_format,
             expand_to_section=knowledge.expand_to_section,
             citations=knowledge.citations,
+            indexed_chunks=knowledge.indexed_chunks,
         )
         enumerate_tool = KnowledgeEnumerateTool(knowledge.searcher, citations=knowledge.citations)
         entries.extend(ToolEntry(tool=t, kind="builtin") for t in (tool, enumerate_tool))

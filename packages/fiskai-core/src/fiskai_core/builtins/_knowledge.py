@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+from collections.abc import Callable
 
 import anyio.to_thread
 from pydantic import JsonValue
@@ -19,7 +20,7 @@ from typing_extensions import override
 from fiskai_core._gojson import JsonNumber
 from fiskai_core.errors import ArgumentsError
 from fiskai_core.knowledge import KnowledgeIndex, KnowledgePack, KnowledgeReader, KnowledgeResult, KnowledgeSearcher
-from fiskai_core.telemetry import current as current_telemetry
+from fiskai_core.telemetry import Span, current as current_telemetry
 from fiskai_core.tools import TAG_IDEMPOTENT, CallContext, ToolArguments, ToolResult
 
 from ._base import BuiltinTool, quoted_trace
@@ -86,6 +87,7 @@ class KnowledgeSearchTool(BuiltinTool):
         result_format: str = "pack",
         expand_to_section: bool = False,
         citations: CitationRewriter | None = None,
+        indexed_chunks: Callable[[], int | None] | None = None,
     ) -> None:
         """Bind the tool to a searcher.
 
@@ -99,6 +101,8 @@ class KnowledgeSearchTool(BuiltinTool):
             expand_to_section: Widen each JSON hit to its heading section (`harness.knowledge.expand_to_section`),
                 each within `max_injected_tokens / top_k` tokens.
             citations: `harness.knowledge.citations`, rewriting JSON results' citations.
+            indexed_chunks: The index's chunk count for the `retrieval` span, supplied by whoever opened the
+                index (None: the attribute is left out).
         """
         self._searcher = searcher
         self._budget = max_injected_tokens
@@ -106,6 +110,7 @@ class KnowledgeSearchTool(BuiltinTool):
         self._json = result_format == "json"
         self._expand = expand_to_section
         self._cite = citations
+        self._chunks = indexed_chunks
 
     @override
     def check(self, arguments: ToolArguments) -> None:
@@ -132,8 +137,10 @@ class KnowledgeSearchTool(BuiltinTool):
         searcher = self._searcher
         # Its own span under the tool's (reference 6.2); the query is content, so it is not an attribute.
         with current_telemetry().span("retrieval", {"gen_ai.operation.name": "retrieval"}) as span:
+            if limit is not None:
+                span.set("fisk.knowledge.top_k", limit)
             if self._json:
-                return await self._answer_json(query, limit)
+                return await self._answer_json(query, limit, span)
             if searcher is None:
                 span.set("fisk.knowledge.search.status", "index_not_built")
                 return ToolResult(output=_NOT_BUILT_JSON)
@@ -156,7 +163,9 @@ class KnowledgeSearchTool(BuiltinTool):
             span.set("fisk.knowledge.sections", len(pack.citations))
             if pack.status == "index_not_built":
                 return ToolResult(output=_NOT_BUILT_JSON)
+            await self._count_chunks(span)
             degraded = getattr(pack, "degraded", None)
+            _searched(span, "", degraded)
             text = pack.text if not degraded else f"note: {DEGRADED_NOTE} ({degraded})\n{pack.text}"
             return ToolResult(output=text, citations=tuple(pack.citations))
 
@@ -166,13 +175,28 @@ class KnowledgeSearchTool(BuiltinTool):
             return expand_result(searcher, result, budget_bytes=self._budget // (self._top_k or 5) * 4)
         return result
 
+    async def _count_chunks(self, span: Span) -> None:
+        """`fisk.knowledge.indexed_chunks` from the composer's counter (6.3), only when the span is exported.
+
+        An attribute never fails a search: a counter that cannot count leaves it absent.
+        """
+        counter = self._chunks
+        if counter is None or not span.recording:
+            return
+        try:
+            chunks = await anyio.to_thread.run_sync(counter)
+        except Exception:  # noqa: BLE001 - an injected seam, as the searcher
+            return
+        if chunks is not None:
+            span.set("fisk.knowledge.indexed_chunks", chunks)
+
     def _limit(self, requested: int | None) -> int | None:
         """The model's `top_k`, capped by the configured one; the configured one when it asked none."""
         if requested is None:
             return self._top_k
         return requested if self._top_k is None else min(requested, self._top_k)
 
-    async def _answer_json(self, query: str, limit: int | None) -> ToolResult:
+    async def _answer_json(self, query: str, limit: int | None, span: Span) -> ToolResult:
         searcher = self._searcher
         if searcher is None:
             return ToolResult(output=go_json(None, budget_chars=self._budget * 4).text)
@@ -181,9 +205,29 @@ class KnowledgeSearchTool(BuiltinTool):
         try:
             result = await anyio.to_thread.run_sync(lambda: self._search(searcher, query, limit))
         except Exception as err:  # noqa: BLE001 - an injected seam's failure is a result, as above
+            span.error("search")
             return ToolResult(output=f"knowledge_search: {err}", is_error=True)
+        span.set("fisk.knowledge.search.status", result.status)
+        span.set("fisk.knowledge.sections", len(result.hits))
+        if result.status != "index_not_built":
+            await self._count_chunks(span)
+        _searched(span, result.tier, result.degraded)
         output = go_json(result, budget_chars=self._budget * 4, cite=self._cite)
         return ToolResult(output=output.text, citations=output.citations)
+
+
+def _searched(span: Span, tier: str, degraded: str | None) -> None:
+    """The tier and degradation attributes of a `retrieval` span, and the degraded-search count (6.3, 6.4)."""
+    if tier:
+        configured = "hybrid" if tier.startswith("hybrid") else "lexical"
+        span.set("fisk.knowledge.tier.configured", configured)
+        span.set("fisk.knowledge.tier.effective", "lexical" if degraded else configured)
+    if degraded:
+        # A closed vocabulary (never the error's text): a server that did not answer in time, or any other failure.
+        reason = "timeout" if "timed out" in degraded or "timeout" in degraded.lower() else "embeddings"
+        span.set("fisk.knowledge.degraded", True)
+        span.set("fisk.knowledge.degraded_reason", reason)
+        current_telemetry().record("fisk.knowledge.degraded_searches", 1, {"fisk.knowledge.degraded_reason": reason})
 
 
 def _top_k(arguments: ToolArguments) -> int | None:

@@ -13,7 +13,7 @@ from fiskai_core.tools import CallPlan, Tool, ToolArguments, ToolResult, parse_a
 
 __all__ = ["Refusal", "ToolCall", "argv_digest", "prepare_call"]
 
-RefusalKind = Literal["invalid", "missing"]
+RefusalKind = Literal["invalid", "missing", "denied"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -22,7 +22,8 @@ class Refusal:
 
     result: ToolResult
     kind: RefusalKind
-    """`missing`: required parameters are absent; `invalid`: anything else about the arguments."""
+    """`missing`: required parameters are absent; `invalid`: anything else about the arguments; `denied`: a
+    `pre_tool_use` hook refused it."""
     missing: tuple[str, ...] = ()
 
 

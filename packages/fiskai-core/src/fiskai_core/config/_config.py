@@ -91,6 +91,7 @@ class Config(Block):
     """Up to 8 example prompts (at most 256 characters each) a page offers as suggestions."""
 
     _origin: Origin | None = PrivateAttr(default=None)
+    _identity_written: bool | None = PrivateAttr(default=None)
 
     @model_validator(mode="before")
     @classmethod
@@ -117,6 +118,14 @@ class Config(Block):
     def has_tool_source(self) -> bool:
         """Whether any program's commands are wrapped (`application_path` or `tool_sources`)."""
         return bool(self.application_path or self.tool_sources)
+
+    @property
+    def identity_written(self) -> bool:
+        """Whether the file sets `identity` itself (not derived from `application_path` or defaulted).
+
+        A configuration built without the loader counts a non-empty identity as written.
+        """
+        return self._identity_written if self._identity_written is not None else bool(self.identity)
 
     @property
     def source_path(self) -> Path | None:
@@ -187,10 +196,11 @@ class Config(Block):
         return self.model_copy(update={"harness": self.harness.model_copy(update={"sessions": sessions})})
 
 
-def attach_origin(config: Config, origin: Origin) -> Config:
-    """Record where `config` was read from (it is otherwise immutable)."""
+def attach_origin(config: Config, origin: Origin, *, identity_written: bool | None = None) -> Config:
+    """Record where `config` was read from, and whether it named its identity (it is otherwise immutable)."""
     # The loader is the only writer; a public setter would let callers relabel a config's errors.
     config._origin = origin  # pyright: ignore[reportPrivateUsage]
+    config._identity_written = identity_written  # pyright: ignore[reportPrivateUsage]
     return config
 
 

@@ -10,6 +10,7 @@ from typing import ClassVar, Literal
 
 from pydantic import (
     Field,
+    ValidationInfo,
     field_validator,
 )
 
@@ -126,6 +127,49 @@ class PromptsSettings(Block):
         return value or 1
 
 
+_QUEUE_NAME = r"^[A-Za-z0-9_-]+$"
+
+
+class JobsSettings(Block):
+    """`expose.agent.jobs`: its presence (even `{}`) turns on taking queued jobs (choria-io/asyncjobs)."""
+
+    queue: Text = "FISK_AI"
+    """The work queue; it must already exist (`ajc queue add`): the worker creates nothing."""
+    task_type: Text = "fisk-ai:run"
+    """Only tasks of this type are taken; other types on the queue are left alone."""
+    workers: Int = 1
+    """Jobs run at once by this worker; `--workers` overrides."""
+    nats_context: Text = ""
+    """The context the queue is reached through (default: the top-level `nats_context`)."""
+    max_payload: Int = 524288
+    """The largest task payload taken, in bytes, checked before any decoding."""
+
+    @field_validator("queue")
+    @classmethod
+    def _queue(cls, value: str) -> str:
+        import re
+
+        if not value:
+            return "FISK_AI"
+        if re.fullmatch(_QUEUE_NAME, value) is None:
+            raise SettingError(
+                f"invalid expose.agent.jobs.queue {go_quote(value)}: use letters, digits, - and _ (a NATS subject token)"
+            )
+        return value
+
+    @field_validator("task_type")
+    @classmethod
+    def _task_type(cls, value: str) -> str:
+        return value or "fisk-ai:run"
+
+    @field_validator("workers", "max_payload")
+    @classmethod
+    def _positive(cls, value: int, info: ValidationInfo) -> int:
+        if value < 0:
+            raise SettingError(f"invalid expose.agent.jobs.{info.field_name} {value}: must not be negative")
+        return value or (1 if info.field_name == "workers" else 524288)
+
+
 class A2ASettings(_ServerLimits):
     """`expose.agent.a2a`: the tool endpoint (`serve_tools`), the prompts channel and the caller's patience."""
 
@@ -169,6 +213,8 @@ class ExposeAgentSettings(Block):
     """None when absent; present (even empty) enables `fiskai mcp`."""
     a2a: A2ASettings = Field(default_factory=A2ASettings)
     tools: ExposeToolsSettings = Field(default_factory=ExposeToolsSettings)
+    jobs: JobsSettings | None = None
+    """None when absent; present (even empty) enables taking queued jobs under `fiskai serve`."""
     web: WebSettings | None = None
     """None when absent; present turns on the web channel of `fiskai serve` (`origins` is required)."""
 

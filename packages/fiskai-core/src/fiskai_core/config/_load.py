@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 from dataclasses import replace
 from pathlib import Path
+from typing import cast
 
 from pydantic import ValidationError
 
@@ -18,6 +19,7 @@ from ._config import Config, attach_origin
 from ._diagnostics import describe, explain
 from ._modes import Mode, validate_for_mode
 from ._origin import Origin
+from ._schema import as_written
 from ._yaml import read_document
 
 __all__ = ["load_config", "parse_config"]
@@ -83,7 +85,8 @@ def _parse(text: str, mode: Mode, origin: Origin) -> Config:
         config = Config.model_validate(data)
     except ValidationError as err:
         raise explain(err, Config, origin) from None
-    config = attach_origin(config, origin)
+    written = as_written(cast("dict[str, object]", data).get("identity"))
+    config = attach_origin(config, origin, identity_written=written not in (None, ""))
     validate_for_mode(config, mode, origin)
     return config
 

@@ -102,8 +102,9 @@ class HooksSettings(Block):
 
     A `pre_tool_use` hook can deny a call or rewrite the tool and its arguments; the confirm gate still
     fires when the original or the rewritten tool is gated. A `post_tool_use` hook can replace the
-    output. A `user_prompt_submit` hook can deny or rewrite a prompt. Hooks of one point run in order;
-    the first deny wins.
+    output. A `user_prompt_submit` hook can deny or rewrite a prompt (each one: the first, chat follow-ups,
+    served turns). Hooks of one point run in order; the first deny wins. The tool hooks run on every face
+    (`run`, `serve`, `mcp`, the a2a tool endpoint, `tools call`); a server logs its decisions on stderr.
     """
 
     pre_tool_use: list[HookCommand] = Field(default_factory=list[HookCommand])

@@ -62,6 +62,7 @@ __all__ = [
     "KnowledgeSettings",
     "LLMSettings",
     "MCPSettings",
+    "JobsSettings",
     "PromptsSettings",
     "MemorySettings",
     "RemoteAgent",
@@ -472,6 +473,7 @@ from ._expose import (  # noqa: E402
     ExposeAgentSettings,
     ExposeSettings,
     ExposeToolsSettings,
+    JobsSettings,
     MCPSettings,
     PromptsSettings,
 )

@@ -25,7 +25,7 @@ from ._api import (
     TurnEnd,
     hook_name,
 )
-from ._chain import Decisions, control, post_tool_use, pre_tool_use, user_prompt_submit
+from ._chain import Decisions, control, decision_line, post_tool_use, pre_tool_use, user_prompt_submit
 from ._command import CommandHook
 
 __all__ = [
@@ -49,6 +49,7 @@ __all__ = [
     "ToolUse",
     "TurnEnd",
     "control",
+    "decision_line",
     "hook_name",
     "post_tool_use",
     "pre_tool_use",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -20,7 +21,7 @@ from ._api import (
     hook_name,
 )
 
-__all__ = ["Decisions", "control", "post_tool_use", "pre_tool_use", "user_prompt_submit"]
+__all__ = ["Decisions", "control", "decision_line", "post_tool_use", "pre_tool_use", "user_prompt_submit"]
 
 
 @dataclass(slots=True)
@@ -31,6 +32,22 @@ class Decisions:
 
     def add(self, point: str, hook: object, decision: str, **details: Any) -> None:
         self.records.append({"point": point, "hook": hook_name(hook), "decision": decision, **details})
+
+
+def decision_line(record: dict[str, Any], tool: str = "") -> str:
+    """One decision as a log line, for a face with no journal (`Hook "policy" denied stream_rm (pre_tool_use): why`)."""
+    verb = {"deny": "denied", "rewrite": "rewrote", "replace": "replaced the output of", "abort": "aborted at"}
+    decision = str(record.get("decision", ""))
+    subject = tool
+    line = f'Hook "{record.get("hook", "")}" {verb.get(decision, decision + "ed")}'
+    line += f" {subject}" if subject else ""
+    line += f" ({record.get('point', '')})"
+    rewritten = record.get("rewritten")
+    if isinstance(rewritten, dict):
+        line += f" to {json.dumps(rewritten, ensure_ascii=False, sort_keys=True)[:300]}"
+    if record.get("reason"):
+        line += f": {record['reason']}"
+    return line
 
 
 def _tool_json(use: ToolUse) -> dict[str, Any]:
@@ -81,7 +98,10 @@ async def user_prompt_submit(hooks: Hooks, prompt: PromptSubmit, decisions: Deci
             decisions.add("user_prompt_submit", hook, "deny", reason=decision.reason)
             return decision
         if isinstance(decision, RewritePrompt):
-            decisions.add("user_prompt_submit", hook, "rewrite", original=prompt.prompt, rewritten=decision.prompt)
+            details: dict[str, Any] = {"original": prompt.prompt, "rewritten": decision.prompt}
+            if decision.reason:
+                details["reason"] = decision.reason
+            decisions.add("user_prompt_submit", hook, "rewrite", **details)
             prompt = replace(prompt, prompt=decision.prompt)
         else:
             decisions.add("user_prompt_submit", hook, "allow")

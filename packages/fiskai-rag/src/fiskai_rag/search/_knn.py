@@ -19,6 +19,7 @@ smaller than `MATRIX_MIN_VECTORS` (where sqlite-vec is already about a milliseco
 
 from __future__ import annotations
 
+import contextvars
 import functools
 import importlib.util
 import math
@@ -65,11 +66,13 @@ class Background(Generic[_T]):
     """One call run in a helper thread; `result()` waits for it and re-raises its exception.
 
     A bare thread rather than `concurrent.futures`, whose import pulls in `logging` (8-16 ms of a CLI
-    search that runs one KNN and exits).
+    search that runs one KNN and exits). The call runs in a copy of the caller's context, so whatever the
+    caller keeps in context variables (a tracing span an embedder hangs its own under) holds there too.
     """
 
     def __init__(self, call: Callable[[], _T], *, name: str) -> None:
         self._call = call
+        self._context = contextvars.copy_context()
         self._value: _T | None = None
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
@@ -77,7 +80,7 @@ class Background(Generic[_T]):
 
     def _run(self) -> None:
         try:
-            self._value = self._call()
+            self._value = self._context.run(self._call)
         except BaseException as err:  # noqa: BLE001  # handed to the caller of result()
             self._error = err
 

@@ -161,7 +161,7 @@ class _Api:
         found = await read_conversation(self.store, session, 200)
         if found is None:
             return _error(404, "no such session", "not_found")
-        return thread, found[0], self.turns.questions.get(session)
+        return thread, found[0], await self.turns.waiting(session)
 
     async def read_vercel(self, request: Request) -> Response:
         read = await self._read(request)
@@ -214,7 +214,11 @@ class _Api:
             thread = thread_of(self.identity, summary.run_id)
             if thread is None:
                 continue
-            question = self.turns.questions.get(summary.run_id)
+            # An interrupted run may have ended on a question a restart lost from memory.
+            interrupted = summary.status == "error"
+            question = (
+                await self.turns.waiting(summary.run_id) if interrupted else self.turns.questions.get(summary.run_id)
+            )
             status = "running" if summary.run_id in self.turns.running else ("waiting" if question else summary.status)
             rows.append(
                 {

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Collection
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Literal
 
@@ -23,7 +23,7 @@ from fiskai_cli.serve._replay import session_exists
 from fiskai_runstate import JournalNotFoundError, fold
 
 from ._ids import session_for
-from ._questions import Answer, Question, WebPrompter
+from ._questions import ASK_KINDS, Answer, Question, WebPrompter
 
 if TYPE_CHECKING:
     from anyio.abc import TaskGroup
@@ -64,16 +64,20 @@ class Admission:
 class Turns:
     """The channel's turns: admission, the questions waiting for answers, the running controls."""
 
-    def __init__(self, identity: str, store: Store) -> None:
+    def __init__(self, identity: str, store: Store, *, gated: Callable[[], Collection[str]] = frozenset) -> None:
         self.identity = identity
         self.store = store
+        self.gated = gated
+        """The tools the confirm gate asks about (the card's destructive ones), read when a question is recovered."""
         self.runner: WorkRunner | None = None
         self.group: TaskGroup | None = None
         self.draining = False
         self.running: dict[str, RunControl] = {}
         """Running turns by session."""
         self.questions: dict[str, Question] = {}
-        """The question each conversation waits on (kept in memory: a restarted worker asks it again)."""
+        """The question each conversation waits on; after a restart, recovered from the journal (`waiting`)."""
+        self._looked: set[str] = set()
+        """Conversations whose journal was looked at for a question since this worker started."""
         self.idle = anyio.Event()
         self.idle.set()
 
@@ -86,7 +90,9 @@ class Turns:
         session = session_for(self.identity, thread)
         if session in self.running:
             return Refused(409, "a turn of this conversation is running; wait for its end", "conversation_busy")
-        waiting = self.questions.get(session)
+        waiting = await self.waiting(session)
+        if session in self.running:  # recovering the question took a turn of it
+            return Refused(409, "a turn of this conversation is running; wait for its end", "conversation_busy")
         if waiting is not None and answer is None:
             return Refused(
                 409,
@@ -151,6 +157,67 @@ class Turns:
         finally:
             send.close()
             self._release(session)
+
+    async def waiting(self, session: str) -> Question | None:
+        """The question `session` waits on; once per worker, one the journal shows is asked again.
+
+        A restarted worker has no question in memory, but the journal keeps the call it was about
+        (unanswered, the run interrupted); a resume re-dispatches it and the gate or the ask_human tool
+        asks again, with its text, before any model call. That resume is run here, ending at the question.
+        """
+        question = self.questions.get(session)
+        if question is not None or session in self.running or session in self._looked or self.runner is None:
+            return question
+        if self.draining or len(self.running) >= MAX_TURNS:
+            return None  # no turn to spare for asking again now; a later look will
+        self._looked.add(session)
+        if not await self._asks_again(session) or session in self.running:
+            return self.questions.get(session)  # (a turn taken while the journal was read decides)
+        control = RunControl()
+        self.running[session] = control
+        self.idle = anyio.Event()
+        prompter = WebPrompter(control=control, locate=self._locator(session))
+        work = Work(
+            channel="web",
+            session_id=session,
+            prompt="",
+            caller="web",
+            resume=True,
+            prompter=prompter,
+            control=control,
+            argv=True,
+        )
+        try:
+            await self.runner.run(work)
+        finally:
+            self._release(session)
+        if prompter.asked is not None:
+            self.questions[session] = prompter.asked
+            _log.info("Web question recovered from the journal session=%s call=%s", session, prompter.asked.tool_use_id)
+        return prompter.asked
+
+    async def _asks_again(self, session: str) -> bool:
+        """Whether the journal shows a run interrupted while its first unanswered call waited on a person.
+
+        That is an ask_human call (asked again on resume, reference 8.3), or a call of a gated tool that
+        never started (no intent: the gate asks before the intent is journaled). Anything else is left
+        alone: resuming it would run a tool (or call the model) on a mere look at the conversation.
+        """
+        try:
+            state = fold(await self.store.load(session))
+        except JournalNotFoundError:
+            return False
+        pending, terminal = state.pending, state.terminal
+        if pending is None or not pending.unanswered or terminal is None or terminal.reason != "error":
+            return False
+        wanted = pending.unanswered[0]
+        names = [use.name for use in message_from_json(pending.assistant).tool_uses if use.id == wanted]
+        if not names:
+            return False
+        if names[0] in ASK_KINDS:
+            return True
+        started = any(intent.tool_use_id == wanted for intent in state.intents_without_results)
+        return not started and names[0] in self.gated()
 
     def _release(self, session: str) -> None:
         self.running.pop(session, None)

@@ -33,6 +33,11 @@ if TYPE_CHECKING:
 __all__ = ["WebChannel"]
 
 
+def _gated(card: dict[str, Any]) -> set[str]:
+    """The tools the card marks destructive: the ones the confirm gate asks about."""
+    return {tool["name"] for tool in card.get("tools", ()) if tool.get("behavior", {}).get("destructive")}
+
+
 class _Uvicorn(uvicorn.Server):
     """uvicorn without its own signal handlers: the serve host owns SIGINT and SIGTERM (two-stage)."""
 
@@ -69,7 +74,7 @@ class WebChannel:
         self.settings = settings
         self.sock = sock
         self.token = token
-        self.turns = Turns(identity, store)
+        self.turns = Turns(identity, store, gated=lambda: _gated(card()))
         host = settings.listen.rpartition(":")[0].strip("[]")
         self.loopback = is_loopback(host)
         self.port = int(sock.getsockname()[1])
