@@ -11,6 +11,8 @@ from fiskai_agent.llm import TextBlock, message_from_json
 from fiskai_runstate import FileJournalStore, JournalError, JournalNotFoundError, Record, Store, fold
 from fiskai_runstate.errors import JournalCorruptError
 
+from ._replay import journal_usage
+
 __all__ = ["JournalUnusableError", "StoreJournals"]
 
 
@@ -76,13 +78,4 @@ class StoreJournals:
             if message.role == "assistant":
                 answer = "".join(block.text for block in message.content if isinstance(block, TextBlock))
                 break
-        counters = state.counters
-        usage = {
-            "input_tokens": counters.in_tokens,
-            "output_tokens": counters.out_tokens,
-            "cache_read_tokens": counters.cache_read_tokens,
-            "cache_create_tokens": counters.cache_create_tokens,
-            "llm_calls": counters.llm_calls,
-            "tool_calls": counters.tool_calls,
-        }
-        return answer, usage
+        return answer, journal_usage(state.counters)

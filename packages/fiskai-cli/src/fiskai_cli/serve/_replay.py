@@ -11,6 +11,7 @@ from typing import Any, Final
 
 from fiskai_agent.llm import TextBlock, ToolResultBlock, ToolUseBlock, message_from_json
 from fiskai_runstate import JournalNotFoundError, Store, fold
+from fiskai_runstate.state import Counters
 
 __all__ = ["MAX_REPLAY", "PendingCalls", "pending_calls", "read_conversation", "session_exists"]
 
@@ -95,8 +96,12 @@ async def read_conversation(store: Store, session: str, replay: int) -> tuple[li
             break
         kept[:0] = turn  # whole turns: a result never arrives without its call
     total = sum(len(turn) for turn in turns)
-    counters = state.counters
-    usage = {
+    return kept, len(kept) < total, journal_usage(state.counters)
+
+
+def journal_usage(counters: Counters) -> dict[str, int]:
+    """A journal's token and call counters as a v1 reply's `usage` (a replay's and a job answered from it)."""
+    return {
         "input_tokens": counters.in_tokens,
         "output_tokens": counters.out_tokens,
         "cache_read_tokens": counters.cache_read_tokens,
@@ -104,7 +109,6 @@ async def read_conversation(store: Store, session: str, replay: int) -> tuple[li
         "llm_calls": counters.llm_calls,
         "tool_calls": counters.tool_calls,
     }
-    return kept, len(kept) < total, usage
 
 
 def _last(turns: list[list[Block]]) -> list[Block]:
