@@ -174,3 +174,32 @@ def test_the_default_model_is_pinned() -> None:
     assert {f.name for f in default.files} == {"config.json", "tokenizer.json", "model.safetensors"}
     weights = next(f for f in default.files if f.name == "model.safetensors")
     assert weights.sha256 is not None and len(weights.sha256) == 64
+
+
+def test_the_int8_variant_shares_the_float_models_download_and_pins_its_own_identity(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("onnxruntime", reason="the semantic extra (onnxruntime) is not installed")
+    from dataclasses import replace
+
+    from fiskai_rag.testing import build_bert_model
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    built = build_bert_model(tmp_path / "served", ["alpha", "beta", "gamma", "rotate", "keys"], hidden=16)
+    full = built_model_spec(built, revision=REVISION, dimension=16, vocabulary=10, download_bytes=1000, kind="bert")
+    small = replace(full, name="tiny-test-int8", int8=True, files_of=full.name)
+    monkeypatch.setitem(KNOWN_MODELS, full.name, full)
+    monkeypatch.setitem(KNOWN_MODELS, small.name, small)
+
+    fetch_model(small, source=built)  # fetching either name fills the one directory
+    assert model_dir(small) == model_dir(full) and installed(full) and installed(small)
+    exact, quantised = StaticEmbedder(full.name), StaticEmbedder(small.name)
+    assert quantised.model == f"bert:tiny-test-int8@{REVISION[:12]}" != exact.model
+    assert model_of_identity(quantised.model) == small.name and model_of_identity(exact.model) == full.name
+    a, b = exact.embed(["rotate keys"])[0], quantised.embed(["rotate keys"])[0]
+    assert (
+        a != b
+        and sum(x * y for x, y in zip(a, b, strict=True))
+        > 0.98 * (sum(x * x for x in a) * sum(y * y for y in b)) ** 0.5
+    )
+    assert KNOWN_MODELS["all-MiniLM-L6-v2-int8"].files == KNOWN_MODELS["all-MiniLM-L6-v2"].files

@@ -33,8 +33,8 @@ _MASKED = -1e4
 """Added to a padding position's attention score: its softmax weight underflows to 0 in float32."""
 
 
-def build_bert_graph(weights: BertWeights) -> onnx.ModelProto:
-    """The encoder as an ONNX model (weights as initializers, float32)."""
+def build_bert_graph(weights: BertWeights, *, int8: bool = False) -> onnx.ModelProto:
+    """The encoder as an ONNX model (weights as initializers, float32; the linear layers' int8 with `int8`)."""
     import numpy as np
     from onnx import TensorProto, helper, numpy_helper
 
@@ -56,6 +56,16 @@ def build_bert_graph(weights: BertWeights) -> onnx.ModelProto:
     def linear(x: str, part: tuple[np.ndarray, np.ndarray], name: str, scale: float = 1.0) -> str:
         weight = (part[0].T * np.float32(scale)).astype(np.float32)  # MatMul takes in x out
         bias = (part[1] * np.float32(scale)).astype(np.float32)
+        if int8:
+            # Symmetric per output column; the activations are quantised per call by the operator.
+            steps = np.maximum(np.abs(weight).max(axis=0), np.float32(1e-12)) / np.float32(127.0)
+            quantised = np.clip(np.rint(weight / steps), -127, 127).astype(np.int8)
+            return node(
+                "DynamicQuantizeMatMul",
+                [x, const(f"{name}.weight_q", quantised), const(f"{name}.weight_step", steps.astype(np.float32)),
+                 const(f"{name}.weight_zero", np.zeros(steps.shape, dtype=np.int8)), const(f"{name}.bias", bias)],
+                domain="com.microsoft",
+            )  # fmt: skip
         return node("Add", [node("MatMul", [x, const(f"{name}.weight", weight)]), const(f"{name}.bias", bias)])
 
     def norm(x: str, part: tuple[np.ndarray, np.ndarray], name: str) -> str:
@@ -123,6 +133,9 @@ def build_bert_graph(weights: BertWeights) -> onnx.ModelProto:
         [helper.make_tensor_value_info("pooled", TensorProto.FLOAT, ["batch", hidden])],
         initializers,
     )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], producer_name="fiskai-rag")
+    opsets = [helper.make_opsetid("", OPSET)]
+    if int8:
+        opsets.append(helper.make_opsetid("com.microsoft", 1))
+    model = helper.make_model(graph, opset_imports=opsets, producer_name="fiskai-rag")
     model.ir_version = 8  # readable by every onnxruntime the extra allows
     return model

@@ -12,13 +12,11 @@ replaced model gets a new graph and a read-only model directory still works. onn
 with its fused CPU kernels. Encoding follows sentence-transformers: special tokens added, the text cut
 at `max_seq_length` tokens, the layers with the exact (erf) GELU, then the pooling; the store normalises.
 
-int8 weights (onnxruntime's dynamic quantisation) were measured on all-MiniLM-L6-v2 and not kept: the
-best setting (per-channel, MatMul only) runs 1.5-2x faster (a query 1.5 against 4-7 ms) but gives a
-cosine as low as 0.988 to the float vectors (mean 0.993), below the 0.999 the encoder must hold; leaving
-the feed-forward output in float reaches 0.994, quantising only the feed-forward input 0.997. Retrieval
-held with it (issue 35, nDCG@10 int8 against float: MED 0.794/0.789, CISI 0.442/0.440, CACM
-0.582/0.573), but the held-out questions were not re-scored with it. `bench/knowledge.py --semantic`
-re-measures it in every run.
+With `int8` the graph's linear layers hold int8 weights (symmetric, one step per output column) and
+quantise their input per call (onnxruntime's `DynamicQuantizeMatMul`): about 2x the float graph's
+throughput and a query in about 2 ms instead of 5, with vectors at cosine 0.988-1.0 to the float ones.
+That is another model to an index (`all-MiniLM-L6-v2-int8`); retrieval held on every set it was scored
+on (issue 35, fiskai-rag's README). `bench/knowledge.py --semantic` re-measures both in every run.
 """
 
 from __future__ import annotations
@@ -64,8 +62,19 @@ class BertModel:
     first batch arrives.
     """
 
-    def __init__(self, directory: Path, tokenizer: Tokenizer, session: _Session, dimension: int, graph: Path) -> None:
+    def __init__(
+        self,
+        directory: Path,
+        tokenizer: Tokenizer,
+        session: _Session,
+        dimension: int,
+        graph: Path,
+        *,
+        int8: bool = False,
+    ) -> None:
         self.directory = directory
+        self.int8 = int8
+        """Whether the graph quantises its activations per call: then every text runs alone (`_batches`)."""
         self._graph = graph
         self._query: _Session | None = session
         """The one-thread session (the one `load_bert_model` made), for `_QUERY_TOKENS` or fewer."""
@@ -101,11 +110,15 @@ class BertModel:
         out: list[list[float]] = [[] for _ in ids]
         # Texts of like length share a batch, so little of each pass is padding.
         order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
+        # An int8 graph picks one quantisation step for all it is given, so a text batched with others
+        # (or with padding) would get another vector than alone. Alone, each text's vector is its own, and
+        # with no padding to compute the pass is faster too (37 against 32 chunks/s on influxdata-docs).
+        budget = 0 if self.int8 else _BATCH_TOKENS
         start = 0
         while start < len(order):
             width = max(1, len(ids[order[start]]))
             end = start + 1
-            while end < len(order) and (end - start + 1) * max(width, len(ids[order[end]])) <= _BATCH_TOKENS:
+            while end < len(order) and (end - start + 1) * max(width, len(ids[order[end]])) <= budget:
                 width = max(width, len(ids[order[end]]))
                 end += 1
             batch = order[start:end]
@@ -152,8 +165,8 @@ def _clip(text: str, max_tokens: int) -> str:
     return text[: max_tokens * 16]
 
 
-def graph_path(directory: Path) -> Path:
-    """Where the ONNX graph of the model in `directory` is cached (it may not exist yet).
+def graph_path(directory: Path, *, int8: bool = False) -> Path:
+    """Where the ONNX graph of the model in `directory` (int8 or float) is cached (it may not exist yet).
 
     Raises:
         ModelError: The weights file cannot be read.
@@ -165,18 +178,19 @@ def graph_path(directory: Path) -> Path:
         info = weights.stat()
     except OSError as err:
         raise ModelError(f"cannot read {weights}: {err.strerror or err}") from err
-    key = hashlib.sha256(f"{_GRAPH_VERSION}\0{weights}\0{info.st_size}\0{info.st_mtime_ns}".encode()).hexdigest()
+    version = f"{_GRAPH_VERSION}-int8" if int8 else _GRAPH_VERSION
+    key = hashlib.sha256(f"{version}\0{weights}\0{info.st_size}\0{info.st_mtime_ns}".encode()).hexdigest()
     return cache_dir().parent / "onnx" / f"{key[:32]}.onnx"
 
 
-def _export(directory: Path, target: Path) -> None:
+def _export(directory: Path, target: Path, *, int8: bool) -> None:
     """Build the graph from the weights and write it to `target` atomically."""
     import onnx
 
     from ._bert_graph import build_bert_graph
     from ._bert_weights import read_bert_weights
 
-    model = build_bert_graph(read_bert_weights(directory))
+    model = build_bert_graph(read_bert_weights(directory), int8=int8)
     spare = target.with_name(f"{target.name}.{os.getpid()}.tmp")
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -209,8 +223,10 @@ def _session(path: Path, *, threads: int = 0) -> tuple[_Session, int]:
     return cast(_Session, session), int(session.get_outputs()[0].shape[-1])
 
 
-def load_bert_model(directory: Path) -> BertModel:
+def load_bert_model(directory: Path, *, int8: bool = False) -> BertModel:
     """Load a sentence-transformers BERT directory (the `semantic` extra), building its graph on first use.
+
+    `int8`: run the linear layers with int8 weights (see the module's notes).
 
     Raises:
         ModelError: A file is missing or malformed, or a library of the `semantic` extra is not installed.
@@ -218,7 +234,7 @@ def load_bert_model(directory: Path) -> BertModel:
     from ._static_model import load_tokenizer
 
     tokenizer = load_tokenizer(directory / "tokenizer.json")
-    path = graph_path(directory)
+    path = graph_path(directory, int8=int8)
     # onnx only builds the graph; a cached one needs the runtime alone.
     needed = ("numpy", "onnxruntime") if path.is_file() else ("numpy", "onnx", "onnxruntime")
     missing = [name for name in needed if importlib.util.find_spec(name) is None]
@@ -228,6 +244,6 @@ def load_bert_model(directory: Path) -> BertModel:
             remedy=Remedy.INSTALL_SEMANTIC,
         )
     if not path.is_file():
-        _export(directory, path)
+        _export(directory, path, int8=int8)
     session, dimension = _session(path, threads=1)  # made now so a damaged graph is reported at load
-    return BertModel(directory, tokenizer, session, dimension, path)
+    return BertModel(directory, tokenizer, session, dimension, path, int8=int8)

@@ -123,7 +123,7 @@ class StaticEmbedder:
             if self.contextual:
                 from ._bert_model import load_bert_model
 
-                self._model = load_bert_model(self._directory)
+                self._model = load_bert_model(self._directory, int8=spec is not None and spec.int8)
             else:
                 from ._static_model import load_static_model
 
