@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -29,7 +30,7 @@ def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 @pytest.fixture
 def cached_minilm(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
-    """A tiny BERT installed in the model cache under the default contextual model's name."""
+    """A tiny BERT installed in the model cache under the default contextual model's name (run in int8)."""
     built = build_bert_model(tmp_path / "built", WORDS)
     revision = "0123456789abcdef0123456789abcdef01234567"
     spec = built_model_spec(
@@ -42,8 +43,10 @@ def cached_minilm(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
         kind="bert",
     )
     monkeypatch.setitem(KNOWN_MODELS, "all-MiniLM-L6-v2", spec)
-    fetch_model(spec, source=built)
-    return spec.identity
+    small = replace(spec, name="all-MiniLM-L6-v2-int8", int8=True, files_of=spec.name)
+    monkeypatch.setitem(KNOWN_MODELS, small.name, small)
+    fetch_model(spec, source=built)  # the float model's download serves its int8 run too
+    return small.identity
 
 
 def _run(*args: str) -> Result:
@@ -89,11 +92,14 @@ def test_an_existing_lexical_index_is_not_switched_silently(
         kind="bert",
     )
     monkeypatch.setitem(KNOWN_MODELS, "all-MiniLM-L6-v2", spec)
+    monkeypatch.setitem(
+        KNOWN_MODELS, "all-MiniLM-L6-v2-int8", replace(spec, name="all-MiniLM-L6-v2-int8", int8=True, files_of=spec.name)
+    )
     fetch_model(spec, source=built)
 
     again = _run("knowledge", "index", "docs")
     assert again.exit_code == 0, again.output
-    assert '--reindex rebuilds it with model "all-MiniLM-L6-v2"' in again.stderr
+    assert '--reindex rebuilds it with model "all-MiniLM-L6-v2-int8"' in again.stderr
     rebuilt = _run("knowledge", "index", "--reindex", "docs")
     assert rebuilt.exit_code == 0, rebuilt.output
     assert "vectors: 3 chunks embedded" in rebuilt.stdout

@@ -178,8 +178,9 @@ _DEFAULT_MODEL = "potion-base-8M"
     envvar="FISKAI_KNOWLEDGE_MODEL",
     default=None,
     help=f"The in-process model for --semantic (implies it): a known name (knowledge model list) or a "
-    "directory holding a Model2Vec model or a sentence-transformers BERT encoder (all-MiniLM-L6-v2: far "
-    f"better at reworded questions, 15-20 chunks/s to index on 2 cores). Default: {_DEFAULT_MODEL}.",
+    "directory holding a Model2Vec model or a sentence-transformers BERT encoder (all-MiniLM-L6-v2-int8: far "
+    "better at reworded questions, tens of chunks/s to index on 2 cores; what a plain `knowledge index` uses "
+    f"when it is cached). Default with --semantic: {_DEFAULT_MODEL}.",
 )
 @click.pass_context
 def knowledge(ctx: click.Context, store_dir: str | None, semantic: bool, model_name: str | None) -> None:
