@@ -21,7 +21,7 @@ from typing_extensions import override
 from fiskai_rag import StaticEmbedder, open_store
 from fiskai_rag.embed import Embedder
 from fiskai_rag.errors import EmbedderError, EmbeddingDimensionError, ModelError
-from fiskai_rag.search import _stages
+from fiskai_rag.search import _knn, _stages
 from fiskai_rag.search._stages import in_process_contextual
 from fiskai_rag.testing import FakeEmbedder
 
@@ -86,6 +86,7 @@ class ServerShaped:
 def spare(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> bool:
     value = bool(request.param)
     monkeypatch.setattr(_stages, "spare_core", lambda: value)
+    monkeypatch.setattr(_knn, "spare_core", lambda: value)  # a server's KNN: in a thread or here
     return value
 
 

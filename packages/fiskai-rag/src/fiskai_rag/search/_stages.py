@@ -1,7 +1,8 @@
 """Search as an ordered list of named ranking stages, each of which can be read, timed or switched off.
 
 A ranking is a list of (chunk id, score), best first. `run_search` starts the query's vector and its
-KNN before any stage (outside the read transaction, so a slow embeddings server holds nothing), then
+KNN before any stage (outside the read transaction, so a slow embeddings server holds nothing; an
+in-process contextual model's run beside the stages in a worker thread when a core is spare), then
 hands the ranking through `STAGES` in this order inside one read transaction:
 
 1. `candidates`: the best `RESCORE_POOL` (100) chunks by BM25, lower is better: from the posting lists
