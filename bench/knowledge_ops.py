@@ -308,11 +308,21 @@ def semantic(args: dict[str, Any]) -> dict[str, Any]:
         **timed,
         "embed_p50_ms": statistics.median(embed_ms[args["model"]]),
         "embed_p50_ms_by": {name: statistics.median(values) for name, values in embed_ms.items()},
+        "spare_core": _spare_core(),
         "first_ms": first_ms,
         "chunks": stats.chunks,
         "index_seconds": index_seconds,
         "index_rss_mb": index_rss,
     }
+
+
+def _spare_core() -> bool | None:
+    """Whether a search here would run a contextual query vector beside its lexical stages (None: no such step)."""
+    try:
+        from fiskai_rag.store._worker import spare_core
+    except ImportError:
+        return None
+    return spare_core()
 
 
 def _corpus_chunks(corpus: str, count: int) -> list[str]:
@@ -373,6 +383,9 @@ def encoders(args: dict[str, Any]) -> dict[str, Any]:
         "old_per_s": statistics.median(rates["old"]),
         "new_per_s": statistics.median(rates["new"]),
         "int8_per_s": statistics.median(rates["int8"]),
+        # Each round's rates side by side: the numpy encoder's BLAS threads gain far more than the others
+        # when the machine frees a core, so the ratio of one round says more than the medians' ratio.
+        "rounds": [[rates[name][n] for name in ("old", "new", "int8")] for n in range(args["rounds"])],
         "min_cosine": min(cosines),
         "int8_min_cosine": min(int8_cosines),
         "int8_mean_cosine": statistics.fmean(int8_cosines),
