@@ -291,23 +291,38 @@ def semantic(args: dict[str, Any]) -> dict[str, Any]:
             lambda q: lexical_reader.search(q, top_k=10).hits,
             args["rounds"],
         )
-        # The query's forward pass alone (the part a hybrid search adds beside its lexical stages).
-        encoder = StaticEmbedder(args["model"])
-        encoder.embed(queries[:2])
-        embed_ms: list[float] = []
+        # The query's forward pass alone (the part a hybrid search adds beside its lexical stages), of the
+        # store's model and of any other named in `query_models`, alternating query by query.
+        names = list(dict.fromkeys([args["model"], *args.get("query_models", [])]))
+        encoders = {name: StaticEmbedder(name) for name in names}
+        embed_ms: dict[str, list[float]] = {name: [] for name in names}
+        for encoder in encoders.values():
+            encoder.embed(queries[:2])
         for _ in range(args["rounds"]):
             for query in queries:
-                start = time.perf_counter()
-                encoder.embed([query])
-                embed_ms.append((time.perf_counter() - start) * 1000)
+                for name, encoder in encoders.items():
+                    start = time.perf_counter()
+                    encoder.embed([query])
+                    embed_ms[name].append((time.perf_counter() - start) * 1000)
     return {
         **timed,
-        "embed_p50_ms": statistics.median(embed_ms),
+        "embed_p50_ms": statistics.median(embed_ms[args["model"]]),
+        "embed_p50_ms_by": {name: statistics.median(values) for name, values in embed_ms.items()},
+        "spare_core": _spare_core(),
         "first_ms": first_ms,
         "chunks": stats.chunks,
         "index_seconds": index_seconds,
         "index_rss_mb": index_rss,
     }
+
+
+def _spare_core() -> bool | None:
+    """Whether a search here would run a contextual query vector beside its lexical stages (None: no such step)."""
+    try:
+        from fiskai_rag.store._worker import spare_core
+    except ImportError:
+        return None
+    return spare_core()
 
 
 def _corpus_chunks(corpus: str, count: int) -> list[str]:
@@ -323,10 +338,11 @@ def _corpus_chunks(corpus: str, count: int) -> list[str]:
 
 
 def encoders(args: dict[str, Any]) -> dict[str, Any]:
-    """Chunks a second of the former numpy encoder and the onnxruntime one, alternating, on the same chunks.
+    """Chunks a second of the former numpy encoder, onnxruntime float and int8, alternating, on the same chunks.
 
-    Both load the same model directory; each round encodes every chunk once with each encoder, so load on
-    a shared machine hits both alike. Also the cosine between their vectors for every chunk.
+    All three load the same model directory; int8 is the shipped `load_bert_model(directory, int8=True)`
+    (the `all-MiniLM-L6-v2-int8` default). Each round encodes every chunk once with each encoder, so load
+    on a shared machine hits all alike. Also the cosines between their vectors for every chunk.
     """
     try:
         from fiskai_rag.embed._bert_model import load_bert_model
@@ -336,11 +352,14 @@ def encoders(args: dict[str, Any]) -> dict[str, Any]:
 
     texts = _corpus_chunks(args["corpus"], args["chunks"])
     directory = Path(args["model"])
+    loads: dict[str, float] = {}
     start = time.perf_counter()
     new = load_bert_model(directory)  # builds the ONNX graph on a first run
-    load_seconds = time.perf_counter() - start
+    loads["float"] = time.perf_counter() - start
+    start = time.perf_counter()
+    int8 = load_bert_model(directory, int8=True)
+    loads["int8"] = time.perf_counter() - start
     old = load_numpy_bert(directory)
-    int8 = _int8_model(directory)
     tokens = sum(len(ids) for ids in new.token_ids(texts))
     encoders: dict[str, Any] = {"old": old, "new": new, "int8": int8}
     for model in encoders.values():
@@ -364,35 +383,15 @@ def encoders(args: dict[str, Any]) -> dict[str, Any]:
         "old_per_s": statistics.median(rates["old"]),
         "new_per_s": statistics.median(rates["new"]),
         "int8_per_s": statistics.median(rates["int8"]),
+        # Each round's rates side by side: the numpy encoder's BLAS threads gain far more than the others
+        # when the machine frees a core, so the ratio of one round says more than the medians' ratio.
+        "rounds": [[rates[name][n] for name in ("old", "new", "int8")] for n in range(args["rounds"])],
         "min_cosine": min(cosines),
         "int8_min_cosine": min(int8_cosines),
         "int8_mean_cosine": statistics.fmean(int8_cosines),
-        "first_load_s": load_seconds,
+        "first_load_s": loads["float"],
+        "int8_first_load_s": loads["int8"],
     }
-
-
-def _int8_model(directory: Path) -> Any:
-    """The same graph with int8 weights (dynamic quantisation, per channel, MatMul only): measured, not used.
-
-    fiskai keeps float32 weights: these vectors fall below the 0.999 cosine the encoder must hold (issue 35).
-    """
-    import atexit
-    import shutil
-    import tempfile
-
-    from onnxruntime import quantization
-
-    from fiskai_rag.embed._bert_model import graph_path, load_bert_model
-
-    float_graph = graph_path(directory)
-    model = load_bert_model(directory)
-    target = Path(tempfile.mkdtemp(prefix="fiskai-int8-")) / "int8.onnx"
-    atexit.register(shutil.rmtree, target.parent, True)
-    quantizer = cast(Any, quantization)
-    quantizer.quantize_dynamic(str(float_graph), str(target), per_channel=True, op_types_to_quantize=["MatMul"],
-                               weight_type=quantizer.QuantType.QInt8)  # fmt: skip
-    model._graph = target  # its batches run on a session of the int8 graph
-    return model
 
 
 OPS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {

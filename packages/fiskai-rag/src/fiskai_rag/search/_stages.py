@@ -1,7 +1,8 @@
 """Search as an ordered list of named ranking stages, each of which can be read, timed or switched off.
 
 A ranking is a list of (chunk id, score), best first. `run_search` starts the query's vector and its
-KNN before any stage (outside the read transaction, so a slow embeddings server holds nothing), then
+KNN before any stage (outside the read transaction, so a slow embeddings server holds nothing; an
+in-process contextual model's run beside the stages in a worker thread when a core is spare), then
 hands the ranking through `STAGES` in this order inside one read transaction:
 
 1. `candidates`: the best `RESCORE_POOL` (100) chunks by BM25, lower is better: from the posting lists
@@ -29,12 +30,14 @@ every stage on, the hits are those of the single search method this list replace
 from __future__ import annotations
 
 import contextlib
+import functools
 import time
 from collections.abc import Callable, Collection, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from fiskai_rag.errors import EmbedderError, EmbeddingDimensionError, RagError
 from fiskai_rag.store._db import Conn
+from fiskai_rag.store._worker import Worker, spare_core
 
 from ._burstiness import reweight
 from ._distinct import Folded, distinct, per_document, with_copies
@@ -52,7 +55,6 @@ if TYPE_CHECKING:
     from typing_extensions import override
 
     from fiskai_rag.embed import Embedder
-    from fiskai_rag.store._worker import Worker
 else:  # typing_extensions costs import time on the search path; the decorator only matters to pyright
 
     def override(func: Any) -> Any:
@@ -129,7 +131,7 @@ class SearchRun:
         self.pairs_beside = False
         """Whether `candidates` may start the pair queries beside its BM25 query (`proximity` is on)."""
         self.pairs: Worker[PairScores | None] | None = None
-        self.knn: Neighbours | Background[Neighbours] | None = None
+        self.knn: Neighbours | Background[Neighbours] | Worker[Neighbours | None] | None = None
         self.degraded: str | None = None
         """Why the vectors were skipped (the embedder failed), if they were."""
         self.folded: Folded | None = None
@@ -226,6 +228,23 @@ class Vectors(Stage):
         # A query of bare names (`--port`) gives a contextual model nothing to read (see `names_only`).
         if embedder is None or (not static_model(embedder) and names_only(run.query)):
             return
+        if in_process_contextual(embedder):
+            # The query's forward pass (about 2 ms int8, 5 ms float, more under load) and its KNN run
+            # beside the lexical stages when a core is spare: onnxruntime and SQLite release the GIL, so
+            # a hybrid search costs about its slower side rather than the sum. With no core spare a
+            # second thread only waits to be scheduled, so both run here, the KNN too (a thread of its
+            # own for it cost more than sqlite-vec's KNN of a small store). Only in-process: a slow
+            # embeddings server must not hold the read transaction open, so its vector comes first.
+            if spare_core():
+                run.knn = run.sides.vectors.beside(functools.partial(_nearest, run, embedder))
+                return
+            try:
+                run.knn = _nearest(run, embedder)
+            except EmbeddingDimensionError:
+                raise
+            except EmbedderError as err:
+                run.degraded = str(err)
+            return
         try:
             blob = query_vector(embedder, run.dimension, run.query)
         except EmbeddingDimensionError:
@@ -233,17 +252,41 @@ class Vectors(Stage):
         except EmbedderError as err:
             run.degraded = str(err)
             return
-        # A query vector of zeros (no token the model knows) ranks every chunk the same: its KNN order
-        # would be noise, so the search stays lexical.
-        if blob is not None:
+        if blob is not None:  # zeros: see `_nearest`
             run.knn = run.sides.vectors.nearest(blob, run.dimension)
 
     @override
     def rank(self, run: SearchRun, ranked: Ranking) -> Ranking:
-        if run.knn is None or run.embedder is None:
+        knn, run.knn = run.knn, None  # collected once: the worker then takes the next search's call
+        if knn is None or run.embedder is None:
             return ranked
-        found = run.knn if isinstance(run.knn, list) else run.knn.result()
+        try:
+            found = knn if isinstance(knn, list) else knn.result()
+        except EmbeddingDimensionError:
+            raise
+        except EmbedderError as err:  # the model failed in the helper thread: lexical, as before it
+            run.degraded = str(err)
+            return ranked
+        if found is None:
+            return ranked
         return fuse(ranked, found, static=static_model(run.embedder))
+
+
+def _nearest(run: SearchRun, embedder: Embedder) -> Neighbours | None:
+    """The query's nearest chunks, the KNN in the calling thread; None for a query vector of zeros.
+
+    A query vector of zeros (no token the model knows) ranks every chunk the same: its KNN order would
+    be noise, so the search stays lexical.
+    """
+    blob = query_vector(embedder, run.dimension, run.query)
+    if blob is None:
+        return None
+    return run.sides.vectors.nearest_here(blob, run.dimension)
+
+
+def in_process_contextual(embedder: object) -> bool:
+    """Whether `embedder` runs a contextual model in this process (its query vector costs milliseconds)."""
+    return getattr(embedder, "contextual", False) is True and callable(getattr(embedder, "load", None))
 
 
 class Distinct(Stage):
@@ -319,6 +362,10 @@ def run_search(
             if pairs is not None:  # collected, so the worker is free; this error is the one to report
                 with contextlib.suppress(Exception):
                     pairs.result()
+            knn, run.knn = run.knn, None
+            if knn is not None and not isinstance(knn, list):  # the query vector's worker, likewise
+                with contextlib.suppress(Exception):
+                    knn.result()
             raise
         hits = _timed(timings, "hits", _hits, run, ranked)
     run.sides.searched = True
