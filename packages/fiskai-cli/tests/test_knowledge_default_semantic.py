@@ -93,7 +93,9 @@ def test_an_existing_lexical_index_is_not_switched_silently(
     )
     monkeypatch.setitem(KNOWN_MODELS, "all-MiniLM-L6-v2", spec)
     monkeypatch.setitem(
-        KNOWN_MODELS, "all-MiniLM-L6-v2-int8", replace(spec, name="all-MiniLM-L6-v2-int8", int8=True, files_of=spec.name)
+        KNOWN_MODELS,
+        "all-MiniLM-L6-v2-int8",
+        replace(spec, name="all-MiniLM-L6-v2-int8", int8=True, files_of=spec.name),
     )
     fetch_model(spec, source=built)
 

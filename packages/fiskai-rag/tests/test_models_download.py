@@ -70,7 +70,9 @@ def test_a_loopback_mirror_is_reached_directly_whatever_the_proxy_variables_say(
 
         assert len(server.requests) == 3
     assert installed(spec)
-    assert recording_proxy.requests == []
+    # Only the mirror's requests matter here: onnxruntime, once loaded in this process by another test,
+    # sends its own telemetry through the proxy variables (seen: CONNECT mobile.events.data.microsoft.com).
+    assert [line for line in recording_proxy.requests if "127.0.0.1" in line or "localhost" in line] == []
 
 
 def test_an_interrupted_download_resumes_where_it_stopped(built: Path, spec: ModelSpec) -> None:
