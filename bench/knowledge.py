@@ -329,6 +329,8 @@ class Bench:
                     result["int8_per_s"] >= 10 * old,
                 ),
                 Row(name, "chunks/s int8 vs float", result["int8_per_s"], result["new_per_s"], "/s"),
+                # What the int8 kernel allows at most on these cores (see `_int8_ceiling`), against numpy.
+                Row(name, "ceiling: int8 linear layers alone", result["ceiling_per_s"], old, "/s"),
                 Row(name, "tokens per chunk", result["tokens"] / result["chunks"], None, "tok"),
                 Row(
                     name,
