@@ -7,6 +7,7 @@ import math
 import os
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typing_extensions import override
@@ -282,13 +283,15 @@ def test_a_repeated_text_is_encoded_once_and_gets_its_vector_everywhere(
 ) -> None:
     loaded = load_bert_model(model)
     seen: list[int] = []
-    forward = loaded._forward
+    session = loaded._session
+    assert session is not None
 
-    def counting(batch: list[list[int]]) -> object:
-        seen.append(len(batch))
-        return forward(batch)
+    class Counting:
+        def run(self, output_names: list[str], input_feed: dict[str, Any]) -> list[Any]:
+            seen.append(len(input_feed["input_ids"]))
+            return session.run(output_names, input_feed)
 
-    monkeypatch.setattr(loaded, "_forward", counting)
+    monkeypatch.setattr(loaded, "_session", Counting())
     try:
         vectors = loaded.encode(["alpha beta", "gamma", "alpha beta", "gamma", "delta"])
         assert sum(seen) == 3
