@@ -82,7 +82,14 @@ def test_one_switch_at_index_time_makes_later_commands_hybrid(workdir: Path, hub
 
     listed = _run("knowledge", "model", "list", "--format", "json")
     rows = {row["name"]: row for row in json.loads(listed.stdout)}
-    assert rows["tiny-test"]["downloaded"] is True and rows["potion-base-8M"]["default"] is True
+    assert rows["tiny-test"]["downloaded"] is True
+    # "default" is what a plain `knowledge index` uses first when cached; `--semantic` alone names potion.
+    assert [name for name, row in rows.items() if row["default"]] == ["all-MiniLM-L6-v2-int8"]
+    assert [name for name, row in rows.items() if row["semantic_flag_default"]] == ["potion-base-8M"]
+    assert (rows["all-MiniLM-L6-v2-int8"]["runs_as"], rows["all-MiniLM-L6-v2"]["runs_as"]) == ("int8", "F32")
+    text = _run("knowledge", "model", "list").stdout
+    assert "all-MiniLM-L6-v2-int8 (default): contextual" in text and "F32 file run as int8" in text
+    assert "potion-base-8M (--semantic's default): static" in text
     assert (rows["potion-base-8M"]["contextual"], rows["all-MiniLM-L6-v2"]["contextual"]) == (False, True)
     assert rows["all-MiniLM-L6-v2"]["kind"] == "bert"
 
@@ -98,6 +105,9 @@ def test_fetch_offline_is_one_line_naming_the_url_and_the_fix(
     assert f"/fiskai-tests/tiny-test/resolve/{REVISION}/config.json" in line
     assert "FISKAI_MODEL_BASE_URL" in line and "Traceback" not in fetched.output
     assert line.endswith("; to install it from a copy of its files: fiskai knowledge model fetch NAME --from DIR")
+    default = _run("knowledge", "model", "fetch")  # no name: the model a plain index uses first
+    assert default.exit_code == 1
+    assert 'cannot download embedding model "all-MiniLM-L6-v2-int8"' in default.stderr
 
 
 def test_a_search_never_downloads_it_degrades_with_a_note(

