@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -74,6 +75,7 @@ def test_a_spare_core_is_one_the_load_average_leaves_beside_the_callers(monkeypa
         return {0, 1, 2, 3}
 
     monkeypatch.setattr(os, "sched_getaffinity", four_cores)
+    monkeypatch.setattr(_worker, "_PROC_STAT", "/nonexistent/stat")  # the load average decides
     monkeypatch.setattr(_worker, "_own_share", lambda: 0.0)  # this process idle: the load is other jobs'
     for load, spare in ((0.5, True), (2.9, True), (3.0, False), (7.5, False)):
         monkeypatch.setattr(_worker, "_load_seen", [])  # the reading is kept for a second otherwise
@@ -98,11 +100,51 @@ def test_the_callers_own_busy_core_does_not_count_against_a_spare_one(monkeypatc
         return {0, 1}
 
     monkeypatch.setattr(os, "sched_getaffinity", two_cores)
+    monkeypatch.setattr(_worker, "_PROC_STAT", "/nonexistent/stat")
     monkeypatch.setattr(_worker, "_own_share", lambda: 1.0)
     for load, spare in ((1.0, True), (1.9, True), (2.0, False), (3.0, False)):
         monkeypatch.setattr(_worker, "_load_seen", [])
         monkeypatch.setattr(os, "getloadavg", lambda load=load: (load, load, load))
         assert spare_core() is spare, load
+
+
+def test_the_last_seconds_busy_ticks_decide_once_there_are_two_readings_not_the_minutes_load_average(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # Issue 35: after an index on both cores the 1-minute load average stayed near 2 for a minute, so
+    # the searches that followed ran their query vector serially (hybrid 2.5x lexical instead of 1.6x).
+    stat = tmp_path / "stat"
+    monkeypatch.setattr(_worker, "_PROC_STAT", str(stat))
+    monkeypatch.setattr(_worker, "_stat_seen", [])
+
+    def two_of_three(_pid: int) -> set[int]:
+        return {0, 2}  # cpu1 belongs to someone else: its ticks never count
+
+    monkeypatch.setattr(os, "sched_getaffinity", two_of_three)
+    monkeypatch.setattr(os, "getloadavg", lambda: (2.4, 2.4, 2.4))  # just after the indexing
+    monkeypatch.setattr(_worker, "_own_share", lambda: 1.0)  # this reader, searching without pause
+
+    def ticks(busy0: int, idle0: int, busy2: int, idle2: int) -> None:
+        # user nice system idle iowait irq softirq steal guest guest_nice, as Linux writes them
+        stat.write_text(
+            f"cpu  1 0 0 1 0 0 0 0 0 0\ncpu0 {busy0} 0 0 {idle0} 0 0 0 0 0 0\ncpu1 9999 0 0 0 0 0 0 0 0 0\n"
+            f"cpu2 {busy2 // 2} 0 {busy2 - busy2 // 2} {idle2} 0 0 0 0 0 0\nintr 5 1 2\nctxt 7\n"
+        )
+
+    def reading() -> bool:
+        monkeypatch.setattr(_worker, "_load_seen", [])
+        return spare_core()
+
+    ticks(1000, 1000, 1000, 1000)
+    assert reading() is False  # the first reading has nothing to compare with: the load average decides
+    ticks(1100, 1000, 1010, 1090)  # cpu0 busy (this reader), cpu2 idle for the last 100 ticks
+    assert reading() is True
+    ticks(1200, 1000, 1090, 1110)  # another job took 80% of cpu2: 1.8 cores busy, 0.8 not ours
+    assert reading() is True
+    ticks(1300, 1000, 1190, 1110)  # now all of it: no core spare
+    assert reading() is False
+    stat.unlink()  # unreadable: back to the load average
+    assert reading() is False
 
 
 def test_the_own_share_is_the_cpu_per_wall_second_since_the_last_reading(monkeypatch: pytest.MonkeyPatch) -> None:
