@@ -143,6 +143,8 @@ def test_the_last_seconds_busy_ticks_decide_once_there_are_two_readings_not_the_
     assert reading() is True
     ticks(1300, 1000, 1190, 1110)  # now all of it: no core spare
     assert reading() is False
+    stat.write_text("cpu  1 0 0 1\ncpuX 5 0 0 5 0 0 0 0\n")  # not the format: the load average, no error
+    assert reading() is False
     stat.unlink()  # unreadable: back to the load average
     assert reading() is False
 

@@ -134,8 +134,7 @@ class BertModel:
         from concurrent.futures import ThreadPoolExecutor
 
         with ThreadPoolExecutor(max_workers=min(self.workers, len(batches)), thread_name_prefix="bert") as pool:
-            for done in pool.map(run, batches):  # re-raises a pass's error here
-                del done
+            list(pool.map(run, batches))  # collecting the results re-raises a pass's error here
         return out
 
 

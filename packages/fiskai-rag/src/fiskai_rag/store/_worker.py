@@ -115,17 +115,20 @@ def _busy_cores(cores: set[int]) -> float | None:
     except OSError:
         return None
     busy = total = 0
-    for line in text.split(b"\n"):
-        if not line.startswith(b"cpu") or line[3:4] == b" ":
-            if busy or total:
-                break  # the per-core lines are together; what follows is not about cores
-            continue
-        name, *ticks = line.split()
-        if int(name[3:]) not in cores or len(ticks) < 8:
-            continue
-        user, nice, system, idle, iowait, irq, softirq, steal = (int(t) for t in ticks[:8])
-        busy += user + nice + system + irq + softirq + steal
-        total += user + nice + system + irq + softirq + steal + idle + iowait
+    try:
+        for line in text.split(b"\n"):
+            if not line.startswith(b"cpu") or line[3:4] == b" ":
+                if busy or total:
+                    break  # the per-core lines are together; what follows is not about cores
+                continue
+            name, *ticks = line.split()
+            if int(name[3:]) not in cores or len(ticks) < 8:
+                continue
+            user, nice, system, idle, iowait, irq, softirq, steal = (int(t) for t in ticks[:8])
+            busy += user + nice + system + irq + softirq + steal
+            total += user + nice + system + irq + softirq + steal + idle + iowait
+    except ValueError:  # not the format this reads: a search must not fail over it
+        return None
     before = _stat_seen[0] if _stat_seen else None
     _stat_seen[:] = [(busy, total)]
     if before is None or total <= before[1]:
