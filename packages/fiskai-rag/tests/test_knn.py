@@ -68,8 +68,14 @@ def test_equal_distances_are_ordered_by_chunk_id(vec_db: Conn, monkeypatch: pyte
     assert [c for c, _ in nearest] == [8, 501, 502, 503, 504, 505, 506, 507, 508, 509]
 
 
-def test_small_stores_keep_sqlite_vec(vec_db: Conn) -> None:
-    assert load_matrix(vec_db, 16) is None  # 600 < MATRIX_MIN_VECTORS
+def test_a_small_store_keeps_sqlite_vec_unless_numpy_is_already_imported(
+    vec_db: Conn, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    matrix = load_matrix(vec_db, 16)  # 600 < MATRIX_MIN_VECTORS, but this process has numpy
+    assert isinstance(matrix, VectorMatrix) and len(matrix) == 600
+    monkeypatch.delitem(sys.modules, "numpy")  # a process without it: the matrix is not worth the import
+    assert load_matrix(vec_db, 16) is None
+    assert "numpy" not in sys.modules
 
 
 def _corpus(root: Path, count: int) -> Path:
