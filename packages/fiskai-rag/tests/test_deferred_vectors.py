@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Sequence
 from pathlib import Path
+from typing import cast
 
+import apsw
 import pytest
 from typing_extensions import override
 
 from fiskai_rag import StaticEmbedder, open_store
 from fiskai_rag.errors import ModelError
+from fiskai_rag.store._db import Conn
 from fiskai_rag.store._store import VECTORS_CATCHING_UP
+from fiskai_rag.store._vec import load_vec, normalise
 from fiskai_rag.testing import build_bert_model, write_toy_docs
 
 pytest.importorskip("onnxruntime", reason="the semantic extra (onnxruntime) is not installed")
@@ -82,3 +87,52 @@ def test_an_edit_after_the_pass_marks_only_the_new_chunks(tmp_path: Path) -> Non
         writer.index([docs], defer_vectors=True)
         assert writer.vectors_waiting() == 2
         assert writer.embed_pending() == 2
+
+
+def test_a_chunk_repeated_word_for_word_takes_its_copys_vector_without_a_forward_pass(tmp_path: Path) -> None:
+    model = build_bert_model(tmp_path / "bert", WORDS)
+    docs = tmp_path / "docs"
+    page = "# Trip\n\nPick an apple from the orchard.\n\n## Fuel\n\nThe car needs fuel for the trip.\n"
+    for folder in ("v1", "v1-notes", "v2"):
+        (docs / folder).mkdir(parents=True)
+    (docs / "v1" / "trip.md").write_text(page, encoding="utf-8")
+    for n in range(80):  # the copy lands in a later batch than its original (batches of 64, path order)
+        (docs / "v1-notes" / f"note{n:02}.md").write_text(f"# Note {n}\n\nThe car {n} needs fuel.\n", encoding="utf-8")
+    (docs / "v2" / "trip.md").write_text(page, encoding="utf-8")
+    # Same fingerprint (a link target is left out of it) but another text: it needs its own pass.
+    (docs / "v2" / "trip-linked.md").write_text(page.replace("orchard.", "[orchard](/o/)."), encoding="utf-8")
+    sent: list[str] = []
+
+    class Counting(StaticEmbedder):
+        @override
+        def embed(self, texts: Sequence[str]) -> list[list[float]]:
+            sent.extend(texts)
+            return super().embed(texts)
+
+    store_dir = tmp_path / "store"
+    with open_store(store_dir, read_only=False, embedder=Counting(str(model))) as writer:
+        writer.index([docs], defer_vectors=True)
+        sent.clear()
+        assert writer.embed_pending() == 86
+        assert writer.vectors_waiting() == 0
+    assert len(sent) == 83  # copied: v2/trip.md's two chunks and trip-linked.md's unchanged second one
+    assert sum("[orchard](/o/)" in text for text in sent) == 1
+
+    db = cast(Conn, apsw.Connection(str(store_dir / "knowledge.db")))
+    load_vec(db)
+    rows = db.execute(
+        "SELECT d.path, c.ordinal, v.embedding FROM chunks c JOIN documents d ON d.id = c.document_id "
+        "JOIN chunks_vec v ON v.chunk_id = c.id WHERE d.path LIKE '%trip%.md' ORDER BY d.path, c.ordinal"
+    ).fetchall()
+    db.close()
+    vectors = {
+        ("/".join(Path(str(path)).parts[-2:]), int(str(ordinal))): cast(bytes, blob) for path, ordinal, blob in rows
+    }
+    fresh = normalise(StaticEmbedder(str(model)).embed(["Trip\n\nPick an apple from the orchard."])[0])
+    assert vectors[("v2/trip.md", 0)] == vectors[("v1/trip.md", 0)]
+    # That vector is the text's own (a float model batched with others may differ in the last bits).
+    stored = struct.unpack(f"{len(fresh)}f", vectors[("v1/trip.md", 0)])
+    assert stored == pytest.approx(fresh, abs=1e-5)
+    assert vectors[("v2/trip.md", 1)] == vectors[("v1/trip.md", 1)]
+    assert vectors[("v2/trip-linked.md", 0)] != vectors[("v1/trip.md", 0)]
+    assert vectors[("v2/trip-linked.md", 1)] == vectors[("v1/trip.md", 1)]
