@@ -76,6 +76,7 @@ def test_a_spare_core_is_one_the_load_average_leaves_beside_the_callers(monkeypa
 
     monkeypatch.setattr(os, "sched_getaffinity", four_cores)
     monkeypatch.setattr(_worker, "_PROC_STAT", "/nonexistent/stat")  # the load average decides
+    monkeypatch.setattr(_worker, "_PROC_LOADAVG", "/nonexistent/loadavg")
     monkeypatch.setattr(_worker, "_own_share", lambda: 0.0)  # this process idle: the load is other jobs'
     for load, spare in ((0.5, True), (2.9, True), (3.0, False), (7.5, False)):
         monkeypatch.setattr(_worker, "_load_seen", [])  # the reading is kept for a second otherwise
@@ -101,6 +102,7 @@ def test_the_callers_own_busy_core_does_not_count_against_a_spare_one(monkeypatc
 
     monkeypatch.setattr(os, "sched_getaffinity", two_cores)
     monkeypatch.setattr(_worker, "_PROC_STAT", "/nonexistent/stat")
+    monkeypatch.setattr(_worker, "_PROC_LOADAVG", "/nonexistent/loadavg")
     monkeypatch.setattr(_worker, "_own_share", lambda: 1.0)
     for load, spare in ((1.0, True), (1.9, True), (2.0, False), (3.0, False)):
         monkeypatch.setattr(_worker, "_load_seen", [])
@@ -115,6 +117,7 @@ def test_the_last_seconds_busy_ticks_decide_once_there_are_two_readings_not_the_
     # the searches that followed ran their query vector serially (hybrid 2.5x lexical instead of 1.6x).
     stat = tmp_path / "stat"
     monkeypatch.setattr(_worker, "_PROC_STAT", str(stat))
+    monkeypatch.setattr(_worker, "_PROC_LOADAVG", "/nonexistent/loadavg")
     monkeypatch.setattr(_worker, "_stat_seen", [])
 
     def two_of_three(_pid: int) -> set[int]:
@@ -159,3 +162,32 @@ def test_the_own_share_is_the_cpu_per_wall_second_since_the_last_reading(monkeyp
     assert _worker._own_share() == 0.75
     clock.update(wall=103.0, cpu=8.5)  # two threads busy for the whole second
     assert _worker._own_share() == 2.0
+
+
+def test_the_first_reading_counts_the_threads_runnable_now_not_the_minutes_load_average(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # Right after an index on both cores the load average still says 2 for a minute (the bench's process
+    # ran the first 80 of 206 searches' query vectors serially that way); the runnable count is now.
+    loadavg = tmp_path / "loadavg"
+    monkeypatch.setattr(_worker, "_PROC_STAT", "/nonexistent/stat")  # no ticks to compare: a first reading
+    monkeypatch.setattr(_worker, "_PROC_LOADAVG", str(loadavg))
+    monkeypatch.setattr(os, "getloadavg", lambda: (2.4, 2.4, 2.4))
+    monkeypatch.setattr(_worker, "_own_share", lambda: 0.0)  # another process indexed on both cores till now
+
+    def two_cores(_pid: int) -> set[int]:
+        return {0, 1}
+
+    monkeypatch.setattr(os, "sched_getaffinity", two_cores)
+    for text, spare in (
+        ("2.40 2.40 2.10 1/95 4242\n", True),  # the caller alone runs: the index has ended
+        ("2.40 2.40 2.10 2/95 4242\n", False),  # one more thread wants a core: the other one
+        ("2.40 2.40 2.10 5/95 4242\n", False),
+        ("0.10 0.10 0.10\n", False),  # not this format: the load average decides
+    ):
+        loadavg.write_text(text)
+        monkeypatch.setattr(_worker, "_load_seen", [])
+        assert spare_core() is spare, text
+    assert _worker.runnable() is None
+    loadavg.write_text("0.00 0.00 0.00 3/95 1\n")
+    assert _worker.runnable() == 3

@@ -38,7 +38,7 @@ import apsw
 
 from fiskai_rag.errors import RagError
 from fiskai_rag.store._db import Conn
-from fiskai_rag.store._worker import Worker, spare_core
+from fiskai_rag.store._worker import Worker, runnable, spare_core
 
 from ._prepare import Prepared
 from ._walk import Candidate
@@ -56,20 +56,11 @@ class Pending(NamedTuple):
     cite: str
 
 
-def runnable() -> int | None:
-    """Threads running or waiting for a CPU right now, the caller's included (Linux), or None where unknown."""
-    try:
-        with open("/proc/loadavg", "rb") as handle:
-            return int(handle.read().split()[3].split(b"/")[0])  # "0.52 0.58 0.59 1/95 12345"
-    except (OSError, ValueError, IndexError):
-        return None
-
-
 def core_to_spare(earlier: int | None) -> bool:
     """Whether a writer thread would find a core that nothing else uses, from `runnable()` now and `earlier`.
 
     Read at the moment, not from the 1-minute load average that `_worker.spare_core` (the fallback)
-    reads: an index run is long and decides once, and the average still counts the runs just before
+    may read: an index run is long and decides once, and the average still counts the runs just before
     it, such as the previous index of a benchmark, whose core is free again. A process busy on a core
     is runnable at every reading, so one of two readings that sees a core free is enough: a helper
     that then shares a core after all costs little (influxdata-docs beside a process busy on one core,

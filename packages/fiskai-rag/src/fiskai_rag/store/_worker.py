@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from typing import Generic, TypeVar
 
-__all__ = ["Worker", "spare_core"]
+__all__ = ["Worker", "runnable", "spare_core"]
 
 _T = TypeVar("_T")
 
@@ -104,8 +104,8 @@ _stat_seen: list[tuple[int, int]] = []
 def _busy_cores(cores: set[int]) -> float | None:
     """How many of `cores` were busy since the last reading (every process's work), or None.
 
-    None at the first reading, or where /proc/stat cannot be read (not Linux): then the load average
-    decides. Unlike the load average, a 1-minute decaying mean, this sees the last second: a process
+    None at the first reading, or where /proc/stat cannot be read (not Linux): then `spare_core` reads
+    the threads runnable now, or the load average. Unlike the load average, a 1-minute decaying mean, this sees the last second: a process
     that has just indexed on both cores searches with a spare core as soon as the indexing stops, where
     the load average kept saying "busy" for a minute and the search ran its query vector serially.
     """
@@ -136,16 +136,35 @@ def _busy_cores(cores: set[int]) -> float | None:
     return len(cores) * (busy - before[0]) / (total - before[1])
 
 
+_PROC_LOADAVG = "/proc/loadavg"
+
+
+def runnable() -> int | None:
+    """Threads running or waiting for a CPU right now, the caller's included (Linux), or None where unknown.
+
+    The fourth field of /proc/loadavg (`0.52 0.58 0.59 1/95 12345`: runnable/existing). One instant is
+    a noisy sample, but unlike the 1-minute load average it does not remember work that has just ended:
+    in the bench's process, the first 80 of 206 hybrid searches after its index ran their query vector
+    serially while the average still counted the index (`spare_core`'s first reading).
+    """
+    try:
+        with open(_PROC_LOADAVG, "rb") as handle:
+            return int(handle.read(256).split()[3].split(b"/")[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def spare_core() -> bool:
     """Whether a helper thread would likely find a core of its own, read at most once a second.
 
-    True when the cores busy since the last reading (`_busy_cores`; at the first, the 1-minute load
-    average), less what this process itself kept busy, are fewer than the cores this process may use
-    minus the one its caller runs on. A helper pays only when it runs on a core
-    nobody else wants: on the 2-core development machine the BM25 query of an influxdata-docs question
-    and its pair queries took 5.7 ms side by side against 8.3 ms one after the other (the other core
-    idle), but with another job busy on one core, interleaved with the pool path, questions took 9.27
-    against 9.09 ms (load 2.1) and 10.5 against 10.7 ms (load 1.5), for 1.0-1.3 ms more CPU a search.
+    True when the cores busy since the last reading (`_busy_cores`; at the first, the threads runnable
+    right now, `runnable`; where neither can be read, the 1-minute load average), less what this
+    process itself kept busy, are fewer than the cores this process may use minus the one its caller
+    runs on. A helper pays only when it runs on a core nobody else wants: on the 2-core development
+    machine the BM25 query of an influxdata-docs question and its pair queries took 5.7 ms side by side
+    against 8.3 ms one after the other (the other core idle), but with another job busy on one core,
+    interleaved with the pool path, questions took 9.27 against 9.09 ms (load 2.1) and 10.5 against
+    10.7 ms (load 1.5), for 1.0-1.3 ms more CPU a search.
 
     The process's own share is subtracted because a reader searching without pause (an agent's burst,
     the benchmarks) holds the load average near 1 by itself, which read as "no spare core" while the
@@ -157,12 +176,19 @@ def spare_core() -> bool:
         return _load_seen[0][1]
     allowed = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else set(range(os.cpu_count() or 1))
     cores = len(allowed)
+    own = min(_own_share(), float(cores))  # read every time: the next reading's share starts here
     load = _busy_cores(allowed)
     if load is None:
-        try:
-            load = os.getloadavg()[0]
-        except OSError:
-            load = float("inf")  # unknown: stay on the caller's thread
-    spare = load - min(_own_share(), float(cores)) < cores - 1
+        running = runnable()
+        if running is not None:
+            # An instant: the caller itself is left out, and this process's other threads running now
+            # do hold a core.
+            own, load = 0.0, float(max(0, running - 1))
+        else:
+            try:
+                load = os.getloadavg()[0]
+            except OSError:
+                load = float("inf")  # unknown: stay on the caller's thread
+    spare = load - own < cores - 1
     _load_seen[:] = [(now, spare)]
     return spare
