@@ -21,6 +21,11 @@ from typing_extensions import override
 
 _ROOT = Path(__file__).resolve().parent
 
+# Test modules import onnxruntime at collection (`importorskip`), before fiskai-rag's own import sets
+# this: onnxruntime 1.29+ would then send its usage events to Microsoft from the test process (seen as
+# a CONNECT to mobile.events.data.microsoft.com through a test's recording proxy).
+os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
+
 
 @pytest.fixture
 def anyio_backend() -> str:

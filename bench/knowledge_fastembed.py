@@ -20,6 +20,7 @@ import argparse
 import importlib
 import importlib.util
 import json
+import os
 import shutil
 import statistics
 import sys
@@ -38,6 +39,7 @@ SHARED = Path(__file__).resolve().parent.parent.parent / "shared" / "fixtures" /
 def _fastembed(graph: Path, model: Path, work: Path, name: str) -> Any:
     """fastembed's TextEmbedding over `graph`, with the model's tokenizer cut at fiskai's 256 tokens."""
     # Imported by name: fastembed is laid over the environment for this run only, so it has no stubs here.
+    os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")  # as fiskai_rag's own import (import_onnxruntime)
     embedding: Any = importlib.import_module("fastembed")
     description: Any = importlib.import_module("fastembed.common.model_description")
 

@@ -410,10 +410,11 @@ def _int8_ceiling(tokens: int, cores: int) -> float:
     norms cost more on top, so the whole encoder stays below this.
     """
     import numpy as np
-    import onnxruntime
     from onnx import TensorProto, helper, numpy_helper
 
-    runtime: Any = onnxruntime
+    from fiskai_rag.embed._bert_model import import_onnxruntime
+
+    runtime: Any = import_onnxruntime()
     seconds = 0.0
     for inner, outer, count in ((384, 384, 4), (384, 1536, 1), (1536, 384, 1)):
         weight = np.random.default_rng(0).integers(-127, 127, (inner, outer)).astype(np.int8)

@@ -35,7 +35,7 @@ from ._bert_weights import is_bert_directory, max_tokens, model_prompts
 if TYPE_CHECKING:
     from tokenizers import Tokenizer
 
-__all__ = ["BertModel", "graph_path", "is_bert_directory", "load_bert_model", "model_prompts"]
+__all__ = ["BertModel", "graph_path", "import_onnxruntime", "is_bert_directory", "load_bert_model", "model_prompts"]
 
 _GRAPH_VERSION = "1"
 """Bumped when `_bert_graph` changes what it writes, so every cached graph is rebuilt."""
@@ -201,13 +201,28 @@ def _export(directory: Path, target: Path, *, int8: bool) -> None:
         raise ModelError(f"cannot write the model's ONNX graph {target}: {err.strerror or err}", remedy=None) from err
 
 
-def _session(path: Path) -> tuple[_Session, int]:
-    """The one-thread session for the graph at `path` and the width of its output vector."""
+def import_onnxruntime() -> Any:
+    """onnxruntime, imported with its usage events to Microsoft off unless the operator turned them on.
+
+    onnxruntime 1.29 and later send events to mobile.events.data.microsoft.com from a background thread
+    on Linux and macOS too. With 1.32 here, a process that made one session and encoded texts opened a
+    CONNECT to it through the proxy variables 9.1 s later, although `disable_telemetry_events()` had
+    been called: that call mutes only the events after it. `ORT_DISABLE_TELEMETRY=1`, read once when the
+    runtime starts, turns it all off: with it, no request in 150 s. So it is set before the import; a
+    value the operator set is kept. An application that imports onnxruntime itself before fiskai-rag
+    must set it itself.
+    """
+    os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
     import onnxruntime
 
     runtime = cast(Any, onnxruntime)
-    # Some onnxruntime builds send usage events to Microsoft; indexing an operator's documents should not.
-    runtime.disable_telemetry_events()
+    runtime.disable_telemetry_events()  # for a runtime another import started before this one
+    return runtime
+
+
+def _session(path: Path) -> tuple[_Session, int]:
+    """The one-thread session for the graph at `path` and the width of its output vector."""
+    runtime = import_onnxruntime()
     options = runtime.SessionOptions()
     options.graph_optimization_level = runtime.GraphOptimizationLevel.ORT_ENABLE_ALL
     options.log_severity_level = 3  # warnings about unused initializers are not the user's concern
