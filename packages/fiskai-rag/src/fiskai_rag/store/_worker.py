@@ -105,9 +105,10 @@ def _busy_cores(cores: set[int]) -> float | None:
     """How many of `cores` were busy since the last reading (every process's work), or None.
 
     None at the first reading, or where /proc/stat cannot be read (not Linux): then `spare_core` reads
-    the threads runnable now, or the load average. Unlike the load average, a 1-minute decaying mean, this sees the last second: a process
-    that has just indexed on both cores searches with a spare core as soon as the indexing stops, where
-    the load average kept saying "busy" for a minute and the search ran its query vector serially.
+    the threads runnable now, or the load average. Unlike the load average, a 1-minute decaying mean,
+    this sees the last second: a process that has just indexed on both cores searches with a spare core
+    as soon as the indexing stops, where the load average kept saying "busy" for a minute and the search
+    ran its query vector serially.
     """
     try:
         with open(_PROC_STAT, "rb") as stat:
