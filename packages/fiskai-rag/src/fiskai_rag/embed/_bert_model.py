@@ -205,7 +205,7 @@ def import_onnxruntime() -> Any:
     """onnxruntime, imported with its usage events to Microsoft off unless the operator turned them on.
 
     onnxruntime 1.29 and later send events to mobile.events.data.microsoft.com from a background thread
-    on Linux and macOS too. With 1.32 here, a process that made one session and encoded texts opened a
+    on Linux too (its Privacy.md: macOS as well). With 1.32 here, a process that made one session and encoded texts opened a
     CONNECT to it through the proxy variables 9.1 s later, although `disable_telemetry_events()` had
     been called: that call mutes only the events after it. `ORT_DISABLE_TELEMETRY=1`, read once when the
     runtime starts, turns it all off: with it, no request in 150 s. So it is set before the import; a
