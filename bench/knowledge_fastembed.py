@@ -20,7 +20,6 @@ import argparse
 import importlib
 import importlib.util
 import json
-import os
 import shutil
 import statistics
 import sys
@@ -38,8 +37,10 @@ SHARED = Path(__file__).resolve().parent.parent.parent / "shared" / "fixtures" /
 
 def _fastembed(graph: Path, model: Path, work: Path, name: str) -> Any:
     """fastembed's TextEmbedding over `graph`, with the model's tokenizer cut at fiskai's 256 tokens."""
+    from fiskai_rag.embed._bert_model import import_onnxruntime
+
+    import_onnxruntime()  # started before fastembed imports it: its usage reports off, as fiskai-rag's own
     # Imported by name: fastembed is laid over the environment for this run only, so it has no stubs here.
-    os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")  # as fiskai_rag's own import (import_onnxruntime)
     embedding: Any = importlib.import_module("fastembed")
     description: Any = importlib.import_module("fastembed.common.model_description")
 
