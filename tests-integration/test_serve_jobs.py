@@ -377,15 +377,17 @@ async def test_three_workers_take_200_jobs_through_a_kill_and_a_drain_each_answe
         # The killed worker's jobs and the drained worker's suspended ones were redelivered and resumed.
         assert logs.count("resume=True") >= 1, logs[-2000:]
     texts = {task_id: records[task_id].get("result", {}).get("payload", {}).get("text") for task_id in ids}
-    assert [texts[task_id] for task_id in ids] == [f"answer {number}" for number in range(200)]
+    # On a miss, the records themselves: a final state without its answer has been seen once in 20 loaded runs.
+    wrong = [json.dumps(records[task_id])[:1500] for n, task_id in enumerate(ids) if texts[task_id] != f"answer {n}"]
+    assert not wrong, wrong[:3]
     assert all(records[task_id]["state"] == "complete" for task_id in ids)
-    # Advisories are published after the save: wait for the last ones, then no task may have two. One may be
-    # missing: the killed worker can die between storing an answer and announcing it.
+    # Advisories are published after the save: wait for the last ones, then no task may have two. Two may be
+    # missing: each of the killed worker's two slots can die between storing an answer and announcing it.
     for _ in range(50):
         if len(completions) == 200:
             break
         await anyio.sleep(0.1)
-    assert max(completions.values()) == 1 and len(completions) >= 199, len(completions)
+    assert max(completions.values()) == 1 and len(completions) >= 198, len(completions)
     ran = Counter(line.split()[-1] for line in (tmp_path / "ledger").read_text().splitlines())
     assert max(ran.values()) == 1, [name for name, count in ran.items() if count > 1]
     assert len(ran) >= 60  # 67 tool jobs; only a call cut by the kill between its intent and its start is missing
