@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from fiskai_runstate import FileJournalStore, JournalError, Record, fold
-from fiskai_runstate.errors import JournalCorruptError, JournalLockedError
+from fiskai_runstate.errors import JournalCorruptError, JournalExistsError, JournalLockedError
 from fiskai_runstate.file import default_runs_dir
 from fiskai_runstate.testing import sample_meta, sample_turn
 
@@ -76,6 +76,24 @@ async def test_second_writer_is_told_which_process_holds_the_run(tmp_path: Path)
         await journal.aclose()
     await store.delete("held")
     assert not (tmp_path / "held.json").exists()
+
+
+async def test_a_journal_its_creator_left_without_a_whole_record_is_created_again(tmp_path: Path) -> None:
+    """Steps: 1. a creator killed between the exclusive create and its meta record left the file empty (or
+    with part of the line); 2. creating the run again writes its meta record there; 3. a journal holding a
+    whole record is still refused. Seen in `fiskai serve` jobs: the redelivered job failed as busy until it
+    expired."""
+    store = FileJournalStore(tmp_path / "runs")
+    await _write(store, "whole", 0)
+    meta_line = store.journal_path("whole").read_bytes()
+    for run_id, left in (("empty", b""), ("torn", meta_line[: len(meta_line) // 2])):
+        store.journal_path(run_id).write_bytes(left)
+        journal = await store.create(sample_meta(run_id))
+        await journal.aclose()
+        assert await store.load(run_id) == [Record(seq=1, payload=sample_meta(run_id))]
+    with pytest.raises(JournalExistsError):
+        await store.create(sample_meta("whole"))
+    assert store.journal_path("whole").read_bytes() == meta_line
 
 
 async def test_symlinked_journal_is_refused(tmp_path: Path) -> None:

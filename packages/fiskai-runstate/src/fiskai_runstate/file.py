@@ -100,7 +100,7 @@ class FileJournalStore:
                     self.journal_path(run_id), os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | _OPEN_FLAGS, 0o600
                 )
             except FileExistsError:
-                raise JournalExistsError(run_id) from None
+                fd = _reclaim_unwritten(self.journal_path(run_id), run_id)
             try:
                 mark_fd = _fresh_mark(self.mark_path(run_id))
                 claim = self._claimed(run_id)
@@ -354,6 +354,27 @@ def _open_mark(path: Path, flags: int) -> int:
     except OSError as err:
         reason = "is a symlink" if err.errno == errno.ELOOP else f"cannot be opened: {err.strerror or err}"
         raise JournalError(f"high-water mark {path} {reason}; remove it and resume with --force") from None
+
+
+def _reclaim_unwritten(path: Path, run_id: str) -> int:
+    """The journal a creator killed before its first record was whole, emptied for this create (we hold the lock).
+
+    A SIGKILL between the exclusive create and the meta record's write leaves a file with no complete line:
+    nothing in it can be resumed, yet every later create of the run (a job's redelivery) would fail on it.
+
+    Raises:
+        JournalExistsError: The file holds a complete record: a real run.
+    """
+    fd = _open_journal(path, run_id, os.O_RDWR | os.O_APPEND)
+    try:
+        if b"\n" in _read_all(fd):
+            raise JournalExistsError(run_id)
+        os.ftruncate(fd, 0)
+        os.fsync(fd)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
 
 
 def _fresh_mark(path: Path) -> int:
