@@ -43,7 +43,7 @@ from .errors import (
     JournalTruncatedError,
     RecordTooLargeError,
 )
-from .high_water import MARK_SUFFIX, encode_mark, mark_problem, read_mark
+from .high_water import MARK_SUFFIX, fresh_mark, mark_problem, open_mark, read_mark, write_mark
 from .records import MAX_RECORD_BYTES, MetaRecord, Record
 from .state import fold
 from .store import RunSummary, check_append, check_meta_run_id, damaged_summary, run_summary, validate_run_id
@@ -102,7 +102,7 @@ class FileJournalStore:
             except FileExistsError:
                 fd = _reclaim_unwritten(self.journal_path(run_id), run_id)
             try:
-                mark_fd = _fresh_mark(self.mark_path(run_id))
+                mark_fd = fresh_mark(self.mark_path(run_id))
                 claim = self._claimed(run_id)
             except BaseException:
                 os.close(fd)
@@ -147,12 +147,12 @@ class FileJournalStore:
             problem = mark_problem(run_id, records, stored, name=mark_path.name)
             if problem is not None and not force:
                 raise problem
-            mark_fd = _open_mark(mark_path, 0)
+            mark_fd = open_mark(mark_path, 0)
             fds.append(mark_fd)
             if stored != len(records):
                 # Catch the mark up (a kill between append and mark), start one (a Go journal), or, forced,
                 # accept the journal as it is; durable now so the next open agrees.
-                _write_mark(mark_fd, len(records), sync=True)
+                write_mark(mark_fd, len(records), sync=True)
                 if stored is None:
                     _fsync_directory(self.directory)
             claim = self._claimed(run_id)
@@ -309,7 +309,7 @@ class FileJournal:
                 # After the record is durable, so the mark never counts a record the journal lacks. Not
                 # fsynced per append (it would double an append's cost): a kill keeps it in the page
                 # cache, and a power loss can only leave it behind the journal, which is never refused.
-                _write_mark(self._mark_fd, record.seq, sync=False)
+                write_mark(self._mark_fd, record.seq, sync=False)
         except OSError as err:
             # A partial line may be on disk, and after a failed fsync the page cache cannot be trusted, so
             # this handle takes no more records; reopening truncates the partial line as a torn tail.
@@ -348,14 +348,6 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[written:]
 
 
-def _open_mark(path: Path, flags: int) -> int:
-    try:
-        return os.open(path, os.O_RDWR | os.O_CREAT | flags | _OPEN_FLAGS, 0o600)
-    except OSError as err:
-        reason = "is a symlink" if err.errno == errno.ELOOP else f"cannot be opened: {err.strerror or err}"
-        raise JournalError(f"high-water mark {path} {reason}; remove it and resume with --force") from None
-
-
 def _reclaim_unwritten(path: Path, run_id: str) -> int:
     """The journal a creator killed before its first record was whole, emptied for this create (we hold the lock).
 
@@ -375,29 +367,6 @@ def _reclaim_unwritten(path: Path, run_id: str) -> int:
         os.close(fd)
         raise
     return fd
-
-
-def _fresh_mark(path: Path) -> int:
-    """The mark of a run being created; the first append's directory fsync makes its name durable."""
-    fd = _open_mark(path, 0)
-    try:
-        if os.fstat(fd).st_size:
-            # Left by a removed run: emptied, durably, before the new meta record exists, so it can never
-            # count against the new run.
-            os.ftruncate(fd, 0)
-            os.fsync(fd)
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd
-
-
-def _write_mark(fd: int, count: int, *, sync: bool) -> None:
-    data = encode_mark(count)
-    os.pwrite(fd, data, 0)
-    if sync:
-        os.ftruncate(fd, len(data))  # drops whatever longer, unreadable content a forced open replaced
-        os.fsync(fd)
 
 
 def _fsync_directory(directory: Path) -> None:

@@ -13,16 +13,26 @@ indistinguishable from the run at that point; resuming it is the operator's call
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Final
 
-from .errors import JournalTruncatedError
+from .errors import JournalError, JournalTruncatedError
 from .records import LEGACY_VERSION, MetaRecord, Record
 
-__all__ = ["MARK_SUFFIX", "encode_mark", "mark_problem", "read_mark", "truncated"]
+__all__ = [
+    "MARK_SUFFIX",
+    "encode_mark",
+    "fresh_mark",
+    "mark_problem",
+    "open_mark",
+    "read_mark",
+    "truncated",
+    "write_mark",
+]
 
 MARK_SUFFIX: Final = ".hwm"
 _FORCE: Final = "or resume with --force if you restored or cut it back on purpose"
@@ -103,3 +113,36 @@ def mark_problem(
         found=found,
         fix="resume with --force if the journal is complete (a new mark is written)",
     )
+
+
+def open_mark(path: Path, flags: int) -> int:
+    """The mark file, opened read-write (created if missing); never through a symlink."""
+    try:
+        return os.open(path, os.O_RDWR | os.O_CREAT | flags | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    except OSError as err:
+        reason = "is a symlink" if err.errno == errno.ELOOP else f"cannot be opened: {err.strerror or err}"
+        raise JournalError(f"high-water mark {path} {reason}; remove it and resume with --force") from None
+
+
+def fresh_mark(path: Path) -> int:
+    """The mark of a run being created; the first append's directory fsync makes its name durable."""
+    fd = open_mark(path, 0)
+    try:
+        if os.fstat(fd).st_size:
+            # Left by a removed run: emptied, durably, before the new meta record exists, so it can never
+            # count against the new run.
+            os.ftruncate(fd, 0)
+            os.fsync(fd)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def write_mark(fd: int, count: int, *, sync: bool) -> None:
+    """Write `count` over the mark (one `pwrite`); with `sync`, also cut it to size and fsync it."""
+    data = encode_mark(count)
+    os.pwrite(fd, data, 0)
+    if sync:
+        os.ftruncate(fd, len(data))  # drops whatever longer, unreadable content a forced open replaced
+        os.fsync(fd)
