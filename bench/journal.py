@@ -24,7 +24,8 @@ import anyio
 import anyio.to_thread
 
 from fiskai_runstate import FileJournalStore, Record, encode_record, fold
-from fiskai_runstate.file import _load_path, _write_mark  # timed alone, without an event loop around them
+from fiskai_runstate.file import _load_path  # timed alone, without an event loop around them
+from fiskai_runstate.high_water import write_mark
 from fiskai_runstate.testing import sample_meta, sample_turn
 
 
@@ -98,7 +99,7 @@ def _mark_costs(base: Path, count: int) -> tuple[list[float], list[float]]:
         for n in range(count):
             for sync, times in ((False, spent[0]), (True, spent[1])):
                 start = clock()
-                _write_mark(fd, n, sync=sync)
+                write_mark(fd, n, sync=sync)
                 times.append(clock() - start)
     finally:
         os.close(fd)
